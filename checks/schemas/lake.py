@@ -1,0 +1,372 @@
+"""The raw lake contract: one pandera model per raw table (see docs/lake.md)."""
+
+from typing import Optional
+
+import polars as pl
+import pandera.polars as pa
+
+from checks.schemas.types import Raw, Strings, Timestamp, raw, strings, ts
+
+ADDRESS_FORMATS = ["evm", "base58", "base58check", "hex32"]
+VENUE_CATEGORIES = ["dex", "launchpad", "perps", "aggregator"]
+HONEYPOT_TESTS = ["pass", "fail", "untested"]
+TERMINAL_TOKEN_STATUSES = [999, 1000]
+
+
+class Strict(pa.DataFrameModel):
+    """Base: every raw table is strict (no extra or missing columns) and type-exact."""
+
+    class Config:
+        strict = True
+        coerce = False
+
+
+class Chain(Strict):
+    chain_id: int = pa.Field(gt=0)
+    slug: str = pa.Field(str_matches=r"^[a-z0-9-]{1,32}$")
+    display_name: str
+    address_format: str = pa.Field(isin=ADDRESS_FORMATS)
+    explorer_url: str = pa.Field(str_startswith="https://")
+    native_symbol: str
+    native_token: str
+    block_time_ms: int = pa.Field(gt=0)
+    min_liquidity_usd: float = pa.Field(ge=0)
+
+    class Config:
+        unique = ["chain_id"]
+
+
+class Venue(Strict):
+    chain_id: int
+    venue_id: str
+    name: str
+    category: str = pa.Field(isin=VENUE_CATEGORIES)
+    factory: str
+    factory_type: str
+    router: str
+
+    class Config:
+        unique = ["chain_id", "factory"]
+
+
+class Head(Strict):
+    chain_id: int
+    observed_at: Timestamp = ts()
+    indexed_block: int = pa.Field(ge=0)
+    indexed_block_time: Timestamp = ts()
+    head_block: int = pa.Field(ge=0)
+    head_block_time: Timestamp = ts()
+
+    @pa.dataframe_check
+    def head_not_behind_index(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("head_block") >= pl.col("indexed_block"))
+
+
+class Block(Strict):
+    chain_id: int
+    block_number: int = pa.Field(ge=0)
+    block_time: Timestamp = ts()
+    log_count: int = pa.Field(gt=0)
+
+    class Config:
+        unique = ["chain_id", "block_number"]
+
+
+class Token(Strict):
+    chain_id: int
+    address: str
+    symbol: str
+    name: str
+    decimals: int = pa.Field(ge=0, le=36)
+    total_supply_raw: Raw = raw(ge=0)
+    max_supply_raw: Optional[Raw] = raw(nullable=True)
+    circulating_supply_raw: Optional[Raw] = raw(nullable=True)
+    deployer: str
+    deploy_tx: str
+    deploy_block: int = pa.Field(ge=0)
+    deployed_at: Timestamp = ts()
+    contract_verified: bool
+    buy_tax: float = pa.Field(ge=0, le=1)
+    sell_tax: float = pa.Field(ge=0, le=1)
+    honeypot_test: str = pa.Field(isin=HONEYPOT_TESTS)
+    status: int = pa.Field(ge=0)
+    is_quote: bool
+    price_feed_id: Optional[str] = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
+    categories: Strings = strings()
+    observed_at: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "address"]
+
+    @pa.dataframe_check
+    def quote_tokens_have_a_feed(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(~pl.col("is_quote") | pl.col("price_feed_id").is_not_null())
+
+
+class TokenRegistryEntry(Strict):
+    token_id: str = pa.Field(str_matches=r"^[0-9a-f-]{36}$")
+    slug: str
+    symbol: str
+    name: str
+    category: str
+    rank: int = pa.Field(ge=1)
+    confidence: int = pa.Field(ge=0, le=100)
+    logo_url: str
+    description: str
+    status: str
+
+    class Config:
+        unique = ["token_id"]
+
+
+class TokenInstance(Strict):
+    instance_id: str = pa.Field(str_matches=r"^[0-9a-f-]{36}$")
+    token_id: str
+    chain_id: int
+    address: str
+
+    class Config:
+        unique = ["token_id", "chain_id"]
+
+
+class TokenProfile(Strict):
+    chain_id: int
+    address: str
+    image_url: Optional[str] = pa.Field(nullable=True)
+    websites: Strings = strings()
+    twitter: Strings = strings()
+    telegram: Strings = strings()
+    discord: Strings = strings()
+    github: Strings = strings()
+    docs: Strings = strings()
+    verification_tier: str = pa.Field(isin=["none", "basic", "verified", "premium"])
+    verified_by: Strings = strings()
+    updated_at: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "address"]
+
+
+class Pair(Strict):
+    chain_id: int
+    address: str
+    factory: str
+    factory_type: str
+    token0: str
+    token1: str
+    fee_bps: int = pa.Field(ge=0, le=10_000)
+    created_block: int = pa.Field(ge=0)
+    created_log_index: int = pa.Field(ge=0)
+    created_tx: str
+    created_at: Timestamp = ts()
+    creator: str
+    launchpad: Optional[str] = pa.Field(nullable=True)
+    launchpad_stage: Optional[str] = pa.Field(nullable=True, isin=["curve", "completed", "migrated"])
+    launchpad_completed_at: Optional[Timestamp] = ts(nullable=True)
+    migrated_pool: Optional[str] = pa.Field(nullable=True)
+    lp_token_symbol: str
+    is_perp: bool
+
+    class Config:
+        unique = ["chain_id", "address"]
+
+    @pa.dataframe_check
+    def two_distinct_tokens(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("token0") != pl.col("token1"))
+
+
+class _Event(Strict):
+    chain_id: int
+    block_number: int = pa.Field(ge=0)
+    log_index: int = pa.Field(ge=0)
+    block_time: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "block_number", "log_index"]
+
+
+class Swap(_Event):
+    tx_hash: str
+    pair: str
+    maker: str
+    sender: str
+    recipient: str
+    amount0_in: Raw = raw(ge=0)
+    amount1_in: Raw = raw(ge=0)
+    amount0_out: Raw = raw(ge=0)
+    amount1_out: Raw = raw(ge=0)
+    gas_used: int = pa.Field(gt=0)
+    tx_fee_raw: Optional[Raw] = raw(nullable=True, ge=0)
+
+    @pa.dataframe_check
+    def one_token_in_the_other_out(cls, data) -> pl.LazyFrame:
+        zero = pl.lit(0).cast(pl.Decimal(38, 0))
+        buy0 = (pl.col("amount1_in") > zero) & (pl.col("amount0_out") > zero)
+        buy1 = (pl.col("amount0_in") > zero) & (pl.col("amount1_out") > zero)
+        return data.lazyframe.select(buy0 ^ buy1)
+
+
+class LiquidityEvent(_Event):
+    tx_hash: str
+    pair: str
+    kind: str = pa.Field(isin=["mint", "burn"])
+    owner: str
+    amount0: Raw = raw(ge=0)
+    amount1: Raw = raw(ge=0)
+    liquidity: Raw = raw(gt=0)
+
+
+class Reserve(_Event):
+    tx_hash: str
+    pair: str
+    reserve0: Raw = raw(ge=0)
+    reserve1: Raw = raw(ge=0)
+
+
+class Transfer(_Event):
+    tx_hash: str
+    token: str
+    from_address: str
+    to_address: str
+    amount: Raw = raw(gt=0)
+
+
+class LpLock(Strict):
+    chain_id: int
+    pair: str
+    kind: str = pa.Field(isin=["lock", "burn"])
+    provider: Optional[str] = pa.Field(nullable=True)
+    locker_address: str
+    owner: str
+    amount: Raw = raw(gt=0)
+    locked_at: Timestamp = ts()
+    unlock_at: Optional[Timestamp] = ts(nullable=True)
+    tx_hash: str
+    block_number: int = pa.Field(ge=0)
+
+    class Config:
+        unique = ["chain_id", "tx_hash"]
+
+    @pa.dataframe_check
+    def burns_never_unlock(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select((pl.col("kind") == "lock") | pl.col("unlock_at").is_null())
+
+
+class AddressLabel(Strict):
+    chain_id: int
+    address: str
+    kind: int = pa.Field(ge=1)
+    name: str
+    confidence: float = pa.Field(ge=0, le=1)
+    token_address: Optional[str] = pa.Field(nullable=True)
+    source: str
+
+    class Config:
+        unique = ["chain_id", "address", "kind"]
+
+
+class FarmObservation(Strict):
+    chain_id: int
+    farm_address: str
+    pid: int = pa.Field(ge=0)
+    lp_token: str
+    reward_token: str
+    reward_per_second_raw: Raw = raw(ge=0)
+    staked_raw: Raw = raw(ge=0)
+    factory: str
+    verified: bool
+    observed_at: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "farm_address", "pid", "observed_at"]
+
+
+class PerpMarket(Strict):
+    chain_id: int
+    market: str
+    venue_id: str
+    symbol: str
+    base_feed_id: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
+    max_leverage: float = pa.Field(ge=1)
+    only_isolated: bool
+    listed_at: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "market"]
+
+
+class PerpSnapshot(Strict):
+    chain_id: int
+    market: str
+    observed_at: Timestamp = ts()
+    mark_price: float = pa.Field(gt=0)
+    oracle_price: float = pa.Field(gt=0)
+    oi_long_usd: Optional[float] = pa.Field(nullable=True, ge=0)
+    oi_short_usd: Optional[float] = pa.Field(nullable=True, ge=0)
+    funding_long_1h: float
+    funding_short_1h: float
+    borrow_long_1h: float = pa.Field(ge=0)
+    borrow_short_1h: float = pa.Field(ge=0)
+    volume_usd: float = pa.Field(ge=0)
+
+    class Config:
+        unique = ["chain_id", "market", "observed_at"]
+
+    @pa.dataframe_check
+    def open_interest_observed_on_both_sides_or_neither(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(
+            pl.col("oi_long_usd").is_null() == pl.col("oi_short_usd").is_null()
+        )
+
+
+class Liquidation(_Event):
+    tx_hash: str
+    market: str
+    side: str = pa.Field(isin=["long", "short"])
+    size_usd: float = pa.Field(gt=0)
+    price: float = pa.Field(gt=0)
+
+
+class LiquidationHeartbeat(Strict):
+    chain_id: int
+    observed_at: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "observed_at"]
+
+
+class OracleFeed(Strict):
+    feed_id: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
+    compatible_id: Optional[str] = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
+    symbol: str
+    asset_type: str
+    base: str
+    quote_currency: str
+    description: str
+    display_symbol: str
+    generic_symbol: str
+    schedule: str
+    min_channel: str
+    expo: int = pa.Field(le=0)
+
+    class Config:
+        unique = ["feed_id"]
+
+
+class OracleUpdate(Strict):
+    feed_id: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
+    publish_time: int = pa.Field(gt=0)
+    price: int
+    conf: int = pa.Field(ge=0)
+    expo: int = pa.Field(le=0)
+    ema_price: int
+    ema_conf: int = pa.Field(ge=0)
+    slot: int = pa.Field(ge=0)
+    prev_publish_time: int = pa.Field(gt=0)
+
+    class Config:
+        unique = ["feed_id", "publish_time"]
+
+    @pa.dataframe_check
+    def previous_publish_time_is_earlier(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("prev_publish_time") <= pl.col("publish_time"))

@@ -1,0 +1,1 @@
+"""Raw-data producers: the market simulator and real connectors, all writing the lake."""

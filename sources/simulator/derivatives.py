@@ -1,0 +1,115 @@
+"""Perpetual markets, their snapshots and liquidations, and yield farms of one chain."""
+
+from datetime import timedelta
+
+import numpy as np
+import polars as pl
+
+from sources.simulator import ids
+from sources.simulator.assemble import raw_series, with_utc
+from sources.simulator.events import Events
+from sources.simulator.oracle import PriceBook
+from sources.simulator.pools import Pool
+from sources.simulator.world import FEED_BY_BASE, ChainWorld, TokenSpec
+
+PERP_BASES = ("BTC", "ETH", "SOL", "HYPE", "SUI")
+GAPPY_MARKET = "SUI"
+SNAPSHOT_S = 300
+LIQUIDATION_FEED_STOPS = timedelta(hours=36)
+STALE_FARM = timedelta(days=3)
+
+
+def perp_markets(world: ChainWorld) -> list[tuple[str, TokenSpec]]:
+    """(market address, synthetic base token) of every perp market on the venue's chain."""
+    fmt, slug = world.template.address_format, world.template.slug
+    listed = world.start - timedelta(days=200)
+    venue = next(v for v in world.venues if v.category == "perps")
+    markets = []
+    for base in PERP_BASES:
+        token = TokenSpec(ids.named_address(fmt, f"{slug}:perp-asset:{base}"), base,
+                          f"{base} perpetual", 8, 0, "perp_base", venue.router, listed,
+                          feed=FEED_BY_BASE[base], verified=True, honeypot_test="pass")
+        markets.append((ids.named_address(fmt, f"{slug}:perp:{base}-USD"), token))
+    return markets
+
+
+def perp_tables(world: ChainWorld, book: PriceBook, rng: np.random.Generator,
+                events: Events) -> dict[str, pl.DataFrame]:
+    """Markets, 5-minute snapshots (open interest with gaps), liquidations and heartbeats."""
+    start, end = world.start.timestamp(), world.indexed_until.timestamp()
+    stop = end - LIQUIDATION_FEED_STOPS.total_seconds()
+    venue = next(v for v in world.venues if v.category == "perps")
+    times = np.arange(start, end, SNAPSHOT_S)
+    markets, snaps = [], []
+    for market, token in perp_markets(world):
+        feed = token.feed
+        assert feed is not None
+        oracle = np.array([book.usd(feed, t) for t in times])
+        premium = np.cumsum(rng.normal(0, 2e-4, len(times))) * 0.1
+        oi_base = float(rng.lognormal(np.log(5e7), 0.8))
+        oi_long = oi_base * np.exp(np.cumsum(rng.normal(0, 0.01, len(times))))
+        oi_short = oi_long * (1 + rng.normal(0, 0.05, len(times)))
+        observed = np.ones(len(times), dtype=bool)
+        gaps = 6 if token.symbol == GAPPY_MARKET else 1
+        for _ in range(gaps):
+            a = int(rng.integers(0, len(times) - 72))
+            observed[a:a + int(rng.integers(12, 72))] = False
+        funding = premium / 8 + 1.25e-5
+        markets.append({"market": market, "venue_id": venue.venue_id, "symbol": f"{token.symbol}-USD",
+                        "base_feed_id": feed.feed_id, "max_leverage": float(rng.choice([10, 20, 40, 50])),
+                        "only_isolated": token.symbol == GAPPY_MARKET,
+                        "listed_at": world.start - timedelta(days=200)})
+        snaps.append(pl.DataFrame({
+            "market": market, "observed_at": times, "mark_price": oracle * (1 + premium),
+            "oracle_price": oracle,
+            "oi_long_usd": np.where(observed, np.abs(oi_long), np.nan),
+            "oi_short_usd": np.where(observed, np.abs(oi_short), np.nan),
+            "funding_long_1h": funding, "funding_short_1h": -funding,
+            "borrow_long_1h": np.full(len(times), 1e-6), "borrow_short_1h": np.full(len(times), 1e-6),
+            "volume_usd": rng.lognormal(np.log(oi_base / 500), 0.7, len(times)),
+        }).with_columns(pl.col("oi_long_usd", "oi_short_usd").fill_nan(None)))
+        n_liq = int(rng.poisson((stop - start) / 3_600))
+        for t in np.sort(rng.uniform(start, stop, n_liq)):
+            events.add("liquidations", float(t), events.tx(), 0, market=market,
+                       side=str(rng.choice(["long", "short"])),
+                       size_usd=float(rng.lognormal(np.log(8_000), 1.3)),
+                       price=book.usd(feed, float(t)))
+    beats = np.arange(start, stop, SNAPSHOT_S)
+    return {
+        "perp_markets": pl.DataFrame(markets),
+        "perp_snapshots": pl.concat(snaps).with_columns(
+            pl.from_epoch("observed_at", time_unit="s").dt.replace_time_zone("UTC")),
+        "liquidation_heartbeats": pl.DataFrame({"observed_at": beats}).with_columns(
+            pl.from_epoch("observed_at", time_unit="s").dt.replace_time_zone("UTC")),
+    }
+
+
+def farm_observations(world: ChainWorld, pools: list[Pool],
+                      rng: np.random.Generator) -> pl.DataFrame:
+    """Hourly observations of two farm contracts: one verified, one not; one goes stale."""
+    fmt, slug = world.template.address_format, world.template.slug
+    start, end = world.start.timestamp(), world.indexed_until.timestamp()
+    candidates = [p for p in pools if p.story == "established"] or pools[:3]
+    rewards = [t for t in world.tokens if t.kind == "established"] or [world.quotes["native"]]
+    rows = []
+    for f, verified in enumerate((True, False)):
+        farm = ids.named_address(fmt, f"{slug}:farm:{f}")
+        factory = ids.named_address(fmt, f"{slug}:farm-factory:{f}")
+        reward = rewards[f % len(rewards)]
+        last = end - (STALE_FARM.total_seconds() if not verified else 0)
+        picks = rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)
+        for pid, index in enumerate(picks):
+            pool = candidates[int(index)]
+            stake = 0.0 if pid == 3 else float(rng.uniform(0.05, 0.6))
+            rate = int(float(rng.lognormal(0, 1)) * 10**reward.decimals // 100)
+            for t in np.arange(start, last, 3_600):
+                drift = stake * float(np.exp(rng.normal(0, 0.02)))
+                rows.append({"farm_address": farm, "pid": pid, "lp_token": pool.address,
+                             "reward_token": reward.address, "reward_per_second_raw": rate,
+                             "staked_raw": int(pool.lp_supply * min(drift, 0.95)),
+                             "factory": factory, "verified": verified, "observed_at": float(t)})
+    raw_names = ("staked_raw", "reward_per_second_raw")
+    plain = [{k: v for k, v in r.items() if k not in raw_names} for r in rows]
+    frame = pl.DataFrame(plain).with_columns(
+        raw_series(name, [r[name] for r in rows]) for name in raw_names)
+    return with_utc(frame, "observed_at")
