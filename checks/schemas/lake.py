@@ -1,9 +1,8 @@
 """The raw lake contract: one pandera model per raw table (see docs/lake.md)."""
 
-from typing import Optional
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 from checks.schemas.types import Raw, Strings, Timestamp, raw, strings, ts
 
@@ -79,8 +78,8 @@ class Token(Strict):
     name: str
     decimals: int = pa.Field(ge=0, le=36)
     total_supply_raw: Raw = raw(ge=0)
-    max_supply_raw: Optional[Raw] = raw(nullable=True)
-    circulating_supply_raw: Optional[Raw] = raw(nullable=True)
+    max_supply_raw: Raw | None = raw(nullable=True)
+    circulating_supply_raw: Raw | None = raw(nullable=True)
     deployer: str
     deploy_tx: str
     deploy_block: int = pa.Field(ge=0)
@@ -91,7 +90,7 @@ class Token(Strict):
     honeypot_test: str = pa.Field(isin=HONEYPOT_TESTS)
     status: int = pa.Field(ge=0)
     is_quote: bool
-    price_feed_id: Optional[str] = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
+    price_feed_id: str | None = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
     categories: Strings = strings()
     observed_at: Timestamp = ts()
 
@@ -132,7 +131,7 @@ class TokenInstance(Strict):
 class TokenProfile(Strict):
     chain_id: int
     address: str
-    image_url: Optional[str] = pa.Field(nullable=True)
+    image_url: str | None = pa.Field(nullable=True)
     websites: Strings = strings()
     twitter: Strings = strings()
     telegram: Strings = strings()
@@ -160,10 +159,10 @@ class Pair(Strict):
     created_tx: str
     created_at: Timestamp = ts()
     creator: str
-    launchpad: Optional[str] = pa.Field(nullable=True)
-    launchpad_stage: Optional[str] = pa.Field(nullable=True, isin=["curve", "completed", "migrated"])
-    launchpad_completed_at: Optional[Timestamp] = ts(nullable=True)
-    migrated_pool: Optional[str] = pa.Field(nullable=True)
+    launchpad: str | None = pa.Field(nullable=True)
+    launchpad_stage: str | None = pa.Field(nullable=True, isin=["curve", "completed", "migrated"])
+    launchpad_completed_at: Timestamp | None = ts(nullable=True)
+    migrated_pool: str | None = pa.Field(nullable=True)
     lp_token_symbol: str
     is_perp: bool
 
@@ -196,7 +195,7 @@ class Swap(_Event):
     amount0_out: Raw = raw(ge=0)
     amount1_out: Raw = raw(ge=0)
     gas_used: int = pa.Field(gt=0)
-    tx_fee_raw: Optional[Raw] = raw(nullable=True, ge=0)
+    tx_fee_raw: Raw | None = raw(nullable=True, ge=0)
 
     @pa.dataframe_check
     def one_token_in_the_other_out(cls, data) -> pl.LazyFrame:
@@ -235,12 +234,12 @@ class LpLock(Strict):
     chain_id: int
     pair: str
     kind: str = pa.Field(isin=["lock", "burn"])
-    provider: Optional[str] = pa.Field(nullable=True)
+    provider: str | None = pa.Field(nullable=True)
     locker_address: str
     owner: str
     amount: Raw = raw(gt=0)
     locked_at: Timestamp = ts()
-    unlock_at: Optional[Timestamp] = ts(nullable=True)
+    unlock_at: Timestamp | None = ts(nullable=True)
     tx_hash: str
     block_number: int = pa.Field(ge=0)
 
@@ -258,7 +257,7 @@ class AddressLabel(Strict):
     kind: int = pa.Field(ge=1)
     name: str
     confidence: float = pa.Field(ge=0, le=1)
-    token_address: Optional[str] = pa.Field(nullable=True)
+    token_address: str | None = pa.Field(nullable=True)
     source: str
 
     class Config:
@@ -301,8 +300,8 @@ class PerpSnapshot(Strict):
     observed_at: Timestamp = ts()
     mark_price: float = pa.Field(gt=0)
     oracle_price: float = pa.Field(gt=0)
-    oi_long_usd: Optional[float] = pa.Field(nullable=True, ge=0)
-    oi_short_usd: Optional[float] = pa.Field(nullable=True, ge=0)
+    oi_long_usd: float | None = pa.Field(nullable=True, ge=0)
+    oi_short_usd: float | None = pa.Field(nullable=True, ge=0)
     funding_long_1h: float
     funding_short_1h: float
     borrow_long_1h: float = pa.Field(ge=0)
@@ -337,7 +336,7 @@ class LiquidationHeartbeat(Strict):
 
 class OracleFeed(Strict):
     feed_id: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
-    compatible_id: Optional[str] = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
+    compatible_id: str | None = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
     symbol: str
     asset_type: str
     base: str

@@ -1,7 +1,7 @@
 """Column types shared by the pandera models of the lake and the products."""
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 from pandera.engines import polars_engine as pe
 
 UTC_TS = pl.Datetime("us", "UTC")

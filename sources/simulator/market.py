@@ -3,7 +3,6 @@
 from datetime import timedelta
 
 import numpy as np
-import polars as pl
 
 from sources.simulator import ids
 from sources.simulator.events import Events

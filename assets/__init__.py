@@ -1,0 +1,1 @@
+"""Dagster software-defined assets: staging and products, one package per domain."""

@@ -1,0 +1,126 @@
+"""Market staging: the lake's watermark, quote prices, priced swap legs and pair state."""
+
+from datetime import timedelta
+
+import dagster as dg
+import polars as pl
+
+from assets.warehouse import Warehouse, materialized
+
+GROUP = "market"
+SYNC_WINDOW = timedelta(minutes=15)
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey(["lake", "heads"])])
+def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
+    """The lake's watermark: every product is computed as of this instant, not the wall clock."""
+    latest = warehouse.scan("heads").select(pl.col("observed_at").max()).collect().item()
+    if latest is None:
+        raise dg.Failure("the lake has no heads: simulate or ingest first")
+    frame = pl.DataFrame({"as_of": [latest]}).with_columns(
+        as_of_s=pl.col("as_of").dt.epoch("s"),
+        as_of_minus_day=pl.col("as_of") - pl.duration(days=1),
+        as_of_minus_sync=pl.col("as_of") - SYNC_WINDOW,
+    )
+    return materialized(warehouse, "as_of", frame)
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey(["lake", "oracle_updates"])])
+def quote_prices(warehouse: Warehouse) -> dg.MaterializeResult:
+    """USD price of every oracle feed at each publish time: how quote tokens are priced."""
+    frame = (warehouse.scan("oracle_updates")
+             .select("feed_id", ts="publish_time",
+                     price_usd=pl.col("price") * pl.lit(10.0).pow(pl.col("expo")))
+             .sort("feed_id", "ts").collect())
+    return materialized(warehouse, "quote_prices", frame)
+
+
+def _human(raw: str, decimals: str) -> pl.Expr:
+    return pl.col(raw).cast(pl.Float64) / pl.lit(10.0).pow(pl.col(decimals))
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[dg.AssetKey(["lake", "swaps"]), dg.AssetKey([GROUP, "pair_tokens"]),
+                dg.AssetKey([GROUP, "quote_prices"])])
+def swap_legs(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every swap from its base token's side: buy or sell, amounts, USD value and price."""
+    pairs = warehouse.scan("pair_tokens").select(
+        "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
+    b0 = pl.col("base_is_token0")
+    legs = (warehouse.scan("swaps").join(pairs, on=["chain_id", "pair"], how="inner")
+            .with_columns(
+                base_in=pl.when(b0).then("amount0_in").otherwise("amount1_in"),
+                base_out=pl.when(b0).then("amount0_out").otherwise("amount1_out"),
+                quote_in=pl.when(b0).then("amount1_in").otherwise("amount0_in"),
+                quote_out=pl.when(b0).then("amount1_out").otherwise("amount0_out"),
+                ts=pl.col("block_time").dt.epoch("s"))
+            .with_columns(
+                side=pl.when(pl.col("base_out") > 0).then(pl.lit("buy")).otherwise(pl.lit("sell")),
+                base_amount=_human("base_in", "base_decimals") + _human("base_out", "base_decimals"),
+                quote_amount=(_human("quote_in", "quote_decimals")
+                              + _human("quote_out", "quote_decimals")))
+            .select("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash",
+                    "pair", "maker", "sender", "side", "base_amount", "quote_amount",
+                    "quote_feed_id")
+            .sort("ts"))
+    prices = warehouse.scan("quote_prices").rename({"feed_id": "quote_feed_id"}).sort("ts")
+    frame = (legs.join_asof(prices, on="ts", by="quote_feed_id", strategy="backward",
+                            check_sortedness=False)
+             .with_columns(volume_usd=pl.col("quote_amount") * pl.col("price_usd"))
+             .with_columns(price_usd=pl.col("volume_usd") / pl.col("base_amount"))
+             .collect())
+    return materialized(warehouse, "swap_legs", frame)
+
+
+def _reserves_at(reserves: pl.LazyFrame, cutoff) -> pl.LazyFrame:
+    return (reserves.filter(pl.col("block_time") <= cutoff)
+            .sort("block_number", "log_index")
+            .group_by("chain_id", "pair").last())
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[dg.AssetKey(["lake", "reserves"]), dg.AssetKey([GROUP, "pair_tokens"]),
+                dg.AssetKey([GROUP, "quote_prices"]), dg.AssetKey([GROUP, "as_of"])])
+def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Each pair's reserves, USD price and liquidity at the watermark, and 24 hours before."""
+    clock = warehouse.scan("as_of").collect().row(0, named=True)
+    pairs = warehouse.scan("pair_tokens").select(
+        "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
+    prices = warehouse.scan("quote_prices").collect()
+
+    def usd_at(ts: int) -> pl.LazyFrame:
+        return (prices.lazy().filter(pl.col("ts") <= ts).group_by("feed_id").last()
+                .select(quote_feed_id="feed_id", quote_usd="price_usd"))
+
+    def priced(state: pl.LazyFrame, ts: int, suffix: str) -> pl.LazyFrame:
+        b0 = pl.col("base_is_token0")
+        return (state.join(pairs, on=["chain_id", "pair"])
+                .join(usd_at(ts), on="quote_feed_id", how="left")
+                .with_columns(
+                    base_reserve=pl.when(b0).then("reserve0").otherwise("reserve1"),
+                    quote_reserve=pl.when(b0).then("reserve1").otherwise("reserve0"))
+                .with_columns(
+                    base_reserve=_human("base_reserve", "base_decimals"),
+                    quote_reserve=_human("quote_reserve", "quote_decimals"))
+                .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
+                        price_usd=pl.when(pl.col("base_reserve") > 0).then(
+                            pl.col("quote_reserve") / pl.col("base_reserve") * pl.col("quote_usd")))
+                .rename(lambda c: c if c in ("chain_id", "pair") else f"{c}{suffix}"))
+
+    reserves = warehouse.scan("reserves")
+    now = priced(_reserves_at(reserves, clock["as_of"]), clock["as_of_s"], "")
+    then = priced(_reserves_at(reserves, clock["as_of_minus_day"]),
+                  clock["as_of_s"] - 86_400, "_24h_ago")
+    first = priced(reserves.sort("block_number", "log_index").group_by("chain_id", "pair").first(),
+                   clock["as_of_s"] - 86_400, "_first")
+    frame = (now.join(then, on=["chain_id", "pair"], how="left")
+             .join(first, on=["chain_id", "pair"], how="left")
+             .with_columns(
+                 liquidity_usd=2.0 * pl.col("quote_reserve") * pl.col("quote_usd"),
+                 price_usd_24h_ago=pl.coalesce("price_usd_24h_ago", "price_usd_first"))
+             .with_columns(price_change_24h=pl.when(pl.col("price_usd_24h_ago") > 0).then(
+                 (pl.col("price_usd") / pl.col("price_usd_24h_ago") - 1.0) * 100.0))
+             .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
+                     "price_usd", "price_usd_24h_ago", "liquidity_usd", "price_change_24h")
+             .sort("chain_id", "pair").collect())
+    return materialized(warehouse, "pair_state", frame)

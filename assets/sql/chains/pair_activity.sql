@@ -1,0 +1,15 @@
+-- name: pair_activity
+-- grain: one row per pair with at least one swap in the longest window (chain_id, pair)
+-- description: Swap counts and USD volume per pair in every pair window ending at the lake's watermark.
+SELECT
+    s.chain_id,
+    s.pair,
+{%- for window, seconds in windows.items() %}
+    SUM(CASE WHEN s.ts > a.as_of_s - {{ seconds }} THEN 1 ELSE 0 END) AS txns_{{ window }},
+    SUM(CASE WHEN s.ts > a.as_of_s - {{ seconds }} THEN COALESCE(s.volume_usd, 0.0) ELSE 0.0 END)
+        AS volume_{{ window }}_usd{{ "," if not loop.last }}
+{%- endfor %}
+FROM swap_legs AS s
+CROSS JOIN as_of AS a
+WHERE s.ts > a.as_of_s - {{ windows | dictsort(by="value") | last | last }} AND s.ts <= a.as_of_s
+GROUP BY s.chain_id, s.pair

@@ -1,0 +1,123 @@
+"""SQL models: one Jinja-templated `.sql` file per model, parsed by sqlglot, run by polars."""
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import jinja2
+import polars as pl
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel
+from sqlglot.optimizer.scope import traverse_scope
+
+from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+from publish.vocabulary import PAIR_WINDOWS
+
+SQL_ROOT = Path(__file__).parent / "sql"
+READ_DIALECT = "postgres"
+_HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+class SqlModelError(ValueError):
+    """A model that does not render, parse, transpile or run; the message names its file."""
+
+
+def model_context() -> dict:
+    """The Jinja variables every model may use: windows and the thresholds of meaning rules."""
+    return {
+        "windows": PAIR_WINDOWS,
+        "day_s": 86_400,
+        "terminal_statuses": TERMINAL_TOKEN_STATUSES,
+        # A creator who pulls at least this share of the liquidity ever minted has rugged.
+        "rug_pulled_share": 0.9,
+        # Figures of a chain whose indexer trails its head by more than this are stale.
+        "stale_lag_seconds": 120,
+    }
+
+
+@dataclass(frozen=True)
+class SqlModel:
+    """One `.sql` file: its header (name, grain, description) and its templated query."""
+
+    path: Path
+    name: str
+    domain: str
+    grain: str
+    description: str
+    template: str
+
+    @classmethod
+    def load(cls, path: Path) -> "SqlModel":
+        """Read a model file and its `-- key: value` header."""
+        text = path.read_text()
+        header = {}
+        for line in text.splitlines():
+            match = _HEADER.match(line)
+            if not match:
+                break
+            header[match.group(1)] = match.group(2).strip()
+        missing = {"name", "grain", "description"} - header.keys()
+        if missing:
+            raise SqlModelError(f"{path}: header lacks {', '.join(sorted(missing))}")
+        if header["name"] != path.stem:
+            raise SqlModelError(f"{path}: header name {header['name']!r} is not the file's stem")
+        return cls(path, header["name"], path.parent.name, header["grain"],
+                   header["description"], text)
+
+    def render(self, **context) -> str:
+        """The query with its Jinja variables filled in (undefined ones are errors)."""
+        try:
+            return _JINJA.from_string(self.template).render(**{**model_context(), **context})
+        except jinja2.TemplateError as err:
+            raise SqlModelError(f"{self.path}: {err}") from err
+
+    @cached_property
+    def expression(self) -> exp.Expression:
+        """The parsed query."""
+        try:
+            return sqlglot.parse_one(self.render(), read=READ_DIALECT)
+        except sqlglot.errors.ParseError as err:
+            raise SqlModelError(f"{self.path}: {err}") from err
+
+    @cached_property
+    def tables(self) -> tuple[str, ...]:
+        """The tables the query reads (its lineage); CTE names are not tables."""
+        names = set()
+        for scope in traverse_scope(self.expression):
+            for source in scope.sources.values():
+                if isinstance(source, exp.Table):
+                    names.add(source.name)
+        return tuple(sorted(names))
+
+    def transpile(self, dialect: str = "spark") -> str:
+        """The query for a distributed engine; unsupported constructs raise."""
+        try:
+            return self.expression.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+        except sqlglot.errors.UnsupportedError as err:
+            raise SqlModelError(f"{self.path}: {err}") from err
+
+    def run(self, frames: dict[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
+        """Execute with polars' SQL engine over `frames` (one per table in the lineage)."""
+        missing = set(self.tables) - frames.keys()
+        if missing:
+            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
+        context = pl.SQLContext({name: frames[name] for name in self.tables})
+        try:
+            return context.execute(self.render(), eager=True)
+        except (pl.exceptions.PolarsError, pl.exceptions.SQLInterfaceError) as err:
+            raise SqlModelError(f"{self.path}: {err}") from err
+
+
+def load_models(root: Path = SQL_ROOT) -> dict[str, SqlModel]:
+    """Every model under `root/<domain>/<model>.sql`, by name (names are unique)."""
+    models: dict[str, SqlModel] = {}
+    for path in sorted(root.glob("*/*.sql")):
+        model = SqlModel.load(path)
+        if model.name in models:
+            raise SqlModelError(f"{path}: model name {model.name!r} is also "
+                                f"{models[model.name].path}")
+        models[model.name] = model
+    return models

@@ -1,0 +1,70 @@
+"""Where assets read the lake and read and write their products (Parquet under one root)."""
+
+import os
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from sources.lake import TABLES, Lake
+
+
+def default_root() -> Path:
+    """$CHAINTAPE_WAREHOUSE, else $CHAINTAPE_HOME/warehouse, else ./var/warehouse."""
+    if os.environ.get("CHAINTAPE_WAREHOUSE"):
+        return Path(os.environ["CHAINTAPE_WAREHOUSE"])
+    return Path(os.environ.get("CHAINTAPE_HOME", "var")) / "warehouse"
+
+
+class Warehouse(dg.ConfigurableResource):
+    """The raw lake plus the materialised products, addressed by table name."""
+
+    lake_root: str
+    root: str
+
+    def lake(self) -> Lake:
+        """The raw lake."""
+        return Lake(self.lake_root)
+
+    def path(self, name: str) -> Path:
+        """The Parquet file of a product."""
+        return Path(self.root) / f"{name}.parquet"
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """A raw table or a product, lazily."""
+        if name in TABLES:
+            return self.lake().scan(name)
+        path = self.path(name)
+        if not path.exists():
+            raise FileNotFoundError(f"product {name!r} is not materialised yet ({path})")
+        return pl.scan_parquet(path)
+
+    def frames(self, names: tuple[str, ...]) -> dict[str, pl.LazyFrame]:
+        """Several tables by name, for a SQL model's lineage."""
+        return {name: self.scan(name) for name in names}
+
+    def write(self, name: str, frame: pl.DataFrame) -> Path:
+        """Replace a product's file atomically."""
+        path = self.path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        frame.write_parquet(tmp)
+        os.replace(tmp, path)
+        return path
+
+
+def preview(frame: pl.DataFrame, rows: int = 5) -> str:
+    """The first rows as a Markdown table, for the asset's page in the UI."""
+    head = frame.head(rows)
+    lines = ["| " + " | ".join(head.columns) + " |", "|" + "---|" * len(head.columns)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in head.iter_rows()]
+    return "\n".join(lines)
+
+
+def materialized(warehouse: Warehouse, name: str, frame: pl.DataFrame) -> dg.MaterializeResult:
+    """Store a product and report its row count and a preview."""
+    warehouse.write(name, frame)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": frame.height,
+        "preview": dg.MetadataValue.md(preview(frame)),
+    })

@@ -1,0 +1,47 @@
+"""Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
+
+import dagster as dg
+import pandera.polars as pa
+
+from assets.warehouse import Warehouse
+from checks.chains import counts_agree_with_lake
+from checks.outcome import Outcome, validate
+from checks.products import PRODUCT_SCHEMAS
+
+
+def as_result(outcome: Outcome) -> dg.AssetCheckResult:
+    """The check result, with the failing cases as metadata the UI shows."""
+    metadata: dict = {"failure_count": outcome.failure_count}
+    if not outcome.passed:
+        metadata["failures"] = dg.MetadataValue.md(
+            "\n".join(f"- `{r}`" for r in outcome.failures.head(20).iter_rows()))
+    return dg.AssetCheckResult(passed=outcome.passed, metadata=metadata,
+                               severity=dg.AssetCheckSeverity.ERROR)
+
+
+def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinition]:
+    """One blocking schema check per product, and the chain records' lake cross-check."""
+    checks = [_schema_check(name, model, keys[name]) for name, model in PRODUCT_SCHEMAS.items()]
+
+    @dg.asset_check(asset=keys["chain_records"], name="counts_agree_with_lake", blocking=True,
+                    additional_deps=[dg.AssetKey(["lake", t]) for t in ("pairs", "swaps", "heads")]
+                    + [keys["as_of"]])
+    def chain_counts(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """Pairs, 24h swaps and blocks recomputed from raw tables equal the chain records."""
+        as_of = warehouse.scan("as_of").collect()["as_of"][0]
+        outcome = counts_agree_with_lake(
+            warehouse.scan("chain_records").collect(), warehouse.scan("pairs"),
+            warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
+        return as_result(outcome)
+
+    return [*checks, chain_counts]
+
+
+def _schema_check(name: str, model: type[pa.DataFrameModel],
+                  key: dg.AssetKey) -> dg.AssetChecksDefinition:
+    @dg.asset_check(asset=key, name="schema_and_meaning_rules", blocking=True,
+                    description=f"{model.__name__}: types, bounds and the spec's meaning rules")
+    def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
+        return as_result(validate(name, model, warehouse.scan(name).collect()))
+
+    return _check

@@ -1,0 +1,20 @@
+"""The schema of record of every published product; nothing is published that fails one."""
+
+import pandera.polars as pa
+import polars as pl
+
+from checks.outcome import Outcome, validate
+from checks.schemas.chains import ChainRecord, Config
+
+PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
+    "chain_records": ChainRecord,
+    "config": Config,
+}
+
+
+def validate_products(frames: dict[str, pl.DataFrame]) -> list[Outcome]:
+    """Every product's outcome; a product without a schema is an error, not a pass."""
+    missing = set(frames) - PRODUCT_SCHEMAS.keys()
+    if missing:
+        raise KeyError(f"no schema of record for {', '.join(sorted(missing))}")
+    return [validate(name, PRODUCT_SCHEMAS[name], frame) for name, frame in frames.items()]

@@ -1,0 +1,1 @@
+"""The ASGI edge: serves the HTTP interface from the latest published snapshot."""

@@ -1,0 +1,50 @@
+"""The little HTTP vocabulary of the edge: requests, responses and query parsing."""
+
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass
+class Request:
+    """What a handler sees: method, path parameters, query and headers."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    request_id: str
+    path_params: dict[str, str] = field(default_factory=dict)
+    state: Any = None
+
+    @classmethod
+    def from_scope(cls, scope: dict) -> "Request":
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        return cls(scope["method"], scope["path"], query, headers, request_id_for(headers))
+
+
+@dataclass
+class Response:
+    """Status, body and headers; the content type defaults to JSON."""
+
+    body: bytes
+    status: int = 200
+    content_type: bytes = b"application/json"
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+    @classmethod
+    def json(cls, value: object, status: int = 200) -> "Response":
+        return cls(orjson.dumps(value), status)
+
+
+def request_id_for(headers: dict[str, str]) -> str:
+    """The client's X-Request-Id when it follows the rule, else a fresh one."""
+    given = headers.get("x-request-id", "")
+    return given if REQUEST_ID.match(given) else secrets.token_hex(12)

@@ -1,0 +1,38 @@
+"""Cursor paging over a snapshot's serving table, pinned to the snapshot that issued it."""
+
+import polars as pl
+
+from edge.http import Response
+from edge.problems import ApiError
+from edge.registry import KEYLESS_MAX_LIMIT
+from edge.snapshots import SnapshotHolder
+from publish.cursor import Cursor, CursorError, CursorSigner
+from publish.snapshot import Snapshot, page_body
+
+
+def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
+         cursor: str | None, snapshot: Snapshot) -> Response:
+    """One page of `list_name`: from the start, or where `cursor` says, in its own snapshot."""
+    limit = min(limit, KEYLESS_MAX_LIMIT)
+    offset = 0
+    if cursor is not None:
+        try:
+            decoded = signer.decode(cursor)
+        except CursorError as err:
+            raise ApiError("invalid_param", str(err), "cursor") from None
+        if decoded.list_name != list_name:
+            raise ApiError("invalid_param", "cursor belongs to another list", "cursor")
+        pinned = holder.pinned(decoded.snapshot_id)
+        if pinned is None:
+            raise ApiError("invalid_param", "cursor has expired; start from the first page",
+                           "cursor")
+        snapshot, offset = pinned, decoded.offset
+    table: pl.DataFrame = snapshot.tables[list_name]
+    items = table["item"].slice(offset, limit).to_list()
+    sid = snapshot.snapshot_id
+    after = offset + limit
+    next_cursor = signer.encode(Cursor(sid, list_name, after)) if after < table.height else None
+    prev_cursor = (signer.encode(Cursor(sid, list_name, max(0, offset - limit)))
+                   if offset > 0 else None)
+    return Response(page_body(items, next_cursor, prev_cursor),
+                    headers=[(b"x-snapshot-id", sid.encode())])

@@ -1,0 +1,1 @@
+"""Route handlers, one module per domain."""

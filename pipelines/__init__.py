@@ -1,0 +1,1 @@
+"""Dagster wiring and the chaintape command line."""

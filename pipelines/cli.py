@@ -1,0 +1,145 @@
+"""The chaintape command line: simulate, materialize, publish, serve, up, ui."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _environment() -> None:
+    """Pin CHAINTAPE_HOME and a DAGSTER_HOME under it holding the repo's dagster.yaml."""
+    home = Path(os.environ.setdefault("CHAINTAPE_HOME", str(Path("var").absolute())))
+    os.environ["CHAINTAPE_HOME"] = str(home.absolute())
+    dagster_home = Path(os.environ.setdefault("DAGSTER_HOME", str(home.absolute() / "dagster")))
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    if (REPO / "dagster.yaml").exists():
+        shutil.copyfile(REPO / "dagster.yaml", dagster_home / "dagster.yaml")
+
+
+@click.group()
+def main() -> None:
+    """chaintape: on-chain market data, from raw lake to served snapshot."""
+    _environment()
+
+
+@main.command()
+@click.option("--chains", default=6, show_default=True, help="chains to simulate (4..8)")
+@click.option("--days", default=7, show_default=True, help="days of history")
+@click.option("--swaps", default=1_000_000, show_default=True, help="swaps in total")
+@click.option("--seed", default=7, show_default=True, help="random seed (same seed, same lake)")
+@click.option("--end", default="2026-11-20T00:00:00+00:00", show_default=True,
+              help="end of the simulated window (ISO 8601 with offset)")
+def simulate(chains: int, days: int, swaps: int, seed: int, end: str) -> None:
+    """Write a deterministic simulated market to the lake."""
+    from sources.lake import Lake
+    from sources.simulator import SimulationConfig
+    from sources.simulator import simulate as run
+
+    config = SimulationConfig(chains, days, swaps, seed, datetime.fromisoformat(end))
+    try:
+        config.validate()
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+    lake = Lake()
+    _say(f"simulating {chains} chains x {days} days, {swaps:,} swaps, seed {seed} -> {lake.root}")
+    started = time.perf_counter()
+    counts = run(config, lake, progress=lambda line: _say(f"  {line}"))
+    _say(f"lake written in {time.perf_counter() - started:.1f}s: "
+         + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+
+
+def _materialize(selection: str | None) -> bool:
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    job = defs.resolve_job_def("everything")
+    instance = dg.DagsterInstance.get()
+    _say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
+    result = job.execute_in_process(
+        instance=instance, raise_on_error=False, asset_selection=_selection(defs, selection),
+        run_config={"loggers": {"step_lines": {}}})
+    if not result.success:
+        _say("materialisation failed: nothing new was published (see `make ui` for details)")
+    return result.success
+
+
+def _selection(defs, selection: str | None):
+    if selection is None:
+        return None
+    import dagster as dg
+
+    return list(dg.AssetSelection.from_coercible(selection.split(",")).resolve(
+        defs.resolve_asset_graph()))
+
+
+@main.command()
+@click.option("--select", default=None, help="comma-separated asset keys, e.g. chains/config")
+def materialize(select: str | None) -> None:
+    """Materialise assets and run their blocking checks (publishes when the snapshot runs)."""
+    if not _materialize(select):
+        sys.exit(1)
+
+
+@main.command()
+def publish() -> None:
+    """Re-check the materialised products and publish them as a new snapshot."""
+    if not _materialize("publish/snapshot"):
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=lambda: int(os.environ.get("PORT", "8000")), type=int,
+              show_default="$PORT or 8000")
+def serve(host: str, port: int) -> None:
+    """Serve the latest snapshot over HTTP."""
+    import uvicorn
+
+    _urls(host, port)
+    uvicorn.run("edge.app:create_app", factory=True, host=host, port=port, log_level="warning")
+
+
+def _urls(host: str, port: int) -> None:
+    base = f"http://{host}:{port}/api/v1"
+    _say(f"edge listening on http://{host}:{port} - try:")
+    for path in ("/config", "/chains", "/chains?limit=2"):
+        _say(f"  curl {base}{path}")
+
+
+@main.command()
+@click.option("--fresh", is_flag=True, help="simulate again even if the lake has data")
+@click.option("--swaps", default=1_000_000, show_default=True)
+@click.pass_context
+def up(ctx: click.Context, fresh: bool, swaps: int) -> None:
+    """Simulate (once), materialise everything, publish, and serve."""
+    from sources.lake import Lake
+
+    if fresh or not Lake().tables():
+        ctx.invoke(simulate, swaps=swaps)
+    else:
+        _say(f"lake already present at {Lake().root} (use --fresh to simulate again)")
+    if not _materialize(None):
+        sys.exit(1)
+    ctx.invoke(serve)
+
+
+@main.command()
+@click.option("--port", default=3000, show_default=True)
+def ui(port: int) -> None:
+    """Open the Dagster UI over the same lake and instance."""
+    _say(f"Dagster UI on http://127.0.0.1:{port}")
+    bin_dir = Path(sys.executable).parent
+    subprocess.run([str(bin_dir / "dagster"), "dev", "-m", "pipelines.definitions",
+                    "-p", str(port)], check=False, cwd=REPO)

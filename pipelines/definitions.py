@@ -1,0 +1,29 @@
+"""The one Definitions object: lake specs, assets by domain, blocking checks, jobs, schedules."""
+
+import dagster as dg
+
+from assets.chains import assets as chains_assets
+from assets.market import assets as market_assets
+from assets.snapshot import assets as snapshot_assets
+from assets.sql_assets import lake_specs, sql_assets
+from checks.asset_checks import product_checks
+from pipelines.progress import step_lines
+from pipelines.resources import resources
+from pipelines.schedules import schedules
+
+python_assets = dg.load_assets_from_modules([market_assets, chains_assets, snapshot_assets])
+python_keys = {a.key.path[-1]: a.key for a in python_assets}
+model_assets = sql_assets(python_keys)
+asset_keys = {**python_keys, **{a.key.path[-1]: a.key for a in model_assets}}
+
+everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all())
+cadence_jobs, cadence_schedules = schedules()
+
+defs = dg.Definitions(
+    assets=[*lake_specs(), *python_assets, *model_assets],
+    asset_checks=product_checks(asset_keys),
+    jobs=[everything, *cadence_jobs],
+    schedules=cadence_schedules,
+    resources=resources(),
+    loggers={"console": dg.colored_console_logger, "step_lines": step_lines},
+)

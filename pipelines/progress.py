@@ -1,0 +1,40 @@
+"""A Dagster logger that prints one line per finished step and check: progress on a terminal."""
+
+import logging
+import sys
+import time
+
+import dagster as dg
+
+_SHOWN = {"STEP_SUCCESS": "done", "STEP_FAILURE": "FAILED", "STEP_SKIPPED": "skipped",
+          "ASSET_CHECK_EVALUATION": "check"}
+
+
+class _StepLines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = time.perf_counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        meta = getattr(record, "dagster_meta", None) or record.__dict__
+        event = meta.get("dagster_event")
+        if event is None or event.event_type_value not in _SHOWN:
+            return
+        label = _SHOWN[event.event_type_value]
+        what = event.step_key or ""
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            data = event.event_specific_data
+            label = "check passed" if data.passed else "CHECK FAILED"
+            what = f"{data.asset_key.to_user_string()}:{data.check_name}"
+        elapsed = time.perf_counter() - self.started
+        print(f"  [{elapsed:6.1f}s] {label:<12} {what}", file=sys.stderr, flush=True)
+
+
+@dg.logger
+def step_lines(_context) -> logging.Logger:
+    """Prints each step's and check's outcome as it happens."""
+    log = logging.getLogger("chaintape.steps")
+    log.setLevel(logging.DEBUG)
+    log.handlers = [_StepLines()]
+    log.propagate = False
+    return log

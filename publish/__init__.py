@@ -1,0 +1,1 @@
+"""Snapshots: the publisher, its reader, cursors, and the object-store backends."""

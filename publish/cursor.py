@@ -1,0 +1,81 @@
+"""Opaque page cursors: pinned to a snapshot and a list, signed so they cannot be forged."""
+
+import base64
+import hashlib
+import hmac
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+MAX_LENGTH = 512
+_SIG_BYTES = 12
+
+
+class CursorError(ValueError):
+    """A cursor that is malformed, forged, for another list, or too long."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a page starts: snapshot, list, the list's filter fingerprint, and row offset."""
+
+    snapshot_id: str
+    list_name: str
+    offset: int
+    scope: str = ""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class CursorSigner:
+    """Encodes and verifies cursors with one secret shared by the publisher and every edge."""
+
+    def __init__(self, secret: bytes) -> None:
+        self.secret = secret
+
+    def encode(self, cursor: Cursor) -> str:
+        """The opaque string a page carries."""
+        body = orjson.dumps([cursor.snapshot_id, cursor.list_name, cursor.offset, cursor.scope])
+        sig = hmac.new(self.secret, body, hashlib.sha256).digest()[:_SIG_BYTES]
+        return f"{_b64(body)}.{_b64(sig)}"
+
+    def decode(self, text: str) -> Cursor:
+        """The cursor behind `text`, or CursorError."""
+        if len(text) > MAX_LENGTH:
+            raise CursorError(f"cursor longer than {MAX_LENGTH} characters")
+        try:
+            body_text, sig_text = text.split(".")
+            body, sig = _unb64(body_text), _unb64(sig_text)
+        except ValueError:
+            raise CursorError("cursor is malformed") from None
+        expected = hmac.new(self.secret, body, hashlib.sha256).digest()[:_SIG_BYTES]
+        if not hmac.compare_digest(sig, expected):
+            raise CursorError("cursor was not issued by this service")
+        snapshot_id, list_name, offset, scope = orjson.loads(body)
+        return Cursor(snapshot_id, list_name, int(offset), scope)
+
+
+def default_signer() -> CursorSigner:
+    """$CHAINTAPE_CURSOR_SECRET, else a key file kept beside the embedded store."""
+    if os.environ.get("CHAINTAPE_CURSOR_SECRET"):
+        return CursorSigner(os.environ["CHAINTAPE_CURSOR_SECRET"].encode())
+    path = Path(os.environ.get("CHAINTAPE_HOME", "var")) / "cursor.key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"cursor.key.tmp-{os.getpid()}")
+        tmp.write_text(secrets.token_hex(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        tmp.unlink()
+    return CursorSigner(path.read_text().strip().encode())

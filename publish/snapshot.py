@@ -1,0 +1,176 @@
+"""Snapshots: immutable sets of pages, documents and serving tables, flipped live by LATEST."""
+
+import hashlib
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import orjson
+import polars as pl
+
+from publish.cursor import Cursor, CursorSigner
+from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
+
+LATEST = "snapshots/LATEST"
+PAGE_SIZE = 50
+JSON = "application/json"
+PARQUET = "application/vnd.apache.parquet"
+ID_PATTERN = re.compile(r"^\d{8}T\d{12}Z-[0-9a-f]{8}$")
+
+
+@dataclass(frozen=True)
+class PagedList:
+    """A list published as pages; `frame` holds index columns and `item` (the row's JSON)."""
+
+    name: str
+    frame: pl.DataFrame
+    key: tuple[str, ...]
+
+
+@dataclass
+class Manifest:
+    """What a snapshot holds and when it was computed."""
+
+    snapshot_id: str
+    as_of: str
+    snapshot_at: str
+    lists: dict[str, dict] = field(default_factory=dict)
+    documents: dict[str, str] = field(default_factory=dict)
+    objects: dict[str, dict] = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.__dict__, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+
+
+def new_snapshot_id(at: datetime, as_of: datetime) -> str:
+    """Sortable by publication time; the suffix tells apart snapshots published together."""
+    digest = f"{at.isoformat()}|{as_of.isoformat()}".encode()
+    return f"{at.strftime('%Y%m%dT%H%M%S%f')}Z-{hashlib.sha256(digest).hexdigest()[:8]}"
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class Publisher:
+    """Writes one snapshot, then LATEST, then prunes snapshots past the retention window."""
+
+    def __init__(self, store: ObjectStore, signer: CursorSigner,
+                 retention: timedelta = timedelta(hours=24), keep: int = 3,
+                 progress: Callable[[str], None] = lambda _: None) -> None:
+        self.store, self.signer = store, signer
+        self.retention, self.keep, self.progress = retention, keep, progress
+
+    def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
+                now: datetime | None = None) -> Manifest:
+        """Publish everything under a new snapshot id and make it the latest."""
+        now = now or datetime.now(UTC)
+        sid = new_snapshot_id(now, as_of)
+        manifest = Manifest(sid, _iso(as_of), _iso(now))
+        base = f"snapshots/{sid}"
+        for paged in lists:
+            manifest.lists[paged.name] = self._list(base, sid, as_of, paged, manifest)
+        for name, doc in documents.items():
+            key = f"documents/{name}.json"
+            self._put(manifest, base, key, orjson.dumps(doc), JSON)
+            manifest.documents[name] = key
+        self.store.put(f"{base}/manifest.json", manifest.to_json(), JSON, IMMUTABLE)
+        pointer = {"snapshot_id": sid, "as_of": manifest.as_of, "snapshot_at": manifest.snapshot_at,
+                   "manifest": f"{base}/manifest.json"}
+        self.store.put(LATEST, orjson.dumps(pointer), JSON, REVALIDATE)
+        self.progress(f"published snapshot {sid} ({len(manifest.objects)} objects)")
+        self.prune(now)
+        return manifest
+
+    def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
+              manifest: Manifest) -> dict:
+        frame = paged.frame
+        table_key = f"tables/{paged.name}.parquet"
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer, statistics=True)
+        self._put(manifest, base, table_key, buffer.getvalue(), PARQUET)
+        items = frame["item"].to_list()
+        pages = max(1, -(-len(items) // PAGE_SIZE))
+        for n in range(pages):
+            chunk = items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE]
+            body = page_body(chunk, self._cursor(sid, paged.name, (n + 1) * PAGE_SIZE, len(items)),
+                             self._cursor(sid, paged.name, (n - 1) * PAGE_SIZE, len(items))
+                             if n else None,
+                             links={"next": f"{n + 2}.json" if n + 1 < pages else None,
+                                    "prev": f"{n}.json" if n else None},
+                             extra={"snapshot_id": sid, "as_of": _iso(as_of)})
+            self._put(manifest, base, f"lists/{paged.name}/{n + 1}.json", body, JSON)
+        self.progress(f"{paged.name}: {len(items)} rows in {pages} page(s)")
+        return {"rows": len(items), "pages": pages, "page_size": PAGE_SIZE,
+                "first_page": f"lists/{paged.name}/1.json", "table": table_key,
+                "key": list(paged.key)}
+
+    def _cursor(self, sid: str, name: str, offset: int, total: int) -> str | None:
+        if offset >= total or offset < 0:
+            return None
+        return self.signer.encode(Cursor(sid, name, offset))
+
+    def _put(self, manifest: Manifest, base: str, key: str, body: bytes, kind: str) -> None:
+        etag = self.store.put(f"{base}/{key}", body, kind, IMMUTABLE)
+        manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": kind}
+
+    def prune(self, now: datetime) -> list[str]:
+        """Delete snapshots older than the retention window, always keeping the newest few."""
+        ids = snapshot_ids(self.store)
+        live = latest_id(self.store)
+        cutoff = (now - self.retention).strftime("%Y%m%dT%H%M%S%f")
+        doomed = [s for s in ids[:-self.keep] if s[:21] < cutoff and s != live]
+        for sid in doomed:
+            self.store.delete(self.store.keys(f"snapshots/{sid}/"))
+        return doomed
+
+
+def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None,
+              links: dict | None = None, extra: dict | None = None) -> bytes:
+    """A page envelope from pre-rendered item JSON, without re-parsing the items."""
+    head = b'{"items":[' + ",".join(items).encode() + b"]"
+    tail = {"next_cursor": next_cursor, "prev_cursor": prev_cursor}
+    if links is not None:
+        tail["links"] = links
+    tail.update(extra or {})
+    return head + b"," + orjson.dumps(tail)[1:]
+
+
+def snapshot_ids(store: ObjectStore) -> list[str]:
+    """Every snapshot id present, oldest first."""
+    ids = {key.split("/")[1] for key in store.keys("snapshots/") if key.count("/") >= 2}
+    return sorted(s for s in ids if ID_PATTERN.match(s))
+
+
+def latest_id(store: ObjectStore) -> str | None:
+    """The id LATEST points to, or None before the first publish."""
+    try:
+        return orjson.loads(store.get(LATEST).body)["snapshot_id"]
+    except NotFound:
+        return None
+
+
+@dataclass
+class Snapshot:
+    """A loaded snapshot: its manifest, documents (bytes) and serving tables (frames)."""
+
+    manifest: Manifest
+    documents: dict[str, bytes]
+    tables: dict[str, pl.DataFrame]
+
+    @property
+    def snapshot_id(self) -> str:
+        return self.manifest.snapshot_id
+
+
+def load_snapshot(store: ObjectStore, snapshot_id: str) -> Snapshot:
+    """Read a snapshot's manifest, documents and serving tables into memory."""
+    raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
+    manifest = Manifest(**raw)
+    base = f"snapshots/{snapshot_id}"
+    documents = {name: store.get(f"{base}/{key}").body for name, key in manifest.documents.items()}
+    tables = {name: pl.read_parquet(io.BytesIO(store.get(f"{base}/{meta['table']}").body))
+              for name, meta in manifest.lists.items()}
+    return Snapshot(manifest, documents, tables)

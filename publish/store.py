@@ -1,0 +1,191 @@
+"""Object-store backends: a local directory (embedded default) and S3 through boto3."""
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import boto3
+import botocore.config
+import botocore.exceptions
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "public, max-age=5, must-revalidate"
+_META = ".meta"
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """An object's bytes with the headers a CDN serves it with."""
+
+    key: str
+    body: bytes
+    content_type: str
+    cache_control: str
+    etag: str
+
+
+class NotFound(KeyError):
+    """No object under that key."""
+
+
+class StoreUnavailable(ConnectionError):
+    """The object store did not answer."""
+
+
+class ObjectStore(Protocol):
+    """What the publisher and the edge need from an object store."""
+
+    def put(self, key: str, body: bytes, content_type: str, cache_control: str) -> str: ...
+
+    def get(self, key: str) -> StoredObject: ...
+
+    def keys(self, prefix: str) -> list[str]: ...
+
+    def delete(self, keys: list[str]) -> None: ...
+
+
+def etag_of(body: bytes) -> str:
+    """The quoted MD5 ETag S3 gives a single-part object."""
+    return f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'
+
+
+class LocalStore:
+    """A directory; headers live in a sidecar tree under `.meta/` so a file server can use them."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    def put(self, key: str, body: bytes, content_type: str, cache_control: str) -> str:
+        """Write the object and then its headers, each by atomic rename."""
+        etag = etag_of(body)
+        meta = json.dumps({"content_type": content_type, "cache_control": cache_control,
+                           "etag": etag}).encode()
+        _atomic_write(self._path(key), body)
+        _atomic_write(self._path(f"{_META}/{key}.json"), meta)
+        return etag
+
+    def get(self, key: str) -> StoredObject:
+        """The object and its headers."""
+        try:
+            body = self._path(key).read_bytes()
+            meta = json.loads(self._path(f"{_META}/{key}.json").read_bytes())
+        except FileNotFoundError:
+            raise NotFound(key) from None
+        return StoredObject(key, body, meta["content_type"], meta["cache_control"], meta["etag"])
+
+    def keys(self, prefix: str) -> list[str]:
+        """Keys under `prefix`, sorted."""
+        base = self.root
+        if not base.exists():
+            return []
+        keys = []
+        for path in base.rglob("*"):
+            rel = path.relative_to(base).as_posix()
+            if path.is_file() and not rel.startswith(_META) and ".tmp-" not in path.name:
+                if rel.startswith(prefix):
+                    keys.append(rel)
+        return sorted(keys)
+
+    def delete(self, keys: list[str]) -> None:
+        """Remove objects and their headers; missing ones are ignored."""
+        for key in keys:
+            for path in (self._path(key), self._path(f"{_META}/{key}.json")):
+                path.unlink(missing_ok=True)
+
+    def _path(self, key: str) -> Path:
+        if key.startswith("/") or ".." in key.split("/"):
+            raise ValueError(f"bad object key {key!r}")
+        return self.root / key
+
+
+def _atomic_write(path: Path, body: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(body)
+    os.replace(tmp, path)
+
+
+class S3Store:
+    """A bucket (and key prefix) on AWS S3 or any S3-compatible store."""
+
+    def __init__(self, bucket: str, prefix: str = "", client=None, timeout_s: float = 5.0) -> None:
+        self.bucket, self.prefix = bucket, prefix.strip("/")
+        config = botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
+                                        retries={"max_attempts": 2})
+        self.client = client or boto3.client("s3", config=config)
+
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def put(self, key: str, body: bytes, content_type: str, cache_control: str) -> str:
+        """One PUT; S3 makes each object visible whole or not at all."""
+        with _translated():
+            answer = self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body,
+                                            ContentType=content_type, CacheControl=cache_control)
+        return answer["ETag"]
+
+    def get(self, key: str) -> StoredObject:
+        """The object with the headers S3 stored."""
+        with _translated(key):
+            answer = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            body = answer["Body"].read()
+        return StoredObject(key, body, answer.get("ContentType", ""),
+                            answer.get("CacheControl", ""), answer["ETag"])
+
+    def keys(self, prefix: str) -> list[str]:
+        """Keys under `prefix`, sorted."""
+        keys = []
+        strip = len(self.prefix) + 1 if self.prefix else 0
+        with _translated():
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self._key(prefix))
+            for page in pages:
+                keys += [item["Key"][strip:] for item in page.get("Contents", [])]
+        return sorted(keys)
+
+    def delete(self, keys: list[str]) -> None:
+        """Batch deletes of up to 1000 keys."""
+        with _translated():
+            for i in range(0, len(keys), 1000):
+                batch = [{"Key": self._key(k)} for k in keys[i:i + 1000]]
+                self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch})
+
+
+class _translated:
+    """Maps boto errors to NotFound and StoreUnavailable."""
+
+    def __init__(self, key: str = "") -> None:
+        self.key = key
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, err, tb) -> bool:
+        if err is None:
+            return False
+        if isinstance(err, botocore.exceptions.ClientError):
+            code = err.response.get("Error", {}).get("Code", "")
+            if code in ("NoSuchKey", "404", "NotFound"):
+                raise NotFound(self.key) from err
+            raise StoreUnavailable(str(err)) from err
+        if isinstance(err, botocore.exceptions.BotoCoreError):
+            raise StoreUnavailable(str(err)) from err
+        return False
+
+
+def default_url() -> str:
+    """$CHAINTAPE_STORE, else $CHAINTAPE_HOME/store, else ./var/store."""
+    return os.environ.get("CHAINTAPE_STORE") or str(
+        Path(os.environ.get("CHAINTAPE_HOME", "var")) / "store")
+
+
+def open_store(url: str | None = None) -> ObjectStore:
+    """`s3://bucket/prefix` (endpoint from AWS_ENDPOINT_URL when set) or a directory path."""
+    url = url or default_url()
+    if url.startswith("s3://"):
+        bucket, _, prefix = url[5:].partition("/")
+        return S3Store(bucket, prefix)
+    return LocalStore(url)

@@ -1,0 +1,11 @@
+"""The interface's closed value sets, shared by the pipeline that publishes /config and the edge
+that validates requests, so that /config lists exactly what the service accepts."""
+
+PAIR_WINDOWS = {"m5": 300, "h1": 3_600, "h6": 21_600, "h24": 86_400}
+TIMEFRAMES = list(PAIR_WINDOWS)
+RESOLUTIONS = ["1m", "5m", "15m", "1h", "4h", "1d"]
+TX_TYPES = ["buy", "sell", "add", "remove"]
+SORT_OPTIONS = ["trending", "volume", "liquidity", "price_change", "txns", "created_at", "fdv",
+                "market_cap"]
+WALLET_WINDOWS = ["1d", "7d", "30d", "1y", "all"]
+VERDICT_STATUSES = ["ok", "watch", "blocked", "unknown"]
