@@ -200,9 +200,9 @@ class Swap(_Event):
     @pa.dataframe_check
     def one_token_in_the_other_out(cls, data) -> pl.LazyFrame:
         zero = pl.lit(0).cast(pl.Decimal(38, 0))
-        buy0 = (pl.col("amount1_in") > zero) & (pl.col("amount0_out") > zero)
-        buy1 = (pl.col("amount0_in") > zero) & (pl.col("amount1_out") > zero)
-        return data.lazyframe.select(buy0 ^ buy1)
+        a0i, a1i = pl.col("amount0_in") > zero, pl.col("amount1_in") > zero
+        a0o, a1o = pl.col("amount0_out") > zero, pl.col("amount1_out") > zero
+        return data.lazyframe.select((a1i & a0o & ~a0i & ~a1o) | (a0i & a1o & ~a1i & ~a0o))
 
 
 class LiquidityEvent(_Event):

@@ -37,7 +37,7 @@ def perp_tables(world: ChainWorld, book: PriceBook, rng: np.random.Generator,
                 events: Events) -> dict[str, pl.DataFrame]:
     """Markets, 5-minute snapshots (open interest with gaps), liquidations and heartbeats."""
     start, end = world.start.timestamp(), world.indexed_until.timestamp()
-    stop = end - LIQUIDATION_FEED_STOPS.total_seconds()
+    stop = max(end - LIQUIDATION_FEED_STOPS.total_seconds(), start + (end - start) / 4)
     venue = next(v for v in world.venues if v.category == "perps")
     times = np.arange(start, end, SNAPSHOT_S)
     markets, snaps = [], []
@@ -96,7 +96,8 @@ def farm_observations(world: ChainWorld, pools: list[Pool],
         farm = ids.named_address(fmt, f"{slug}:farm:{f}")
         factory = ids.named_address(fmt, f"{slug}:farm-factory:{f}")
         reward = rewards[f % len(rewards)]
-        last = end - (STALE_FARM.total_seconds() if not verified else 0)
+        stale_for = min(STALE_FARM.total_seconds(), (end - start) / 2)
+        last = end - (stale_for if not verified else 0)
         picks = rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)
         for pid, index in enumerate(picks):
             pool = candidates[int(index)]

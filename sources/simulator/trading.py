@@ -222,7 +222,7 @@ class Trader:
             return
         moved = amount // 2
         p.holders[wallet] -= moved
-        if to not in p.holders:
+        if to not in p.holders and group == "ordinary":
             p.holder_list.append(to)
         p.holders[to] = p.holders.get(to, 0) + moved
         self.events.add("transfers", t + 30.0, self.events.tx(), 0, token=p.base.address,

@@ -1,0 +1,78 @@
+"""Shared fixtures: a small simulated lake, processes on loopback ports."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sources.lake import Lake
+from sources.simulator import SimulationConfig, simulate
+
+SMALL = SimulationConfig(chains=6, days=2, swaps=6_000, seed=3,
+                         end=datetime(2026, 11, 20, tzinfo=UTC))
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30.0) -> None:
+    """Block until `url` answers (any status)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1.0)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise TimeoutError(url)
+
+
+@pytest.fixture(scope="session")
+def small_lake(tmp_path_factory) -> Lake:
+    """A six-chain, two-day lake of about 6,000 swaps."""
+    lake = Lake(tmp_path_factory.mktemp("lake"))
+    simulate(SMALL, lake)
+    return lake
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """A real S3 HTTP endpoint: a moto server process on a loopback port."""
+    port = free_port()
+    proc = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(url)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture
+def s3_env(s3_endpoint, monkeypatch):
+    """boto3 pointed at the moto server with throwaway credentials."""
+    for name, value in {"AWS_ENDPOINT_URL": s3_endpoint, "AWS_ACCESS_KEY_ID": "test",
+                        "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    return s3_endpoint
+
+
+def run_cli(args: list[str], home: Path, **env) -> subprocess.CompletedProcess:
+    """Run the chaintape command line with its home under `home`."""
+    full = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+            **env}
+    return subprocess.run([str(BIN / "chaintape"), *args], env=full, capture_output=True,
+                          text=True, timeout=600)
