@@ -1,6 +1,7 @@
 """Opaque page cursors: pinned to a snapshot and a list, signed so they cannot be forged."""
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import os
@@ -73,9 +74,7 @@ def default_signer() -> CursorSigner:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"cursor.key.tmp-{os.getpid()}")
         tmp.write_text(secrets.token_hex(32))
-        try:
+        with contextlib.suppress(FileExistsError):
             os.link(tmp, path)
-        except FileExistsError:
-            pass
         tmp.unlink()
     return CursorSigner(path.read_text().strip().encode())

@@ -84,9 +84,9 @@ class LocalStore:
         keys = []
         for path in base.rglob("*"):
             rel = path.relative_to(base).as_posix()
-            if path.is_file() and not rel.startswith(_META) and ".tmp-" not in path.name:
-                if rel.startswith(prefix):
-                    keys.append(rel)
+            visible = path.is_file() and not rel.startswith(_META) and ".tmp-" not in path.name
+            if visible and rel.startswith(prefix):
+                keys.append(rel)
         return sorted(keys)
 
     def delete(self, keys: list[str]) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from checks.schemas.types import RAW, UTC_TS
+from checks.schemas.types import RAW
 from sources.simulator import ids
 from sources.simulator.events import Events
 from sources.simulator.world import ChainWorld
@@ -139,6 +139,3 @@ def utc(t: float) -> datetime:
     """Unix seconds as an aware datetime."""
     return datetime.fromtimestamp(t, tz=UTC)
 
-
-__all__ = ["UTC_TS", "Clock", "blocks_table", "event_tables", "heads_table", "raw_series",
-           "stamp", "swap_details", "to_frame", "utc", "with_utc"]

@@ -1,0 +1,116 @@
+"""Simulate -> materialise (with blocking checks) -> publish -> serve -> call over HTTP."""
+
+import os
+import subprocess
+import time
+from datetime import timedelta
+
+import httpx
+import polars as pl
+import pytest
+
+from sources.lake import Lake
+from tests.conftest import BIN, SMALL, free_port, run_cli, wait_http
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    sim = run_cli(["simulate", "--chains", "6", "--days", "2", "--swaps", "6000", "--seed", "3"],
+                  home)
+    assert sim.returncode == 0, sim.stderr
+    done = run_cli(["materialize"], home)
+    assert done.returncode == 0, done.stderr
+    assert "check passed chains/chain_records:schema_and_meaning_rules" in done.stderr
+    return home
+
+
+@pytest.fixture(scope="module")
+def edge(home):
+    port = free_port()
+    env = {**os.environ, "CHAINTAPE_HOME": str(home), "CHAINTAPE_POLL_SECONDS": "0.2"}
+    proc = subprocess.Popen([str(BIN / "chaintape"), "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(base)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_config_has_one_record_per_chain_agreeing_with_the_lake(home, edge):
+    body = httpx.get(f"{edge}/api/v1/config").json()
+    lake = Lake(home / "lake")
+    chains = lake.read("chains")
+    assert sorted(c["slug"] for c in body["chains"]) == sorted(chains["slug"])
+    as_of = lake.read("heads")["observed_at"].max()
+    swaps = lake.read("swaps").filter(pl.col("block_time") > as_of - timedelta(days=1))
+    per_chain = dict(swaps.group_by("chain_id").len().iter_rows())
+    pairs = dict(lake.read("pairs").group_by("chain_id").len().iter_rows())
+    for record in body["chains"]:
+        assert record["txns_24h"] == per_chain.get(record["chain_id"], 0)
+        assert record["pairs"] == pairs[record["chain_id"]]
+        assert record["scams_total"] == record["scams_on_pool"] + record["scams_inherited"]
+    by_slug = {c["slug"]: c for c in body["chains"]}
+    assert by_slug["tron"]["metrics_stale"] and by_slug["tron"]["syncing"]
+    assert not by_slug["sui"]["syncing"] and by_slug["sui"]["metrics_stale"]
+    assert body["timeframes"] == ["m5", "h1", "h6", "h24"]
+    assert SMALL.chains == len(body["chains"])
+
+
+def test_chains_pages_follow_their_cursors_and_refuse_forged_ones(edge):
+    first = httpx.get(f"{edge}/api/v1/chains", params={"limit": 4})
+    assert first.status_code == 200 and len(first.json()["items"]) == 4
+    second = httpx.get(f"{edge}/api/v1/chains", params={"cursor": first.json()["next_cursor"],
+                                                         "limit": 4}).json()
+    assert len(second["items"]) == 2 and second["next_cursor"] is None
+    slugs = [c["slug"] for c in first.json()["items"] + second["items"]]
+    assert len(set(slugs)) == 6
+    forged = httpx.get(f"{edge}/api/v1/chains", params={"cursor": "abc.def"})
+    assert forged.status_code == 400
+    assert forged.json()["code"] == "invalid_param" and forged.json()["param"] == "cursor"
+    bad_limit = httpx.get(f"{edge}/api/v1/chains", params={"limit": 0})
+    assert bad_limit.status_code == 400 and bad_limit.json()["param"] == "limit"
+
+
+def test_every_response_carries_a_request_id_and_unknown_routes_are_problems(edge):
+    mine = httpx.get(f"{edge}/api/v1/config", headers={"X-Request-Id": "my-id_1"})
+    assert mine.headers["x-request-id"] == "my-id_1"
+    ugly = httpx.get(f"{edge}/api/v1/config", headers={"X-Request-Id": "not ok!"})
+    assert ugly.headers["x-request-id"] != "not ok!" and len(ugly.headers["x-request-id"]) > 8
+    missing = httpx.get(f"{edge}/api/v1/no-such-thing")
+    assert missing.status_code == 404
+    assert missing.headers["content-type"] == "application/problem+json"
+    doc = missing.json()
+    assert doc["code"] == "not_found" and doc["request_id"] == missing.headers["x-request-id"]
+    assert doc["type"].endswith("/not_found")
+
+
+def test_the_edge_follows_latest_as_a_new_snapshot_lands(home, edge):
+    before = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
+    old_cursor = httpx.get(f"{edge}/api/v1/chains", params={"limit": 2}).json()["next_cursor"]
+    assert run_cli(["publish"], home).returncode == 0
+    deadline = time.monotonic() + 10
+    after = before
+    while after == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+        after = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
+    assert after != before
+    pinned = httpx.get(f"{edge}/api/v1/chains", params={"cursor": old_cursor, "limit": 2})
+    assert pinned.status_code == 200 and pinned.headers["x-snapshot-id"] == before
+
+
+def test_no_snapshot_at_all_is_a_503(tmp_path):
+    port = free_port()
+    env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path)}
+    proc = subprocess.Popen([str(BIN / "chaintape"), "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}")
+        answer = httpx.get(f"http://127.0.0.1:{port}/api/v1/config")
+        assert answer.status_code == 503 and answer.json()["code"] == "upstream_unavailable"
+    finally:
+        proc.terminate()
+        proc.wait(10)

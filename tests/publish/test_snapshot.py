@@ -1,0 +1,121 @@
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import orjson
+import polars as pl
+import pytest
+
+from publish.cursor import Cursor, CursorError, CursorSigner
+from publish.snapshot import LATEST, PagedList, Publisher, latest_id, load_snapshot, snapshot_ids
+from publish.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
+
+SIGNER = CursorSigner(b"test-secret")
+AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def rows(n: int) -> PagedList:
+    items = [orjson.dumps({"n": i}).decode() for i in range(n)]
+    return PagedList("things", pl.DataFrame({"n": list(range(n)), "item": items}), ("n",))
+
+
+def walk(store, sid: str) -> list[int]:
+    """What a CDN consumer does: first page, then each page's links.next."""
+    key = f"snapshots/{sid}/lists/things/1.json"
+    seen = []
+    while key:
+        page = orjson.loads(store.get(key).body)
+        seen += [item["n"] for item in page["items"]]
+        nxt = page["links"]["next"]
+        key = f"snapshots/{sid}/lists/things/{nxt}" if nxt else None
+    return seen
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, tmp_path):
+    if request.param == "local":
+        return LocalStore(tmp_path / "store")
+    request.getfixturevalue("s3_env")
+    bucket = f"snap-{int(time.time() * 1e6)}"
+    boto3.client("s3").create_bucket(Bucket=bucket)
+    return S3Store(bucket, "prefix")
+
+
+def test_a_published_list_can_be_walked_page_by_page(store):
+    manifest = Publisher(store, SIGNER).publish(AS_OF, [rows(120)], {"doc": {"a": 1}})
+    assert latest_id(store) == manifest.snapshot_id
+    assert walk(store, manifest.snapshot_id) == list(range(120))
+    first = orjson.loads(store.get(f"snapshots/{manifest.snapshot_id}/lists/things/1.json").body)
+    assert first["prev_cursor"] is None
+    assert SIGNER.decode(first["next_cursor"]) == Cursor(manifest.snapshot_id, "things", 50)
+    assert manifest.lists["things"] | {"rows": 120, "pages": 3} == manifest.lists["things"]
+
+
+def test_every_object_carries_type_cache_control_and_etag(store):
+    manifest = Publisher(store, SIGNER).publish(AS_OF, [rows(3)], {"doc": {"a": 1}})
+    page = store.get(f"snapshots/{manifest.snapshot_id}/lists/things/1.json")
+    assert (page.content_type, page.cache_control) == ("application/json", IMMUTABLE)
+    assert page.etag == manifest.objects["lists/things/1.json"]["etag"]
+    table = store.get(f"snapshots/{manifest.snapshot_id}/tables/things.parquet")
+    assert table.content_type == "application/vnd.apache.parquet"
+    assert store.get(LATEST).cache_control == REVALIDATE
+    loaded = load_snapshot(store, manifest.snapshot_id)
+    assert loaded.tables["things"]["n"].to_list() == [0, 1, 2]
+    assert orjson.loads(loaded.documents["doc"]) == {"a": 1}
+
+
+def test_old_snapshots_go_after_the_retention_window_but_the_newest_stay(store):
+    publisher = Publisher(store, SIGNER, retention=timedelta(hours=1), keep=2)
+    t0 = datetime(2026, 11, 20, tzinfo=UTC)
+    ids = [publisher.publish(AS_OF, [rows(2)], {}, now=t0 + timedelta(minutes=40 * i)).snapshot_id
+           for i in range(5)]
+    # at t0+160min the cutoff is t0+100min: snapshots at 0, 40 and 80 minutes are past it
+    assert snapshot_ids(store) == ids[3:]
+
+
+def test_a_forged_or_altered_cursor_is_refused():
+    good = SIGNER.encode(Cursor("s", "things", 50))
+    body, sig = good.split(".")
+    with pytest.raises(CursorError):
+        SIGNER.decode(body + "." + sig[::-1])
+    with pytest.raises(CursorError):
+        CursorSigner(b"other").decode(good)
+    with pytest.raises(CursorError):
+        SIGNER.decode("x" * 513)
+
+
+SLOW_PUBLISH = """
+import sys, time, orjson, polars as pl
+from datetime import UTC, datetime
+from publish.cursor import CursorSigner
+from publish.snapshot import PagedList, Publisher
+from publish.store import LocalStore
+
+class Slow(LocalStore):
+    def put(self, key, body, content_type, cache_control):
+        time.sleep(0.05)
+        return super().put(key, body, content_type, cache_control)
+
+items = [orjson.dumps({"n": i}).decode() for i in range(5000)]
+frame = pl.DataFrame({"n": list(range(5000)), "item": items})
+Publisher(Slow(sys.argv[1]), CursorSigner(b"k")).publish(
+    datetime(2026, 11, 21, tzinfo=UTC), [PagedList("things", frame, ("n",))], {})
+"""
+
+
+def test_a_publish_killed_half_way_leaves_the_previous_snapshot_served_and_intact(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    old = Publisher(store, CursorSigner(b"k")).publish(AS_OF, [rows(120)], {"doc": {"a": 1}})
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_PUBLISH, str(tmp_path / "store")])
+    deadline = time.monotonic() + 30
+    while len(snapshot_ids(store)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.kill()
+    proc.wait()
+    assert len(snapshot_ids(store)) == 2, "the new snapshot had started"
+    assert latest_id(store) == old.snapshot_id
+    assert walk(store, old.snapshot_id) == list(range(120))
+    assert load_snapshot(store, old.snapshot_id).tables["things"].height == 120
