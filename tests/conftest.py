@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +39,26 @@ def wait_http(url: str, timeout: float = 30.0) -> None:
     raise TimeoutError(url)
 
 
+@contextmanager
+def process(args: list[str], url: str, env: dict | None = None):
+    """A server process, running until the block ends; yields once `url` answers."""
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(url)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def edge_process(home: Path, **env):
+    """`chaintape serve` over `home` on a free loopback port."""
+    port = free_port()
+    full = {**os.environ, "CHAINTAPE_HOME": str(home), **env}
+    return process([str(BIN / "chaintape"), "serve", "--port", str(port)],
+                   f"http://127.0.0.1:{port}", full)
+
+
 @pytest.fixture(scope="session")
 def small_lake(tmp_path_factory) -> Lake:
     """A six-chain, two-day lake of about 6,000 swaps."""
@@ -50,15 +71,9 @@ def small_lake(tmp_path_factory) -> Lake:
 def s3_endpoint():
     """A real S3 HTTP endpoint: a moto server process on a loopback port."""
     port = free_port()
-    proc = subprocess.Popen([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(url)
+    with process([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                 f"http://127.0.0.1:{port}") as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture

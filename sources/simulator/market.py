@@ -7,7 +7,7 @@ import numpy as np
 from sources.simulator import ids
 from sources.simulator.events import Events
 from sources.simulator.pools import DEAD, Pool, migrate, plan_pools
-from sources.simulator.trading import Regime, Trader, regime_for
+from sources.simulator.trading import Trader, regime_for
 from sources.simulator.world import ChainWorld
 
 # Some attempted trades do not execute (a sell with nothing to sell, dust into a drained
@@ -51,7 +51,7 @@ def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, q
             follow.mint(new.created_at, new.creator, new.r_base, new.r_quote, new.lp_supply)
             locks.append(_lock(new, "burn", None, world, new.lp_supply, new.created_at, rng))
             rest = times[done:][times[done:] > new.created_at]
-            follow.run(rest, Regime(regime.ends, regime.p_buy))
+            follow.run(rest, regime)
             out.append(new)
         elif pool.story in ("established", "fresh") and rng.random() < 0.6:
             kind = "lock" if rng.random() < 0.65 else "burn"

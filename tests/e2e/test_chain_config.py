@@ -1,7 +1,5 @@
 """Simulate -> materialise (with blocking checks) -> publish -> serve -> call over HTTP."""
 
-import os
-import subprocess
 import time
 from datetime import timedelta
 
@@ -10,7 +8,7 @@ import polars as pl
 import pytest
 
 from sources.lake import Lake
-from tests.conftest import BIN, SMALL, free_port, run_cli, wait_http
+from tests.conftest import SMALL, edge_process, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -27,17 +25,8 @@ def home(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def edge(home):
-    port = free_port()
-    env = {**os.environ, "CHAINTAPE_HOME": str(home), "CHAINTAPE_POLL_SECONDS": "0.2"}
-    proc = subprocess.Popen([str(BIN / "chaintape"), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(base)
+    with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2") as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_config_has_one_record_per_chain_agreeing_with_the_lake(home, edge):
@@ -103,14 +92,6 @@ def test_the_edge_follows_latest_as_a_new_snapshot_lands(home, edge):
 
 
 def test_no_snapshot_at_all_is_a_503(tmp_path):
-    port = free_port()
-    env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path)}
-    proc = subprocess.Popen([str(BIN / "chaintape"), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_http(f"http://127.0.0.1:{port}")
-        answer = httpx.get(f"http://127.0.0.1:{port}/api/v1/config")
+    with edge_process(tmp_path) as base:
+        answer = httpx.get(f"{base}/api/v1/config")
         assert answer.status_code == 503 and answer.json()["code"] == "upstream_unavailable"
-    finally:
-        proc.terminate()
-        proc.wait(10)
