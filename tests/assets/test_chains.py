@@ -1,0 +1,25 @@
+"""Chain SQL models on tiny hand-made inputs."""
+
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+
+from assets.sql_models import load_models
+
+AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def test_pair_activity_windows_keep_sub_second_swaps_inside_the_day() -> None:
+    day_ago = AS_OF - timedelta(days=1)
+    times = [day_ago, day_ago + timedelta(milliseconds=300), AS_OF - timedelta(minutes=4),
+             AS_OF, AS_OF + timedelta(seconds=1)]
+    legs = pl.DataFrame({
+        "chain_id": [1] * 5, "pair": ["p"] * 5,
+        "block_time": pl.Series(times, dtype=pl.Datetime("us", "UTC")),
+        "volume_usd": [1.0, 2.0, 4.0, 8.0, 16.0],
+    })
+    as_of = pl.DataFrame({"as_of": pl.Series([AS_OF], dtype=pl.Datetime("us", "UTC"))})
+    row = load_models()["pair_activity"].run({"swap_legs": legs, "as_of": as_of}).row(0, named=True)
+    # Exactly a day old is out; 300 ms younger is in; after the watermark is out.
+    assert (row["txns_h24"], row["volume_h24_usd"]) == (3, 14.0)
+    assert (row["txns_m5"], row["volume_m5_usd"]) == (2, 12.0)
