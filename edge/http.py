@@ -20,14 +20,23 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     request_id: str
+    peer: str | None = None
+    url: str = ""
+    body: bytes = b""
     path_params: dict[str, str] = field(default_factory=dict)
     state: Any = None
 
     @classmethod
     def from_scope(cls, scope: dict) -> "Request":
+        """The request an ASGI scope describes."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        return cls(scope["method"], scope["path"], query, headers, request_id_for(headers))
+        raw_query = scope.get("query_string", b"").decode("latin-1")
+        query = parse_qs(raw_query, keep_blank_values=True)
+        client = scope.get("client")
+        host = headers.get("host", "localhost")
+        url = f"{scope.get('scheme', 'http')}://{host}{scope['path']}"
+        return cls(scope["method"], scope["path"], query, headers, request_id_for(headers),
+                   client[0] if client else None, url + (f"?{raw_query}" if raw_query else ""))
 
 
 @dataclass

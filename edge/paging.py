@@ -4,16 +4,14 @@ import polars as pl
 
 from edge.http import Response
 from edge.problems import ApiError
-from edge.registry import KEYLESS_MAX_LIMIT
 from edge.snapshots import SnapshotHolder
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import Snapshot, page_body
 
 
-def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
+async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
          cursor: str | None, snapshot: Snapshot) -> Response:
     """One page of `list_name`: from the start, or where `cursor` says, in its own snapshot."""
-    limit = min(limit, KEYLESS_MAX_LIMIT)
     offset = 0
     if cursor is not None:
         try:
@@ -22,7 +20,7 @@ def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: in
             raise ApiError("invalid_param", str(err), "cursor") from None
         if decoded.list_name != list_name:
             raise ApiError("invalid_param", "cursor belongs to another list", "cursor")
-        pinned = holder.pinned(decoded.snapshot_id)
+        pinned = await holder.pinned(decoded.snapshot_id)
         if pinned is None:
             raise ApiError("invalid_param", "cursor has expired; start from the first page",
                            "cursor")

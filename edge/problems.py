@@ -28,6 +28,7 @@ class ApiError(Exception):
     code: str
     detail: str
     param: str | None = None
+    headers: tuple[tuple[bytes, bytes], ...] = ()
 
     def __post_init__(self) -> None:
         if self.code not in CODES:

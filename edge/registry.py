@@ -1,61 +1,47 @@
-"""The operation registry: each operation's method, path, cost and parameters, declared once."""
+"""Operations and the router that finds them; handlers are bound to declared operations."""
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from edge.http import Request, Response
-from edge.problems import ApiError
-
-KEYLESS_MAX_LIMIT = 50
-
-
-@dataclass(frozen=True)
-class Param:
-    """A query parameter: type, bounds and default, as the spec gives them."""
-
-    name: str
-    kind: str = "int"
-    default: object = None
-    minimum: int | None = None
-    maximum: int | None = None
-    max_length: int | None = None
-
-    def parse(self, values: list[str] | None) -> object:
-        """The parameter's value, or ApiError naming it."""
-        if not values:
-            return self.default
-        raw = values[-1]
-        if self.kind == "int":
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ApiError("invalid_param", f"{self.name} must be an integer",
-                               self.name) from None
-            if (self.minimum is not None and value < self.minimum) or (
-                    self.maximum is not None and value > self.maximum):
-                raise ApiError("invalid_param",
-                               f"{self.name} must be {self.minimum}..{self.maximum}", self.name)
-            return value
-        if self.max_length is not None and len(raw) > self.max_length:
-            raise ApiError("invalid_param",
-                           f"{self.name} must be at most {self.max_length} characters", self.name)
-        return raw
-
+from edge.params import Body, Param
 
 Handler = Callable[[Request, dict], Awaitable[Response]]
+HERMES_PREFIX = "/v2/"
 
 
 @dataclass(frozen=True)
 class Operation:
-    """One operation of the interface."""
+    """One operation of the interface: what the catalog declares plus, once built, its handler."""
 
     method: str
     path: str
     cost_cu: int
     summary: str
     params: tuple[Param, ...] = ()
+    domain: str = ""
+    body: Body | None = None
+    name: str = ""
     handler: Handler | None = None
+
+    @property
+    def operation_id(self) -> str:
+        """A stable name: the method and path in words."""
+        if self.name:
+            return self.name
+        words = re.sub(r"[{}.\-/]+", "_", self.path).strip("_")
+        return f"{self.method.lower()}_{words}"
+
+    @property
+    def hermes(self) -> bool:
+        """An oracle route of the Hermes convention: root-mounted, keyless, free, text errors."""
+        return self.path.startswith(HERMES_PREFIX)
+
+    @property
+    def metered(self) -> bool:
+        """Whether calls spend the client's budget."""
+        return not self.hermes
 
     @property
     def pattern(self) -> re.Pattern:
@@ -63,21 +49,33 @@ class Operation:
         return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
 
     def parse(self, request: Request) -> dict:
-        """Every declared parameter, validated."""
-        return {p.name: p.parse(request.query.get(p.name)) for p in self.params}
+        """Every declared query and path parameter, validated."""
+        out = {}
+        for param in self.params:
+            if param.location == "path":
+                out[param.name] = param.parse([request.path_params[param.name]])
+            else:
+                out[param.name] = param.parse(request.query.get(param.name))
+        return out
 
 
-LIMIT = Param("limit", "int", 10, 1, 100)
-CURSOR = Param("cursor", "string", None, max_length=512)
+def mount(operations: list[Operation], handlers: dict[tuple[str, str], Handler]) -> list[Operation]:
+    """The declared operations with their handlers; an undeclared handler is a programming error."""
+    declared = {(op.method, op.path) for op in operations}
+    unknown = set(handlers) - declared
+    if unknown:
+        raise ValueError(f"handlers for undeclared operations: {sorted(unknown)}")
+    return [replace(op, handler=handlers.get((op.method, op.path))) for op in operations]
 
 
 class Router:
     """Finds the mounted operation for a method and path."""
 
     def __init__(self, operations: list[Operation]) -> None:
-        self.static = {(op.method, op.path): op for op in operations
-                       if op.handler and "{" not in op.path}
-        self.dynamic = [(op, op.pattern) for op in operations if op.handler and "{" in op.path]
+        mounted = [op for op in operations if op.handler is not None]
+        self.operations = mounted
+        self.static = {(op.method, op.path): op for op in mounted if "{" not in op.path}
+        self.dynamic = [(op, op.pattern) for op in mounted if "{" in op.path]
 
     def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
         """The operation and its path parameters, or None."""
@@ -89,3 +87,8 @@ class Router:
             if found and op.method == method:
                 return op, found.groupdict()
         return None
+
+    def allows(self, path: str) -> list[str]:
+        """The methods some operation serves at `path` (for a 404 that names them)."""
+        return sorted({op.method for op in self.operations
+                       if self.static.get((op.method, path)) is op or op.pattern.match(path)})

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import orjson
 
+from edge.problems import ApiError
 from publish.snapshot import LATEST, Snapshot, load_snapshot
 from publish.store import NotFound, ObjectStore, StoreUnavailable
 
@@ -17,8 +18,9 @@ PINNED = 4
 class SnapshotHolder:
     """The current snapshot, a few recent ones (for cursors), and the store's health."""
 
-    def __init__(self, store: ObjectStore) -> None:
+    def __init__(self, store: ObjectStore, timeout_s: float = 5.0) -> None:
         self.store = store
+        self.timeout_s = timeout_s
         self.current: Snapshot | None = None
         self.recent: dict[str, Snapshot] = {}
         self.last_check: float | None = None
@@ -45,14 +47,23 @@ class SnapshotHolder:
             log.warning("object store unreachable, keeping snapshot: %s", err)
             return False
 
-    def pinned(self, snapshot_id: str) -> Snapshot | None:
-        """A recent snapshot by id, loading it if the store still keeps it."""
+    async def pinned(self, snapshot_id: str) -> Snapshot | None:
+        """A recent snapshot by id, loading it if the store still keeps it (None when it does
+        not); 503 when the store cannot be reached, 504 when it does not answer in time."""
         if snapshot_id in self.recent:
             return self.recent[snapshot_id]
         try:
-            self._remember(load_snapshot(self.store, snapshot_id))
-        except (NotFound, StoreUnavailable, OSError, ValueError):
+            loaded = await asyncio.wait_for(
+                asyncio.to_thread(load_snapshot, self.store, snapshot_id), self.timeout_s)
+        except (NotFound, ValueError):
             return None
+        except TimeoutError:
+            raise ApiError("upstream_timeout", "the object store did not answer in time; "
+                           "retry") from None
+        except (StoreUnavailable, OSError):
+            raise ApiError("upstream_unavailable", "the object store is unreachable; retry") \
+                from None
+        self._remember(loaded)
         return self.recent.get(snapshot_id)
 
     def _remember(self, snapshot: Snapshot) -> None:
@@ -60,6 +71,10 @@ class SnapshotHolder:
         for sid in sorted(self.recent)[:-PINNED]:
             if self.current is None or sid != self.current.snapshot_id:
                 del self.recent[sid]
+
+    def seconds_since_check(self) -> float | None:
+        """Seconds since LATEST was last read successfully."""
+        return None if self.last_check is None else round(time.time() - self.last_check, 1)
 
     def age_seconds(self) -> float | None:
         """Seconds since the current snapshot was published."""

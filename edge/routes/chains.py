@@ -2,14 +2,13 @@
 
 from edge.http import Request, Response
 from edge.paging import page
-from edge.registry import CURSOR, LIMIT, Operation
 
 
 async def list_chains(request: Request, params: dict) -> Response:
     """Chain records, paged."""
     state = request.state
-    return page(state.holder, state.signer, "chains", params["limit"], params["cursor"],
-                state.snapshot)
+    return await page(state.holder, state.signer, "chains", params["limit"], params["cursor"],
+                      state.snapshot)
 
 
 async def get_config(request: Request, params: dict) -> Response:
@@ -19,8 +18,4 @@ async def get_config(request: Request, params: dict) -> Response:
                     headers=[(b"x-snapshot-id", snapshot.snapshot_id.encode())])
 
 
-OPERATIONS = [
-    Operation("GET", "/chains", 10, "Chain records, paged", (LIMIT, CURSOR), list_chains),
-    Operation("GET", "/config", 10, "Chains and the values a valid request may use", (),
-              get_config),
-]
+HANDLERS = {("GET", "/chains"): list_chains, ("GET", "/config"): get_config}

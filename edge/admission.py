@@ -1,0 +1,109 @@
+"""Who may make a call and what it spends: keys, plans, x402 payments and the token bucket."""
+
+from dataclasses import dataclass
+
+from edge.clients import Network, client_address
+from edge.http import Request
+from edge.keys import KeyRecord
+from edge.metering import Verdict
+from edge.payments import Cashier, Payment, PaymentInvalid, decode, encode_header
+from edge.plans import KEYLESS, PLANS, Plan, units
+from edge.problems import ApiError
+from edge.registry import Operation
+
+KEY_QUERY_NAMES = frozenset({"api_key", "apikey", "key", "x-api-key", "x_api_key", "access_token"})
+
+
+class PaymentRequired(Exception):
+    """A 402: the x402 challenge document for this call."""
+
+    def __init__(self, document: dict, headers: list[tuple[bytes, bytes]]) -> None:
+        super().__init__(document.get("error", "payment required"))
+        self.document = document
+        self.headers = headers
+
+
+@dataclass
+class Admission:
+    """The caller's plan, key, budget verdict and payment, for the handler and the answer."""
+
+    plan: Plan
+    client: str
+    key: KeyRecord | None = None
+    verdict: Verdict | None = None
+    payment: Payment | None = None
+
+
+def presented_key(request: Request) -> str | None:
+    """The key from X-API-Key or Authorization: Bearer; a key in the query string is refused."""
+    for name in request.query:
+        if name.lower() in KEY_QUERY_NAMES:
+            raise ApiError("key_in_query", "send the API key in X-API-Key or Authorization: "
+                           "Bearer, never in the query string", name)
+    key = request.headers.get("x-api-key")
+    auth = request.headers.get("authorization", "")
+    if key is None and auth[:7].lower() == "bearer ":
+        key = auth[7:].strip()
+    return key
+
+
+class Gate:
+    """Admits calls: authenticates keys, checks plans, takes payments, spends budgets."""
+
+    def __init__(self, keys, meter, cashier: Cashier, trusted: tuple[Network, ...]) -> None:
+        self.keys = keys
+        self.meter = meter
+        self.cashier = cashier
+        self.trusted = trusted
+
+    async def identify(self, request: Request, operation: Operation) -> Admission:
+        """The caller's plan: keyless, or the plan of a valid key that covers the operation."""
+        client = client_address(request.peer, request.headers.get("x-forwarded-for"), self.trusted)
+        key = presented_key(request)
+        if key is None:
+            return Admission(KEYLESS, client)
+        record = await self.keys.lookup(key)
+        if record is None or not record.active:
+            raise ApiError("invalid_api_key", "this API key is unknown or revoked")
+        plan = PLANS[record.plan]
+        if not plan.covers(operation.domain):
+            raise ApiError("plan_required", f"the {plan.name} plan does not cover "
+                           f"{operation.method} {operation.path}; call without a key or with a "
+                           "plan that covers it")
+        return Admission(plan, f"key:{record.key_id}", record)
+
+    async def spend(self, request: Request, operation: Operation, admission: Admission,
+                    resource: str) -> None:
+        """Take a keyless call's payment, or spend its budget; 402 or 429 when it cannot."""
+        cost = units(operation.cost_cu)
+        if admission.key is None:
+            try:
+                found = decode(request.headers)
+                if found is not None:
+                    admission.payment = await self.cashier.admit(*found, cost, resource)
+                    return
+            except PaymentInvalid as err:
+                raise self.challenge(operation, cost, resource, str(err)) from None
+        verdict = await self.meter.take(admission.client, admission.plan, cost)
+        admission.verdict = verdict
+        if verdict.allowed:
+            return
+        if admission.key is None and "x402" in _methods(request.headers.get("accept-payment")):
+            raise self.challenge(operation, cost, resource, "keyless budget spent")
+        offer = ((b"payment-required", encode_header(self.cashier.offer.challenge(
+            cost, resource, operation.summary, "keyless budget spent"))),) \
+            if admission.key is None else ()
+        raise ApiError("rate_limited", f"the {admission.plan.name} budget is spent; retry in "
+                       f"{verdict.retry_after} s", headers=(
+                           (b"retry-after", str(verdict.retry_after).encode()),
+                           *verdict.headers(), *offer))
+
+    def challenge(self, operation: Operation, cost: int, resource: str,
+                  error: str) -> PaymentRequired:
+        """The 402 for this call."""
+        document = self.cashier.offer.challenge(cost, resource, operation.summary, error)
+        return PaymentRequired(document, [(b"payment-required", encode_header(document))])
+
+
+def _methods(header: str | None) -> set[str]:
+    return {part.strip().lower() for part in (header or "").split(",")}

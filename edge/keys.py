@@ -1,0 +1,141 @@
+"""API keys: issued by an admin command, stored only as hashes, looked up by the edge."""
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+PREFIX = "ct_"
+REDIS_HASH = "chaintape:keys"
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """What is kept of a key: never the key itself."""
+
+    key_id: str
+    name: str
+    plan: str
+    created_at: str
+    revoked_at: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Not revoked."""
+        return self.revoked_at is None
+
+
+def digest(key: str) -> str:
+    """The stored form of a key (keys are 32 random bytes, so a plain SHA-256 suffices)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key() -> str:
+    """A fresh key."""
+    return PREFIX + secrets.token_urlsafe(32)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class FileKeys:
+    """Keys in one JSON file (the embedded default); re-read when the file changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._records: dict[str, KeyRecord] = {}
+
+    def _load(self) -> dict[str, KeyRecord]:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            self._stamp, self._records = None, {}
+            return self._records
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            raw = json.loads(self.path.read_text())
+            self._records = {h: KeyRecord(**r) for h, r in raw.items()}
+            self._stamp = stamp
+        return self._records
+
+    def _save(self, records: dict[str, KeyRecord]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({h: asdict(r) for h, r in records.items()}, indent=1))
+        os.chmod(tmp, 0o600)
+        tmp.replace(self.path)
+
+    async def lookup(self, key: str) -> KeyRecord | None:
+        """The record of `key`, revoked or not; None when it was never issued."""
+        return self._load().get(digest(key))
+
+    def create(self, name: str, plan: str) -> tuple[str, KeyRecord]:
+        """Issue a key: the key is returned once and only its hash is kept."""
+        key = new_key()
+        record = KeyRecord(secrets.token_hex(4), name, plan, _now())
+        records = dict(self._load())
+        records[digest(key)] = record
+        self._save(records)
+        return key, record
+
+    def all(self) -> list[KeyRecord]:
+        """Every issued key's record."""
+        return sorted(self._load().values(), key=lambda r: r.created_at)
+
+    def revoke(self, key_id: str) -> KeyRecord | None:
+        """Revoke by id; None when no key has that id."""
+        records = dict(self._load())
+        for h, record in records.items():
+            if record.key_id == key_id:
+                records[h] = KeyRecord(**{**asdict(record), "revoked_at": _now()})
+                self._save(records)
+                return records[h]
+        return None
+
+
+class RedisKeys:
+    """Keys in a Redis hash, shared by every edge instance."""
+
+    def __init__(self, url: str) -> None:
+        import redis
+        import redis.asyncio
+
+        self.sync = redis.Redis.from_url(url)
+        self.aio = redis.asyncio.Redis.from_url(url)
+
+    async def lookup(self, key: str) -> KeyRecord | None:
+        """The record of `key`, revoked or not; None when it was never issued."""
+        raw = await self.aio.hget(REDIS_HASH, digest(key))
+        return KeyRecord(**json.loads(raw)) if raw else None
+
+    def create(self, name: str, plan: str) -> tuple[str, KeyRecord]:
+        """Issue a key: the key is returned once and only its hash is kept."""
+        key = new_key()
+        record = KeyRecord(secrets.token_hex(4), name, plan, _now())
+        self.sync.hset(REDIS_HASH, digest(key), json.dumps(asdict(record)))
+        return key, record
+
+    def all(self) -> list[KeyRecord]:
+        """Every issued key's record."""
+        return sorted((KeyRecord(**json.loads(v)) for v in self.sync.hvals(REDIS_HASH)),
+                      key=lambda r: r.created_at)
+
+    def revoke(self, key_id: str) -> KeyRecord | None:
+        """Revoke by id; None when no key has that id."""
+        for h, raw in self.sync.hgetall(REDIS_HASH).items():
+            record = KeyRecord(**json.loads(raw))
+            if record.key_id == key_id:
+                revoked = KeyRecord(**{**asdict(record), "revoked_at": _now()})
+                self.sync.hset(REDIS_HASH, h, json.dumps(asdict(revoked)))
+                return revoked
+        return None
+
+
+def open_keys(redis_url: str | None, home: Path):
+    """Redis keys when a URL is configured, else var/keys.json."""
+    return RedisKeys(redis_url) if redis_url else FileKeys(home / "keys.json")

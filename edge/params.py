@@ -1,0 +1,174 @@
+"""Parameter kinds of the interface: each parses its raw text and says its OpenAPI schema."""
+
+import re
+from dataclasses import dataclass, field
+
+from edge.problems import ApiError
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+UINT32 = (0, 2**32 - 1)
+TRUE, FALSE = frozenset({"true", "1"}), frozenset({"false", "0"})
+
+
+@dataclass(frozen=True)
+class Param:
+    """A query or path parameter: its kind, bounds, default and whether it is required."""
+
+    name: str
+    kind: str = "string"
+    description: str = ""
+    default: object = None
+    required: bool = False
+    location: str = "query"
+    minimum: float | None = None
+    maximum: float | None = None
+    min_length: int = 0
+    max_length: int | None = None
+    values: tuple[str, ...] = ()
+    pattern: str | None = None
+    max_items: int = 32
+    min_items: int = 1
+    fmt: str = ""
+
+    def parse(self, values: list[str] | None) -> object:
+        """The parameter's value from its raw occurrences, or ApiError naming it."""
+        if self.kind == "repeat":
+            items = values or []
+            if len(items) > self.max_items:
+                raise self.error(f"takes at most {self.max_items} items")
+            return [self._scalar(item) for item in items]
+        if not values:
+            if self.required:
+                raise self.error("is required")
+            return list(self.default) if isinstance(self.default, tuple) else self.default
+        if len(values) > 1:
+            raise self.error("was given more than once; send it once")
+        raw = values[0]
+        if self.kind == "list":
+            items = [item.strip() for item in raw.split(",")]
+            if any(not item for item in items):
+                raise self.error("has an empty item")
+            if not self.min_items <= len(items) <= self.max_items:
+                raise self.error(f"takes {self.min_items}..{self.max_items} items")
+            return [self._scalar(item) for item in items]
+        return self._scalar(raw)
+
+    def _scalar(self, raw: str) -> object:
+        if self.kind == "int":
+            if not re.fullmatch(r"-?\d{1,20}", raw):
+                raise self.error("must be an integer")
+            return self._bounded(int(raw))
+        if self.kind == "number":
+            try:
+                value = float(raw)
+            except ValueError:
+                raise self.error("must be a number") from None
+            if value != value or value in (float("inf"), float("-inf")):
+                raise self.error("must be a finite number")
+            return self._bounded(value)
+        if self.kind == "bool":
+            lowered = raw.lower()
+            if lowered not in TRUE | FALSE:
+                raise self.error("must be true or false")
+            return lowered in TRUE
+        if self.values and raw not in self.values:
+            raise self.error("must be one of " + ", ".join(self.values))
+        if not self.min_length <= len(raw) or (self.max_length is not None
+                                               and len(raw) > self.max_length):
+            raise self.error(f"must be {self.min_length}..{self.max_length} characters")
+        if self.pattern and not re.fullmatch(self.pattern, raw):
+            raise self.error(f"must match {self.pattern}")
+        return raw
+
+    def _bounded(self, value: float) -> float:
+        if (self.minimum is not None and value < self.minimum) or (
+                self.maximum is not None and value > self.maximum):
+            raise self.error(f"must be {_bound(self.minimum)}..{_bound(self.maximum)}")
+        return value
+
+    def error(self, what: str) -> ApiError:
+        """The 400 naming this parameter."""
+        return ApiError("invalid_param", f"{self.name} {what}", self.name)
+
+    def schema(self) -> dict:
+        """The parameter's JSON Schema, as /openapi.yml gives it."""
+        if self.kind in ("list", "repeat"):
+            item = {k: v for k, v in self._item_schema().items() if k != "default"}
+            out: dict = {"type": "array", "items": item, "minItems": self.min_items,
+                         "maxItems": self.max_items}
+            if self.default is not None:
+                out["default"] = list(self.default)  # type: ignore[call-overload]
+            return out
+        return self._item_schema()
+
+    def _item_schema(self) -> dict:
+        kind = {"int": "integer", "number": "number", "bool": "boolean"}.get(self.kind, "string")
+        out: dict = {"type": kind}
+        if self.fmt:
+            out["format"] = self.fmt
+        if self.values:
+            out["enum"] = list(self.values)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if kind == "string" and not self.values:
+            out["minLength"] = max(self.min_length, 1 if self.location == "path" else 0)
+            if self.max_length is not None:
+                out["maxLength"] = self.max_length
+            if self.pattern:
+                out["pattern"] = f"^{self.pattern}$"
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+def _bound(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def integer(name: str, low_high: tuple[int, int], default: int | None = None, **kw) -> Param:
+    """An integer parameter with the given (min, max)."""
+    fmt = {INT32: "int32", UINT32: "int64"}.get(low_high, "int64")
+    return Param(name, "int", default=default, minimum=low_high[0], maximum=low_high[1], fmt=fmt,
+                 **kw)
+
+
+def number(name: str, minimum: float | None = 0, maximum: float | None = None, **kw) -> Param:
+    """A floating-point parameter with inclusive bounds."""
+    return Param(name, "number", minimum=minimum, maximum=maximum, fmt="double", **kw)
+
+
+def flag(name: str, default: bool = False, **kw) -> Param:
+    """A boolean parameter: true/false or 1/0."""
+    return Param(name, "bool", default=default, **kw)
+
+
+def choice(name: str, values: tuple[str, ...], default: str | None = None, **kw) -> Param:
+    """One value of a closed set."""
+    return Param(name, "string", default=default, values=values, **kw)
+
+
+def text(name: str, max_length: int, min_length: int = 0, **kw) -> Param:
+    """A string with length bounds."""
+    return Param(name, "string", min_length=min_length, max_length=max_length, **kw)
+
+
+def listing(name: str, max_items: int = 32, values: tuple[str, ...] = (), **kw) -> Param:
+    """A comma-separated list, at most `max_items` items."""
+    return Param(name, "list", values=values, max_items=max_items, **kw)
+
+
+def path(name: str, max_length: int = 128, **kw) -> Param:
+    """A path segment, 1..`max_length` characters."""
+    return Param(name, "string", location="path", required=True, min_length=1,
+                 max_length=max_length, **kw)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A POST body: its JSON Schema, declared with the operation."""
+
+    schema: dict = field(default_factory=dict)
+    description: str = ""

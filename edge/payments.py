@@ -1,0 +1,244 @@
+"""x402 pay-per-call: the offer, the 402 challenge, EIP-3009 verification and settlement."""
+
+import base64
+import binascii
+import hashlib
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import orjson
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+
+from edge.problems import ApiError
+
+V1_NETWORKS = {"base": "eip155:8453", "base-sepolia": "eip155:84532", "ethereum": "eip155:1"}
+AUTHORIZATION_TYPES = {"TransferWithAuthorization": [
+    {"name": "from", "type": "address"}, {"name": "to", "type": "address"},
+    {"name": "value", "type": "uint256"}, {"name": "validAfter", "type": "uint256"},
+    {"name": "validBefore", "type": "uint256"}, {"name": "nonce", "type": "bytes32"}]}
+
+
+class PaymentInvalid(Exception):
+    """A payment header that does not pay for this call; the reason is x402's error string."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a call costs in USDC and where the money goes."""
+
+    network: str = "eip155:84532"
+    asset: str = "0x036CbD53842c5426634e7929541eC2318f3dCF7e"
+    asset_name: str = "USDC"
+    asset_version: str = "2"
+    pay_to: str = "0x5ca1ab1e00000000000000000000000000c4a17e"
+    atomic_per_cu: int = 10
+    max_timeout_seconds: int = 300
+    facilitator_url: str | None = None
+
+    def amount(self, cost_units: int) -> str:
+        """The price of a call of `cost_units` budget units, in the asset's atomic units."""
+        return str(cost_units * 10 * self.atomic_per_cu)
+
+    def requirements(self, cost_units: int) -> dict:
+        """x402 v2 PaymentRequirements for one call."""
+        return {"scheme": "exact", "network": self.network, "asset": self.asset,
+                "amount": self.amount(cost_units), "payTo": self.pay_to,
+                "maxTimeoutSeconds": self.max_timeout_seconds,
+                "extra": {"name": self.asset_name, "version": self.asset_version}}
+
+    def challenge(self, cost_units: int, url: str, description: str, error: str) -> dict:
+        """The x402 v2 PaymentRequired document."""
+        return {"x402Version": 2, "error": error,
+                "resource": {"url": url, "description": description,
+                             "mimeType": "application/json"},
+                "accepts": [self.requirements(cost_units)]}
+
+
+def encode_header(document: dict) -> bytes:
+    """A document as x402 headers carry it: base64 of its JSON."""
+    return base64.b64encode(orjson.dumps(document))
+
+
+@dataclass(frozen=True)
+class Payment:
+    """A decoded payment header that verified against one call's requirements."""
+
+    version: int
+    payload: dict
+    requirements: dict
+    payer: str
+    nonce: str
+
+    def response_header(self) -> bytes:
+        """The header name the answer carries for this protocol version."""
+        return b"payment-response" if self.version == 2 else b"x-payment-response"
+
+
+def decode(headers: dict[str, str]) -> tuple[int, dict] | None:
+    """The payment header's version and payload, None when the call carries none."""
+    raw = headers.get("payment-signature") or headers.get("x-payment")
+    if raw is None:
+        return None
+    try:
+        payload = orjson.loads(base64.b64decode(raw, validate=True))
+    except (binascii.Error, ValueError):
+        raise PaymentInvalid("invalid_payload") from None
+    if not isinstance(payload, dict):
+        raise PaymentInvalid("invalid_payload")
+    return int(payload.get("x402Version", 2)) if "payment-signature" in headers else 1, payload
+
+
+def verify(offer: Offer, version: int, payload: dict, cost_units: int,
+           now: float | None = None) -> Payment:
+    """Check scheme, network, amount, recipient, validity window and signature."""
+    required = offer.requirements(cost_units)
+    try:
+        if version == 2:
+            accepted = payload["accepted"]
+            scheme, network = accepted["scheme"], accepted["network"]
+            if str(accepted.get("payTo", "")).lower() != offer.pay_to.lower() or \
+                    str(accepted.get("asset", "")).lower() != offer.asset.lower():
+                raise PaymentInvalid("invalid_exact_evm_payload_recipient_mismatch")
+        else:
+            scheme, network = payload["scheme"], V1_NETWORKS.get(payload["network"], "")
+        inner = payload["payload"]
+        auth, signature = inner["authorization"], inner["signature"]
+        value, after, before = int(auth["value"]), int(auth["validAfter"]), int(auth["validBefore"])
+        nonce = bytes.fromhex(str(auth["nonce"]).removeprefix("0x"))
+    except (KeyError, TypeError, ValueError):
+        raise PaymentInvalid("invalid_payload") from None
+    if scheme != "exact":
+        raise PaymentInvalid("unsupported_scheme")
+    if network != offer.network:
+        raise PaymentInvalid("invalid_network")
+    if str(auth["to"]).lower() != offer.pay_to.lower():
+        raise PaymentInvalid("invalid_exact_evm_payload_recipient_mismatch")
+    if value < int(required["amount"]):
+        raise PaymentInvalid("invalid_exact_evm_payload_authorization_value")
+    moment = time.time() if now is None else now
+    if moment < after:
+        raise PaymentInvalid("invalid_exact_evm_payload_authorization_valid_after")
+    if moment >= before - 6:
+        raise PaymentInvalid("invalid_exact_evm_payload_authorization_valid_before")
+    if len(nonce) != 32:
+        raise PaymentInvalid("invalid_payload")
+    payer = str(auth["from"])
+    if _signer(offer, auth, value, after, before, nonce, signature).lower() != payer.lower():
+        raise PaymentInvalid("invalid_exact_evm_payload_signature")
+    return Payment(version, payload, required, payer, "0x" + nonce.hex())
+
+
+def _signer(offer: Offer, auth: dict, value: int, after: int, before: int, nonce: bytes,
+            signature: str) -> str:
+    chain_id = int(offer.network.split(":")[1])
+    message = encode_typed_data(full_message={
+        "types": {"EIP712Domain": [
+            {"name": "name", "type": "string"}, {"name": "version", "type": "string"},
+            {"name": "chainId", "type": "uint256"},
+            {"name": "verifyingContract", "type": "address"}], **AUTHORIZATION_TYPES},
+        "primaryType": "TransferWithAuthorization",
+        "domain": {"name": offer.asset_name, "version": offer.asset_version,
+                   "chainId": chain_id, "verifyingContract": offer.asset},
+        "message": {"from": auth["from"], "to": auth["to"], "value": value, "validAfter": after,
+                    "validBefore": before, "nonce": nonce}})
+    try:
+        return Account.recover_message(message, signature=signature)
+    except (ValueError, TypeError):
+        raise PaymentInvalid("invalid_exact_evm_payload_signature") from None
+
+
+class Ledger:
+    """Local settlement: every nonce is reserved once, then settled or released."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS payments (nonce TEXT PRIMARY KEY, "
+                        "payer TEXT, amount TEXT, resource TEXT, state TEXT, at REAL)")
+        self.lock = threading.Lock()
+
+    def reserve(self, payment: Payment, resource: str) -> None:
+        """Hold the nonce for this call; a nonce seen before is refused."""
+        with self.lock:
+            try:
+                self.db.execute("INSERT INTO payments VALUES (?, ?, ?, ?, 'pending', ?)",
+                                (payment.nonce, payment.payer, payment.requirements["amount"],
+                                 resource, time.time()))
+            except sqlite3.IntegrityError:
+                raise PaymentInvalid("invalid_exact_evm_payload_nonce_used") from None
+
+    def settle(self, payment: Payment) -> str:
+        """Mark the payment settled; its receipt id stands where a transaction hash would."""
+        with self.lock:
+            self.db.execute("UPDATE payments SET state = 'settled', at = ? WHERE nonce = ?",
+                            (time.time(), payment.nonce))
+        return "0x" + hashlib.sha256(f"{payment.payer}:{payment.nonce}".encode()).hexdigest()
+
+    def release(self, payment: Payment) -> None:
+        """Forget a reservation whose call did not answer 2xx, so nothing is charged."""
+        with self.lock:
+            self.db.execute("DELETE FROM payments WHERE nonce = ? AND state = 'pending'",
+                            (payment.nonce,))
+
+    def settled(self) -> list[tuple[str, str, str]]:
+        """(nonce, payer, amount) of every settled payment."""
+        return self.db.execute("SELECT nonce, payer, amount FROM payments "
+                               "WHERE state = 'settled' ORDER BY at").fetchall()
+
+
+class Cashier:
+    """Admits paid calls and settles them: through a facilitator when one is configured, else
+    in the local ledger. Either way the ledger holds each nonce so that it pays once."""
+
+    def __init__(self, offer: Offer, ledger: Ledger, timeout_s: float = 5.0) -> None:
+        self.offer = offer
+        self.ledger = ledger
+        self.timeout_s = timeout_s
+
+    async def admit(self, version: int, payload: dict, cost_units: int, resource: str) -> Payment:
+        """A verified payment whose nonce is now reserved for this call."""
+        payment = verify(self.offer, version, payload, cost_units)
+        if self.offer.facilitator_url:
+            answer = await self._facilitate("verify", payment)
+            if not answer.get("isValid"):
+                raise PaymentInvalid(answer.get("invalidReason") or "facilitator_refused")
+        self.ledger.reserve(payment, resource)
+        return payment
+
+    async def settle(self, payment: Payment) -> dict:
+        """Settle an answered call; the x402 SettleResponse the answer's header carries."""
+        if self.offer.facilitator_url:
+            try:
+                answer = await self._facilitate("settle", payment)
+            except Exception:
+                self.ledger.release(payment)
+                raise
+            if not answer.get("success"):
+                self.ledger.release(payment)
+                raise PaymentInvalid(answer.get("errorReason") or "settlement_failed")
+            self.ledger.settle(payment)
+            transaction = answer.get("transaction", "")
+        else:
+            transaction = self.ledger.settle(payment)
+        return {"success": True, "transaction": transaction, "network": self.offer.network,
+                "payer": payment.payer, "amount": payment.requirements["amount"]}
+
+    async def _facilitate(self, step: str, payment: Payment) -> dict:
+        body = {"x402Version": payment.version, "paymentPayload": payment.payload,
+                "paymentRequirements": payment.requirements}
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout_s) as client:
+                response = await client.post(f"{self.offer.facilitator_url}/{step}", json=body)
+        except httpx.TimeoutException:
+            raise ApiError("upstream_timeout", f"the payment facilitator did not {step} in time") from None
+        except httpx.TransportError:
+            raise ApiError("upstream_unavailable", "the payment facilitator is unreachable") from None
+        if response.status_code != 200:
+            raise PaymentInvalid(f"facilitator_{step}_failed")
+        return response.json()

@@ -1,0 +1,68 @@
+"""GET /key, GET /status and GET /.well-known/x402: what the service says about itself."""
+
+import orjson
+
+from edge.http import Request, Response
+from edge.plans import units
+
+
+async def get_key(request: Request, params: dict) -> Response:
+    """The calling key's plan and limits; without a key, the keyless tier's."""
+    admission = request.state.admission
+    key = admission.key
+    body = {"key": None if key is None else {"id": key.key_id, "name": key.name,
+                                             "created_at": key.created_at},
+            **admission.plan.describe(),
+            "remaining": None if admission.verdict is None else admission.verdict.remaining}
+    return Response.json(body)
+
+
+async def get_status(request: Request, params: dict) -> Response:
+    """Snapshot age, as_of, per-chain lag and the health of every upstream."""
+    edge = request.state.edge
+    holder = edge.holder
+    snapshot = holder.current
+    chains = []
+    if snapshot is not None and "chains" in snapshot.tables:
+        for raw in snapshot.tables["chains"]["item"].to_list():
+            item = orjson.loads(raw)
+            chains.append({key: item[key] for key in (
+                "slug", "chain_id", "latest_block", "head_block", "block_lag_seconds", "syncing",
+                "metrics_stale")})
+    upstreams = {
+        "object_store": {"healthy": holder.store_healthy,
+                         "last_checked_seconds_ago": holder.seconds_since_check()},
+        "metering": {"backend": edge.meter.backend, "healthy": edge.meter.healthy()},
+        "payments": {"settlement": "facilitator" if edge.cashier.offer.facilitator_url
+                     else "ledger"},
+    }
+    healthy = snapshot is not None and all(u.get("healthy", True) for u in upstreams.values())
+    body = {"status": "ok" if healthy else ("unavailable" if snapshot is None else "degraded"),
+            "snapshot": None if snapshot is None else {
+                "id": snapshot.snapshot_id, "as_of": snapshot.manifest.as_of,
+                "snapshot_at": snapshot.manifest.snapshot_at,
+                "age_seconds": round(holder.age_seconds() or 0.0, 1)},
+            "chains": chains, "upstreams": upstreams}
+    return Response.json(body)
+
+
+async def get_x402(request: Request, params: dict) -> Response:
+    """The pay-per-call offer: where to pay, in what, and the price of every operation."""
+    edge = request.state.edge
+    offer = edge.cashier.offer
+    prices = [{"method": op.method, "path": op.path, "cost_cu": op.cost_cu,
+               "amount": offer.amount(units(op.cost_cu))}
+              for op in edge.router.operations if op.metered]
+    body = {"x402Version": 2, "accepts": [{k: v for k, v in offer.requirements(1).items()
+                                           if k != "amount"}],
+            "pricing": {"atomic_units_per_cu": offer.atomic_per_cu, "minimum_cu": 10,
+                        "asset_decimals": 6},
+            "headers": {"request": ["PAYMENT-SIGNATURE", "X-PAYMENT"],
+                        "challenge": "PAYMENT-REQUIRED", "receipt": "PAYMENT-RESPONSE"},
+            "settlement": "facilitator" if offer.facilitator_url else "ledger",
+            "operations": prices}
+    return Response.json(body)
+
+
+HANDLERS = {("GET", "/key"): get_key, ("GET", "/status"): get_status,
+            ("GET", "/.well-known/x402"): get_x402}

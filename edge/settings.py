@@ -1,0 +1,47 @@
+"""The edge's configuration, read once from the environment (every value has a default)."""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edge.clients import Network, trusted_networks
+from edge.payments import Offer
+
+
+def _home() -> Path:
+    return Path(os.environ.get("CHAINTAPE_HOME", "var"))
+
+
+def offer_from_env() -> Offer:
+    """The x402 offer: CHAINTAPE_X402_* variables over the defaults."""
+    env = os.environ.get
+    base = Offer()
+    return Offer(network=env("CHAINTAPE_X402_NETWORK", base.network),
+                 asset=env("CHAINTAPE_X402_ASSET", base.asset),
+                 asset_name=env("CHAINTAPE_X402_ASSET_NAME", base.asset_name),
+                 asset_version=env("CHAINTAPE_X402_ASSET_VERSION", base.asset_version),
+                 pay_to=env("CHAINTAPE_X402_PAY_TO", base.pay_to),
+                 atomic_per_cu=int(env("CHAINTAPE_X402_ATOMIC_PER_CU", str(base.atomic_per_cu))),
+                 facilitator_url=env("CHAINTAPE_X402_FACILITATOR") or None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where state lives, which upstreams to use and how long to wait for them."""
+
+    home: Path = field(default_factory=_home)
+    poll_s: float = 2.0
+    upstream_timeout_s: float = 5.0
+    redis_url: str | None = None
+    trusted_proxies: tuple[Network, ...] = ()
+    offer: Offer = field(default_factory=Offer)
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        """CHAINTAPE_* variables over the defaults."""
+        env = os.environ.get
+        return cls(home=_home(), poll_s=float(env("CHAINTAPE_POLL_SECONDS", "2")),
+                   upstream_timeout_s=float(env("CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS", "5")),
+                   redis_url=env("CHAINTAPE_REDIS_URL") or None,
+                   trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),
+                   offer=offer_from_env())
