@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from edge.plans import PLANS
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -108,7 +110,8 @@ def serve(host: str, port: int) -> None:
     import uvicorn
 
     _urls(host, port)
-    uvicorn.run("edge.app:create_app", factory=True, host=host, port=port, log_level="warning")
+    uvicorn.run("edge.app:create_app", factory=True, host=host, port=port, log_level="warning",
+                proxy_headers=False)
 
 
 def _urls(host: str, port: int) -> None:
@@ -143,3 +146,42 @@ def ui(port: int) -> None:
     bin_dir = Path(sys.executable).parent
     subprocess.run([str(bin_dir / "dagster"), "dev", "-m", "pipelines.definitions",
                     "-p", str(port)], check=False, cwd=REPO)
+
+
+@main.group()
+def keys() -> None:
+    """Issue, list and revoke API keys (stored hashed; Redis when CHAINTAPE_REDIS_URL is set)."""
+
+
+def _keys():
+    from edge.keys import open_keys
+
+    return open_keys(os.environ.get("CHAINTAPE_REDIS_URL") or None,
+                     Path(os.environ.get("CHAINTAPE_HOME", "var")))
+
+
+@keys.command("create")
+@click.option("--name", required=True, help="who the key is for")
+@click.option("--plan", required=True, type=click.Choice(sorted(PLANS)))
+def create_key(name: str, plan: str) -> None:
+    """Issue a key; it is printed once and only its hash is kept."""
+    key, record = _keys().create(name, plan)
+    _say(f"key {record.key_id} for {name} on the {plan} plan (shown once, keep it safe):")
+    click.echo(key)
+
+
+@keys.command("list")
+def list_keys() -> None:
+    """Every issued key: id, plan, name, created, revoked."""
+    for r in _keys().all():
+        click.echo(f"{r.key_id}  {r.plan:<8} {r.name:<24} {r.created_at}  "
+                   f"{'revoked ' + r.revoked_at if r.revoked_at else 'active'}")
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+def revoke_key(key_id: str) -> None:
+    """Revoke a key by id; calls with it get 401 from then on."""
+    if _keys().revoke(key_id) is None:
+        raise click.ClickException(f"no key with id {key_id}")
+    _say(f"revoked {key_id}")

@@ -1,0 +1,114 @@
+"""Token buckets and client addresses: by hand with a fake clock, then over real sockets."""
+
+import httpx
+import redis
+
+from edge.clients import client_address, trusted_networks
+from edge.metering import LocalMeter
+from edge.plans import KEYLESS, PLANS, units
+from tests.conftest import edge_process
+
+PROXY = trusted_networks("127.0.0.1,10.0.0.0/8")
+
+
+def test_units_are_tens_of_cu_never_below_one() -> None:
+    assert [units(c) for c in (0, 10, 20, 60, 100)] == [1, 1, 2, 6, 10]
+
+
+def test_bucket_bursts_twenty_then_refills_five_a_second() -> None:
+    now = [0.0]
+    meter = LocalMeter(clock=lambda: now[0])
+    verdicts = [meter.take_now("1.2.3.4", KEYLESS, 1) for _ in range(21)]
+    assert [v.allowed for v in verdicts] == [True] * 20 + [False]
+    assert verdicts[0].remaining == 19 and verdicts[19].remaining == 0
+    # 300 a minute is 5 units a second: a 6-unit call waits 1.2 s, so Retry-After is 2.
+    assert meter.take_now("1.2.3.4", KEYLESS, 6).retry_after == 2
+    now[0] = 0.4
+    two = meter.take_now("1.2.3.4", KEYLESS, 2)
+    assert two.allowed and two.remaining == 0
+    assert meter.take_now("5.6.7.8", KEYLESS, 1).allowed
+    pro = meter.take_now("1.2.3.4", PLANS["pro"], 1)
+    assert pro.allowed and pro.remaining == 199
+
+
+def test_headers_follow_the_spec_syntax() -> None:
+    verdict = LocalMeter(clock=lambda: 0.0).take_now("c", KEYLESS, 3)
+    assert dict(verdict.headers()) == {
+        b"ratelimit-policy": b'"keyless";q=300;w=60;burst=20',
+        b"ratelimit": b'"keyless";r=17;t=1',
+        b"x-ratelimit-limit": b"300", b"x-ratelimit-remaining": b"17"}
+
+
+def test_client_address_ipv4_alone_ipv6_by_64_and_proxies() -> None:
+    assert client_address("203.0.113.7", None, ()) == "203.0.113.7"
+    assert client_address("2001:db8:1:2:aaaa::1", None, ()) == "2001:db8:1:2::/64"
+    assert client_address("::ffff:203.0.113.7", None, ()) == "203.0.113.7"
+    assert client_address("203.0.113.7", "198.51.100.1", ()) == "203.0.113.7"
+    assert client_address("127.0.0.1", "198.51.100.1, 10.1.1.1", PROXY) == "198.51.100.1"
+    assert client_address("127.0.0.1", "198.51.100.9, 198.51.100.1", PROXY) == "198.51.100.1"
+    assert client_address("127.0.0.1", "2001:db8::5", PROXY) == "2001:db8::/64"
+
+
+def _spend_until_429(base: str, headers: dict | None = None, cap: int = 40) -> int:
+    """Calls made until the first 429; the bucket refills 5 units a second meanwhile."""
+    with httpx.Client(headers=headers) as client:
+        for n in range(1, cap + 1):
+            if client.get(base + "/api/v1/chains?limit=1").status_code == 429:
+                return n
+    return cap + 1
+
+
+def test_keyless_budget_over_a_socket(edge) -> None:
+    first = httpx.get(edge + "/api/v1/.well-known/x402")
+    assert first.status_code == 200
+    assert first.headers["ratelimit-policy"] == '"keyless";q=300;w=60;burst=20'
+    assert first.headers["x-ratelimit-remaining"] == "18"  # 20 CU is two units
+    spent = _spend_until_429(edge)
+    assert 18 <= spent <= 25
+    limited = httpx.get(edge + "/api/v1/chains")
+    assert limited.status_code == 429
+    assert limited.headers["content-type"] == "application/problem+json"
+    assert limited.json()["code"] == "rate_limited"
+    assert int(limited.headers["retry-after"]) >= 1
+    assert limited.headers["ratelimit"].startswith('"keyless";r=0;')
+    assert "payment-required" in limited.headers
+
+
+def test_keyless_pages_are_capped_at_fifty(edge) -> None:
+    assert len(httpx.get(edge + "/api/v1/chains?limit=100").json()["items"]) == 50
+
+
+def _burst(base: str, forwarded_for: str) -> list[int]:
+    """Spend a bucket dry from one address, then five quick calls from `forwarded_for`."""
+    with httpx.Client() as client:
+        for _ in range(40):
+            if client.get(base + "/api/v1/chains", headers={
+                    "X-Forwarded-For": "2001:db8::1"}).status_code == 429:
+                break
+        return [client.get(base + "/api/v1/chains",
+                           headers={"X-Forwarded-For": forwarded_for}).status_code
+                for _ in range(5)]
+
+
+def test_forwarded_for_counts_only_behind_a_trusted_proxy(home) -> None:
+    # A unit comes back every 200 ms, so of five quick calls on a dry bucket most are 429.
+    with edge_process(home, CHAINTAPE_TRUSTED_PROXIES="127.0.0.1") as base:
+        assert _burst(base, "2001:db8::2").count(429) >= 3
+        assert _burst(base, "2001:db8:0:1::1")[0] == 200
+    with edge_process(home) as base:
+        assert _burst(base, "198.51.100.2").count(429) >= 3
+
+
+def test_redis_budget_is_shared_by_two_edges(home) -> None:
+    url = "redis://127.0.0.1:6379/15"
+    redis.Redis.from_url(url).flushdb()
+    with edge_process(home, CHAINTAPE_REDIS_URL=url) as one, \
+            edge_process(home, CHAINTAPE_REDIS_URL=url) as two:
+        assert httpx.get(one + "/api/v1/status").json()["upstreams"]["metering"] == {
+            "backend": "redis", "healthy": True}
+        with httpx.Client() as client:
+            answers = [client.get((one, two)[n % 2] + "/api/v1/chains").status_code
+                       for n in range(30)]
+        # Alone, each edge would allow 20 in a burst, 40 together; shared, about 20 pass.
+        assert answers[:17] == [200] * 17
+        assert 17 <= answers.index(429) <= 25
