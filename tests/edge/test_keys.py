@@ -1,0 +1,57 @@
+"""API keys over a real socket: headers, refusals, plans, revocation, hashed storage."""
+
+import hashlib
+
+import httpx
+import redis
+
+from tests.conftest import edge_process, run_cli
+from tests.edge.conftest import issue_key
+
+
+def test_keys_raise_limits_and_are_refused_when_unknown_or_revoked(home, edge) -> None:
+    key = issue_key(home, "pro")
+    stored = (home / "keys.json").read_text()
+    assert key not in stored and hashlib.sha256(key.encode()).hexdigest() in stored
+
+    by_header = httpx.get(edge + "/api/v1/chains?limit=100", headers={"X-API-Key": key})
+    assert by_header.status_code == 200 and len(by_header.json()["items"]) == 60
+    assert by_header.headers["ratelimit-policy"] == '"pro";q=3000;w=60;burst=200'
+    bearer = httpx.get(edge + "/api/v1/key", headers={"Authorization": f"Bearer {key}"})
+    assert bearer.json()["plan"] == "pro" and bearer.json()["max_page_size"] == 100
+    assert bearer.json()["key"]["name"] == "test pro"
+    assert httpx.get(edge + "/api/v1/key").json()["plan"] == "keyless"
+
+    unknown = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": key + "x"})
+    assert (unknown.status_code, unknown.json()["code"]) == (401, "invalid_api_key")
+    in_query = httpx.get(edge + f"/api/v1/chains?api_key={key}")
+    assert (in_query.status_code, in_query.json()["code"], in_query.json()["param"]) == (
+        400, "key_in_query", "api_key")
+
+    key_id = bearer.json()["key"]["id"]
+    listed = run_cli(["keys", "list"], home).stdout
+    assert key_id in listed and "active" in listed and key not in listed
+    assert run_cli(["keys", "revoke", key_id], home).returncode == 0
+    revoked = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": key})
+    assert (revoked.status_code, revoked.json()["code"]) == (401, "invalid_api_key")
+    assert run_cli(["keys", "revoke", "nosuchid"], home).returncode != 0
+
+
+def test_a_plan_that_does_not_cover_the_operation_is_403(home, edge) -> None:
+    key = issue_key(home, "oracle")
+    refused = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": key})
+    assert (refused.status_code, refused.json()["code"]) == (403, "plan_required")
+    assert httpx.get(edge + "/api/v1/key", headers={"X-API-Key": key}).json()["plan"] == "oracle"
+    assert httpx.get(edge + "/api/v1/chains").status_code == 200
+
+
+def test_keys_in_redis_serve_every_edge(home) -> None:
+    url = "redis://127.0.0.1:6379/14"
+    redis.Redis.from_url(url).flushdb()
+    key = issue_key(home, "pro", CHAINTAPE_REDIS_URL=url)
+    assert not (home / "keys.json").exists()
+    with edge_process(home, CHAINTAPE_REDIS_URL=url) as one, \
+            edge_process(home, CHAINTAPE_REDIS_URL=url) as two:
+        for base in (one, two):
+            answer = httpx.get(base + "/api/v1/key", headers={"X-API-Key": key})
+            assert answer.json()["plan"] == "pro"

@@ -1,0 +1,172 @@
+"""x402 over a real socket, with the official x402 package as the paying client."""
+
+import asyncio
+import base64
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+from eth_account import Account
+from x402 import x402Client
+from x402.http.clients import x402HttpxClient
+from x402.http.utils import encode_payment_signature_header
+from x402.mechanisms.evm.exact.register import register_exact_evm_client
+from x402.schemas import PaymentRequired
+
+from edge.payments import Ledger, Offer, PaymentInvalid, verify
+from tests.conftest import edge_process
+
+OFFER = Offer()
+PAYER = Account.create()
+
+
+def paying_client() -> x402Client:
+    client = x402Client()
+    register_exact_evm_client(client, PAYER)
+    return client
+
+
+def spend_budget(base: str) -> None:
+    with httpx.Client() as client:
+        while client.get(base + "/api/v1/chains").status_code != 429:
+            pass
+
+
+def challenge(base: str) -> dict:
+    spend_budget(base)
+    answer = httpx.get(base + "/api/v1/chains", headers={"Accept-Payment": "USDC, X402"})
+    assert answer.status_code == 402
+    header = json.loads(base64.b64decode(answer.headers["payment-required"]))
+    assert header == answer.json()
+    return header
+
+
+def signed_header(document: dict) -> str:
+    payload = asyncio.run(paying_client().create_payment_payload(
+        PaymentRequired.model_validate(document)))
+    return encode_payment_signature_header(payload)
+
+
+def decoded(header: str) -> dict:
+    return json.loads(base64.b64decode(header))
+
+
+def test_challenge_names_scheme_network_asset_recipient_and_price(edge) -> None:
+    doc = challenge(edge)
+    assert doc["x402Version"] == 2 and doc["resource"]["url"].endswith("/api/v1/chains")
+    (req,) = doc["accepts"]
+    # /chains costs 10 CU, one unit, at 10 atomic USDC units per CU.
+    assert req == {"scheme": "exact", "network": "eip155:84532", "asset": OFFER.asset,
+                   "amount": "100", "payTo": OFFER.pay_to, "maxTimeoutSeconds": 300,
+                   "extra": {"name": "USDC", "version": "2"}}
+    offer = httpx.get(edge + "/api/v1/.well-known/x402",
+                      headers={"PAYMENT-SIGNATURE": signed_header(doc)})
+    assert offer.status_code == 402  # a payment for /chains does not pay for 20 CU
+
+
+def test_the_official_client_pays_and_the_ledger_settles_once(home, edge) -> None:
+    spend_budget(edge)
+
+    async def paid() -> httpx.Response:
+        async with x402HttpxClient(paying_client(), headers={"Accept-Payment": "x402"}) as http:
+            return await http.get(edge + "/api/v1/chains?limit=2")
+
+    answer = asyncio.run(paid())
+    assert answer.status_code == 200 and len(answer.json()["items"]) == 2
+    receipt = decoded(answer.headers["payment-response"])
+    assert receipt["success"] is True and receipt["payer"] == PAYER.address
+    assert [row[1:] for row in Ledger(home / "x402-ledger.sqlite").settled()] == [
+        (PAYER.address, "100")]
+
+
+def test_replays_and_tampering_are_refused_and_failed_calls_are_not_charged(home, edge) -> None:
+    doc = challenge(edge)
+    header = signed_header(doc)
+    failed = httpx.get(edge + "/api/v1/chains?cursor=forged", headers={"PAYMENT-SIGNATURE": header})
+    assert failed.status_code == 400 and "payment-response" not in failed.headers
+    assert Ledger(home / "x402-ledger.sqlite").settled() == []
+    first = httpx.get(edge + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": header})
+    assert first.status_code == 200 and "payment-response" in first.headers
+    replay = httpx.get(edge + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": header})
+    assert replay.status_code == 402
+    assert replay.json()["error"] == "invalid_exact_evm_payload_nonce_used"
+
+    payload = decoded(signed_header(doc))
+    payload["payload"]["authorization"]["value"] = "1000"
+    forged = base64.b64encode(json.dumps(payload).encode()).decode()
+    answer = httpx.get(edge + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": forged})
+    assert answer.json()["error"] == "invalid_exact_evm_payload_signature"
+
+
+def test_v1_x_payment_header_is_accepted(home, edge) -> None:
+    v2 = decoded(signed_header(challenge(edge)))
+    v1 = {"x402Version": 1, "scheme": "exact", "network": "base-sepolia", "payload": v2["payload"]}
+    answer = httpx.get(edge + "/api/v1/chains",
+                       headers={"X-PAYMENT": base64.b64encode(json.dumps(v1).encode()).decode()})
+    assert answer.status_code == 200
+    assert decoded(answer.headers["x-payment-response"])["success"] is True
+
+
+def test_verify_checks_amount_recipient_and_window_by_hand() -> None:
+    doc = OFFER.challenge(1, "http://x/api/v1/chains", "", "")
+    payload = decoded(signed_header(doc))
+    auth = payload["payload"]["authorization"]
+    now = time.time()
+    assert verify(OFFER, 2, payload, 1, now).payer == PAYER.address
+    with pytest.raises(PaymentInvalid, match="authorization_value"):
+        verify(OFFER, 2, payload, 2, now)  # two units cost 200, the authorization says 100
+    with pytest.raises(PaymentInvalid, match="valid_before"):
+        verify(OFFER, 2, payload, 1, int(auth["validBefore"]))
+    with pytest.raises(PaymentInvalid, match="recipient"):
+        verify(Offer(pay_to="0x" + "11" * 20), 2, payload, 1, now)
+
+
+class Facilitator(BaseHTTPRequestHandler):
+    """A facilitator on loopback that records what it is asked and can be slow."""
+
+    calls: list[str] = []
+    delay = 0.0
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append(self.path)
+        time.sleep(type(self).delay)
+        payer = body["paymentPayload"]["payload"]["authorization"]["from"]
+        answer = ({"isValid": True, "payer": payer} if self.path == "/verify" else
+                  {"success": True, "transaction": "0x" + "ab" * 32, "network": "eip155:84532",
+                   "payer": payer})
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_configured_facilitator_verifies_and_settles_only_2xx(home) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Facilitator)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with edge_process(home, CHAINTAPE_X402_FACILITATOR=url,
+                          CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS="1") as base:
+            doc = challenge(base)
+            bad = httpx.get(base + "/api/v1/chains?cursor=forged",
+                            headers={"PAYMENT-SIGNATURE": signed_header(doc)})
+            assert bad.status_code == 400 and Facilitator.calls == ["/verify"]
+            good = httpx.get(base + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": signed_header(doc)})
+            assert good.status_code == 200 and Facilitator.calls == ["/verify"] * 2 + ["/settle"]
+            assert decoded(good.headers["payment-response"])["transaction"] == "0x" + "ab" * 32
+            Facilitator.delay = 2.0
+            slow = httpx.get(base + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": signed_header(doc)},
+                             timeout=10)
+            assert (slow.status_code, slow.json()["code"]) == (504, "upstream_timeout")
+    finally:
+        server.shutdown()
+        Facilitator.delay = 0.0
