@@ -130,7 +130,7 @@ def _bound(value: float | None) -> str:
 
 def integer(name: str, low_high: tuple[int, int], default: int | None = None, **kw) -> Param:
     """An integer parameter with the given (min, max)."""
-    fmt = {INT32: "int32", UINT32: "int64"}.get(low_high, "int64")
+    fmt = "int32" if INT32[0] <= low_high[0] and low_high[1] <= INT32[1] else "int64"
     return Param(name, "int", default=default, minimum=low_high[0], maximum=low_high[1], fmt=fmt,
                  **kw)
 

@@ -58,9 +58,11 @@ class SnapshotHolder:
         except (NotFound, ValueError):
             return None
         except TimeoutError:
+            self.store_healthy = False
             raise ApiError("upstream_timeout", "the object store did not answer in time; "
                            "retry") from None
         except (StoreUnavailable, OSError):
+            self.store_healthy = False
             raise ApiError("upstream_unavailable", "the object store is unreachable; retry") \
                 from None
         self._remember(loaded)
@@ -84,7 +86,14 @@ class SnapshotHolder:
         return (datetime.now(UTC) - at).total_seconds()
 
     async def follow(self, interval_s: float) -> None:
-        """Poll LATEST forever (cancelled on shutdown)."""
+        """Poll LATEST forever (cancelled on shutdown); a store that hangs is marked unhealthy
+        after the upstream timeout, and no second read is started while one still hangs."""
+        pending: asyncio.Future | None = None
         while True:
             await asyncio.sleep(interval_s)
-            await asyncio.to_thread(self.refresh)
+            if pending is None or pending.done():
+                pending = asyncio.ensure_future(asyncio.to_thread(self.refresh))
+            try:
+                await asyncio.wait_for(asyncio.shield(pending), self.timeout_s)
+            except TimeoutError:
+                self.store_healthy = False

@@ -1,0 +1,138 @@
+"""Problem documents, request ids, versioning and failures of the upstreams, over a socket."""
+
+import os
+import signal
+import time
+
+import httpx
+import orjson
+import polars as pl
+import pytest
+
+from publish.cursor import Cursor, default_signer
+from publish.snapshot import PagedList, Publisher
+from publish.store import S3Store
+from tests.conftest import edge_process
+from tests.edge.conftest import AS_OF, chain_record, publish_chains
+
+PROBLEM_KEYS = {"type", "title", "status", "code", "detail", "request_id"}
+
+
+def problem(answer: httpx.Response, status: int, code: str) -> dict:
+    assert answer.status_code == status
+    assert answer.headers["content-type"] == "application/problem+json"
+    body = answer.json()
+    assert set(body) >= PROBLEM_KEYS and body["code"] == code and body["status"] == status
+    assert body["type"].endswith("/" + code) and body["request_id"] == answer.headers["x-request-id"]
+    return body
+
+
+def test_request_ids_are_echoed_only_when_they_follow_the_rule(edge) -> None:
+    mine = "abc-DEF_123"
+    assert httpx.get(edge + "/api/v1/chains", headers={"X-Request-Id": mine}).headers[
+        "x-request-id"] == mine
+    for bad in ("a" * 65, "has space", "semi;colon"):
+        given = httpx.get(edge + "/api/v1/nope", headers={"X-Request-Id": bad})
+        assert given.headers["x-request-id"] != bad
+        assert problem(given, 404, "not_found")["request_id"] == given.headers["x-request-id"]
+
+
+@pytest.mark.parametrize("query,param", [
+    ("limit=0", "limit"), ("limit=101", "limit"), ("limit=ten", "limit"), ("limit=1&limit=2", "limit"),
+    ("cursor=" + "c" * 513, "cursor"), ("cursor=forged", "cursor"),
+])
+def test_bad_parameters_are_400_naming_the_parameter(edge, query, param) -> None:
+    body = problem(httpx.get(f"{edge}/api/v1/chains?{query}"), 400, "invalid_param")
+    assert body["param"] == param
+
+
+def test_former_prefix_answers_the_same_and_says_it_is_deprecated(edge) -> None:
+    now = httpx.get(edge + "/api/v1/chains?limit=3").json()
+    old = httpx.get(edge + "/api/v3/chains?limit=3")
+    assert old.json()["items"] == now["items"]
+    assert old.headers["deprecation"] == "@1790467200"
+    assert old.headers["link"] == '</api/v1/chains>; rel="successor-version"'
+    assert "deprecation" not in httpx.get(edge + "/api/v1/chains").headers
+
+
+def test_oracle_routes_answer_errors_in_plain_text(edge) -> None:
+    answer = httpx.get(edge + "/v2/no/such/route")
+    assert answer.status_code == 404 and answer.headers["content-type"].startswith("text/plain")
+    assert "x-request-id" in answer.headers
+
+
+def test_a_broken_snapshot_is_500_quoting_the_request_id_without_a_trace(tmp_path) -> None:
+    publish_chains(tmp_path, 3, config=False)
+    with edge_process(tmp_path) as base:
+        answer = httpx.get(base + "/api/v1/config", headers={"X-Request-Id": "rid-500"})
+        body = problem(answer, 500, "internal")
+        assert "rid-500" in body["detail"] and "Traceback" not in answer.text
+        assert httpx.get(base + "/api/v1/chains").status_code == 200
+
+
+def test_no_snapshot_is_503_and_status_says_unavailable(tmp_path) -> None:
+    with edge_process(tmp_path) as base:
+        problem(httpx.get(base + "/api/v1/chains"), 503, "upstream_unavailable")
+        status = httpx.get(base + "/api/v1/status").json()
+        assert status["status"] == "unavailable" and status["snapshot"] is None
+
+
+def test_status_reports_snapshot_age_as_of_and_chain_lag(edge) -> None:
+    status = httpx.get(edge + "/api/v1/status").json()
+    assert status["status"] == "ok" and status["snapshot"]["as_of"] == "2026-11-20T00:00:00Z"
+    assert status["snapshot"]["age_seconds"] >= 0
+    assert [c["block_lag_seconds"] for c in status["chains"][:3]] == [0, 1, 2]
+    assert status["upstreams"]["object_store"]["healthy"] is True
+
+
+def _publish_s3(count: int) -> str:
+    records = [chain_record(i) for i in range(count)]
+    frame = pl.DataFrame({"chain_id": [r["chain_id"] for r in records],
+                          "slug": [r["slug"] for r in records],
+                          "item": [orjson.dumps(r).decode() for r in records]})
+    manifest = Publisher(S3Store("edge-upstream"), default_signer()).publish(
+        AS_OF, [PagedList("chains", frame, ("chain_id", "slug"))], {"config": {}})
+    return manifest.snapshot_id
+
+
+def test_a_store_that_stops_answering_keeps_the_snapshot_and_times_out_old_cursors(
+        tmp_path, s3_env, monkeypatch) -> None:
+    import boto3
+
+    monkeypatch.setenv("CHAINTAPE_HOME", str(tmp_path))
+    boto3.client("s3").create_bucket(Bucket="edge-upstream")
+    older = _publish_s3(60)
+    _publish_s3(60)
+    # A cursor into the older snapshot, which this edge has never loaded.
+    old_cursor = default_signer().encode(Cursor(older, "chains", 5))
+    with edge_process(tmp_path, CHAINTAPE_STORE="s3://edge-upstream",
+                      CHAINTAPE_POLL_SECONDS="0.2", CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS="1") as base:
+        moto = _moto_pid(s3_env)
+        os.kill(moto, signal.SIGSTOP)
+        try:
+            served = httpx.get(base + "/api/v1/chains?limit=5", timeout=10)
+            assert served.status_code == 200 and len(served.json()["items"]) == 5
+            pinned = httpx.get(base + f"/api/v1/chains?cursor={old_cursor}", timeout=10)
+            problem(pinned, 504, "upstream_timeout")
+            time.sleep(2.5)
+            status = httpx.get(base + "/api/v1/status", timeout=10).json()
+            assert status["status"] == "degraded"
+            assert status["upstreams"]["object_store"]["healthy"] is False
+        finally:
+            os.kill(moto, signal.SIGCONT)
+        resumed = httpx.get(base + f"/api/v1/chains?cursor={old_cursor}", timeout=10)
+        assert resumed.status_code == 200 and resumed.json()["items"][0]["slug"] == "chain-05"
+
+
+def _moto_pid(endpoint: str) -> int:
+    port = endpoint.rsplit(":", 1)[1]
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:
+                continue
+            if any(a.endswith(b"moto_server") for a in args) and port.encode() in args:
+                return int(pid)
+    raise LookupError("moto server not found")
