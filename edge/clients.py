@@ -1,5 +1,6 @@
 """Who is calling: the client address a keyless budget is counted against."""
 
+import functools
 import ipaddress
 from collections.abc import Iterable
 
@@ -28,6 +29,7 @@ def _trusted(address, networks: Iterable[Network]) -> bool:
     return any(address in net for net in networks)
 
 
+@functools.lru_cache(maxsize=65_536)
 def client_address(peer: str | None, forwarded_for: str | None,
                    trusted: tuple[Network, ...]) -> str:
     """The budget key: an IPv4 address on its own, an IPv6 address by its /64 prefix.

@@ -9,6 +9,11 @@ from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import Snapshot, page_body
 
 
+# Pages are immutable within a snapshot, so a rendered page is kept for the next caller.
+RENDERED_PAGES = 2048
+_rendered: dict[tuple[str, str, int, int], bytes] = {}
+
+
 async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
          cursor: str | None, snapshot: Snapshot) -> Response:
     """One page of `list_name`: from the start, or where `cursor` says, in its own snapshot."""
@@ -25,6 +30,18 @@ async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, lim
             raise ApiError("invalid_param", "cursor has expired; start from the first page",
                            "cursor")
         snapshot, offset = pinned, decoded.offset
+    key = (snapshot.snapshot_id, list_name, offset, limit)
+    body = _rendered.get(key)
+    if body is None:
+        body = _render(snapshot, signer, list_name, offset, limit)
+        if len(_rendered) >= RENDERED_PAGES:
+            del _rendered[next(iter(_rendered))]
+        _rendered[key] = body
+    return Response(body, headers=[(b"x-snapshot-id", snapshot.snapshot_id.encode())])
+
+
+def _render(snapshot: Snapshot, signer: CursorSigner, list_name: str, offset: int,
+            limit: int) -> bytes:
     table: pl.DataFrame = snapshot.tables[list_name]
     items = table["item"].slice(offset, limit).to_list()
     sid = snapshot.snapshot_id
@@ -32,5 +49,4 @@ async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, lim
     next_cursor = signer.encode(Cursor(sid, list_name, after)) if after < table.height else None
     prev_cursor = (signer.encode(Cursor(sid, list_name, max(0, offset - limit)))
                    if offset > 0 else None)
-    return Response(page_body(items, next_cursor, prev_cursor),
-                    headers=[(b"x-snapshot-id", sid.encode())])
+    return page_body(items, next_cursor, prev_cursor)

@@ -107,11 +107,14 @@ def publish() -> None:
               show_default="$PORT or 8000")
 def serve(host: str, port: int) -> None:
     """Serve the latest snapshot over HTTP."""
-    import uvicorn
+    from granian.constants import Interfaces, Loops
+    from granian.log import LogLevels
+    from granian.server import Server
 
     _urls(host, port)
-    uvicorn.run("edge.app:create_app", factory=True, host=host, port=port, log_level="warning",
-                proxy_headers=False)
+    Server("edge.app:create_app", address=host, port=port, interface=Interfaces.ASGI,
+           factory=True, websockets=False, loop=Loops.uvloop, log_access=False,
+           log_level=LogLevels.warning, working_dir=Path.cwd()).serve()
 
 
 def _urls(host: str, port: int) -> None:
