@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: up test ui lint bench clean
+.PHONY: up test ui lint bench bench-edge clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/simulate.py
+
+bench-edge: $(STAMP)
+	command -v nginx >/dev/null && command -v wrk >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light wrk)
+	$(BIN)/python bench/edge.py
 
 clean:
 	rm -rf var

@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
+from tests.conftest import wait_http  # noqa: E402
 from tests.edge.conftest import publish_chains  # noqa: E402
 
 NGINX = """worker_processes 1;
@@ -55,16 +55,6 @@ def wrk(url: str, seconds: int, connections: int, script: Path) -> dict:
             "non_2xx": int(bad.group(1)) if bad else 0}
 
 
-def wait(url: str) -> None:
-    for _ in range(100):
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise TimeoutError(url)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
@@ -78,12 +68,13 @@ def main() -> None:
         sid = publish_chains(root)
         page = f"/snapshots/{sid}/lists/chains/1.json"
         key = subprocess.run([str(CLI), "keys", "create", "--name",
-                              "bench", "--plan", "scale"], capture_output=True, text=True,
+                              "bench", "--plan", "internal"], capture_output=True, text=True,
                              check=True, cwd=REPO, env=os.environ).stdout.strip()
         (root / "keyed.lua").write_text(KEYED.format(key=key))
-        connections = 10
+        # wrk waits `delay` after each answer, so the pace is a little under the target rate.
+        connections = 25
         (root / "paced.lua").write_text(PACE.format(key=key,
-                                                    delay_ms=1000 * connections // args.rate))
+                                                    delay_ms=1000 * connections // args.rate - 1))
         (root / "nginx.conf").write_text(NGINX.format(root=root, port=18081))
         servers = [subprocess.Popen(["nginx", "-c", str(root / "nginx.conf")]),
                    subprocess.Popen([str(CLI), "serve", "--port",
@@ -93,7 +84,7 @@ def main() -> None:
                    "edge": "http://127.0.0.1:18082/api/v1/chains?limit=50"}
         try:
             for url in targets.values():
-                wait(url)
+                wait_http(url)
             edge_rows = len(httpx.get(targets["edge"], headers={"X-API-Key": key}).json()["items"])
             nginx_rows = len(httpx.get(targets["nginx"]).json()["items"])
             assert edge_rows == nginx_rows == 50, (edge_rows, nginx_rows)

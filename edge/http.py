@@ -21,7 +21,8 @@ class Request:
     headers: dict[str, str]
     request_id: str
     peer: str | None = None
-    url: str = ""
+    scheme: str = "http"
+    raw_query: str = ""
     body: bytes = b""
     path_params: dict[str, str] = field(default_factory=dict)
     state: Any = None
@@ -33,10 +34,14 @@ class Request:
         raw_query = scope.get("query_string", b"").decode("latin-1")
         query = parse_qs(raw_query, keep_blank_values=True)
         client = scope.get("client")
-        host = headers.get("host", "localhost")
-        url = f"{scope.get('scheme', 'http')}://{host}{scope['path']}"
         return cls(scope["method"], scope["path"], query, headers, request_id_for(headers),
-                   client[0] if client else None, url + (f"?{raw_query}" if raw_query else ""))
+                   client[0] if client else None, scope.get("scheme", "http"), raw_query)
+
+    @property
+    def url(self) -> str:
+        """The URL the client asked for (an x402 payment names it as its resource)."""
+        base = f"{self.scheme}://{self.headers.get('host', 'localhost')}{self.path}"
+        return base + (f"?{self.raw_query}" if self.raw_query else "")
 
 
 @dataclass

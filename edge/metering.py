@@ -1,5 +1,6 @@
 """Token buckets per client, in process or shared through Redis, and the rate-limit headers."""
 
+import functools
 import logging
 import math
 import threading
@@ -58,13 +59,18 @@ class Verdict:
     def headers(self) -> list[tuple[bytes, bytes]]:
         """RateLimit-Policy, RateLimit, X-RateLimit-Limit and X-RateLimit-Remaining."""
         plan = self.plan
+        remaining = str(self.remaining)
         return [
-            (b"ratelimit-policy",
-             f'"{plan.name}";q={plan.calls_per_minute};w=60;burst={plan.burst}'.encode()),
-            (b"ratelimit", f'"{plan.name}";r={self.remaining};t={self.reset}'.encode()),
+            (b"ratelimit-policy", _policy(plan)),
+            (b"ratelimit", f'"{plan.name}";r={remaining};t={self.reset}'.encode()),
             (b"x-ratelimit-limit", str(plan.calls_per_minute).encode()),
-            (b"x-ratelimit-remaining", str(self.remaining).encode()),
+            (b"x-ratelimit-remaining", remaining.encode()),
         ]
+
+
+@functools.lru_cache(maxsize=16)
+def _policy(plan: Plan) -> bytes:
+    return f'"{plan.name}";q={plan.calls_per_minute};w=60;burst={plan.burst}'.encode()
 
 
 class LocalMeter:

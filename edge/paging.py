@@ -8,7 +8,6 @@ from edge.snapshots import SnapshotHolder
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import Snapshot, page_body
 
-
 # Pages are immutable within a snapshot, so a rendered page is kept for the next caller.
 RENDERED_PAGES = 2048
 _rendered: dict[tuple[str, str, int, int], bytes] = {}

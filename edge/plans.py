@@ -46,7 +46,7 @@ KEYLESS = Plan("keyless", 300, 20, 50, 50)
 PLANS = {plan.name: plan for plan in (
     Plan("starter", 600, 40, 50, 50),
     Plan("pro", 3000, 200, 100, 200),
-    Plan("scale", 120_000, 20_000, 100, 200),
+    Plan("internal", 6_000_000, 100_000, 100, 200),
     Plan("oracle", 6000, 400, 100, 100, frozenset({"prices", "oracle"})),
 )}
 

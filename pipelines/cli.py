@@ -107,13 +107,14 @@ def publish() -> None:
               show_default="$PORT or 8000")
 def serve(host: str, port: int) -> None:
     """Serve the latest snapshot over HTTP."""
-    from granian.constants import Interfaces, Loops
+    from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
     from granian.log import LogLevels
     from granian.server import Server
 
     _urls(host, port)
     Server("edge.app:create_app", address=host, port=port, interface=Interfaces.ASGI,
-           factory=True, websockets=False, loop=Loops.uvloop, log_access=False,
+           factory=True, websockets=False, loop=Loops.uvloop, http=HTTPModes.http1,
+           runtime_mode=RuntimeModes.st, log_access=False,
            log_level=LogLevels.warning, working_dir=Path.cwd()).serve()
 
 

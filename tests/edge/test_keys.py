@@ -1,6 +1,7 @@
 """API keys over a real socket: headers, refusals, plans, revocation, hashed storage."""
 
 import hashlib
+import time
 
 import httpx
 import redis
@@ -32,6 +33,7 @@ def test_keys_raise_limits_and_are_refused_when_unknown_or_revoked(home, edge) -
     listed = run_cli(["keys", "list"], home).stdout
     assert key_id in listed and "active" in listed and key not in listed
     assert run_cli(["keys", "revoke", key_id], home).returncode == 0
+    time.sleep(1.1)  # the edge re-reads the key file at most once a second
     revoked = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": key})
     assert (revoked.status_code, revoked.json()["code"]) == (401, "invalid_api_key")
     assert run_cli(["keys", "revoke", "nosuchid"], home).returncode != 0
