@@ -65,7 +65,10 @@ class Gate:
         record = await self.keys.lookup(key)
         if record is None or not record.active:
             raise ApiError("invalid_api_key", "this API key is unknown or revoked")
-        plan = PLANS[record.plan]
+        plan = PLANS.get(record.plan)
+        if plan is None:
+            raise ApiError("invalid_api_key", f"this key's plan {record.plan!r} is no longer "
+                           "offered; ask for a new key")
         if not plan.covers(operation.domain):
             raise ApiError("plan_required", f"the {plan.name} plan does not cover "
                            f"{operation.method} {operation.path}; call without a key or with a "

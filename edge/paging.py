@@ -14,7 +14,7 @@ _rendered: dict[tuple[str, str, int, int], bytes] = {}
 
 
 async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
-         cursor: str | None, snapshot: Snapshot) -> Response:
+               cursor: str | None, snapshot: Snapshot) -> Response:
     """One page of `list_name`: from the start, or where `cursor` says, in its own snapshot."""
     offset = 0
     if cursor is not None:

@@ -1,6 +1,7 @@
 """API keys over a real socket: headers, refusals, plans, revocation, hashed storage."""
 
 import hashlib
+import json
 import time
 
 import httpx
@@ -57,3 +58,14 @@ def test_keys_in_redis_serve_every_edge(home) -> None:
         for base in (one, two):
             answer = httpx.get(base + "/api/v1/key", headers={"X-API-Key": key})
             assert answer.json()["plan"] == "pro"
+
+
+def test_a_key_whose_plan_is_no_longer_offered_is_refused(home, edge) -> None:
+    key = issue_key(home, "starter")
+    keys = json.loads((home / "keys.json").read_text())
+    (record,) = keys.values()
+    record["plan"] = "discontinued"
+    (home / "keys.json").write_text(json.dumps(keys))
+    time.sleep(1.1)
+    refused = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": key})
+    assert (refused.status_code, refused.json()["code"]) == (401, "invalid_api_key")
