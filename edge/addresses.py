@@ -21,6 +21,8 @@ class ChainRef:
     address_format: str
 
 
+# A few snapshots are in play at once (the current one and those cursors pin), so keep a few.
+INDEXES_KEPT = 8
 _indexes: dict[str, dict[str, ChainRef]] = {}
 
 
@@ -33,7 +35,8 @@ def chain_index(snapshot: Snapshot) -> dict[str, ChainRef]:
             item = orjson.loads(raw)
             ref = ChainRef(item["slug"], item["chain_id"], item["native_address_format"])
             index[ref.slug] = index[str(ref.chain_id)] = ref
-        _indexes.clear()
+        if len(_indexes) >= INDEXES_KEPT:
+            del _indexes[next(iter(_indexes))]
         _indexes[snapshot.snapshot_id] = index
     return index
 

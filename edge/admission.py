@@ -93,9 +93,8 @@ class Gate:
             return
         if admission.key is None and "x402" in _methods(request.headers.get("accept-payment")):
             raise self.challenge(operation, cost, resource, "keyless budget spent")
-        offer = ((b"payment-required", encode_header(self.cashier.offer.challenge(
-            cost, resource, operation.summary, "keyless budget spent"))),) \
-            if admission.key is None else ()
+        offer = self.challenge(operation, cost, resource, "keyless budget spent").headers \
+            if admission.key is None else []
         raise ApiError("rate_limited", f"the {admission.plan.name} budget is spent; retry in "
                        f"{verdict.retry_after} s", headers=(
                            (b"retry-after", str(verdict.retry_after).encode()),

@@ -4,7 +4,7 @@ import asyncio
 import contextlib
 import importlib.metadata
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import orjson
 
@@ -19,7 +19,7 @@ from edge.openapi import openapi_yaml
 from edge.payments import Cashier, Ledger, PaymentInvalid, encode_header
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
-from edge.registry import Operation, Router, mount
+from edge.registry import HERMES_PREFIX, Operation, Router, mount
 from edge.routes import chains, platform
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
@@ -45,8 +45,6 @@ class State:
     edge: "Edge"
     snapshot: Snapshot | None
     admission: Admission
-    operation: Operation
-    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
     @property
     def holder(self) -> SnapshotHolder:
@@ -101,7 +99,7 @@ class Edge:
 
     async def _http(self, scope, receive, send) -> None:
         request = Request.from_scope(scope)
-        hermes = request.path.startswith("/v2/")
+        hermes = request.path.startswith(HERMES_PREFIX)
         try:
             request.body = await _body(receive)
             response = await self._dispatch(request)
@@ -125,12 +123,12 @@ class Edge:
     async def _dispatch(self, request: Request) -> Response:
         document = self.documents.get(request.path.removeprefix(API_PREFIX))
         if document is not None and request.method == "GET":
-            return Response(document.body, 200, document.content_type)
+            return document
         operation, path_params = self._route(request)
         request.path_params = path_params
         if not operation.metered:
             params = operation.parse(request)
-            state = State(self, self._snapshot(), Admission(KEYLESS, ""), operation)
+            state = State(self, self._snapshot(), Admission(KEYLESS, ""))
             request.state = state
             return await operation.handler(request, resolve(state.snapshot, params))
         admission = await self.gate.identify(request, operation)
@@ -139,10 +137,10 @@ class Edge:
         snapshot = self._snapshot() if needs_data else self.holder.current
         if needs_data:
             params = resolve(snapshot, params)
-        if isinstance(params.get("limit"), int):
-            params["limit"] = min(params["limit"], admission.plan.ceiling(operation.path))
+        if operation.limit_max is not None:
+            params["limit"] = min(params["limit"], admission.plan.ceiling(operation.limit_max))
         await self.gate.spend(request, operation, admission, request.url)
-        state = State(self, snapshot, admission, operation)
+        state = State(self, snapshot, admission)
         request.state = state
         try:
             response = await operation.handler(request, params)

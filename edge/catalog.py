@@ -24,11 +24,16 @@ IDS = listing("ids", 100, required=True, pattern=FEED_ID, description="32-byte h
 BY_CHAIN = "/chains/{chain}"
 
 
-def _range(name: str, unit: str, low: float = 0, high: float | None = None,
-           kind: str = "number") -> tuple[Param, Param]:
-    make = (lambda n: number(n, low, high, description=f"{unit}, inclusive.")) if kind == "number" \
-        else (lambda n: integer(n, (int(low), int(high or UINT32[1])), description=f"{unit}."))
-    return make(f"min_{name}"), make(f"max_{name}")
+def _usd_range(name: str, unit: str) -> tuple[Param, Param]:
+    """min_/max_ bounds in USD: doubles >= 0, inclusive."""
+    return (number(f"min_{name}", 0, description=f"{unit}, inclusive."),
+            number(f"max_{name}", 0, description=f"{unit}, inclusive."))
+
+
+def _count_range(name: str, unit: str, high: int = UINT32[1]) -> tuple[Param, Param]:
+    """min_/max_ bounds on a count: uint32 up to `high`, inclusive."""
+    return (integer(f"min_{name}", (0, high), description=f"{unit}, inclusive."),
+            integer(f"max_{name}", (0, high), description=f"{unit}, inclusive."))
 
 
 TOKEN_FILTERS = (
@@ -37,13 +42,13 @@ TOKEN_FILTERS = (
     choice("sort", ("market_cap", "volume", "liquidity", "price_change", "created_at", "holders",
                     "rating", "fdv", "txns"), "market_cap"),
     ORDER,
-    *_range("liquidity_usd", "Liquidity in USD across the token's pairs"),
-    *_range("volume_24h_usd", "24h volume in USD"),
-    *_range("market_cap_usd", "Market cap in USD"),
-    *_range("fdv_usd", "Fully diluted valuation in USD"),
-    *_range("age_seconds", "Seconds since launch", kind="int"),
-    *_range("trust_score", "Trust score", 0, 100, kind="int"),
-    *_range("holders", "Holders tracked", kind="int"),
+    *_usd_range("liquidity_usd", "Liquidity in USD across the token's pairs"),
+    *_usd_range("volume_24h_usd", "24h volume in USD"),
+    *_usd_range("market_cap_usd", "Market cap in USD"),
+    *_usd_range("fdv_usd", "Fully diluted valuation in USD"),
+    *_count_range("age_seconds", "Seconds since launch"),
+    *_count_range("trust_score", "Trust score", 100),
+    *_count_range("holders", "Holders tracked"),
     flag("include_deployments", description="Add the token's deployments on every chain."),
     flag("include_market", description="Add price and market metrics to every item."),
     *PAGE,
@@ -69,9 +74,8 @@ PAIR_REF = {"type": "object", "required": ["chain", "address"], "additionalPrope
 
 
 def _op(method: str, route: str, cost: int, domain: str, summary: str, *params: Param,
-        body: Body | None = None, name: str = "") -> Operation:
-    return Operation(method, route, cost, summary, tuple(params), domain=domain, body=body,
-                     name=name)
+        body: Body | None = None) -> Operation:
+    return Operation(method, route, cost, summary, tuple(params), domain=domain, body=body)
 
 
 OPERATIONS: list[Operation] = [

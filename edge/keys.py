@@ -5,9 +5,12 @@ import json
 import os
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+import redis
+import redis.asyncio
 
 PREFIX = "ct_"
 REDIS_HASH = "chaintape:keys"
@@ -42,6 +45,12 @@ def new_key() -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _issue(name: str, plan: str) -> tuple[str, str, KeyRecord]:
+    """A fresh key, its stored hash and its record."""
+    key = new_key()
+    return key, digest(key), KeyRecord(secrets.token_hex(4), name, plan, _now())
 
 
 class FileKeys:
@@ -84,11 +93,8 @@ class FileKeys:
 
     def create(self, name: str, plan: str) -> tuple[str, KeyRecord]:
         """Issue a key: the key is returned once and only its hash is kept."""
-        key = new_key()
-        record = KeyRecord(secrets.token_hex(4), name, plan, _now())
-        records = dict(self._load())
-        records[digest(key)] = record
-        self._save(records)
+        key, hashed, record = _issue(name, plan)
+        self._save({**self._load(), hashed: record})
         return key, record
 
     def all(self) -> list[KeyRecord]:
@@ -100,7 +106,7 @@ class FileKeys:
         records = dict(self._load())
         for h, record in records.items():
             if record.key_id == key_id:
-                records[h] = KeyRecord(**{**asdict(record), "revoked_at": _now()})
+                records[h] = replace(record, revoked_at=_now())
                 self._save(records)
                 return records[h]
         return None
@@ -110,9 +116,6 @@ class RedisKeys:
     """Keys in a Redis hash, shared by every edge instance."""
 
     def __init__(self, url: str) -> None:
-        import redis
-        import redis.asyncio
-
         self.sync = redis.Redis.from_url(url)
         self.aio = redis.asyncio.Redis.from_url(url)
 
@@ -123,9 +126,8 @@ class RedisKeys:
 
     def create(self, name: str, plan: str) -> tuple[str, KeyRecord]:
         """Issue a key: the key is returned once and only its hash is kept."""
-        key = new_key()
-        record = KeyRecord(secrets.token_hex(4), name, plan, _now())
-        self.sync.hset(REDIS_HASH, digest(key), json.dumps(asdict(record)))
+        key, hashed, record = _issue(name, plan)
+        self.sync.hset(REDIS_HASH, hashed, json.dumps(asdict(record)))
         return key, record
 
     def all(self) -> list[KeyRecord]:
@@ -138,7 +140,7 @@ class RedisKeys:
         for h, raw in self.sync.hgetall(REDIS_HASH).items():
             record = KeyRecord(**json.loads(raw))
             if record.key_id == key_id:
-                revoked = KeyRecord(**{**asdict(record), "revoked_at": _now()})
+                revoked = replace(record, revoked_at=_now())
                 self.sync.hset(REDIS_HASH, h, json.dumps(asdict(revoked)))
                 return revoked
         return None

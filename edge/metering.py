@@ -7,6 +7,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+import redis
+import redis.asyncio
+
 from edge.plans import Plan
 
 log = logging.getLogger("chaintape.edge")
@@ -114,8 +117,6 @@ class RedisMeter:
     backend = "redis"
 
     def __init__(self, url: str, prefix: str = "chaintape:meter:") -> None:
-        import redis.asyncio
-
         self.client = redis.asyncio.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self.script = self.client.register_script(TAKE)
         self.prefix = prefix
@@ -124,8 +125,6 @@ class RedisMeter:
 
     async def take(self, client: str, plan: Plan, cost: int) -> Verdict:
         """Spend `cost` units atomically in Redis (Redis's clock, so instances agree)."""
-        import redis
-
         try:
             allowed, tokens = await self.script(keys=[f"{self.prefix}{plan.name}:{client}"],
                                           args=[plan.burst, plan.calls_per_minute / 60, cost])

@@ -200,6 +200,7 @@ class Cashier:
         self.offer = offer
         self.ledger = ledger
         self.timeout_s = timeout_s
+        self._client: httpx.AsyncClient | None = None
 
     async def admit(self, version: int, payload: dict, cost_units: int, resource: str) -> Payment:
         """A verified payment whose nonce is now reserved for this call."""
@@ -232,9 +233,11 @@ class Cashier:
     async def _facilitate(self, step: str, payment: Payment) -> dict:
         body = {"x402Version": payment.version, "paymentPayload": payment.payload,
                 "paymentRequirements": payment.requirements}
+        if self._client is None:
+            # One connection pool for every call, so /verify and /settle reuse connections.
+            self._client = httpx.AsyncClient(timeout=self.timeout_s)
         try:
-            async with httpx.AsyncClient(timeout=self.timeout_s) as client:
-                response = await client.post(f"{self.offer.facilitator_url}/{step}", json=body)
+            response = await self._client.post(f"{self.offer.facilitator_url}/{step}", json=body)
         except httpx.TimeoutException:
             raise ApiError("upstream_timeout", f"the payment facilitator did not {step} in time") from None
         except httpx.TransportError:

@@ -22,14 +22,11 @@ class Operation:
     params: tuple[Param, ...] = ()
     domain: str = ""
     body: Body | None = None
-    name: str = ""
     handler: Handler | None = None
 
     @property
     def operation_id(self) -> str:
         """A stable name: the method and path in words."""
-        if self.name:
-            return self.name
         words = re.sub(r"[{}.\-/]+", "_", self.path).strip("_")
         return f"{self.method.lower()}_{words}"
 
@@ -47,6 +44,14 @@ class Operation:
     def pattern(self) -> re.Pattern:
         """The path as a regex with named groups for `{name}` segments."""
         return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
+
+    @property
+    def limit_max(self) -> int | None:
+        """The declared maximum of the operation's page size, if it has one."""
+        for param in self.params:
+            if param.name == "limit":
+                return int(param.maximum) if param.maximum is not None else None
+        return None
 
     def parse(self, request: Request) -> dict:
         """Every declared query and path parameter, validated."""
@@ -87,8 +92,3 @@ class Router:
             if found and op.method == method:
                 return op, found.groupdict()
         return None
-
-    def allows(self, path: str) -> list[str]:
-        """The methods some operation serves at `path` (for a 404 that names them)."""
-        return sorted({op.method for op in self.operations
-                       if self.static.get((op.method, path)) is op or op.pattern.match(path)})

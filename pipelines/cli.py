@@ -159,9 +159,10 @@ def keys() -> None:
 
 def _keys():
     from edge.keys import open_keys
+    from edge.settings import Settings
 
-    return open_keys(os.environ.get("CHAINTAPE_REDIS_URL") or None,
-                     Path(os.environ.get("CHAINTAPE_HOME", "var")))
+    settings = Settings.from_env()
+    return open_keys(settings.redis_url, settings.home)
 
 
 @keys.command("create")

@@ -35,13 +35,13 @@ def test_llms_txt_lists_what_is_served_and_nothing_else(edge) -> None:
     assert unmounted and all(f"{op.method} /api/v1{op.path} (" not in text for op in unmounted)
 
 
-def test_schemathesis_finds_no_server_error_and_no_schema_break(home, edge) -> None:
+def test_schemathesis_finds_no_server_error_and_no_schema_break(home, edge, tmp_path) -> None:
     key = issue_key(home, "pro")
     run = subprocess.run(
         [str(BIN / "schemathesis"), "run", edge + "/api/v1/openapi.yml", "--url",
          edge + "/api/v1", "--checks", "not_a_server_error,response_schema_conformance,"
          "status_code_conformance,content_type_conformance", "--max-examples", "40", "--seed", "7",
          "--header", f"X-API-Key: {key}", "--generation-database", "none"],
-        capture_output=True, text=True, timeout=300)
+        capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
     assert "5 passed" in run.stdout
