@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from edge.clients import Network, client_address
-from edge.http import Request
+from edge.http import Headers, Request
 from edge.keys import KeyRecord
 from edge.metering import Verdict
 from edge.payments import Cashier, Payment, PaymentInvalid, decode, encode_header
@@ -17,13 +17,13 @@ KEY_QUERY_NAMES = frozenset({"api_key", "apikey", "key", "x-api-key", "x_api_key
 class PaymentRequired(Exception):
     """A 402: the x402 challenge document for this call."""
 
-    def __init__(self, document: dict, headers: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, document: dict, headers: Headers) -> None:
         super().__init__(document.get("error", "payment required"))
         self.document = document
         self.headers = headers
 
 
-@dataclass
+@dataclass(slots=True)
 class Admission:
     """The caller's plan, key, budget verdict and payment, for the handler and the answer."""
 
@@ -34,16 +34,17 @@ class Admission:
     payment: Payment | None = None
 
 
-def presented_key(request: Request) -> str | None:
-    """The key from X-API-Key or Authorization: Bearer; a key in the query string is refused."""
-    for name in request.query:
-        if name.lower() in KEY_QUERY_NAMES:
-            raise ApiError("key_in_query", "send the API key in X-API-Key or Authorization: "
-                           "Bearer, never in the query string", name)
-    key = request.headers.get("x-api-key")
-    auth = request.headers.get("authorization", "")
-    if key is None and auth[:7].lower() == "bearer ":
-        key = auth[7:].strip()
+def presented_key(headers, key_name: str | None = None) -> str | None:
+    """The key from X-API-Key or Authorization: Bearer; `key_name` is a query parameter that
+    looks like a key, which is refused: query strings end up in logs."""
+    if key_name is not None:
+        raise ApiError("key_in_query", "send the API key in X-API-Key or Authorization: "
+                       "Bearer, never in the query string", key_name)
+    key = headers.get("x-api-key")
+    if key is None:
+        auth = headers.get("authorization")
+        if auth is not None and auth[:7].lower() == "bearer ":
+            key = auth[7:].strip()
     return key
 
 
@@ -56,12 +57,14 @@ class Gate:
         self.cashier = cashier
         self.trusted = trusted
 
-    async def identify(self, request: Request, operation: Operation) -> Admission:
+    async def identify(self, request: Request, operation: Operation,
+                       key_name: str | None = None) -> Admission:
         """The caller's plan: keyless, or the plan of a valid key that covers the operation."""
-        client = client_address(request.peer, request.headers.get("x-forwarded-for"), self.trusted)
-        key = presented_key(request)
+        headers = request.headers
+        key = presented_key(headers, key_name)
         if key is None:
-            return Admission(KEYLESS, client)
+            forwarded = headers.get("x-forwarded-for") if self.trusted else None
+            return Admission(KEYLESS, client_address(request.peer, forwarded, self.trusted))
         record = await self.keys.lookup(key)
         if record is None or not record.active:
             raise ApiError("invalid_api_key", "this API key is unknown or revoked")
@@ -75,36 +78,36 @@ class Gate:
                            "plan that covers it")
         return Admission(plan, f"key:{record.key_id}", record)
 
-    async def spend(self, request: Request, operation: Operation, admission: Admission,
-                    resource: str) -> None:
+    async def spend(self, request: Request, operation: Operation, admission: Admission) -> None:
         """Take a keyless call's payment, or spend its budget; 402 or 429 when it cannot."""
         cost = units(operation.cost_cu)
         if admission.key is None:
             try:
                 found = decode(request.headers)
                 if found is not None:
-                    admission.payment = await self.cashier.admit(*found, cost, resource)
+                    admission.payment = await self.cashier.admit(*found, cost, request.url)
                     return
             except PaymentInvalid as err:
-                raise self.challenge(operation, cost, resource, str(err)) from None
+                raise self.challenge(operation, cost, request.url, str(err)) from None
         verdict = await self.meter.take(admission.client, admission.plan, cost)
         admission.verdict = verdict
         if verdict.allowed:
             return
+        resource = request.url
         if admission.key is None and "x402" in _methods(request.headers.get("accept-payment")):
             raise self.challenge(operation, cost, resource, "keyless budget spent")
         offer = self.challenge(operation, cost, resource, "keyless budget spent").headers \
             if admission.key is None else []
         raise ApiError("rate_limited", f"the {admission.plan.name} budget is spent; retry in "
                        f"{verdict.retry_after} s", headers=(
-                           (b"retry-after", str(verdict.retry_after).encode()),
+                           ("retry-after", str(verdict.retry_after)),
                            *verdict.headers(), *offer))
 
     def challenge(self, operation: Operation, cost: int, resource: str,
                   error: str) -> PaymentRequired:
         """The 402 for this call."""
         document = self.cashier.offer.challenge(cost, resource, operation.summary, error)
-        return PaymentRequired(document, [(b"payment-required", encode_header(document))])
+        return PaymentRequired(document, [("payment-required", encode_header(document))])
 
 
 def _methods(header: str | None) -> set[str]:

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 import orjson
 
 from edge.addresses import resolve
-from edge.admission import Admission, Gate, PaymentRequired
+from edge.admission import KEY_QUERY_NAMES, Admission, Gate, PaymentRequired
 from edge.catalog import OPERATIONS
-from edge.http import Request, Response
+from edge.http import Headers, Request, Response
 from edge.keys import open_keys
 from edge.llms import llms_txt
 from edge.metering import open_meter
 from edge.openapi import openapi_yaml
-from edge.payments import Cashier, Ledger, PaymentInvalid, encode_header
+from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_header
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
 from edge.registry import HERMES_PREFIX, Operation, Router, mount
@@ -30,6 +30,7 @@ from publish.store import ObjectStore, open_store
 API_PREFIX = "/api/v1"
 FORMER_PREFIX = "/api/v3"
 MOVED_ON = "@1790467200"  # 2026-09-27T00:00:00Z, when /api/v1 took over from /api/v3
+BODILESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 log = logging.getLogger("chaintape.edge")
 
 
@@ -38,7 +39,7 @@ def operations() -> list[Operation]:
     return mount(OPERATIONS, {**chains.HANDLERS, **platform.HANDLERS})
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     """What handlers share: the edge, the request's snapshot and the caller's admission."""
 
@@ -55,8 +56,29 @@ class State:
         return self.edge.signer
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What a method, path and query string mean against one snapshot: the operation, its
+    validated parameters (or the first error) and any query parameter that looks like a key."""
+
+    operation: Operation
+    path_params: dict[str, str]
+    key_name: str | None
+    params: dict | None
+    error: ApiError | None
+    snapshot: Snapshot | None
+
+
+# Clients repeat the same URLs, and what a URL means only changes with the snapshot, so its
+# parsing and validation are kept until the snapshot changes (bounded against random queries).
+PREPARED_KEPT = 4096
+
+
 class Edge:
-    """Routes requests to their operation through the gate, and answers failures as problems."""
+    """Routes requests to their operation through the gate, and answers failures as problems.
+
+    Served through ASGI (`__call__`) or granian's native RSGI (`__rsgi__`), which is faster.
+    """
 
     def __init__(self, store: ObjectStore, signer: CursorSigner, settings: Settings) -> None:
         self.settings = settings
@@ -68,19 +90,46 @@ class Edge:
         self.meter = open_meter(settings.redis_url)
         self.keys = open_keys(settings.redis_url, settings.home)
         self.gate = Gate(self.keys, self.meter, self.cashier, settings.trusted_proxies)
-        self.documents = {
+        documents = {
             "/openapi.yml": Response(openapi_yaml(self.router.operations, _version()), 200,
-                                     b"application/yaml"),
+                                     "application/yaml"),
             "/llms.txt": Response(llms_txt(self.router.operations, API_PREFIX), 200,
-                                  b"text/plain; charset=utf-8"),
+                                  "text/plain; charset=utf-8"),
         }
+        self.documents = {prefix + name: document for name, document in documents.items()
+                          for prefix in ("", API_PREFIX)}
+        self._prepared: dict[tuple[str, str, str], Prepared] = {}
+        self._prepared_for: str | None = None
         self._follower: asyncio.Task | None = None
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._http(scope, receive, send)
+            request = Request.from_asgi(scope)
+            if request.method not in BODILESS:
+                request.body = await _body(receive)
+            status, headers, body = await self.respond(request)
+            await send({"type": "http.response.start", "status": status, "headers": [
+                (name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]})
+            await send({"type": "http.response.body", "body": body})
+
+    def __rsgi_init__(self, loop) -> None:
+        self.holder.refresh()
+        self._follower = loop.create_task(self.holder.follow(self.settings.poll_s))
+
+    def __rsgi_del__(self, loop) -> None:
+        if self._follower:
+            self._follower.cancel()
+
+    async def __rsgi__(self, scope, protocol) -> None:
+        if scope.proto != "http":
+            return
+        request = Request.from_rsgi(scope)
+        if request.method not in BODILESS:
+            request.body = await protocol()
+        status, headers, body = await self.respond(request)
+        protocol.response_bytes(status, headers, body)
 
     async def _lifespan(self, receive, send) -> None:
         while True:
@@ -97,11 +146,10 @@ class Edge:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _http(self, scope, receive, send) -> None:
-        request = Request.from_scope(scope)
+    async def respond(self, request: Request) -> tuple[int, Headers, bytes]:
+        """Status, headers and body of the answer to `request`; failures become problems."""
         hermes = request.path.startswith(HERMES_PREFIX)
         try:
-            request.body = await _body(receive)
             response = await self._dispatch(request)
         except ApiError as err:
             response = _problem(err, request.request_id, hermes)
@@ -111,52 +159,77 @@ class Edge:
             log.exception("request %s failed", request.request_id)
             err = ApiError("internal", f"unexpected error; quote request id {request.request_id}")
             response = _problem(err, request.request_id, hermes)
-        headers = [(b"content-type", response.content_type),
-                   (b"x-request-id", request.request_id.encode()), *response.headers]
+        headers = [("content-type", response.content_type),
+                   ("x-request-id", request.request_id), *response.headers]
         if request.path.startswith(FORMER_PREFIX + "/"):
             successor = API_PREFIX + request.path[len(FORMER_PREFIX):]
-            headers += [(b"deprecation", MOVED_ON.encode()),
-                        (b"link", f'<{successor}>; rel="successor-version"'.encode())]
-        await send({"type": "http.response.start", "status": response.status, "headers": headers})
-        await send({"type": "http.response.body", "body": response.body})
+            headers += [("deprecation", MOVED_ON), ("link", f'<{successor}>; rel="successor-version"')]
+        return response.status, headers, response.body
 
     async def _dispatch(self, request: Request) -> Response:
-        document = self.documents.get(request.path.removeprefix(API_PREFIX))
+        document = self.documents.get(request.path)
         if document is not None and request.method == "GET":
             return document
-        operation, path_params = self._route(request)
-        request.path_params = path_params
+        prepared = self._prepare(request)
+        operation = prepared.operation
+        request.path_params = prepared.path_params
         if not operation.metered:
-            params = operation.parse(request)
-            state = State(self, self._snapshot(), Admission(KEYLESS, ""))
-            request.state = state
-            return await operation.handler(request, resolve(state.snapshot, params))
-        admission = await self.gate.identify(request, operation)
-        params = operation.parse(request)
-        needs_data = operation.domain != "platform"
-        snapshot = self._snapshot() if needs_data else self.holder.current
-        if needs_data:
-            params = resolve(snapshot, params)
+            if prepared.error is not None:
+                raise prepared.error
+            request.state = State(self, prepared.snapshot, Admission(KEYLESS, ""))
+            return await operation.handler(request, prepared.params)
+        admission = await self.gate.identify(request, operation, prepared.key_name)
+        if prepared.error is not None:
+            raise prepared.error
+        params = prepared.params
         if operation.limit_max is not None:
-            params["limit"] = min(params["limit"], admission.plan.ceiling(operation.limit_max))
-        await self.gate.spend(request, operation, admission, request.url)
-        state = State(self, snapshot, admission)
-        request.state = state
+            ceiling = admission.plan.ceiling(operation.limit_max)
+            if params["limit"] > ceiling:
+                params = {**params, "limit": ceiling}
+        await self.gate.spend(request, operation, admission)
+        request.state = State(self, prepared.snapshot, admission)
         try:
             response = await operation.handler(request, params)
         except BaseException:
             if admission.payment is not None:
                 self.cashier.ledger.release(admission.payment)
             raise
-        return await self._finish(request, response, operation, admission)
-
-    async def _finish(self, request: Request, response: Response, operation: Operation,
-                      admission: Admission) -> Response:
         if admission.verdict is not None:
             response.headers += admission.verdict.headers()
-        payment = admission.payment
-        if payment is None:
+        if admission.payment is None:
             return response
+        return await self._settle(request, response, operation, admission.payment)
+
+    def _prepare(self, request: Request) -> Prepared:
+        snapshot = self.holder.current
+        sid = None if snapshot is None else snapshot.snapshot_id
+        if sid != self._prepared_for:
+            self._prepared.clear()
+            self._prepared_for = sid
+        url = (request.method, request.path, request.raw_query)
+        prepared = self._prepared.get(url)
+        if prepared is not None:
+            return prepared
+        operation, path_params = self._route(request)
+        query = request.query
+        key_name = next((name for name in query if name.lower() in KEY_QUERY_NAMES), None)
+        try:
+            params = operation.parse(query, path_params)
+            if operation.domain != "platform":
+                if snapshot is None:
+                    raise ApiError("upstream_unavailable",
+                                   "no snapshot has been published yet; retry")
+                params = resolve(snapshot, params)
+        except ApiError as err:
+            return Prepared(operation, path_params, key_name, None, err, snapshot)
+        prepared = Prepared(operation, path_params, key_name, params, None, snapshot)
+        if len(self._prepared) >= PREPARED_KEPT:
+            del self._prepared[next(iter(self._prepared))]
+        self._prepared[url] = prepared
+        return prepared
+
+    async def _settle(self, request: Request, response: Response, operation: Operation,
+                      payment: Payment) -> Response:
         if not 200 <= response.status < 300:
             self.cashier.ledger.release(payment)
             return response
@@ -182,12 +255,6 @@ class Edge:
                 return found
         raise ApiError("not_found", f"{request.method} {path} is not an operation")
 
-    def _snapshot(self) -> Snapshot:
-        snapshot = self.holder.current
-        if snapshot is None:
-            raise ApiError("upstream_unavailable", "no snapshot has been published yet; retry")
-        return snapshot
-
 
 def _version() -> str:
     try:
@@ -207,7 +274,7 @@ async def _body(receive) -> bytes:
 
 def _problem(err: ApiError, request_id: str, hermes: bool) -> Response:
     if hermes:
-        return Response(f"{err.detail}\n".encode(), err.status, b"text/plain; charset=utf-8",
+        return Response(f"{err.detail}\n".encode(), err.status, "text/plain; charset=utf-8",
                         list(err.headers))
     return Response(problem_body(err, request_id), err.status, PROBLEM_JSON, list(err.headers))
 

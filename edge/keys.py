@@ -1,5 +1,6 @@
 """API keys: issued by an admin command, stored only as hashes, looked up by the edge."""
 
+import functools
 import hashlib
 import json
 import os
@@ -33,6 +34,7 @@ class KeyRecord:
         return self.revoked_at is None
 
 
+@functools.lru_cache(maxsize=4096)
 def digest(key: str) -> str:
     """The stored form of a key (keys are 32 random bytes, so a plain SHA-256 suffices)."""
     return hashlib.sha256(key.encode()).hexdigest()

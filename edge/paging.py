@@ -36,7 +36,7 @@ async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, lim
         if len(_rendered) >= RENDERED_PAGES:
             del _rendered[next(iter(_rendered))]
         _rendered[key] = body
-    return Response(body, headers=[(b"x-snapshot-id", snapshot.snapshot_id.encode())])
+    return Response(body, headers=[("x-snapshot-id", snapshot.snapshot_id)])
 
 
 def _render(snapshot: Snapshot, signer: CursorSigner, list_name: str, offset: int,

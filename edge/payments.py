@@ -59,9 +59,9 @@ class Offer:
                 "accepts": [self.requirements(cost_units)]}
 
 
-def encode_header(document: dict) -> bytes:
+def encode_header(document: dict) -> str:
     """A document as x402 headers carry it: base64 of its JSON."""
-    return base64.b64encode(orjson.dumps(document))
+    return base64.b64encode(orjson.dumps(document)).decode()
 
 
 @dataclass(frozen=True)
@@ -74,12 +74,12 @@ class Payment:
     payer: str
     nonce: str
 
-    def response_header(self) -> bytes:
+    def response_header(self) -> str:
         """The header name the answer carries for this protocol version."""
-        return b"payment-response" if self.version == 2 else b"x-payment-response"
+        return "payment-response" if self.version == 2 else "x-payment-response"
 
 
-def decode(headers: dict[str, str]) -> tuple[int, dict] | None:
+def decode(headers) -> tuple[int, dict] | None:
     """The payment header's version and payload, None when the call carries none."""
     raw = headers.get("payment-signature") or headers.get("x-payment")
     if raw is None:

@@ -1,5 +1,6 @@
 """Plans: the keyless tier and the keyed plans, with their budgets, page ceilings and coverage."""
 
+import functools
 from dataclasses import dataclass
 
 UNIT_CU = 10
@@ -15,6 +16,11 @@ class Plan:
     burst: int
     raises_ceiling: bool = False
     domains: frozenset[str] | None = None
+
+    @functools.cached_property
+    def policy(self) -> str:
+        """The RateLimit-Policy header's value."""
+        return f'"{self.name}";q={self.calls_per_minute};w=60;burst={self.burst}'
 
     def covers(self, domain: str) -> bool:
         """Whether calls to an operation of `domain` may use this plan."""

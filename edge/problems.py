@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import orjson
 
 DOCS_BASE = "https://docs.chaintape.dev/errors/"
-PROBLEM_JSON = b"application/problem+json"
+PROBLEM_JSON = "application/problem+json"
 
 CODES: dict[str, tuple[int, str]] = {
     "invalid_param": (400, "Invalid parameter"),
@@ -28,7 +28,7 @@ class ApiError(Exception):
     code: str
     detail: str
     param: str | None = None
-    headers: tuple[tuple[bytes, bytes], ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.code not in CODES:

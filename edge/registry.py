@@ -1,5 +1,6 @@
 """Operations and the router that finds them; handlers are bound to declared operations."""
 
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -7,6 +8,8 @@ from dataclasses import dataclass, replace
 from edge.http import Request, Response
 from edge.params import Body, Param
 
+# A handler reads its parameters and never changes them: they are shared by every call of the
+# same URL within a snapshot.
 Handler = Callable[[Request, dict], Awaitable[Response]]
 HERMES_PREFIX = "/v2/"
 
@@ -30,12 +33,12 @@ class Operation:
         words = re.sub(r"[{}.\-/]+", "_", self.path).strip("_")
         return f"{self.method.lower()}_{words}"
 
-    @property
+    @functools.cached_property
     def hermes(self) -> bool:
         """An oracle route of the Hermes convention: root-mounted, keyless, free, text errors."""
         return self.path.startswith(HERMES_PREFIX)
 
-    @property
+    @functools.cached_property
     def metered(self) -> bool:
         """Whether calls spend the client's budget."""
         return not self.hermes
@@ -45,7 +48,7 @@ class Operation:
         """The path as a regex with named groups for `{name}` segments."""
         return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
 
-    @property
+    @functools.cached_property
     def limit_max(self) -> int | None:
         """The declared maximum of the operation's page size, if it has one."""
         for param in self.params:
@@ -53,14 +56,14 @@ class Operation:
                 return int(param.maximum) if param.maximum is not None else None
         return None
 
-    def parse(self, request: Request) -> dict:
+    def parse(self, query: dict[str, list[str]], path_params: dict[str, str]) -> dict:
         """Every declared query and path parameter, validated."""
         out = {}
         for param in self.params:
             if param.location == "path":
-                out[param.name] = param.parse([request.path_params[param.name]])
+                out[param.name] = param.parse([path_params[param.name]])
             else:
-                out[param.name] = param.parse(request.query.get(param.name))
+                out[param.name] = param.parse(query.get(param.name))
         return out
 
 

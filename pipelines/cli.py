@@ -105,14 +105,16 @@ def publish() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=lambda: int(os.environ.get("PORT", "8000")), type=int,
               show_default="$PORT or 8000")
-def serve(host: str, port: int) -> None:
+@click.option("--interface", type=click.Choice(["rsgi", "asgi"]), default="rsgi",
+              show_default=True, help="granian's native interface, or plain ASGI")
+def serve(host: str, port: int, interface: str) -> None:
     """Serve the latest snapshot over HTTP."""
     from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
     from granian.log import LogLevels
     from granian.server import Server
 
     _urls(host, port)
-    Server("edge.app:create_app", address=host, port=port, interface=Interfaces.ASGI,
+    Server("edge.app:create_app", address=host, port=port, interface=Interfaces(interface),
            factory=True, websockets=False, loop=Loops.uvloop, http=HTTPModes.http1,
            runtime_mode=RuntimeModes.st, log_access=False,
            log_level=LogLevels.warning, working_dir=Path.cwd()).serve()

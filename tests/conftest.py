@@ -51,12 +51,12 @@ def process(args: list[str], url: str, env: dict | None = None):
         proc.wait(10)
 
 
-def edge_process(home: Path, **env):
-    """`chaintape serve` over `home` on a free loopback port."""
+def edge_process(home: Path, interface: str = "rsgi", **env):
+    """`chaintape serve` over `home` on a free loopback port, through `interface`."""
     port = free_port()
     full = {**os.environ, "CHAINTAPE_HOME": str(home), **env}
-    return process([str(BIN / "chaintape"), "serve", "--port", str(port)],
-                   f"http://127.0.0.1:{port}", full)
+    return process([str(BIN / "chaintape"), "serve", "--port", str(port), "--interface",
+                    interface], f"http://127.0.0.1:{port}", full)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ async def get_config(request: Request, params: dict) -> Response:
     """Every chain record and the value lists a valid request may use."""
     snapshot = request.state.snapshot
     return Response(snapshot.documents["config"],
-                    headers=[(b"x-snapshot-id", snapshot.snapshot_id.encode())])
+                    headers=[("x-snapshot-id", snapshot.snapshot_id)])
 
 
 HANDLERS = {("GET", "/chains"): list_chains, ("GET", "/config"): get_config}

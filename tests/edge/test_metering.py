@@ -34,9 +34,9 @@ def test_bucket_bursts_twenty_then_refills_five_a_second() -> None:
 def test_headers_follow_the_spec_syntax() -> None:
     verdict = LocalMeter(clock=lambda: 0.0).take_now("c", KEYLESS, 3)
     assert dict(verdict.headers()) == {
-        b"ratelimit-policy": b'"keyless";q=300;w=60;burst=20',
-        b"ratelimit": b'"keyless";r=17;t=1',
-        b"x-ratelimit-limit": b"300", b"x-ratelimit-remaining": b"17"}
+        "ratelimit-policy": '"keyless";q=300;w=60;burst=20',
+        "ratelimit": '"keyless";r=17;t=1',
+        "x-ratelimit-limit": "300", "x-ratelimit-remaining": "17"}
 
 
 def test_client_address_ipv4_alone_ipv6_by_64_and_proxies() -> None:
