@@ -5,10 +5,12 @@ import polars as pl
 
 from checks.outcome import Outcome, validate
 from checks.schemas.chains import ChainRecord, Config
+from checks.schemas.market import PairRow
 
 PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "chain_records": ChainRecord,
     "config": Config,
+    "pair_rows": PairRow,
 }
 
 

@@ -20,7 +20,7 @@ from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_heade
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
 from edge.registry import HERMES_PREFIX, Operation, Router, mount
-from edge.routes import chains, platform
+from edge.routes import chains, market, platform
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner, default_signer
@@ -36,7 +36,7 @@ log = logging.getLogger("chaintape.edge")
 
 def operations() -> list[Operation]:
     """Every declared operation, with a handler where its product is built."""
-    return mount(OPERATIONS, {**chains.HANDLERS, **platform.HANDLERS})
+    return mount(OPERATIONS, {**chains.HANDLERS, **market.HANDLERS, **platform.HANDLERS})
 
 
 @dataclass(slots=True)
@@ -182,6 +182,8 @@ class Edge:
         if prepared.error is not None:
             raise prepared.error
         params = prepared.params
+        if operation.body is not None:
+            params = {**params, "body": operation.body.parse(request.body)}
         if operation.limit_max is not None:
             ceiling = admission.plan.ceiling(operation.limit_max)
             if params["limit"] > ceiling:

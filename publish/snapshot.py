@@ -29,6 +29,15 @@ class PagedList:
     key: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class ServingTable:
+    """A table the edge looks rows up in, published as Parquet sorted by `key`."""
+
+    name: str
+    frame: pl.DataFrame
+    key: tuple[str, ...]
+
+
 @dataclass
 class Manifest:
     """What a snapshot holds and when it was computed."""
@@ -38,6 +47,7 @@ class Manifest:
     snapshot_at: str
     lists: dict[str, dict] = field(default_factory=dict)
     documents: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, dict] = field(default_factory=dict)
     objects: dict[str, dict] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
@@ -64,7 +74,7 @@ class Publisher:
         self.retention, self.keep, self.progress = retention, keep, progress
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
-                now: datetime | None = None) -> Manifest:
+                now: datetime | None = None, tables: list[ServingTable] = ()) -> Manifest:
         """Publish everything under a new snapshot id and make it the latest."""
         now = now or datetime.now(UTC)
         sid = new_snapshot_id(now, as_of)
@@ -72,6 +82,12 @@ class Publisher:
         base = f"snapshots/{sid}"
         for paged in lists:
             manifest.lists[paged.name] = self._list(base, sid, as_of, paged, manifest)
+        for table in tables:
+            key = f"tables/{table.name}.parquet"
+            self._put(manifest, base, key, _parquet(table.frame.sort(table.key)), PARQUET)
+            manifest.tables[table.name] = {"rows": table.frame.height, "table": key,
+                                           "key": list(table.key)}
+            self.progress(f"{table.name}: {table.frame.height} rows (serving table)")
         for name, doc in documents.items():
             key = f"documents/{name}.json"
             self._put(manifest, base, key, orjson.dumps(doc), JSON)
@@ -88,9 +104,7 @@ class Publisher:
               manifest: Manifest) -> dict:
         frame = paged.frame
         table_key = f"tables/{paged.name}.parquet"
-        buffer = io.BytesIO()
-        frame.write_parquet(buffer, statistics=True)
-        self._put(manifest, base, table_key, buffer.getvalue(), PARQUET)
+        self._put(manifest, base, table_key, _parquet(frame), PARQUET)
         items = frame["item"].to_list()
         pages = max(1, -(-len(items) // PAGE_SIZE))
         for n in range(pages):
@@ -125,6 +139,12 @@ class Publisher:
         for sid in doomed:
             self.store.delete(self.store.keys(f"snapshots/{sid}/"))
         return doomed
+
+
+def _parquet(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, statistics=True)
+    return buffer.getvalue()
 
 
 def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None,
@@ -172,5 +192,5 @@ def load_snapshot(store: ObjectStore, snapshot_id: str) -> Snapshot:
     base = f"snapshots/{snapshot_id}"
     documents = {name: store.get(f"{base}/{key}").body for name, key in manifest.documents.items()}
     tables = {name: pl.read_parquet(io.BytesIO(store.get(f"{base}/{meta['table']}").body))
-              for name, meta in manifest.lists.items()}
+              for name, meta in {**manifest.lists, **manifest.tables}.items()}
     return Snapshot(manifest, documents, tables)

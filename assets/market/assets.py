@@ -1,11 +1,14 @@
-"""Market staging: the lake's watermark, quote prices, priced swap legs and pair state."""
+"""Market products: the lake's watermark, quote prices, priced swap legs, pair state and pair
+rows."""
 
 from datetime import timedelta
 
 import dagster as dg
 import polars as pl
 
+from assets.market.pair_rows import assemble
 from assets.warehouse import Warehouse, materialized
+from sources.lake import TABLES
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -124,3 +127,19 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
                      "price_usd", "price_usd_24h_ago", "liquidity_usd", "price_change_24h")
              .sort("chain_id", "pair").collect())
     return materialized(warehouse, "pair_state", frame)
+
+
+PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", "lp_locks",
+                   "perp_markets", "perp_snapshots", "quote_prices", "pair_tokens", "pair_state",
+                   "swap_legs", "pair_activity", "pair_risk")
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[dg.AssetKey(["lake" if name in TABLES else
+                             ("chains" if name == "pair_activity" else GROUP), name])
+                for name in PAIR_ROW_INPUTS] + [dg.AssetKey([GROUP, "as_of"])])
+def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
+    as_of = warehouse.scan("as_of").collect()["as_of"][0]
+    return materialized(warehouse, "pair_rows",
+                        assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))

@@ -8,8 +8,12 @@ from assets.chains.items import chain_items, config_document
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
 from publish.cursor import default_signer
-from publish.snapshot import PagedList, Publisher
+from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
+
+DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market"}
+# What the edge reads of a pair row to look it up and answer it.
+PAIR_TABLE = ("chain_id", "pair", "verdict", "item")
 
 
 class Store(dg.ConfigurableResource):
@@ -20,7 +24,7 @@ class Store(dg.ConfigurableResource):
 
 
 @dg.asset(key_prefix="publish", group_name="publish",
-          deps=[dg.AssetKey(["chains", name]) for name in PRODUCT_SCHEMAS]
+          deps=[dg.AssetKey([DOMAINS[name], name]) for name in PRODUCT_SCHEMAS]
           + [dg.AssetKey(["market", "as_of"])])
 def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
              store: Store) -> dg.MaterializeResult:
@@ -39,6 +43,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug"))],
         documents={"config": config_document(records, frames["config"])},
+        tables=[ServingTable("pairs", frames["pair_rows"].select(PAIR_TABLE),
+                             ("chain_id", "pair"))],
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

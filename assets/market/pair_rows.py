@@ -1,0 +1,337 @@
+"""Pair rows (spec 2.3): every block of a pair, one row per pair, with its JSON `item`."""
+
+from datetime import datetime
+
+import polars as pl
+
+from publish.vocabulary import PAIR_WINDOWS
+
+KEY = ["chain_id", "pair"]
+ISO = "%Y-%m-%dT%H:%M:%S%.3fZ"
+SCORE_TITLES = ((80, "good"), (50, "fair"), (20, "poor"), (0, "dangerous"))
+# Risk signals: (kind, group, severity, weight in score points, condition column).
+SIGNALS = (
+    ("honeypot", "cannot_exit", "critical", 100.0, "is_honeypot"),
+    ("liquidity_pulled", "rug", "critical", 100.0, "rugged"),
+    ("condemned_token", "token_status", "critical", 100.0, "condemned"),
+    ("high_sell_tax", "cannot_exit", "high", 30.0, "high_sell_tax"),
+    ("deployer_abuser", "deployer", "high", 30.0, "deployer_abuser"),
+    ("lp_unlocked", "liquidity", "medium", 15.0, "lp_unlocked"),
+    ("thin_liquidity", "liquidity", "low", 10.0, "thin_liquidity"),
+    ("unverified_contract", "contract", "low", 5.0, "unverified_contract"),
+)
+HIGH_SELL_TAX = 0.10
+# Share of the LP supply locked or burned under which a pair's liquidity counts as unlocked.
+LOCKED_ENOUGH = 0.5
+
+
+def iso(column: str | pl.Expr) -> pl.Expr:
+    """A UTC timestamp as the wire's ISO 8601 text (milliseconds, Z)."""
+    expr = pl.col(column) if isinstance(column, str) else column
+    return expr.dt.strftime(ISO)
+
+
+def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
+    """Per pair: the last swap price, the price each window opened at, and the 24h range."""
+    cut = {w: pl.lit(as_of) - pl.duration(seconds=s) for w, s in PAIR_WINDOWS.items()}
+    live = legs.filter(pl.col("block_time") <= as_of, pl.col("price_usd").is_not_null())
+    by_time = live.sort("block_time", "log_index")
+    last = by_time.group_by(KEY).agg(
+        last_price=pl.col("price_usd").last(), last_trade_at=pl.col("block_time").last(),
+        **{f"open_{w}": pl.col("price_usd").filter(pl.col("block_time") <= c).last()
+           for w, c in cut.items()},
+        **{f"first_{w}": pl.col("price_usd").filter(pl.col("block_time") > c).first()
+           for w, c in cut.items()})
+    day = live.filter(pl.col("block_time") > cut["h24"]).group_by(KEY).agg(
+        range_low=pl.col("price_usd").min(), range_high=pl.col("price_usd").max(),
+        range_low_at=pl.col("block_time").sort_by("price_usd").first(),
+        range_high_at=pl.col("block_time").sort_by("price_usd").last())
+    opened = {w: pl.coalesce(f"open_{w}", f"first_{w}") for w in PAIR_WINDOWS}
+    return last.join(day, on=KEY, how="left").select(
+        *KEY, "last_price", "last_trade_at", "range_low", "range_high", "range_low_at",
+        "range_high_at",
+        **{f"price_change_{w}": pl.when(o > 0).then((pl.col("last_price") / o - 1.0) * 100.0)
+           .otherwise(0.0) for w, o in opened.items()})
+
+
+def quote_ranges(prices: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
+    """Per price feed: its lowest and highest USD price over the last 24 hours, and when."""
+    end = int(as_of.timestamp())
+    return (prices.filter(pl.col("ts") > end - 86_400, pl.col("ts") <= end)
+            .with_columns(at=pl.from_epoch("ts", "s").dt.replace_time_zone("UTC"))
+            .group_by("feed_id").agg(
+                quote_range_low=pl.col("price_usd").min(),
+                quote_range_high=pl.col("price_usd").max(),
+                quote_range_low_at=pl.col("at").sort_by("price_usd").first(),
+                quote_range_high_at=pl.col("at").sort_by("price_usd").last())
+            .rename({"feed_id": "quote_feed_id"}))
+
+
+def liquidity_range(reserves: pl.LazyFrame, pairs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
+    """Per pair: the lowest and highest liquidity (both sides, USD) over the last 24 hours."""
+    b0 = pl.col("base_is_token0")
+    day = reserves.filter(pl.col("block_time") > pl.lit(as_of) - pl.duration(days=1),
+                          pl.col("block_time") <= as_of)
+    valued = day.join(pairs.select(*KEY, "base_is_token0", "quote_decimals", "quote_usd"),
+                      on=KEY).with_columns(
+        usd=2.0 * pl.when(b0).then("reserve1").otherwise("reserve0").cast(pl.Float64)
+        / pl.lit(10.0).pow(pl.col("quote_decimals")) * pl.col("quote_usd"))
+    return valued.group_by(KEY).agg(
+        liq_low=pl.col("usd").min(), liq_high=pl.col("usd").max(),
+        liq_low_at=pl.col("block_time").sort_by("usd").first(),
+        liq_high_at=pl.col("block_time").sort_by("usd").last())
+
+
+def lp_security(events: pl.LazyFrame, locks: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
+    """Per pair: shares of the LP supply burned and locked, the top lock provider, the earliest
+    unlock still ahead."""
+    supply = events.filter(pl.col("block_time") <= as_of).group_by(KEY).agg(
+        lp_supply=pl.when(pl.col("kind") == "mint").then(pl.col("liquidity").cast(pl.Float64))
+        .otherwise(-pl.col("liquidity").cast(pl.Float64)).sum())
+    held = (locks.filter(pl.col("locked_at") <= as_of,
+                         pl.col("unlock_at").is_null() | (pl.col("unlock_at") > as_of))
+            .with_columns(amount=pl.col("amount").cast(pl.Float64)))
+    by_kind = held.group_by(KEY).agg(
+        burned=pl.col("amount").filter(pl.col("kind") == "burn").sum(),
+        locked=pl.col("amount").filter(pl.col("kind") == "lock").sum(),
+        earliest_unlock=pl.col("unlock_at").filter(pl.col("kind") == "lock").min())
+    top = (held.filter(pl.col("kind") == "lock", pl.col("provider").is_not_null())
+           .group_by(*KEY, "provider").agg(pl.col("amount").sum())
+           .sort("amount", "provider", descending=[True, False])
+           .group_by(KEY).agg(top_lock_provider=pl.col("provider").first()))
+    share = pl.when(pl.col("lp_supply") > 0)
+    return (supply.join(by_kind, on=KEY, how="left").join(top, on=KEY, how="left")
+            .select(*KEY, "top_lock_provider", "earliest_unlock",
+                    burned_pct=share.then(
+                        (pl.col("burned").fill_null(0) / pl.col("lp_supply") * 100).clip(0, 100))
+                    .otherwise(0.0),
+                    locked_pct=share.then(
+                        (pl.col("locked").fill_null(0) / pl.col("lp_supply") * 100).clip(0, 100))
+                    .otherwise(0.0)))
+
+
+def deployer_reputation(pairs: pl.LazyFrame, risk: pl.LazyFrame) -> pl.LazyFrame:
+    """Per chain and creator: pairs created, those that turned out scams, first seen."""
+    return (pairs.join(risk.select(*KEY, "is_scam"), on=KEY, how="left")
+            .group_by("chain_id", "creator").agg(
+                pairs_created=pl.len().cast(pl.Int64),
+                abused_launches=pl.col("is_scam").fill_null(False).sum().cast(pl.Int64),
+                first_seen_at=pl.col("created_at").min())
+            .with_columns(rep_score=(100 - 100 * pl.col("abused_launches")
+                                     // pl.col("pairs_created")).cast(pl.Int64))
+            .with_columns(rep_status=pl.when(pl.col("abused_launches") == 0).then(pl.lit("clean"))
+                          .when(pl.col("rep_score") >= 50).then(pl.lit("suspicious"))
+                          .otherwise(pl.lit("abuser"))))
+
+
+def perp_blocks(markets: pl.LazyFrame, snapshots: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
+    """Per perp market: the latest observation as the pair row's perp block."""
+    latest = (snapshots.filter(pl.col("observed_at") <= as_of)
+              .sort("observed_at").group_by("chain_id", "market").last())
+    day = (snapshots.filter(pl.col("observed_at") > pl.lit(as_of) - pl.duration(days=1),
+                            pl.col("observed_at") <= as_of)
+           .group_by("chain_id", "market").agg(day_notional_volume=pl.col("volume_usd").sum()))
+    oi = pl.col("oi_long_usd") + pl.col("oi_short_usd")
+    return (markets.join(latest, on=["chain_id", "market"], how="left")
+            .join(day, on=["chain_id", "market"], how="left")
+            .select("chain_id", pair="market", perp=pl.struct(
+                "max_leverage", "only_isolated",
+                funding_rate=(pl.col("funding_long_1h") + pl.col("funding_short_1h")) / 2,
+                open_interest=oi / pl.col("mark_price"), open_interest_usd=oi,
+                mark_price="mark_price", oracle_price="oracle_price",
+                premium=(pl.col("mark_price") / pl.col("oracle_price") - 1.0),
+                day_notional_volume=pl.col("day_notional_volume").fill_null(0.0),
+                synced_at=iso("observed_at"))))
+
+
+def _token(side: str, position: pl.Expr) -> pl.Expr:
+    """The tokens[] entry of the base or the quote token."""
+    return pl.struct(
+        name=f"{side}_name", symbol=f"{side}_symbol", address=side,
+        status=pl.col(f"{side}_token_status").cast(pl.String), chain_id="chain_id",
+        price_usd=f"{side}_price_usd", price_native=f"{side}_price_native", position=position,
+        decimals=f"{side}_decimals", reserve=f"{side}_reserve",
+        total_supply=f"{side}_total_supply",
+        price_range=pl.struct(low=f"{side}_range_low", high=f"{side}_range_high",
+                              low_at=f"{side}_range_low_at_text",
+                              high_at=f"{side}_range_high_at_text"))
+
+
+def _windows() -> dict[str, pl.Expr]:
+    out = {}
+    for w in PAIR_WINDOWS:
+        out[f"txn_{w}"] = pl.struct(
+            buys=f"buys_{w}", sells=f"sells_{w}", buy_volume=f"buy_volume_{w}_usd",
+            sell_volume=f"sell_volume_{w}_usd", buyers=f"buyers_{w}", sellers=f"sellers_{w}")
+        out[f"window_{w}"] = pl.struct(
+            price_change_pct=f"price_change_{w}", volume_usd=f"volume_{w}_usd",
+            buy_volume_usd=f"buy_volume_{w}_usd", sell_volume_usd=f"sell_volume_{w}_usd",
+            txns=pl.struct(buys=f"buys_{w}", sells=f"sells_{w}"), buyers=f"buyers_{w}",
+            sellers=f"sellers_{w}")
+    return out
+
+
+def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
+    """Every pair row: wide columns the checks and lists read, and `item`, the wire JSON."""
+    tokens = frames["tokens"].select(
+        "chain_id", "address", "name", "symbol", "status", "contract_verified", "buy_tax",
+        "sell_tax", "decimals", total_supply=pl.col("total_supply_raw").cast(pl.Float64)
+        / pl.lit(10.0).pow(pl.col("decimals")))
+    chains = frames["chains"].select("chain_id", "slug", "native_token", "min_liquidity_usd")
+    prices = frames["quote_prices"].filter(pl.col("ts") <= int(as_of.timestamp())) \
+        .group_by("feed_id").agg(pl.col("price_usd").sort_by("ts").last())
+    native = (chains.join(frames["tokens"].select("chain_id", "address", "price_feed_id"),
+                          left_on=["chain_id", "native_token"], right_on=["chain_id", "address"])
+              .join(prices, left_on="price_feed_id", right_on="feed_id")
+              .select("chain_id", native_usd="price_usd"))
+    state = frames["pair_state"]
+    base = frames["pair_tokens"].join(
+        frames["pairs"].select("chain_id", pair="address", factory_type="factory_type",
+                               lp_token_symbol="lp_token_symbol", created_block="created_block",
+                               created_log_index="created_log_index", created_tx="created_tx",
+                               launchpad_stage="launchpad_stage",
+                               launchpad_completed_at="launchpad_completed_at",
+                               migrated_pool="migrated_pool"), on=KEY, how="left")
+    pair_prices = window_prices(frames["swap_legs"], as_of)
+    wide = (base.join(state, on=KEY, how="left")
+            .join(frames["pair_activity"], on=KEY, how="left")
+            .join(pair_prices, on=KEY, how="left")
+            .join(frames["pair_risk"], on=KEY, how="left")
+            .join(chains, on="chain_id", how="left")
+            .join(native, on="chain_id", how="left")
+            .join(quote_ranges(frames["quote_prices"], as_of), on="quote_feed_id", how="left")
+            .join(tokens.rename(lambda c: c if c in ("chain_id", "address") else f"base_{c}"),
+                  left_on=["chain_id", "base"], right_on=["chain_id", "address"], how="left")
+            .join(tokens.rename(lambda c: c if c in ("chain_id", "address") else f"quote_{c}"),
+                  left_on=["chain_id", "quote"], right_on=["chain_id", "address"], how="left")
+            .join(liquidity_range(frames["reserves"], base.join(
+                state.select(*KEY, "quote_usd"), on=KEY, how="left"), as_of), on=KEY, how="left")
+            .join(lp_security(frames["liquidity_events"], frames["lp_locks"], as_of), on=KEY,
+                  how="left")
+            .join(deployer_reputation(base, frames["pair_risk"]), on=["chain_id", "creator"],
+                  how="left")
+            .join(perp_blocks(frames["perp_markets"], frames["perp_snapshots"], as_of), on=KEY,
+                  how="left"))
+    counts = [c for w in PAIR_WINDOWS for c in (f"txns_{w}", f"buys_{w}", f"sells_{w}",
+                                                f"buyers_{w}", f"sellers_{w}", f"makers_{w}")]
+    sums = [c for w in PAIR_WINDOWS for c in (f"volume_{w}_usd", f"buy_volume_{w}_usd",
+                                              f"sell_volume_{w}_usd", f"price_change_{w}")]
+    wide = wide.with_columns(
+        *[pl.col(c).fill_null(0).cast(pl.Int64) for c in counts],
+        *[pl.col(c).fill_null(0.0) for c in sums],
+        *[pl.col(c).fill_null(False) for c in ("rugged", "condemned", "honeypot", "is_scam")],
+        burned_pct=pl.col("burned_pct").fill_null(0.0),
+        locked_pct=pl.col("locked_pct").fill_null(0.0),
+        base_price_usd=pl.col("price_usd"), quote_price_usd=pl.col("quote_usd"),
+        pair_fee=pl.col("fee_bps") / 10_000,
+        liquidity_onchain_usd=pl.col("quote_reserve") * pl.col("quote_usd"),
+    ).with_columns(
+        base_price_native=pl.col("base_price_usd") / pl.col("native_usd"),
+        quote_price_native=pl.col("quote_price_usd") / pl.col("native_usd"),
+        fees_usd_24h=pl.col("volume_h24_usd") * pl.col("pair_fee"),
+        is_honeypot=pl.col("honeypot"),
+        high_sell_tax=pl.col("base_sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
+        deployer_abuser=pl.col("rep_status") == "abuser",
+        lp_unlocked=~pl.col("is_perp") & (pl.col("burned_pct") + pl.col("locked_pct")
+                                          < LOCKED_ENOUGH * 100),
+        thin_liquidity=~pl.col("is_perp") & (pl.col("liquidity_usd").fill_null(0.0)
+                                             < pl.col("min_liquidity_usd")),
+        unverified_contract=~pl.col("base_contract_verified").fill_null(False),
+    ).rename({"range_low": "base_range_low", "range_high": "base_range_high",
+              "range_low_at": "base_range_low_at", "range_high_at": "base_range_high_at",
+              "base_status": "base_token_status", "quote_status": "quote_token_status"})
+    signal_list = pl.concat_list([
+        pl.when(pl.col(cond)).then(pl.struct(
+            kind=pl.lit(kind), weight=pl.lit(weight), group=pl.lit(group),
+            severity=pl.lit(severity), observed_at=pl.lit(as_of)))
+        for kind, group, severity, weight, cond in SIGNALS]).list.drop_nulls()
+    wide = wide.with_columns(risk_signals=signal_list).with_columns(
+        score=(100.0 - pl.col("risk_signals").list.eval(pl.element().struct.field("weight"))
+               .list.sum()).clip(0, 100).cast(pl.Int64),
+        unresolved=pl.col("quote_usd").is_null() | pl.col("price_usd").is_null())
+    title = pl.lit(SCORE_TITLES[-1][1])
+    for floor, name in reversed(SCORE_TITLES[:-1]):
+        title = pl.when(pl.col("score") >= floor).then(pl.lit(name)).otherwise(title)
+    severe = pl.col("risk_signals").list.eval(
+        pl.element().struct.field("severity").is_in(["high"])).list.any()
+    wide = wide.with_columns(
+        score_title=title,
+        verdict=pl.when(pl.col("is_scam")).then(pl.lit("blocked"))
+        .when(pl.col("unresolved")).then(pl.lit("unknown"))
+        .when(severe).then(pl.lit("watch")).otherwise(pl.lit("ok")),
+        status=pl.when(pl.col("unresolved")).then(pl.lit("unresolved"))
+        .when(pl.col("rugged")).then(pl.lit("rugged"))
+        .when(pl.col("txns_h24") > 0).then(pl.lit("active")).otherwise(pl.lit("inactive")),
+        **_windows())
+    return _items(wide.collect(), as_of)
+
+
+def _when_value(flag: str, expr: pl.Expr) -> pl.Expr:
+    return pl.when(pl.col(flag)).then(expr)
+
+
+def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
+    """The wide frame plus `item`: the pair row exactly as the wire carries it."""
+    at = pl.lit(as_of.strftime("%Y-%m-%dT%H:%M:%S.") + f"{as_of.microsecond // 1000:03d}Z")
+    times = ["created_at", "last_trade_at", "earliest_unlock", "first_seen_at",
+             "launchpad_completed_at", "base_range_low_at", "base_range_high_at",
+             "quote_range_low_at", "quote_range_high_at", "liq_low_at", "liq_high_at"]
+    text = wide.with_columns(
+        *[iso(c).alias(f"{c}_text") for c in times],
+        risk_signals_text=pl.col("risk_signals").list.eval(pl.struct(
+            kind=pl.element().struct.field("kind"), weight=pl.element().struct.field("weight"),
+            group=pl.element().struct.field("group"),
+            severity=pl.element().struct.field("severity"),
+            observed_at=iso(pl.element().struct.field("observed_at")))))
+    windows = list(PAIR_WINDOWS)
+    item = pl.struct(
+        network=pl.struct(slug="slug", chain_id="chain_id"),
+        dex=pl.struct(name="venue_name", factory="factory", factory_type="factory_type",
+                      chain_id="chain_id", lp_token_symbol="lp_token_symbol"),
+        pair_address="pair", ticker="ticker", status="status",
+        prop_data=pl.struct(
+            is_perp="is_perp", is_honeypot="is_honeypot", spot_disabled="is_perp",
+            perp_disabled=~pl.col("is_perp"), buy_tax="base_buy_tax", sell_tax="base_sell_tax",
+            liquidity_range=pl.struct(low="liq_low", high="liq_high", low_at="liq_low_at_text",
+                                      high_at="liq_high_at_text"),
+            perp="perp"),
+        score=pl.struct(value="score", title="score_title", updated_at=at,
+                        risk_signals="risk_signals_text"),
+        deployer=pl.struct(
+            address="creator", tx_hash="created_tx", block_number="created_block",
+            log_index="created_log_index",
+            reputation=pl.struct(score="rep_score", status="rep_status",
+                                 pairs_created="pairs_created",
+                                 abused_launches="abused_launches",
+                                 first_seen_at="first_seen_at_text")),
+        security=pl.struct(burned_pct="burned_pct", locked_pct="locked_pct",
+                           top_lock_provider="top_lock_provider",
+                           earliest_unlock_at="earliest_unlock_text", checked_at=at),
+        verdict=pl.struct(status="verdict"),
+        pair_fee="pair_fee",
+        tokens=pl.concat_list(
+            _token("base", pl.when(pl.col("base_is_token0")).then(0).otherwise(1)),
+            _token("quote", pl.when(pl.col("base_is_token0")).then(1).otherwise(0))),
+        txn=pl.struct(**{w: f"txn_{w}" for w in windows}),
+        volume=pl.struct(**{w: f"volume_{w}_usd" for w in windows}),
+        price_change=pl.struct(**{w: f"price_change_{w}" for w in windows}),
+        liquidity_usd="liquidity_usd", liquidity_onchain_usd="liquidity_onchain_usd",
+        apr=pl.when(pl.col("liquidity_usd") > 0).then(
+            pl.col("fees_usd_24h") * 365 / pl.col("liquidity_usd") * 100).otherwise(0.0),
+        fees_usd_24h="fees_usd_24h", price_native="base_price_native",
+        last_updated_at=at, created_at="created_at_text", last_trade_at="last_trade_at_text",
+        windows=pl.struct(**{w: f"window_{w}" for w in windows}),
+        launchpad=_when_value("has_launchpad", pl.struct(
+            name="launchpad", protocol="launchpad", stage="launchpad_stage",
+            completed_at="launchpad_completed_at_text", migrated_pool="migrated_pool")),
+        safety=pl.struct(is_honeypot="is_honeypot", buy_tax="base_buy_tax",
+                         sell_tax="base_sell_tax", lp_locked_pct="locked_pct",
+                         lp_burned_pct="burned_pct", score="score",
+                         labels=pl.col("risk_signals").list.eval(
+                             pl.element().struct.field("kind"))))
+    rendered = text.with_columns(has_launchpad=pl.col("launchpad").is_not_null()).with_columns(
+        item=item.struct.json_encode())
+    return rendered.select(
+        "chain_id", "slug", "pair", "ticker", "base", "quote", "created_at", "last_trade_at",
+        "liquidity_usd", "volume_h24_usd", "txns_h24", "makers_h24", "price_change_h24",
+        "score", "verdict", "status", "is_perp", "launchpad", "is_scam", "item")
