@@ -9,6 +9,7 @@ import pytest
 
 from sources.lake import Lake
 from tests.conftest import SMALL, edge_process, run_cli
+from tests.edge.conftest import issue_key
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +96,32 @@ def test_no_snapshot_at_all_is_a_503(tmp_path):
     with edge_process(tmp_path) as base:
         answer = httpx.get(f"{base}/api/v1/config")
         assert answer.status_code == 503 and answer.json()["code"] == "upstream_unavailable"
+
+
+def test_every_pair_is_served_with_windows_that_agree_with_the_raw_swaps(home, edge):
+    lake = Lake(home / "lake")
+    pairs = lake.read("pairs")
+    as_of = lake.read("heads")["observed_at"].max()
+    swaps = lake.read("swaps").filter(pl.col("block_time") > as_of - timedelta(hours=1),
+                                      pl.col("block_time") <= as_of)
+    busiest = swaps.group_by("chain_id", "pair").agg(
+        n=pl.len(), makers=pl.col("maker").n_unique()).sort("n", "pair", descending=True).row(
+        0, named=True)
+    slugs = dict(lake.read("chains").select("chain_id", "slug").iter_rows())
+    row = httpx.get(f"{edge}/api/v1/chains/{busiest['chain_id']}/pairs/{busiest['pair']}").json()
+    assert row["network"] == {"slug": slugs[busiest["chain_id"]], "chain_id": busiest["chain_id"]}
+    h1 = row["windows"]["h1"]
+    assert h1["txns"]["buys"] + h1["txns"]["sells"] == busiest["n"]
+    assert row["txn"]["h1"]["buys"] == h1["txns"]["buys"]
+    assert h1["buy_volume_usd"] + h1["sell_volume_usd"] == pytest.approx(h1["volume_usd"])
+    assert max(h1["buyers"], h1["sellers"]) <= busiest["makers"] <= h1["buyers"] + h1["sellers"]
+    # One batch of every pair of the lake (50 at a time) finds every one of them.
+    wanted = [{"chain": str(c), "address": a} for c, a in pairs.select("chain_id", "address")
+              .iter_rows()]
+    key = {"X-API-Key": issue_key(home, "internal")}
+    found = 0
+    for start in range(0, len(wanted), 50):
+        answer = httpx.post(f"{edge}/api/v1/pairs/batch", json={"items": wanted[start:start + 50]},
+                            headers=key)
+        found += sum(item["found"] for item in answer.json()["items"])
+    assert found == pairs.height

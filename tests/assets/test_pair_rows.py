@@ -1,0 +1,108 @@
+"""Pair-row pieces on tiny hand-made inputs, and the pair row's meaning rules broken one by one."""
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import polars as pl
+
+from assets.market.pair_rows import deployer_reputation, lp_security, window_prices
+from checks.outcome import validate
+from checks.schemas.market import PairRow
+
+AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
+TS = pl.Datetime("us", "UTC")
+
+
+def test_window_prices_open_at_the_last_swap_before_each_window() -> None:
+    times = [AS_OF - timedelta(hours=30), AS_OF - timedelta(hours=3),
+             AS_OF - timedelta(minutes=30), AS_OF - timedelta(minutes=2)]
+    legs = pl.LazyFrame({"chain_id": [1] * 4, "pair": ["p"] * 4,
+                         "block_time": pl.Series(times, dtype=TS), "log_index": [0] * 4,
+                         "price_usd": [1.0, 2.0, 4.0, 5.0]})
+    row = window_prices(legs, AS_OF).collect().row(0, named=True)
+    # Last price 5. m5 opened at 4 (the 30-minute swap), h1 at 2, h6 at 1 (only the 30-hour swap
+    # is older than six hours), h24 at 1.
+    assert row["price_change_m5"] == 25.0 and row["price_change_h1"] == 150.0
+    assert row["price_change_h6"] == 400.0 and row["price_change_h24"] == 400.0
+    # The day's range leaves out the 30-hour-old swap.
+    assert (row["range_low"], row["range_high"]) == (2.0, 5.0)
+    assert row["range_low_at"] == times[1] and row["range_high_at"] == times[3]
+
+
+def test_a_pair_born_inside_a_window_opens_at_its_first_swap() -> None:
+    legs = pl.LazyFrame({"chain_id": [1, 1], "pair": ["p", "p"],
+                         "block_time": pl.Series([AS_OF - timedelta(minutes=3),
+                                                  AS_OF - timedelta(minutes=1)], dtype=TS),
+                         "log_index": [0, 0], "price_usd": [2.0, 3.0]})
+    row = window_prices(legs, AS_OF).collect().row(0, named=True)
+    assert row["price_change_m5"] == 50.0 and row["price_change_h24"] == 50.0
+
+
+def test_lp_security_shares_of_burned_and_locked_supply() -> None:
+    events = pl.LazyFrame({"chain_id": [1, 1], "pair": ["p", "p"], "kind": ["mint", "burn"],
+                           "liquidity": [Decimal(100), Decimal(20)],
+                           "block_time": pl.Series([AS_OF - timedelta(days=2)] * 2, dtype=TS)})
+    unlock = AS_OF + timedelta(days=30)
+    locks = pl.LazyFrame({
+        "chain_id": [1] * 4, "pair": ["p"] * 4, "kind": ["burn", "lock", "lock", "lock"],
+        "provider": [None, "A", "B", "B"],
+        "amount": [Decimal(8), Decimal(24), Decimal(16), Decimal(50)],
+        "locked_at": pl.Series([AS_OF - timedelta(days=1)] * 4, dtype=TS),
+        "unlock_at": pl.Series([None, unlock, unlock + timedelta(days=1),
+                                AS_OF - timedelta(hours=1)], dtype=TS)})
+    row = lp_security(events, locks, AS_OF).collect().row(0, named=True)
+    # Supply 100 - 20 = 80; 8 burned = 10 %; 24 + 16 still locked = 50 % (B's 50 unlocked an
+    # hour ago); A holds the larger live lock; the earliest unlock ahead is A's.
+    assert row["burned_pct"] == 10.0 and row["locked_pct"] == 50.0
+    assert row["top_lock_provider"] == "A" and row["earliest_unlock"] == unlock
+
+
+def test_deployer_reputation_counts_scams_among_launches() -> None:
+    pairs = pl.LazyFrame({"chain_id": [1] * 6, "pair": list("abcdef"),
+                          "creator": ["x", "x", "x", "x", "y", "z"],
+                          "created_at": pl.Series([AS_OF - timedelta(days=d)
+                                                   for d in (1, 2, 3, 4, 1, 1)], dtype=TS)})
+    risk = pl.LazyFrame({"chain_id": [1] * 6, "pair": list("abcdef"),
+                         "is_scam": [True, False, False, False, False, True]})
+    rows = {r["creator"]: r for r in deployer_reputation(pairs, risk).collect().iter_rows(
+        named=True)}
+    assert (rows["x"]["pairs_created"], rows["x"]["abused_launches"]) == (4, 1)
+    assert (rows["x"]["rep_score"], rows["x"]["rep_status"]) == (75, "suspicious")
+    assert (rows["y"]["rep_score"], rows["y"]["rep_status"]) == (100, "clean")
+    assert (rows["z"]["rep_score"], rows["z"]["rep_status"]) == (0, "abuser")
+    assert rows["x"]["first_seen_at"] == AS_OF - timedelta(days=4)
+
+
+def good_rows() -> pl.DataFrame:
+    """Three pair rows that follow every rule: ok, blocked and unresolved."""
+    return pl.DataFrame({
+        "chain_id": [1, 1, 2], "slug": ["a", "a", "b"], "pair": ["p", "q", "p"],
+        "ticker": ["X/Y"] * 3, "base": ["x"] * 3, "quote": ["y"] * 3,
+        "liquidity_usd": [10.0, 5.0, None], "volume_h24_usd": [3.0, 0.0, 0.0],
+        "txns_h24": [4, 0, 0], "makers_h24": [2, 0, 0], "price_change_h24": [1.0, 0.0, 0.0],
+        "score": [90, 0, 100], "verdict": ["ok", "blocked", "unknown"],
+        "status": ["active", "rugged", "unresolved"], "is_perp": [False] * 3,
+        "launchpad": [None] * 3, "is_scam": [False, True, False],
+        "item": ['{"network":{},"verdict":{"status":"ok"}}',
+                 '{"network":{},"verdict":{"status":"blocked"}}',
+                 '{"network":{},"verdict":{"status":"unknown"}}']})
+
+
+def test_good_pair_rows_pass() -> None:
+    assert validate("pair_rows", PairRow, good_rows()).passed
+
+
+def test_each_pair_rule_fails_when_broken() -> None:
+    broken = {
+        "scams_are_blocked": pl.Series([True, True, False]).alias("is_scam"),
+        "unresolved_pairs_are_unknown": pl.Series(["ok", "blocked", "ok"]).alias("verdict"),
+        "the_item_carries_the_verdict": pl.col("item").str.replace("blocked", "watch"),
+        "makers_cover_the_day": pl.Series([2, 0, 1]).alias("makers_h24"),
+    }
+    for rule, change in broken.items():
+        frame = good_rows().with_columns(change)
+        outcome = validate("pair_rows", PairRow, frame)
+        assert not outcome.passed, rule
+        assert rule in outcome.summary(), (rule, outcome.summary())
+    duplicated = pl.concat([good_rows(), good_rows().head(1)])
+    assert not validate("pair_rows", PairRow, duplicated).passed
