@@ -10,7 +10,8 @@ from tests.conftest import BIN
 from tests.edge.conftest import issue_key
 
 MOUNTED = {("GET", "/chains"), ("GET", "/config"), ("GET", "/key"), ("GET", "/status"),
-           ("GET", "/.well-known/x402")}
+           ("GET", "/.well-known/x402"), ("GET", "/chains/{chain}/pairs/{address}"),
+           ("POST", "/pairs/batch")}
 
 
 def test_openapi_documents_mounted_operations_with_their_cost(edge) -> None:
@@ -22,7 +23,8 @@ def test_openapi_documents_mounted_operations_with_their_cost(edge) -> None:
     assert set(documented) == MOUNTED
     assert {k: v["x-chaintape-cost-cu"] for k, v in documented.items()} == {
         ("GET", "/chains"): 10, ("GET", "/config"): 10, ("GET", "/key"): 0, ("GET", "/status"): 0,
-        ("GET", "/.well-known/x402"): 20}
+        ("GET", "/.well-known/x402"): 20, ("GET", "/chains/{chain}/pairs/{address}"): 20,
+        ("POST", "/pairs/batch"): 40}
     limit = next(p for p in documented[("GET", "/chains")]["parameters"] if p["name"] == "limit")
     assert limit["schema"] == {"type": "integer", "format": "int32", "minimum": 1,
                                "maximum": 100, "default": 10}
@@ -44,4 +46,4 @@ def test_schemathesis_finds_no_server_error_and_no_schema_break(home, edge, tmp_
          "--header", f"X-API-Key: {key}", "--generation-database", "none"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "5 passed" in run.stdout
+    assert "7 passed" in run.stdout
