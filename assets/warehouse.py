@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from publish.home import home
 from sources.lake import TABLES, Lake
 
 
@@ -13,7 +14,7 @@ def default_root() -> Path:
     """$CHAINTAPE_WAREHOUSE, else $CHAINTAPE_HOME/warehouse, else ./var/warehouse."""
     if os.environ.get("CHAINTAPE_WAREHOUSE"):
         return Path(os.environ["CHAINTAPE_WAREHOUSE"])
-    return Path(os.environ.get("CHAINTAPE_HOME", "var")) / "warehouse"
+    return home() / "warehouse"
 
 
 class Warehouse(dg.ConfigurableResource):

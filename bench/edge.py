@@ -15,12 +15,16 @@ import tempfile
 from pathlib import Path
 
 import httpx
+import orjson
+import polars as pl
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
+from publish.snapshot import ServingTable  # noqa: E402
 from tests.conftest import wait_http  # noqa: E402
+from tests.edge.conftest import publish_chains  # noqa: E402
 
 NGINX = """worker_processes 1;
 daemon off;
@@ -39,6 +43,8 @@ http {{
 PACE = """wrk.headers["X-API-Key"] = "{key}"
 function delay() return {delay_ms} end
 """
+# Connections of the paced run; each waits between calls so that together they hold the rate.
+PACED_CONNECTIONS = 25
 KEYED = """wrk.headers["X-API-Key"] = "{key}"
 """
 
@@ -58,28 +64,14 @@ def wrk(url: str, seconds: int, connections: int, script: Path) -> dict:
 def publish_bench(root: Path) -> tuple[str, str]:
     """Publish 60 chains and 5,000 pair rows of full size: the first chains page's path, and
     the address of the pair nginx gets as a file."""
-    import orjson
-    import polars as pl
-
-    from publish.cursor import default_signer
-    from publish.snapshot import PagedList, Publisher, ServingTable
-    from publish.store import LocalStore
-    from tests.edge.conftest import AS_OF, chain_record
-
     template = orjson.loads((REPO / "docs" / "examples" / "pair-row.json").read_bytes())
     addresses = [f"0x{i:040x}" for i in range(5000)]
     items = [orjson.dumps({**template, "pair_address": a}).decode() for a in addresses]
     pairs = pl.DataFrame({"chain_id": [1000] * len(addresses), "pair": addresses,
-                          "verdict": ["ok"] * len(addresses), "item": items})
-    records = [chain_record(i) for i in range(60)]
-    chains = pl.DataFrame({"chain_id": [r["chain_id"] for r in records],
-                           "slug": [r["slug"] for r in records],
-                           "item": [orjson.dumps(r).decode() for r in records]})
-    manifest = Publisher(LocalStore(root / "store"), default_signer()).publish(
-        AS_OF, [PagedList("chains", chains, ("chain_id", "slug"))], {},
-        tables=[ServingTable("pairs", pairs, ("chain_id", "pair"))])
+                          "item": items})
+    sid = publish_chains(root, tables=[ServingTable("pairs", pairs, ("chain_id", "pair"))])
     (root / "store" / "pair.json").write_text(items[2500])
-    return f"/snapshots/{manifest.snapshot_id}/lists/chains/1.json", addresses[2500]
+    return f"/snapshots/{sid}/lists/chains/1.json", addresses[2500]
 
 
 def run(bench: str, targets: dict, target_ratio: float, args, root: Path) -> None:
@@ -89,7 +81,7 @@ def run(bench: str, targets: dict, target_ratio: float, args, root: Path) -> Non
         results[name] = wrk(url, args.seconds, args.connections, root / "keyed.lua")
         print(json.dumps({"bench": bench, "server": name, "connections": args.connections,
                           **results[name]}), flush=True)
-    paced = wrk(targets["edge"], args.seconds, 25, root / "paced.lua")
+    paced = wrk(targets["edge"], args.seconds, PACED_CONNECTIONS, root / "paced.lua")
     print(json.dumps({"bench": f"{bench}_paced", "server": "edge", "target_rate": args.rate,
                       **paced}), flush=True)
     print(json.dumps({"bench": f"{bench}_edge_vs_nginx", "ratio": round(
@@ -114,9 +106,8 @@ def main() -> None:
                              check=True, cwd=REPO, env=os.environ).stdout.strip()
         (root / "keyed.lua").write_text(KEYED.format(key=key))
         # wrk waits `delay` after each answer, so the pace is a little under the target rate.
-        connections = 25
-        (root / "paced.lua").write_text(PACE.format(key=key,
-                                                    delay_ms=1000 * connections // args.rate - 1))
+        (root / "paced.lua").write_text(PACE.format(
+            key=key, delay_ms=1000 * PACED_CONNECTIONS // args.rate - 1))
         (root / "nginx.conf").write_text(NGINX.format(root=root, port=18081))
         servers = [subprocess.Popen(["nginx", "-c", str(root / "nginx.conf")]),
                    subprocess.Popen([str(CLI), "serve", "--port",

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from edge.memo import per_snapshot
 from edge.problems import ApiError
 from publish.snapshot import Snapshot
 
@@ -21,23 +22,14 @@ class ChainRef:
     address_format: str
 
 
-# A few snapshots are in play at once (the current one and those cursors pin), so keep a few.
-INDEXES_KEPT = 8
-_indexes: dict[str, dict[str, ChainRef]] = {}
-
-
+@per_snapshot(kept=8)
 def chain_index(snapshot: Snapshot) -> dict[str, ChainRef]:
     """Every served chain under its slug and its numeric id (built once per snapshot)."""
-    index = _indexes.get(snapshot.snapshot_id)
-    if index is None:
-        index = {}
-        for raw in snapshot.tables["chains"]["item"].to_list():
-            item = orjson.loads(raw)
-            ref = ChainRef(item["slug"], item["chain_id"], item["native_address_format"])
-            index[ref.slug] = index[str(ref.chain_id)] = ref
-        if len(_indexes) >= INDEXES_KEPT:
-            del _indexes[next(iter(_indexes))]
-        _indexes[snapshot.snapshot_id] = index
+    index = {}
+    for raw in snapshot.tables["chains"]["item"].to_list():
+        item = orjson.loads(raw)
+        ref = ChainRef(item["slug"], item["chain_id"], item["native_address_format"])
+        index[ref.slug] = index[str(ref.chain_id)] = ref
     return index
 
 

@@ -34,6 +34,11 @@ class Admission:
     payment: Payment | None = None
 
 
+def key_in_query(query: dict[str, list[str]]) -> str | None:
+    """The first query parameter whose name says it carries an API key."""
+    return next((name for name in query if name.lower() in KEY_QUERY_NAMES), None)
+
+
 def presented_key(headers, key_name: str | None = None) -> str | None:
     """The key from X-API-Key or Authorization: Bearer; `key_name` is a query parameter that
     looks like a key, which is refused: query strings end up in logs."""

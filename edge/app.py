@@ -1,4 +1,4 @@
-"""create_app(): the edge as a plain ASGI application."""
+"""create_app(): the edge as an ASGI application that granian can also serve natively (RSGI)."""
 
 import asyncio
 import contextlib
@@ -9,11 +9,12 @@ from dataclasses import dataclass
 import orjson
 
 from edge.addresses import resolve
-from edge.admission import KEY_QUERY_NAMES, Admission, Gate, PaymentRequired
+from edge.admission import Admission, Gate, PaymentRequired, key_in_query
 from edge.catalog import OPERATIONS
 from edge.http import Headers, Request, Response
 from edge.keys import open_keys
 from edge.llms import llms_txt
+from edge.memo import Kept
 from edge.metering import open_meter
 from edge.openapi import openapi_yaml
 from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_header
@@ -66,7 +67,6 @@ class Prepared:
     key_name: str | None
     params: dict | None
     error: ApiError | None
-    snapshot: Snapshot | None
 
 
 # Clients repeat the same URLs, and what a URL means only changes with the snapshot, so its
@@ -98,7 +98,7 @@ class Edge:
         }
         self.documents = {prefix + name: document for name, document in documents.items()
                           for prefix in ("", API_PREFIX)}
-        self._prepared: dict[tuple[str, str, str], Prepared] = {}
+        self._prepared = Kept(PREPARED_KEPT)
         self._prepared_for: str | None = None
         self._follower: asyncio.Task | None = None
 
@@ -170,13 +170,14 @@ class Edge:
         document = self.documents.get(request.path)
         if document is not None and request.method == "GET":
             return document
-        prepared = self._prepare(request)
+        snapshot = self.holder.current
+        prepared = self._prepare(request, snapshot)
         operation = prepared.operation
         request.path_params = prepared.path_params
         if not operation.metered:
             if prepared.error is not None:
                 raise prepared.error
-            request.state = State(self, prepared.snapshot, Admission(KEYLESS, ""))
+            request.state = State(self, snapshot, Admission(KEYLESS, ""))
             return await operation.handler(request, prepared.params)
         admission = await self.gate.identify(request, operation, prepared.key_name)
         if prepared.error is not None:
@@ -189,7 +190,7 @@ class Edge:
             if params["limit"] > ceiling:
                 params = {**params, "limit": ceiling}
         await self.gate.spend(request, operation, admission)
-        request.state = State(self, prepared.snapshot, admission)
+        request.state = State(self, snapshot, admission)
         try:
             response = await operation.handler(request, params)
         except BaseException:
@@ -202,8 +203,7 @@ class Edge:
             return response
         return await self._settle(request, response, operation, admission.payment)
 
-    def _prepare(self, request: Request) -> Prepared:
-        snapshot = self.holder.current
+    def _prepare(self, request: Request, snapshot: Snapshot | None) -> Prepared:
         sid = None if snapshot is None else snapshot.snapshot_id
         if sid != self._prepared_for:
             self._prepared.clear()
@@ -213,22 +213,17 @@ class Edge:
         if prepared is not None:
             return prepared
         operation, path_params = self._route(request)
-        query = request.query
-        key_name = next((name for name in query if name.lower() in KEY_QUERY_NAMES), None)
+        key_name = key_in_query(request.query)
         try:
-            params = operation.parse(query, path_params)
+            params = operation.parse(request.query, path_params)
             if operation.domain != "platform":
                 if snapshot is None:
                     raise ApiError("upstream_unavailable",
                                    "no snapshot has been published yet; retry")
                 params = resolve(snapshot, params)
         except ApiError as err:
-            return Prepared(operation, path_params, key_name, None, err, snapshot)
-        prepared = Prepared(operation, path_params, key_name, params, None, snapshot)
-        if len(self._prepared) >= PREPARED_KEPT:
-            del self._prepared[next(iter(self._prepared))]
-        self._prepared[url] = prepared
-        return prepared
+            return Prepared(operation, path_params, key_name, None, err)
+        return self._prepared.keep(url, Prepared(operation, path_params, key_name, params, None))
 
     async def _settle(self, request: Request, response: Response, operation: Operation,
                       payment: Payment) -> Response:

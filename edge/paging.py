@@ -3,14 +3,14 @@
 import polars as pl
 
 from edge.http import Response
+from edge.memo import Kept
 from edge.problems import ApiError
-from edge.snapshots import SnapshotHolder
+from edge.snapshots import SnapshotHolder, snapshot_headers
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import Snapshot, page_body
 
 # Pages are immutable within a snapshot, so a rendered page is kept for the next caller.
-RENDERED_PAGES = 2048
-_rendered: dict[tuple[str, str, int, int], bytes] = {}
+_rendered = Kept(2048)
 
 
 async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
@@ -32,11 +32,8 @@ async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, lim
     key = (snapshot.snapshot_id, list_name, offset, limit)
     body = _rendered.get(key)
     if body is None:
-        body = _render(snapshot, signer, list_name, offset, limit)
-        if len(_rendered) >= RENDERED_PAGES:
-            del _rendered[next(iter(_rendered))]
-        _rendered[key] = body
-    return Response(body, headers=[("x-snapshot-id", snapshot.snapshot_id)])
+        body = _rendered.keep(key, _render(snapshot, signer, list_name, offset, limit))
+    return Response(body, headers=snapshot_headers(snapshot))
 
 
 def _render(snapshot: Snapshot, signer: CursorSigner, list_name: str, offset: int,

@@ -6,10 +6,7 @@ from pathlib import Path
 
 from edge.clients import Network, trusted_networks
 from edge.payments import Offer
-
-
-def _home() -> Path:
-    return Path(os.environ.get("CHAINTAPE_HOME", "var"))
+from publish.home import home as default_home
 
 
 def offer_from_env() -> Offer:
@@ -29,7 +26,7 @@ def offer_from_env() -> Offer:
 class Settings:
     """Where state lives, which upstreams to use and how long to wait for them."""
 
-    home: Path = field(default_factory=_home)
+    home: Path = field(default_factory=default_home)
     poll_s: float = 2.0
     upstream_timeout_s: float = 5.0
     redis_url: str | None = None
@@ -40,7 +37,7 @@ class Settings:
     def from_env(cls) -> "Settings":
         """CHAINTAPE_* variables over the defaults."""
         env = os.environ.get
-        return cls(home=_home(), poll_s=float(env("CHAINTAPE_POLL_SECONDS", "2")),
+        return cls(home=default_home(), poll_s=float(env("CHAINTAPE_POLL_SECONDS", "2")),
                    upstream_timeout_s=float(env("CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS", "5")),
                    redis_url=env("CHAINTAPE_REDIS_URL") or None,
                    trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),

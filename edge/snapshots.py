@@ -15,6 +15,11 @@ log = logging.getLogger("chaintape.edge")
 PINNED = 4
 
 
+def snapshot_headers(snapshot: Snapshot) -> list[tuple[str, str]]:
+    """The header naming the snapshot an answer comes from."""
+    return [("x-snapshot-id", snapshot.snapshot_id)]
+
+
 class SnapshotHolder:
     """The current snapshot, a few recent ones (for cursors), and the store's health."""
 

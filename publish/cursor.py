@@ -7,9 +7,10 @@ import hmac
 import os
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
 
 import orjson
+
+from publish.home import home
 
 MAX_LENGTH = 512
 _SIG_BYTES = 12
@@ -69,7 +70,7 @@ def default_signer() -> CursorSigner:
     """$CHAINTAPE_CURSOR_SECRET, else a key file kept beside the embedded store."""
     if os.environ.get("CHAINTAPE_CURSOR_SECRET"):
         return CursorSigner(os.environ["CHAINTAPE_CURSOR_SECRET"].encode())
-    path = Path(os.environ.get("CHAINTAPE_HOME", "var")) / "cursor.key"
+    path = home() / "cursor.key"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"cursor.key.tmp-{os.getpid()}")

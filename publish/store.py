@@ -11,6 +11,8 @@ import boto3
 import botocore.config
 import botocore.exceptions
 
+from publish.home import home
+
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=5, must-revalidate"
 _META = ".meta"
@@ -178,8 +180,7 @@ class _translated:
 
 def default_url() -> str:
     """$CHAINTAPE_STORE, else $CHAINTAPE_HOME/store, else ./var/store."""
-    return os.environ.get("CHAINTAPE_STORE") or str(
-        Path(os.environ.get("CHAINTAPE_HOME", "var")) / "store")
+    return os.environ.get("CHAINTAPE_STORE") or str(home() / "store")
 
 
 def open_store(url: str | None = None) -> ObjectStore:

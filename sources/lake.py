@@ -10,6 +10,7 @@ import pandera.polars as pa
 import polars as pl
 
 from checks.schemas import lake as schema
+from publish.home import home
 
 Partitioning = Literal["none", "chain", "date", "chain_date"]
 
@@ -69,7 +70,7 @@ def default_root() -> Path:
     """The lake directory: $CHAINTAPE_LAKE, else $CHAINTAPE_HOME/lake, else ./var/lake."""
     if os.environ.get("CHAINTAPE_LAKE"):
         return Path(os.environ["CHAINTAPE_LAKE"])
-    return Path(os.environ.get("CHAINTAPE_HOME", "var")) / "lake"
+    return home() / "lake"
 
 
 class LakeError(ValueError):

@@ -6,9 +6,9 @@ from datetime import timedelta
 import dagster as dg
 import polars as pl
 
-from assets.market.pair_rows import assemble
+from assets.market.pair_rows import assemble, prices_at
+from assets.sql_assets import input_key
 from assets.warehouse import Warehouse, materialized
-from sources.lake import TABLES
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -92,8 +92,8 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     prices = warehouse.scan("quote_prices").collect()
 
     def usd_at(ts: int) -> pl.LazyFrame:
-        return (prices.lazy().filter(pl.col("ts") <= ts).group_by("feed_id").last()
-                .select(quote_feed_id="feed_id", quote_usd="price_usd"))
+        return prices_at(prices.lazy(), ts).select(quote_feed_id="feed_id",
+                                                   quote_usd="price_usd")
 
     def priced(state: pl.LazyFrame, ts: int, suffix: str) -> pl.LazyFrame:
         b0 = pl.col("base_is_token0")
@@ -135,9 +135,7 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake" if name in TABLES else
-                             ("chains" if name == "pair_activity" else GROUP), name])
-                for name in PAIR_ROW_INPUTS] + [dg.AssetKey([GROUP, "as_of"])])
+          deps=[input_key(name, GROUP) for name in (*PAIR_ROW_INPUTS, "as_of")])
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.scan("as_of").collect()["as_of"][0]

@@ -11,7 +11,7 @@ ISO = "%Y-%m-%dT%H:%M:%S%.3fZ"
 SCORE_TITLES = ((80, "good"), (50, "fair"), (20, "poor"), (0, "dangerous"))
 # Risk signals: (kind, group, severity, weight in score points, condition column).
 SIGNALS = (
-    ("honeypot", "cannot_exit", "critical", 100.0, "is_honeypot"),
+    ("honeypot", "cannot_exit", "critical", 100.0, "honeypot"),
     ("liquidity_pulled", "rug", "critical", 100.0, "rugged"),
     ("condemned_token", "token_status", "critical", 100.0, "condemned"),
     ("high_sell_tax", "cannot_exit", "high", 30.0, "high_sell_tax"),
@@ -52,6 +52,12 @@ def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
         "range_high_at",
         **{f"price_change_{w}": pl.when(o > 0).then((pl.col("last_price") / o - 1.0) * 100.0)
            .otherwise(0.0) for w, o in opened.items()})
+
+
+def prices_at(prices: pl.LazyFrame, ts: int) -> pl.LazyFrame:
+    """Each price feed's latest USD price at or before unix second `ts`."""
+    return (prices.filter(pl.col("ts") <= ts)
+            .group_by("feed_id").agg(pl.col("price_usd").sort_by("ts").last()))
 
 
 def quote_ranges(prices: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
@@ -178,8 +184,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         "sell_tax", "decimals", total_supply=pl.col("total_supply_raw").cast(pl.Float64)
         / pl.lit(10.0).pow(pl.col("decimals")))
     chains = frames["chains"].select("chain_id", "slug", "native_token", "min_liquidity_usd")
-    prices = frames["quote_prices"].filter(pl.col("ts") <= int(as_of.timestamp())) \
-        .group_by("feed_id").agg(pl.col("price_usd").sort_by("ts").last())
+    prices = prices_at(frames["quote_prices"], int(as_of.timestamp()))
     native = (chains.join(frames["tokens"].select("chain_id", "address", "price_feed_id"),
                           left_on=["chain_id", "native_token"], right_on=["chain_id", "address"])
               .join(prices, left_on="price_feed_id", right_on="feed_id")
@@ -229,7 +234,6 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         base_price_native=pl.col("base_price_usd") / pl.col("native_usd"),
         quote_price_native=pl.col("quote_price_usd") / pl.col("native_usd"),
         fees_usd_24h=pl.col("volume_h24_usd") * pl.col("pair_fee"),
-        is_honeypot=pl.col("honeypot"),
         high_sell_tax=pl.col("base_sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
         deployer_abuser=pl.col("rep_status") == "abuser",
         lp_unlocked=~pl.col("is_perp") & (pl.col("burned_pct") + pl.col("locked_pct")
@@ -243,7 +247,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     signal_list = pl.concat_list([
         pl.when(pl.col(cond)).then(pl.struct(
             kind=pl.lit(kind), weight=pl.lit(weight), group=pl.lit(group),
-            severity=pl.lit(severity), observed_at=pl.lit(as_of)))
+            severity=pl.lit(severity), observed_at=iso(pl.lit(as_of))))
         for kind, group, severity, weight, cond in SIGNALS]).list.drop_nulls()
     wide = wide.with_columns(risk_signals=signal_list).with_columns(
         score=(100.0 - pl.col("risk_signals").list.eval(pl.element().struct.field("weight"))
@@ -266,23 +270,13 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     return _items(wide.collect(), as_of)
 
 
-def _when_value(flag: str, expr: pl.Expr) -> pl.Expr:
-    return pl.when(pl.col(flag)).then(expr)
-
-
 def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
     """The wide frame plus `item`: the pair row exactly as the wire carries it."""
-    at = pl.lit(as_of.strftime("%Y-%m-%dT%H:%M:%S.") + f"{as_of.microsecond // 1000:03d}Z")
+    at = iso(pl.lit(as_of))
     times = ["created_at", "last_trade_at", "earliest_unlock", "first_seen_at",
              "launchpad_completed_at", "base_range_low_at", "base_range_high_at",
              "quote_range_low_at", "quote_range_high_at", "liq_low_at", "liq_high_at"]
-    text = wide.with_columns(
-        *[iso(c).alias(f"{c}_text") for c in times],
-        risk_signals_text=pl.col("risk_signals").list.eval(pl.struct(
-            kind=pl.element().struct.field("kind"), weight=pl.element().struct.field("weight"),
-            group=pl.element().struct.field("group"),
-            severity=pl.element().struct.field("severity"),
-            observed_at=iso(pl.element().struct.field("observed_at")))))
+    text = wide.with_columns(*[iso(c).alias(f"{c}_text") for c in times])
     windows = list(PAIR_WINDOWS)
     item = pl.struct(
         network=pl.struct(slug="slug", chain_id="chain_id"),
@@ -290,13 +284,13 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
                       chain_id="chain_id", lp_token_symbol="lp_token_symbol"),
         pair_address="pair", ticker="ticker", status="status",
         prop_data=pl.struct(
-            is_perp="is_perp", is_honeypot="is_honeypot", spot_disabled="is_perp",
+            is_perp="is_perp", is_honeypot="honeypot", spot_disabled="is_perp",
             perp_disabled=~pl.col("is_perp"), buy_tax="base_buy_tax", sell_tax="base_sell_tax",
             liquidity_range=pl.struct(low="liq_low", high="liq_high", low_at="liq_low_at_text",
                                       high_at="liq_high_at_text"),
             perp="perp"),
         score=pl.struct(value="score", title="score_title", updated_at=at,
-                        risk_signals="risk_signals_text"),
+                        risk_signals="risk_signals"),
         deployer=pl.struct(
             address="creator", tx_hash="created_tx", block_number="created_block",
             log_index="created_log_index",
@@ -321,17 +315,15 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         fees_usd_24h="fees_usd_24h", price_native="base_price_native",
         last_updated_at=at, created_at="created_at_text", last_trade_at="last_trade_at_text",
         windows=pl.struct(**{w: f"window_{w}" for w in windows}),
-        launchpad=_when_value("has_launchpad", pl.struct(
+        launchpad=pl.when(pl.col("launchpad").is_not_null()).then(pl.struct(
             name="launchpad", protocol="launchpad", stage="launchpad_stage",
             completed_at="launchpad_completed_at_text", migrated_pool="migrated_pool")),
-        safety=pl.struct(is_honeypot="is_honeypot", buy_tax="base_buy_tax",
+        safety=pl.struct(is_honeypot="honeypot", buy_tax="base_buy_tax",
                          sell_tax="base_sell_tax", lp_locked_pct="locked_pct",
                          lp_burned_pct="burned_pct", score="score",
                          labels=pl.col("risk_signals").list.eval(
                              pl.element().struct.field("kind"))))
-    rendered = text.with_columns(has_launchpad=pl.col("launchpad").is_not_null()).with_columns(
-        item=item.struct.json_encode())
-    return rendered.select(
+    return text.with_columns(item=item.struct.json_encode()).select(
         "chain_id", "slug", "pair", "ticker", "base", "quote", "created_at", "last_trade_at",
         "liquidity_usd", "volume_h24_usd", "txns_h24", "makers_h24", "price_change_h24",
         "score", "verdict", "status", "is_perp", "launchpad", "is_scam", "item")

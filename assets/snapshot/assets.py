@@ -13,7 +13,7 @@ from publish.store import open_store
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market"}
 # What the edge reads of a pair row to look it up and answer it.
-PAIR_TABLE = ("chain_id", "pair", "verdict", "item")
+PAIR_TABLE = ("chain_id", "pair", "item")
 
 
 class Store(dg.ConfigurableResource):

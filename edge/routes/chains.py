@@ -2,6 +2,7 @@
 
 from edge.http import Request, Response
 from edge.paging import page
+from edge.snapshots import snapshot_headers
 
 
 async def list_chains(request: Request, params: dict) -> Response:
@@ -14,8 +15,7 @@ async def list_chains(request: Request, params: dict) -> Response:
 async def get_config(request: Request, params: dict) -> Response:
     """Every chain record and the value lists a valid request may use."""
     snapshot = request.state.snapshot
-    return Response(snapshot.documents["config"],
-                    headers=[("x-snapshot-id", snapshot.snapshot_id)])
+    return Response(snapshot.documents["config"], headers=snapshot_headers(snapshot))
 
 
 HANDLERS = {("GET", "/chains"): list_chains, ("GET", "/config"): get_config}

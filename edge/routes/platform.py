@@ -3,7 +3,9 @@
 import orjson
 
 from edge.http import Request, Response
+from edge.memo import per_snapshot
 from edge.plans import units
+from publish.snapshot import Snapshot
 
 
 async def get_key(request: Request, params: dict) -> Response:
@@ -17,18 +19,23 @@ async def get_key(request: Request, params: dict) -> Response:
     return Response.json(body)
 
 
+@per_snapshot(kept=2)
+def chain_lags(snapshot: Snapshot) -> list[dict]:
+    """Each served chain's blocks and lag, as /status reports them (read once per snapshot)."""
+    if "chains" not in snapshot.tables:
+        return []
+    fields = ("slug", "chain_id", "latest_block", "head_block", "block_lag_seconds", "syncing",
+              "metrics_stale")
+    return [{key: item[key] for key in fields}
+            for item in map(orjson.loads, snapshot.tables["chains"]["item"].to_list())]
+
+
 async def get_status(request: Request, params: dict) -> Response:
     """Snapshot age, as_of, per-chain lag and the health of every upstream."""
     edge = request.state.edge
     holder = edge.holder
     snapshot = holder.current
-    chains = []
-    if snapshot is not None and "chains" in snapshot.tables:
-        for raw in snapshot.tables["chains"]["item"].to_list():
-            item = orjson.loads(raw)
-            chains.append({key: item[key] for key in (
-                "slug", "chain_id", "latest_block", "head_block", "block_lag_seconds", "syncing",
-                "metrics_stale")})
+    chains = [] if snapshot is None else chain_lags(snapshot)
     upstreams = {
         "object_store": {"healthy": holder.store_healthy,
                          "last_checked_seconds_ago": holder.seconds_since_check()},

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from publish.cursor import default_signer
-from publish.snapshot import PagedList, Publisher
+from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import LocalStore
 from tests.conftest import edge_process, run_cli
 
@@ -33,8 +33,10 @@ def chain_record(i: int) -> dict:
     }
 
 
-def publish_chains(home: Path, count: int = CHAINS, config: bool = True) -> str:
-    """Publish a snapshot of `count` chain records (and /config unless told not to)."""
+def publish_chains(home: Path, count: int = CHAINS, config: bool = True,
+                   tables: list[ServingTable] = ()) -> str:
+    """Publish a snapshot of `count` chain records (and /config unless told not to) beside the
+    serving `tables`."""
     os.environ["CHAINTAPE_HOME"] = str(home)
     records = [chain_record(i) for i in range(count)]
     frame = pl.DataFrame({"chain_id": [r["chain_id"] for r in records],
@@ -44,7 +46,7 @@ def publish_chains(home: Path, count: int = CHAINS, config: bool = True) -> str:
                             "sort_options": ["trending"], "timeframes": ["h24"],
                             "min_liquidity_usd": 5000.0}} if config else {}
     manifest = Publisher(LocalStore(home / "store"), default_signer()).publish(
-        AS_OF, [PagedList("chains", frame, ("chain_id", "slug"))], documents)
+        AS_OF, [PagedList("chains", frame, ("chain_id", "slug"))], documents, tables=tables)
     return manifest.snapshot_id
 
 

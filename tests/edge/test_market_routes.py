@@ -5,11 +5,9 @@ import orjson
 import polars as pl
 import pytest
 
-from publish.cursor import default_signer
-from publish.snapshot import PagedList, Publisher, ServingTable
-from publish.store import LocalStore
+from publish.snapshot import ServingTable
 from tests.conftest import edge_process
-from tests.edge.conftest import AS_OF, chain_record, issue_key
+from tests.edge.conftest import chain_record, issue_key, publish_chains
 
 EVM_PAIR = "0x" + "ab" * 20
 B58_PAIR = "So1anaPa1r111111111111111111111111111111111"
@@ -29,16 +27,12 @@ def pair_item(chain: dict, address: str, verdict: str) -> dict:
 def market(tmp_path, monkeypatch):
     """An edge over two chains (one EVM, one base58) with one pair each; the second is blocked."""
     monkeypatch.setenv("CHAINTAPE_HOME", str(tmp_path))
-    chains = [chain_record(0), chain_record(1)]
-    rows = [pair_item(chains[0], EVM_PAIR, "ok"), pair_item(chains[1], B58_PAIR, "blocked")]
+    rows = [pair_item(chain_record(0), EVM_PAIR, "ok"),
+            pair_item(chain_record(1), B58_PAIR, "blocked")]
     frame = pl.DataFrame({"chain_id": [1000, 1001], "pair": [EVM_PAIR, B58_PAIR],
-                          "verdict": ["ok", "blocked"],
                           "item": [orjson.dumps(r).decode() for r in rows]})
-    chain_frame = pl.DataFrame({"chain_id": [1000, 1001], "slug": ["chain-00", "chain-01"],
-                                "item": [orjson.dumps(c).decode() for c in chains]})
-    Publisher(LocalStore(tmp_path / "store"), default_signer()).publish(
-        AS_OF, [PagedList("chains", chain_frame, ("chain_id", "slug"))], {},
-        tables=[ServingTable("pairs", frame, ("chain_id", "pair"))])
+    publish_chains(tmp_path, count=2, config=False,
+                   tables=[ServingTable("pairs", frame, ("chain_id", "pair"))])
     key = issue_key(tmp_path, "internal")
     with edge_process(tmp_path) as base, httpx.Client(
             base_url=base + "/api/v1", headers={"X-API-Key": key}) as client:
