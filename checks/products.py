@@ -5,12 +5,16 @@ import polars as pl
 
 from checks.outcome import Outcome, validate
 from checks.schemas.chains import ChainRecord, Config
-from checks.schemas.market import PairRow
+from checks.schemas.market import HolderBalance, PairRow, PairTrade, RegistryToken, TokenRow
 
 PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "chain_records": ChainRecord,
     "config": Config,
     "pair_rows": PairRow,
+    "token_rows": TokenRow,
+    "registry_tokens": RegistryToken,
+    "holder_balances": HolderBalance,
+    "pair_trades": PairTrade,
 }
 
 

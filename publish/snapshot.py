@@ -22,11 +22,24 @@ ID_PATTERN = re.compile(r"^\d{8}T\d{12}Z-[0-9a-f]{8}$")
 
 @dataclass(frozen=True)
 class PagedList:
-    """A list published as pages; `frame` holds index columns and `item` (the row's JSON)."""
+    """A list published as pages; `frame` holds index columns and `item` (the row's JSON).
+
+    Its cursors carry `name` and `scope` (the query it answers), so the edge continues a
+    published page; `path` places its pages (default `name`); `served` also publishes `frame`
+    as a table the edge pages itself; `envelope` adds fields to every page."""
 
     name: str
     frame: pl.DataFrame
     key: tuple[str, ...]
+    scope: str = ""
+    path: str | None = None
+    served: bool = True
+    envelope: dict = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        """Where the pages go under `lists/`."""
+        return self.path or self.name
 
 
 @dataclass(frozen=True)
@@ -81,7 +94,7 @@ class Publisher:
         manifest = Manifest(sid, _iso(as_of), _iso(now))
         base = f"snapshots/{sid}"
         for paged in lists:
-            manifest.lists[paged.name] = self._list(base, sid, as_of, paged, manifest)
+            manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest)
         for table in tables:
             key = f"tables/{table.name}.parquet"
             self._put(manifest, base, key, _parquet(table.frame.sort(table.key)), PARQUET)
@@ -102,29 +115,30 @@ class Publisher:
 
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
               manifest: Manifest) -> dict:
-        frame = paged.frame
-        table_key = f"tables/{paged.name}.parquet"
-        self._put(manifest, base, table_key, _parquet(frame), PARQUET)
+        frame, where = paged.frame, paged.where
+        meta: dict = {"key": list(paged.key)}
+        if paged.served:
+            meta["table"] = f"tables/{where}.parquet"
+            self._put(manifest, base, meta["table"], _parquet(frame), PARQUET)
         items = frame["item"].to_list()
         pages = max(1, -(-len(items) // PAGE_SIZE))
         for n in range(pages):
             chunk = items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE]
-            body = page_body(chunk, self._cursor(sid, paged.name, (n + 1) * PAGE_SIZE, len(items)),
-                             self._cursor(sid, paged.name, (n - 1) * PAGE_SIZE, len(items))
+            body = page_body(chunk, self._cursor(sid, paged, (n + 1) * PAGE_SIZE, len(items)),
+                             self._cursor(sid, paged, (n - 1) * PAGE_SIZE, len(items))
                              if n else None,
                              links={"next": f"{n + 2}.json" if n + 1 < pages else None,
                                     "prev": f"{n}.json" if n else None},
-                             extra={"snapshot_id": sid, "as_of": _iso(as_of)})
-            self._put(manifest, base, f"lists/{paged.name}/{n + 1}.json", body, JSON)
-        self.progress(f"{paged.name}: {len(items)} rows in {pages} page(s)")
+                             extra={**paged.envelope, "snapshot_id": sid, "as_of": _iso(as_of)})
+            self._put(manifest, base, f"lists/{where}/{n + 1}.json", body, JSON)
+        self.progress(f"{where}: {len(items)} rows in {pages} page(s)")
         return {"rows": len(items), "pages": pages, "page_size": PAGE_SIZE,
-                "first_page": f"lists/{paged.name}/1.json", "table": table_key,
-                "key": list(paged.key)}
+                "first_page": f"lists/{where}/1.json", **meta}
 
-    def _cursor(self, sid: str, name: str, offset: int, total: int) -> str | None:
+    def _cursor(self, sid: str, paged: PagedList, offset: int, total: int) -> str | None:
         if offset >= total or offset < 0:
             return None
-        return self.signer.encode(Cursor(sid, name, offset))
+        return self.signer.encode(Cursor(sid, paged.name, offset, paged.scope))
 
     def _put(self, manifest: Manifest, base: str, key: str, body: bytes, kind: str) -> None:
         etag = self.store.put(f"{base}/{key}", body, kind, IMMUTABLE)
@@ -192,5 +206,5 @@ def load_snapshot(store: ObjectStore, snapshot_id: str) -> Snapshot:
     base = f"snapshots/{snapshot_id}"
     documents = {name: store.get(f"{base}/{key}").body for name, key in manifest.documents.items()}
     tables = {name: pl.read_parquet(io.BytesIO(store.get(f"{base}/{meta['table']}").body))
-              for name, meta in {**manifest.lists, **manifest.tables}.items()}
+              for name, meta in {**manifest.lists, **manifest.tables}.items() if "table" in meta}
     return Snapshot(manifest, documents, tables)

@@ -1,5 +1,5 @@
-"""Market products: the lake's watermark, quote prices, priced swap legs, pair state and pair
-rows."""
+"""Market products: the lake's watermark, quote prices, priced swap legs, pair state, pair rows,
+token rows and registry tokens."""
 
 from datetime import timedelta
 
@@ -7,6 +7,8 @@ import dagster as dg
 import polars as pl
 
 from assets.market.pair_rows import assemble, prices_at
+from assets.market.pair_trades import assemble_trades
+from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.sql_assets import input_key
 from assets.warehouse import Warehouse, materialized
 
@@ -63,8 +65,8 @@ def swap_legs(warehouse: Warehouse) -> dg.MaterializeResult:
                 quote_amount=(_human("quote_in", "quote_decimals")
                               + _human("quote_out", "quote_decimals")))
             .select("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash",
-                    "pair", "maker", "sender", "side", "base_amount", "quote_amount",
-                    "quote_feed_id")
+                    "pair", "maker", "sender", "recipient", "side", "base_amount",
+                    "quote_amount", "quote_feed_id", "gas_used", "tx_fee_raw")
             .sort("ts"))
     prices = warehouse.scan("quote_prices").rename({"feed_id": "quote_feed_id"}).sort("ts")
     frame = (legs.join_asof(prices, on="ts", by="quote_feed_id", strategy="backward",
@@ -141,3 +143,36 @@ def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     as_of = warehouse.scan("as_of").collect()["as_of"][0]
     return materialized(warehouse, "pair_rows",
                         assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
+
+
+TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",
+                    "quote_prices", "pair_rows", "token_activity", "holder_balances")
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[input_key(name, GROUP) for name in (*TOKEN_ROW_INPUTS, "as_of")])
+def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every token on every chain it trades on (spec 2.2), with its verdict and wire JSON."""
+    as_of = warehouse.scan("as_of").collect()["as_of"][0]
+    return materialized(warehouse, "token_rows",
+                        assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[dg.AssetKey(["lake", "token_registry"]), dg.AssetKey([GROUP, "token_rows"])])
+def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every token the canonical registry knows, with its market block and instances."""
+    return materialized(warehouse, "registry_tokens", assemble_registry(
+        warehouse.scan("token_registry"), warehouse.scan("token_rows").collect()))
+
+
+TRADE_INPUTS = ("swap_legs", "liquidity_events", "pair_tokens", "quote_prices", "chains",
+                "tokens")
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[input_key(name, GROUP) for name in TRADE_INPUTS])
+def pair_trades(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every swap and liquidity event of every pair, priced (spec 2.7 pair trade)."""
+    return materialized(warehouse, "pair_trades",
+                        assemble_trades(warehouse.frames(TRADE_INPUTS)))

@@ -4,6 +4,7 @@ from datetime import datetime
 
 import polars as pl
 
+from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from publish.vocabulary import PAIR_WINDOWS
 
 KEY = ["chain_id", "pair"]
@@ -23,6 +24,25 @@ SIGNALS = (
 HIGH_SELL_TAX = 0.10
 # Share of the LP supply locked or burned under which a pair's liquidity counts as unlocked.
 LOCKED_ENOUGH = 0.5
+
+
+def status_text(column: str) -> pl.Expr:
+    """A token's numeric status as the wire's text: `active`, `unresolved`, or the terminal
+    number itself (`999`, `1000`)."""
+    code = pl.col(column)
+    return (pl.when(code == 0).then(pl.lit("active")).when(code == 1).then(pl.lit("unresolved"))
+            .otherwise(code.cast(pl.String)))
+
+
+def is_terminal(column: str) -> pl.Expr:
+    """Whether a numeric token status is terminal (999 or 1000)."""
+    return pl.col(column).is_in(TERMINAL_TOKEN_STATUSES)
+
+
+def trending(makers: pl.Expr, volume: pl.Expr, thin: pl.Expr) -> pl.Expr:
+    """The trending score of a window: distinct makers times the log of the volume, a tenth of
+    that for a pool under its chain's minimum liquidity."""
+    return makers * (1.0 + volume).log() * pl.when(thin).then(0.1).otherwise(1.0)
 
 
 def iso(column: str | pl.Expr) -> pl.Expr:
@@ -154,7 +174,7 @@ def _token(side: str, position: pl.Expr) -> pl.Expr:
     """The tokens[] entry of the base or the quote token."""
     return pl.struct(
         name=f"{side}_name", symbol=f"{side}_symbol", address=side,
-        status=pl.col(f"{side}_token_status").cast(pl.String), chain_id="chain_id",
+        status=status_text(f"{side}_token_status"), chain_id="chain_id",
         price_usd=f"{side}_price_usd", price_native=f"{side}_price_native", position=position,
         decimals=f"{side}_decimals", reserve=f"{side}_reserve",
         total_supply=f"{side}_total_supply",
@@ -266,6 +286,8 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         status=pl.when(pl.col("unresolved")).then(pl.lit("unresolved"))
         .when(pl.col("rugged")).then(pl.lit("rugged"))
         .when(pl.col("txns_h24") > 0).then(pl.lit("active")).otherwise(pl.lit("inactive")),
+        **{f"trending_{w}": trending(pl.col(f"makers_{w}"), pl.col(f"volume_{w}_usd"),
+                                     pl.col("thin_liquidity")) for w in PAIR_WINDOWS},
         **_windows())
     return _items(wide.collect(), as_of)
 
@@ -323,7 +345,11 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
                          lp_burned_pct="burned_pct", score="score",
                          labels=pl.col("risk_signals").list.eval(
                              pl.element().struct.field("kind"))))
+    per_window = [f"{c}_{w}{u}" for w in windows for c, u in (
+        ("volume", "_usd"), ("txns", ""), ("makers", ""), ("price_change", ""), ("trending", ""))]
     return text.with_columns(item=item.struct.json_encode()).select(
-        "chain_id", "slug", "pair", "ticker", "base", "quote", "created_at", "last_trade_at",
-        "liquidity_usd", "volume_h24_usd", "txns_h24", "makers_h24", "price_change_h24",
-        "score", "verdict", "status", "is_perp", "launchpad", "is_scam", "item")
+        "chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol", "quote_symbol",
+        "venue_id", "venue_name", "created_at", "last_trade_at", "liquidity_usd",
+        "base_price_usd", "quote_price_usd", *per_window, "score", "verdict", "status",
+        "is_perp", "launchpad", "launchpad_stage", "launchpad_completed_at", "migrated_pool",
+        "rugged", "is_scam", "item")

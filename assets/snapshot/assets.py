@@ -1,19 +1,34 @@
 """The snapshot: every checked product published to the object store, atomically."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import dagster as dg
+import polars as pl
 
 from assets.chains.items import chain_items, config_document
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
 from publish.cursor import default_signer
+from publish.market_lists import (
+    DEFAULT_PAIR_SORT,
+    TokenQuery,
+    pair_list,
+    pair_scope,
+    token_list,
+    token_scope,
+)
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 
-DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market"}
-# What the edge reads of a pair row to look it up and answer it.
-PAIR_TABLE = ("chain_id", "pair", "item")
+DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
+           "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
+           "pair_trades": "market"}
+# What the edge reads of a pair row to look it up, filter, sort and answer it.
+PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
+              "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
+              "verdict", "launchpad", "launchpad_stage", "launchpad_completed_at",
+              "migrated_pool", "item")
+PAIR_SORT_FIGURES = ("volume_{w}_usd", "txns_{w}", "price_change_{w}", "trending_{w}")
 
 
 class Store(dg.ConfigurableResource):
@@ -21,6 +36,57 @@ class Store(dg.ConfigurableResource):
 
     url: str
     retention_hours: float = 24.0
+
+
+def pair_table(pairs: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
+    """The pairs serving table: what the edge looks up and lists, with the base token's FDV and
+    market cap for the sorts that use them."""
+    figures = [c for c in pairs.columns if any(
+        c == f.format(w=w) for f in PAIR_SORT_FIGURES for w in ("m5", "h1", "h6", "h24"))]
+    base = tokens.select("chain_id", base="address", fdv_usd="fdv_usd",
+                         market_cap_usd="market_cap_usd")
+    return pairs.select(*PAIR_TABLE, *figures).join(base, on=["chain_id", "base"], how="left")
+
+
+def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFrame,
+                 as_of: datetime) -> list[PagedList]:
+    """Trending and the default /pairs and /tokens lists, across live chains and per chain."""
+    live = tuple(sorted(records.filter("syncing")["chain_id"].to_list()))
+    stale = dict(records.filter("metrics_stale").select("chain_id", "slug").iter_rows())
+    sort, timeframe = DEFAULT_PAIR_SORT
+    as_of_s = int(as_of.timestamp())
+    scopes = [(None, live, ""), *[((cid,), (cid,), f"/{slug}") for cid, slug in
+                                  records.select("chain_id", "slug").sort("chain_id").iter_rows()]]
+    out = []
+    for asked, ids, suffix in scopes:
+        ordered = pair_list(pairs, sort, timeframe, chain_ids=ids, stale_chain_ids=stale)
+        envelope = {"applied_sort": sort, "applied_timeframe": timeframe,
+                    "excluded_chains": [stale[c] for c in ids if c in stale]}
+        rows = ordered.select("chain_id", "pair", "item")
+        scope = pair_scope(sort, timeframe, True, asked)
+        out += [PagedList(name, rows, ("chain_id", "pair"), scope, f"{name}{suffix}", False,
+                          envelope) for name in ("trending", "pairs")]
+        query = TokenQuery(chain_ids=asked)
+        listed = token_list(tokens, TokenQuery(chain_ids=ids), as_of_s)
+        out.append(PagedList("tokens", listed.select("chain_id", "address", "item"),
+                             ("chain_id", "address"), token_scope(query), f"tokens{suffix}",
+                             False, {"includes": {"instances": False, "market": False}}))
+    return out
+
+
+def serving_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
+    """The tables the edge answers lookups and filtered lists from."""
+    tokens = frames["token_rows"]
+    holders = frames["holder_balances"].with_columns(
+        rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token"))
+    return [
+        ServingTable("pairs", pair_table(frames["pair_rows"], tokens), ("chain_id", "pair")),
+        ServingTable("tokens", tokens.drop("instance"), ("chain_id", "address")),
+        ServingTable("registry", frames["registry_tokens"], ("token_id",)),
+        ServingTable("holders", holders, ("chain_id", "token", "rank")),
+        ServingTable("trades", frames["pair_trades"],
+                     ("chain_id", "pair", "block_number", "log_index")),
+    ]
 
 
 @dg.asset(key_prefix="publish", group_name="publish",
@@ -41,10 +107,11 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     records = frames["chain_records"]
     manifest = publisher.publish(
         as_of,
-        lists=[PagedList("chains", chain_items(records), ("chain_id", "slug"))],
+        lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
+               *market_lists(pair_table(frames["pair_rows"], frames["token_rows"]),
+                             frames["token_rows"], records, as_of)],
         documents={"config": config_document(records, frames["config"])},
-        tables=[ServingTable("pairs", frames["pair_rows"].select(PAIR_TABLE),
-                             ("chain_id", "pair"))],
+        tables=serving_tables(frames),
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

@@ -3,6 +3,8 @@
 import pandera.polars as pa
 import polars as pl
 
+from publish.vocabulary import TX_TYPES
+
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
 PAIR_STATUSES = ["active", "inactive", "rugged", "unresolved"]
 
@@ -57,3 +59,145 @@ class PairRow(pa.DataFrameModel):
         return data.lazyframe.select(
             (pl.col("txns_h24") >= pl.col("makers_h24"))
             & ((pl.col("txns_h24") == 0) == (pl.col("makers_h24") == 0)))
+
+
+ZERO_ID = "00000000-0000-0000-0000-000000000000"
+DECIMAL_TEXT = r"^-?\d+(\.\d+)?$"
+
+
+class TokenRow(pa.DataFrameModel):
+    """One token on one chain (spec 2.2): what lists filter and sort on, and its wire JSON."""
+
+    chain_id: int = pa.Field(gt=0)
+    slug: str
+    address: str = pa.Field(str_length={"min_value": 1, "max_value": 128})
+    token_id: str | None = pa.Field(nullable=True)
+    symbol: str
+    price_usd: float | None = pa.Field(nullable=True, ge=0)
+    liquidity_usd: float | None = pa.Field(nullable=True, ge=0)
+    volume_h24_usd: float = pa.Field(ge=0)
+    txns_h24: int = pa.Field(ge=0)
+    makers_h24: int = pa.Field(ge=0)
+    holders: int = pa.Field(ge=0)
+    top10_pct: float = pa.Field(ge=0, le=100)
+    rating_score: int = pa.Field(ge=0, le=100)
+    token_status: int = pa.Field(ge=0)
+    verdict: str = pa.Field(isin=VERDICTS)
+    is_scam: bool
+    item: str = pa.Field(str_startswith='{"id":')
+    market: str = pa.Field(str_startswith='{"observed_at":')
+    instances: str = pa.Field(str_startswith="[{")
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "address"]
+
+    @pa.dataframe_check
+    def scams_are_blocked(cls, data) -> pl.LazyFrame:
+        """A token with scam evidence is blocked, and only such a token."""
+        return data.lazyframe.select(pl.col("is_scam") == (pl.col("verdict") == "blocked"))
+
+    @pa.dataframe_check
+    def terminal_statuses_are_blocked(cls, data) -> pl.LazyFrame:
+        """Statuses 999 and 1000 are terminal: such a token is blocked whatever its score."""
+        return data.lazyframe.select(
+            ~pl.col("token_status").is_in([999, 1000]) | (pl.col("verdict") == "blocked"))
+
+    @pa.dataframe_check
+    def unresolved_tokens_are_not_ok(cls, data) -> pl.LazyFrame:
+        """An unresolved or unpriced token is `unknown` (or `blocked`), never `ok` or `watch`."""
+        unresolved = (pl.col("token_status") == 1) | pl.col("price_usd").is_null()
+        return data.lazyframe.select(
+            ~unresolved | pl.col("verdict").is_in(["unknown", "blocked"]))
+
+    @pa.dataframe_check
+    def zero_id_exactly_when_unknown_to_the_registry(cls, data) -> pl.LazyFrame:
+        """The all-zero id is carried exactly by the tokens the registry does not know."""
+        return data.lazyframe.select(
+            (pl.col("item").str.json_path_match("$.id") == ZERO_ID)
+            == pl.col("token_id").is_null())
+
+    @pa.dataframe_check
+    def the_item_carries_the_verdict(cls, data) -> pl.LazyFrame:
+        """The wire JSON says the same verdict as the column lists filter on."""
+        return data.lazyframe.select(
+            pl.col("item").str.json_path_match("$.verdict.status") == pl.col("verdict"))
+
+    @pa.dataframe_check
+    def makers_cover_the_day(cls, data) -> pl.LazyFrame:
+        """Swaps in the day come from at least one maker, and never fewer swaps than makers."""
+        return data.lazyframe.select(
+            (pl.col("txns_h24") >= pl.col("makers_h24"))
+            & ((pl.col("txns_h24") == 0) == (pl.col("makers_h24") == 0)))
+
+    @pa.dataframe_check
+    def market_figures_are_decimal_strings(cls, data) -> pl.LazyFrame:
+        """Money and supply figures of the market block are plain decimal strings (or null)."""
+        price = pl.col("market").str.json_path_match("$.metrics.price_usd")
+        return data.lazyframe.select(price.is_null() | price.str.contains(DECIMAL_TEXT))
+
+
+class RegistryToken(pa.DataFrameModel):
+    """One token of the canonical registry, served by id and by slug."""
+
+    token_id: str = pa.Field(str_matches=r"^[0-9a-f-]{36}$", ne=ZERO_ID)
+    slug: str = pa.Field(str_length={"min_value": 1})
+    item: str = pa.Field(str_startswith='{"id":')
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["token_id"]
+
+    @pa.check("slug")
+    def slugs_are_unique(cls, slug) -> pl.LazyFrame:
+        """A slug names one registry token."""
+        return slug.lazyframe.select(pl.col(slug.key).is_unique())
+
+    @pa.dataframe_check
+    def the_item_carries_its_id(cls, data) -> pl.LazyFrame:
+        """The wire JSON's id is the row's registry id."""
+        return data.lazyframe.select(
+            pl.col("item").str.json_path_match("$.id") == pl.col("token_id"))
+
+
+class HolderBalance(pa.DataFrameModel):
+    """What one address holds of one token: only positive balances are holdings."""
+
+    chain_id: int = pa.Field(gt=0)
+    token: str
+    holder: str
+    balance: float = pa.Field(gt=0)
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["chain_id", "token", "holder"]
+
+
+class PairTrade(pa.DataFrameModel):
+    """One swap or liquidity event of a pair, priced (spec 2.7 pair trade)."""
+
+    chain_id: int = pa.Field(gt=0)
+    pair: str
+    block_number: int = pa.Field(ge=0)
+    log_index: int = pa.Field(ge=0)
+    ts: int = pa.Field(ge=0)
+    hash: str
+    maker: str
+    tx_type: str = pa.Field(isin=TX_TYPES)
+    amount0: float = pa.Field(ge=0)
+    amount1: float = pa.Field(ge=0)
+    fee_usd: float | None = pa.Field(nullable=True, ge=0)
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "pair", "block_number", "log_index"]
+
+    @pa.dataframe_check
+    def swaps_are_buys_or_sells(cls, data) -> pl.LazyFrame:
+        """A swap is a buy or a sell and carries gas; a liquidity event is an add or a remove."""
+        is_swap = pl.col("tx_type").is_in(["buy", "sell"])
+        return data.lazyframe.select(is_swap == pl.col("gas_used").is_not_null())
