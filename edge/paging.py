@@ -1,48 +1,90 @@
-"""Cursor paging over a snapshot's serving table, pinned to the snapshot that issued it."""
+"""Cursor paging over an ordering of a snapshot's rows, pinned to the snapshot that issued it."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import polars as pl
 
-from edge.http import Response
+from edge.http import Request, Response
 from edge.memo import Kept
 from edge.problems import ApiError
-from edge.snapshots import SnapshotHolder, snapshot_headers
-from publish.cursor import Cursor, CursorError, CursorSigner
+from edge.snapshots import snapshot_headers
+from publish.cursor import Cursor, CursorError
 from publish.snapshot import Snapshot, page_body
 
-# Pages are immutable within a snapshot, so a rendered page is kept for the next caller.
+# Orderings and pages are immutable within a snapshot, so they are kept for the next caller.
+_orderings = Kept(256)
 _rendered = Kept(2048)
 
 
-async def page(holder: SnapshotHolder, signer: CursorSigner, list_name: str, limit: int,
-               cursor: str | None, snapshot: Snapshot) -> Response:
-    """One page of `list_name`: from the start, or where `cursor` says, in its own snapshot."""
-    offset = 0
+@dataclass(frozen=True)
+class Listing:
+    """A list the edge pages: its name, the query it answers (`scope`), how to order a
+    snapshot's rows for it, how to render a slice, and what every page adds."""
+
+    name: str
+    order: Callable[[Snapshot], pl.DataFrame]
+    scope: str = ""
+    render: Callable[[pl.DataFrame], list[str]] = lambda rows: rows["item"].to_list()
+    variant: str = ""
+    envelope: Callable[[Snapshot], dict] | None = None
+
+
+async def page(request: Request, listing: Listing, limit: int, cursor: str | None) -> Response:
+    """One page of `listing`: from the start, or where `cursor` says, in its own snapshot."""
+    state = request.state
+    snapshot, offset = state.snapshot, 0
     if cursor is not None:
-        try:
-            decoded = signer.decode(cursor)
-        except CursorError as err:
-            raise ApiError("invalid_param", str(err), "cursor") from None
-        if decoded.list_name != list_name:
-            raise ApiError("invalid_param", "cursor belongs to another list", "cursor")
-        pinned = await holder.pinned(decoded.snapshot_id)
+        decoded = decode(request, cursor, listing.name, listing.scope)
+        pinned = await state.holder.pinned(decoded.snapshot_id)
         if pinned is None:
             raise ApiError("invalid_param", "cursor has expired; start from the first page",
                            "cursor")
         snapshot, offset = pinned, decoded.offset
-    key = (snapshot.snapshot_id, list_name, offset, limit)
+    key = (snapshot.snapshot_id, listing.name, listing.scope, listing.variant, offset, limit)
     body = _rendered.get(key)
     if body is None:
-        body = _rendered.keep(key, _render(snapshot, signer, list_name, offset, limit))
+        body = _rendered.keep(key, _render(request, snapshot, listing, offset, limit))
     return Response(body, headers=snapshot_headers(snapshot))
 
 
-def _render(snapshot: Snapshot, signer: CursorSigner, list_name: str, offset: int,
+def decode(request: Request, cursor: str, name: str, scope: str) -> Cursor:
+    """The cursor, checked to continue this list and this query; 400 otherwise."""
+    try:
+        decoded = request.state.signer.decode(cursor)
+    except CursorError as err:
+        raise ApiError("invalid_param", str(err), "cursor") from None
+    if decoded.list_name != name:
+        raise ApiError("invalid_param", "cursor belongs to another list", "cursor")
+    if decoded.scope != scope:
+        raise ApiError("invalid_param",
+                       "cursor belongs to another query; repeat the parameters that issued it",
+                       "cursor")
+    return decoded
+
+
+def ordering(snapshot: Snapshot, listing: Listing) -> pl.DataFrame:
+    """The listing's rows in order for `snapshot`, derived once."""
+    key = (snapshot.snapshot_id, listing.name, listing.scope)
+    rows = _orderings.get(key)
+    return rows if rows is not None else _orderings.keep(key, listing.order(snapshot))
+
+
+def _render(request: Request, snapshot: Snapshot, listing: Listing, offset: int,
             limit: int) -> bytes:
-    table: pl.DataFrame = snapshot.tables[list_name]
-    items = table["item"].slice(offset, limit).to_list()
-    sid = snapshot.snapshot_id
+    rows = ordering(snapshot, listing)
+    items = listing.render(rows.slice(offset, limit))
+    sid, signer = snapshot.snapshot_id, request.state.signer
     after = offset + limit
-    next_cursor = signer.encode(Cursor(sid, list_name, after)) if after < table.height else None
-    prev_cursor = (signer.encode(Cursor(sid, list_name, max(0, offset - limit)))
-                   if offset > 0 else None)
-    return page_body(items, next_cursor, prev_cursor)
+
+    def cursor(at: int) -> str:
+        return signer.encode(Cursor(sid, listing.name, at, listing.scope))
+
+    return page_body(items, cursor(after) if after < rows.height else None,
+                     cursor(max(0, offset - limit)) if offset > 0 else None,
+                     extra=listing.envelope(snapshot) if listing.envelope else None)
+
+
+def table_listing(name: str) -> Listing:
+    """A list published with its table, paged in its published order."""
+    return Listing(name, lambda snapshot: snapshot.tables[name])

@@ -22,12 +22,15 @@ class CursorError(ValueError):
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where a page starts: snapshot, list, the list's filter fingerprint, and row offset."""
+    """Where a page starts: snapshot, list, the list's filter fingerprint, and row offset; or,
+    for lists that follow new rows (trades), the row `position` to page `toward` from."""
 
     snapshot_id: str
     list_name: str
     offset: int
     scope: str = ""
+    position: tuple[int, ...] = ()
+    toward: str = ""
 
 
 def _b64(data: bytes) -> str:
@@ -46,7 +49,8 @@ class CursorSigner:
 
     def encode(self, cursor: Cursor) -> str:
         """The opaque string a page carries."""
-        body = orjson.dumps([cursor.snapshot_id, cursor.list_name, cursor.offset, cursor.scope])
+        body = orjson.dumps([cursor.snapshot_id, cursor.list_name, cursor.offset, cursor.scope,
+                             list(cursor.position), cursor.toward])
         sig = hmac.new(self.secret, body, hashlib.sha256).digest()[:_SIG_BYTES]
         return f"{_b64(body)}.{_b64(sig)}"
 
@@ -62,8 +66,8 @@ class CursorSigner:
         expected = hmac.new(self.secret, body, hashlib.sha256).digest()[:_SIG_BYTES]
         if not hmac.compare_digest(sig, expected):
             raise CursorError("cursor was not issued by this service")
-        snapshot_id, list_name, offset, scope = orjson.loads(body)
-        return Cursor(snapshot_id, list_name, int(offset), scope)
+        snapshot_id, list_name, offset, scope, position, toward = orjson.loads(body)
+        return Cursor(snapshot_id, list_name, int(offset), scope, tuple(position), toward)
 
 
 def default_signer() -> CursorSigner:

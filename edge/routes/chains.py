@@ -1,15 +1,15 @@
 """GET /chains and GET /config, straight from the snapshot."""
 
 from edge.http import Request, Response
-from edge.paging import page
+from edge.paging import page, table_listing
 from edge.snapshots import snapshot_headers
+
+CHAINS = table_listing("chains")
 
 
 async def list_chains(request: Request, params: dict) -> Response:
     """Chain records, paged."""
-    state = request.state
-    return await page(state.holder, state.signer, "chains", params["limit"], params["cursor"],
-                      state.snapshot)
+    return await page(request, CHAINS, params["limit"], params["cursor"])
 
 
 async def get_config(request: Request, params: dict) -> Response:
