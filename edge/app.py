@@ -21,7 +21,7 @@ from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_heade
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
 from edge.registry import HERMES_PREFIX, Operation, Router, mount
-from edge.routes import chains, lists, market, platform
+from edge.routes import chains, lists, market, platform, search, tokens, trades
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner, default_signer
@@ -38,7 +38,9 @@ log = logging.getLogger("chaintape.edge")
 def operations() -> list[Operation]:
     """Every declared operation, with a handler where its product is built."""
     return mount(OPERATIONS, {**chains.HANDLERS, **lists.HANDLERS, **market.HANDLERS,
-                                   **platform.HANDLERS})
+                                   **platform.HANDLERS, **search.HANDLERS,
+                                   **tokens.HANDLERS,
+                                   **trades.HANDLERS})
 
 
 @dataclass(slots=True)

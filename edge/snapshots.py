@@ -20,6 +20,11 @@ def snapshot_headers(snapshot: Snapshot) -> list[tuple[str, str]]:
     return [("x-snapshot-id", snapshot.snapshot_id)]
 
 
+def as_of_seconds(snapshot: Snapshot) -> int:
+    """The snapshot's watermark in unix seconds."""
+    return int(datetime.fromisoformat(snapshot.manifest.as_of).timestamp())
+
+
 class SnapshotHolder:
     """The current snapshot, a few recent ones (for cursors), and the store's health."""
 

@@ -288,10 +288,11 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
     return wide.with_columns(item=item.struct.json_encode()).select(
         "chain_id", "slug", "address", "token_id", "registry_slug",
         pl.coalesce("registry_symbol", "symbol").alias("symbol"),
-        pl.coalesce("registry_name", "name").alias("name"), "categories", "deployer",
+        pl.coalesce("registry_name", "name").alias("name"),
+        pl.coalesce("logo_url", "image_url").alias("logo_url"), "categories", "deployer",
         "first_listed_at", "main_pair", "price_usd", "liquidity_usd", "volume_h24_usd",
         "txns_h24", "makers_h24", "market_cap_usd", "fdv_usd", "price_change_h24", "holders",
-        "top10_pct", "rating_score", "status", "token_status", "verdict", "is_scam",
+        "top10_pct", "total_supply", "rating_score", "status", "token_status", "verdict", "is_scam",
         "instance", "item", "market", "instances")
 
 

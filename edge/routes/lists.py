@@ -9,6 +9,7 @@ from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
+from edge.snapshots import as_of_seconds
 from publish.market_lists import (
     TOKEN_RANGES,
     TokenQuery,
@@ -113,11 +114,6 @@ def token_query(params: dict) -> TokenQuery:
                       categories=tuple(sorted({c.lower() for c in params["categories"] or ()})),
                       bounds=tuple(bounds), sort=params["sort"],
                       descending=params["order"] == "desc")
-
-
-def as_of_seconds(snapshot: Snapshot) -> int:
-    """The snapshot's watermark in unix seconds."""
-    return int(pl.Series([snapshot.manifest.as_of]).str.to_datetime().dt.epoch("s")[0])
 
 
 async def list_tokens(request: Request, params: dict) -> Response:

@@ -1,0 +1,73 @@
+"""GET /search (spec 4.7): tokens by symbol, pairs by ticker, both by exact address."""
+
+import orjson
+import polars as pl
+
+from edge.addresses import EVM
+from edge.http import Request, Response
+from edge.routes.lists import asked_chains, in_scope
+from edge.snapshots import snapshot_headers
+
+# Exact matches first, then prefixes, then any other place; deeper liquidity first within each.
+EXACT, PREFIX, INSIDE = 0, 1, 2
+
+
+def _rank(column: str, text: str) -> pl.Expr:
+    lowered = pl.col(column).str.to_lowercase()
+    return (pl.when(lowered == text).then(EXACT)
+            .when(lowered.str.starts_with(text)).then(PREFIX).otherwise(INSIDE))
+
+
+def _address_forms(q: str) -> list[str]:
+    """How an address may be spelled in the tables: EVM lower-case with 0x, others as given."""
+    found = EVM.fullmatch(q)
+    return ["0x" + found.group(2).lower()] if found else [q]
+
+
+def find_tokens(tokens: pl.DataFrame, q: str, limit: int) -> pl.DataFrame:
+    """Tokens whose symbol holds `q` (blocked ones never), or whose address is `q`."""
+    text = q.lower()
+    by_address = tokens.filter(pl.col("address").is_in(_address_forms(q)))
+    by_symbol = tokens.filter(pl.col("verdict") != "blocked",
+                              pl.col("symbol").str.to_lowercase().str.contains(text, literal=True))
+    return (pl.concat([by_address.with_columns(rank=pl.lit(EXACT - 1)),
+                       by_symbol.with_columns(rank=_rank("symbol", text))])
+            .unique(["chain_id", "address"], keep="first", maintain_order=True)
+            .sort(["rank", "liquidity_usd", "chain_id", "address"],
+                  descending=[False, True, False, False], nulls_last=True)
+            .head(limit))
+
+
+def find_pairs(pairs: pl.DataFrame, q: str, limit: int) -> pl.DataFrame:
+    """Pairs whose ticker holds `q` (blocked ones never), or whose address is `q`."""
+    text = q.lower()
+    by_address = pairs.filter(pl.col("pair").is_in(_address_forms(q)))
+    by_ticker = pairs.filter(pl.col("verdict") != "blocked",
+                             pl.col("ticker").str.to_lowercase().str.contains(text, literal=True))
+    return (pl.concat([by_address.with_columns(rank=pl.lit(EXACT - 1)),
+                       by_ticker.with_columns(rank=_rank("ticker", text))])
+            .unique(["chain_id", "pair"], keep="first", maintain_order=True)
+            .sort(["rank", "liquidity_usd", "chain_id", "pair"],
+                  descending=[False, True, False, False], nulls_last=True)
+            .head(limit))
+
+
+async def search(request: Request, params: dict) -> Response:
+    """Token and pair hits, at most `limit` of each."""
+    snapshot = request.state.snapshot
+    q, limit = params["q"].strip(), params["limit"]
+    chains = in_scope(snapshot, asked_chains(params))
+    tokens = snapshot.tables["tokens"].filter(pl.col("chain_id").is_in(chains))
+    pairs = snapshot.tables["pairs"].filter(pl.col("chain_id").is_in(chains))
+    token_hits = find_tokens(tokens, q, limit).select(
+        "address", "symbol", "name", "logo_url", "price_usd", network="slug",
+        price_change_24h="price_change_h24")
+    pair_hits = find_pairs(pairs, q, limit).select(
+        pair_address="pair", network="slug", ticker="ticker", base_symbol="base_symbol",
+        quote_symbol="quote_symbol", dex_name="venue_name", liquidity_usd="liquidity_usd",
+        price_usd="base_price_usd", price_change_24h="price_change_h24")
+    body = {"tokens": token_hits.to_dicts(), "pairs": pair_hits.to_dicts()}
+    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+
+
+HANDLERS = {("GET", "/search"): search}

@@ -1,0 +1,214 @@
+"""Token reads: one token on a chain, registry tokens by id and slug, batches, a token's pairs
+and holders, and the brief (one call instead of six, with ETag)."""
+
+import hashlib
+import re
+
+import orjson
+import polars as pl
+
+from edge.addresses import ChainRef, normalize, resolve_chain
+from edge.http import Request, Response
+from edge.memo import Kept, per_snapshot
+from edge.paging import Listing, page
+from edge.problems import ApiError
+from edge.routes.lists import with_blocks
+from edge.routes.trades import (
+    RESOLUTION_SECONDS,
+    candles,
+    iso_second,
+    pair_trades,
+    trade_items,
+)
+from edge.snapshots import as_of_seconds, snapshot_headers
+from publish.market_lists import list_scope
+from publish.snapshot import Snapshot
+
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+ZERO_ID = "00000000-0000-0000-0000-000000000000"
+BRIEF_PAIRS, BRIEF_HOLDERS, BRIEF_TRADES, BRIEF_CANDLES = 5, 10, 10, 24
+_briefs = Kept(1024)
+
+
+@per_snapshot(kept=4)
+def token_index(snapshot: Snapshot) -> dict[tuple[int, str], str]:
+    """Every token row with both optional blocks, by (chain id, address), built once."""
+    table = snapshot.tables["tokens"]
+    items = with_blocks(table, market=True, instances=True)
+    return dict(zip(zip(table["chain_id"].to_list(), table["address"].to_list(), strict=True),
+                    items, strict=True))
+
+
+@per_snapshot(kept=4)
+def registry_index(snapshot: Snapshot) -> tuple[dict[str, str], dict[str, str]]:
+    """Registry tokens by id and by slug."""
+    table = snapshot.tables["registry"]
+    by_id = dict(zip(table["token_id"].to_list(), table["item"].to_list(), strict=True))
+    by_slug = dict(zip(table["slug"].to_list(), table["item"].to_list(), strict=True))
+    return by_id, by_slug
+
+
+def token_row(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
+    """A token's full row; 404 when the chain lists no such token."""
+    item = token_index(snapshot).get((chain.chain_id, address))
+    if item is None:
+        raise ApiError("not_found", f"no token {address} on {chain.slug}", "address")
+    return item
+
+
+async def get_token(request: Request, params: dict) -> Response:
+    """A token on one chain: its market row with the market block and its deployments."""
+    snapshot = request.state.snapshot
+    item = token_row(snapshot, params["chain"], params["address"])
+    return Response(item.encode(), headers=snapshot_headers(snapshot))
+
+
+async def get_registry_token(request: Request, params: dict) -> Response:
+    """A registry token by its uuid; the all-zero id names no token."""
+    snapshot = request.state.snapshot
+    token_id = params["id"].lower()
+    if not UUID.fullmatch(token_id):
+        raise ApiError("invalid_param", "id must be a uuid", "id")
+    item = None if token_id == ZERO_ID else registry_index(snapshot)[0].get(token_id)
+    if item is None:
+        raise ApiError("not_found", f"the registry knows no token {token_id}", "id")
+    return Response(item.encode(), headers=snapshot_headers(snapshot))
+
+
+async def get_token_by_slug(request: Request, params: dict) -> Response:
+    """A registry token by its slug (any case)."""
+    snapshot = request.state.snapshot
+    item = registry_index(snapshot)[1].get(params["slug"].lower())
+    if item is None:
+        raise ApiError("not_found", f"the registry knows no token {params['slug']!r}", "slug")
+    return Response(item.encode(), headers=snapshot_headers(snapshot))
+
+
+async def batch_tokens(request: Request, params: dict) -> Response:
+    """Token rows for up to 50 (chain, address) items, one read per chain; an item nobody
+    indexes comes back with found false and never fails the batch."""
+    snapshot = request.state.snapshot
+    index = token_index(snapshot)
+    wanted = params["body"]["items"]
+    answers: list[dict] = []
+    by_chain: dict[str, ChainRef | None] = {}
+    for asked in wanted:
+        if asked["chain"] not in by_chain:
+            try:
+                by_chain[asked["chain"]] = resolve_chain(snapshot, asked["chain"], "chain")
+            except ApiError:
+                by_chain[asked["chain"]] = None
+        ref, address, item = by_chain[asked["chain"]], asked["address"], None
+        if ref is not None:
+            try:
+                address = normalize(address, ref.address_format)
+                item = index.get((ref.chain_id, address))
+            except ApiError:
+                pass
+        answers.append({"chain": ref.slug if ref else asked["chain"], "address": address,
+                        "found": item is not None,
+                        "token": None if item is None else orjson.Fragment(item)})
+    return Response(orjson.dumps({"items": answers}), headers=snapshot_headers(snapshot))
+
+
+def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
+    pairs = snapshot.tables["pairs"]
+    return (pairs.filter(pl.col("chain_id") == chain_id,
+                         (pl.col("base") == address) | (pl.col("quote") == address))
+            .sort(["liquidity_usd", "pair"], descending=[True, False], nulls_last=True))
+
+
+async def list_token_pairs(request: Request, params: dict) -> Response:
+    """The markets a token trades in on one chain, deepest liquidity first, each with its
+    verdict (blocked ones included: they are the token's markets too)."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    address = params["address"]
+    token_row(snapshot, chain, address)
+    listing = Listing("tokens/pairs", lambda s: _token_pairs(s, chain.chain_id, address),
+                      list_scope(chain=chain.chain_id, token=address))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+def _holders(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
+    holders = snapshot.tables["holders"].filter(pl.col("chain_id") == chain_id,
+                                                pl.col("token") == address)
+    supply = (snapshot.tables["tokens"]
+              .filter(pl.col("chain_id") == chain_id, pl.col("address") == address)
+              ["total_supply"])
+    total = supply[0] if len(supply) and supply[0] else None
+    share = (pl.col("balance") / total * 100.0) if total else pl.lit(None, pl.Float64)
+    return holders.sort("rank").with_columns(item=pl.struct(
+        address="holder", balance="balance", share_pct=share, rank="rank").struct.json_encode())
+
+
+async def list_holders(request: Request, params: dict) -> Response:
+    """A token's holders, largest first, with their share of the total supply."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    address = params["address"]
+    token_row(snapshot, chain, address)
+    listing = Listing("tokens/holders", lambda s: _holders(s, chain.chain_id, address),
+                      list_scope(chain=chain.chain_id, token=address))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+def brief(snapshot: Snapshot, chain: ChainRef, address: str) -> bytes:
+    """What a token page needs in one document: the token, its verdict, its deepest pairs, its
+    largest holders, the main pair's latest trades and its last day of hourly candles."""
+    token = orjson.loads(token_row(snapshot, chain, address))
+    pairs = _token_pairs(snapshot, chain.chain_id, address)
+    holders = _holders(snapshot, chain.chain_id, address).head(BRIEF_HOLDERS)
+    main = token["main_pair"]["address"]
+    trades = pair_trades(snapshot, chain, main) if main else None
+    end = as_of_seconds(snapshot)
+    hour = RESOLUTION_SECONDS["1h"]
+    return orjson.dumps({
+        "token": token, "verdict": token["verdict"],
+        "pairs": [orjson.Fragment(i) for i in pairs["item"].head(BRIEF_PAIRS).to_list()],
+        "holders": {**token["holder_stats"],
+                    "top": [orjson.Fragment(i) for i in holders["item"].to_list()]},
+        "trades": [] if trades is None else trade_items(
+            trades.tail(BRIEF_TRADES).reverse(), iso_second),
+        "candles": {"resolution": "1h", "items": [] if trades is None else candles(
+            trades, hour, end - BRIEF_CANDLES * hour, end)},
+        "as_of": snapshot.manifest.as_of,
+    })
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names `etag` (weak or strong, in a list, or `*`)."""
+    if not if_none_match:
+        return False
+    tags = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+    return "*" in tags or etag in tags
+
+
+async def get_brief(request: Request, params: dict) -> Response:
+    """A token's brief; 304 without a body when If-None-Match holds its current ETag."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    key = (snapshot.snapshot_id, chain.chain_id, params["address"])
+    kept = _briefs.get(key)
+    if kept is None:
+        body = brief(snapshot, chain, params["address"])
+        kept = _briefs.keep(key, (body, _etag(body)))
+    body, etag = kept
+    headers = [*snapshot_headers(snapshot), ("etag", etag),
+               ("cache-control", "private, max-age=0, must-revalidate")]
+    if matches(request.headers.get("if-none-match"), etag):
+        return Response(b"", 304, headers=headers)
+    return Response(body, headers=headers)
+
+
+HANDLERS = {("GET", "/chains/{chain}/tokens/{address}"): get_token,
+            ("GET", "/tokens/{id}"): get_registry_token,
+            ("GET", "/tokens/by-slug/{slug}"): get_token_by_slug,
+            ("POST", "/tokens/batch"): batch_tokens,
+            ("GET", "/chains/{chain}/tokens/{address}/pairs"): list_token_pairs,
+            ("GET", "/chains/{chain}/tokens/{address}/holders"): list_holders,
+            ("GET", "/chains/{chain}/tokens/{address}/brief"): get_brief}

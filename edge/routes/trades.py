@@ -1,0 +1,158 @@
+"""A pair's trades (spec 4.6), paged by position so that a cursor keeps following new trades,
+and its candles at every resolution /config lists."""
+
+import time
+
+import orjson
+import polars as pl
+
+from edge.addresses import ChainRef, normalize
+from edge.http import Request, Response
+from edge.memo import per_snapshot
+from edge.paging import decode
+from edge.problems import ApiError
+from edge.routes.market import pair_index
+from edge.snapshots import as_of_seconds, snapshot_headers
+from publish.cursor import Cursor
+from publish.market_lists import list_scope
+from publish.snapshot import Snapshot
+
+RESOLUTION_SECONDS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3_600, "4h": 14_400,
+                      "1d": 86_400}
+DEFAULT_CANDLES = 300
+MAX_CANDLES = 1_000
+NEWER, OLDER = "newer", "older"
+SWAPS = ("buy", "sell")
+
+
+@per_snapshot(kept=4)
+def trade_slices(snapshot: Snapshot) -> dict[tuple[int, str], tuple[int, int]]:
+    """Where each pair's trades sit in the trades table (sorted by pair, block, log)."""
+    table = snapshot.tables["trades"]
+    spans = (table.select("chain_id", "pair").with_row_index("row")
+             .group_by("chain_id", "pair").agg(pl.col("row").min(), pl.len()))
+    return {(c, p): (start, n) for c, p, start, n in spans.iter_rows()}
+
+
+def pair_trades(snapshot: Snapshot, chain: ChainRef, address: str) -> pl.DataFrame:
+    """Every trade of a pair, oldest first; 404 when the chain indexes no such pair."""
+    if address not in pair_index(snapshot).get(chain.chain_id, {}):
+        raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
+    start, n = trade_slices(snapshot).get((chain.chain_id, address), (0, 0))
+    return snapshot.tables["trades"].slice(start, n)
+
+
+def trade_items(rows: pl.DataFrame, iso_of) -> list[dict]:
+    """Pair trade records (spec 2.7) from trade rows."""
+    return [{
+        "timestamp": iso_of(r["ts"]), "hash": r["hash"], "chain_id": r["chain_id"],
+        "maker_address": r["maker"], "from_address": r["from_address"],
+        "to_address": r["to_address"], "tx_type": r["tx_type"],
+        "block_info": {"block_number": r["block_number"], "log_index": r["log_index"],
+                       "gas_used": r["gas_used"], "fee_usd": r["fee_usd"]},
+        "event_data": {"amount0": r["amount0"], "amount1": r["amount1"], "price0": r["price0"],
+                       "price1": r["price1"], "price_usd0": r["price_usd0"],
+                       "price_usd1": r["price_usd1"]},
+    } for r in rows.iter_rows(named=True)]
+
+
+def iso_second(ts: int) -> str:
+    """Unix seconds as the wire's ISO 8601 text."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ts))
+
+
+# A trade's place in its pair's history: block, then log index, as one sortable integer.
+POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
+
+
+async def list_trades(request: Request, params: dict) -> Response:
+    """Swaps and liquidity events in time order, newest first unless asked otherwise. The
+    cursor toward newer trades is always given, so a client can keep catching up."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    rows = pair_trades(snapshot, chain, params["address"])
+    maker = params["maker"] and normalize(params["maker"], chain.address_format, "maker")
+    low, high = params["from"], params["to"]
+    if low is not None and high is not None and low > high:
+        raise ApiError("invalid_param", "from is after to", "from")
+    types = sorted(set(params["tx_type"] or ()))
+    scope = list_scope(chain=chain.chain_id, pair=params["address"], tx_type=types, maker=maker,
+                       low=low, high=high, order=params["order"])
+    if types:
+        rows = rows.filter(pl.col("tx_type").is_in(types))
+    if maker:
+        rows = rows.filter(pl.col("maker") == maker)
+    if low is not None:
+        rows = rows.filter(pl.col("ts") >= low)
+    if high is not None:
+        rows = rows.filter(pl.col("ts") <= high)
+    rows = rows.with_columns(position=POSITION)
+    limit, newest_first = params["limit"], params["order"] == "desc"
+    toward, at = None, None
+    if params["cursor"] is not None:
+        decoded = decode(request, params["cursor"], "trades", scope)
+        toward, at = decoded.toward, decoded.position[0]
+    if toward == NEWER:
+        chosen = rows.filter(pl.col("position") > at).head(limit)
+    elif toward == OLDER:
+        chosen = rows.filter(pl.col("position") < at).tail(limit)
+    else:
+        chosen = rows.tail(limit) if newest_first else rows.head(limit)
+    positions = chosen["position"]
+    newest = positions.max() if len(positions) else (at if at is not None else -1)
+    oldest = positions.min() if len(positions) else None
+    signer, sid = request.state.signer, snapshot.snapshot_id
+
+    def cursor(direction: str, position: int) -> str:
+        return signer.encode(Cursor(sid, "trades", 0, scope, (position,), direction))
+
+    newer = cursor(NEWER, newest)
+    older = (cursor(OLDER, oldest) if oldest is not None
+             and rows.filter(pl.col("position") < oldest).height else None)
+    items = trade_items(chosen.reverse() if newest_first else chosen, iso_second)
+    body = {"items": items,
+            "next_cursor": older if newest_first else newer,
+            "prev_cursor": newer if newest_first else older}
+    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+
+
+def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict]:
+    """OHLCV candles of the swaps in [low, high], one per interval that traded; an interval
+    opens at a multiple of its length in UTC."""
+    swaps = rows.filter(pl.col("tx_type").is_in(SWAPS), pl.col("ts") >= low,
+                        pl.col("ts") <= high, pl.col("price_usd").is_not_null())
+    bars = (swaps.with_columns(open_at=pl.col("ts") - pl.col("ts") % seconds)
+            .group_by("open_at", maintain_order=True).agg(
+                open=pl.col("price_usd").first(), high=pl.col("price_usd").max(),
+                low=pl.col("price_usd").min(), close=pl.col("price_usd").last(),
+                volume_usd=pl.col("volume_usd").fill_null(0.0).sum(),
+                trades=pl.len(), buys=(pl.col("tx_type") == "buy").sum(),
+                sells=(pl.col("tx_type") == "sell").sum())
+            .sort("open_at"))
+    return [{"timestamp": iso_second(b["open_at"]), "time": b["open_at"], **{
+        k: b[k] for k in ("open", "high", "low", "close", "volume_usd", "trades", "buys",
+                          "sells")}} for b in bars.iter_rows(named=True)]
+
+
+async def get_candles(request: Request, params: dict) -> Response:
+    """A pair's candles at one resolution; the window ends at `to` (default: the snapshot's
+    watermark) and spans at most 1,000 candles (default 300)."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    rows = pair_trades(snapshot, chain, params["address"])
+    seconds = RESOLUTION_SECONDS[params["resolution"]]
+    high = params["to"] if params["to"] is not None else as_of_seconds(snapshot)
+    low = params["from"] if params["from"] is not None else high - DEFAULT_CANDLES * seconds
+    if low > high:
+        raise ApiError("invalid_param", "from is after to", "from")
+    if (high - low) // seconds > MAX_CANDLES:
+        raise ApiError("invalid_param", f"the window spans more than {MAX_CANDLES} candles of "
+                       f"{params['resolution']}; narrow from and to", "from")
+    body = {"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
+            "pair_address": params["address"], "resolution": params["resolution"],
+            "from": low, "to": high, "items": candles(rows, seconds, low, high)}
+    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+
+
+HANDLERS = {("GET", "/chains/{chain}/pairs/{address}/trades"): list_trades,
+            ("GET", "/chains/{chain}/pairs/{address}/candles"): get_candles}
