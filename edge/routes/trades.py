@@ -66,8 +66,7 @@ POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
 
 
 async def list_trades(request: Request, params: dict) -> Response:
-    """Swaps and liquidity events in time order, newest first unless asked otherwise. The
-    cursor toward newer trades is always given, so a client can keep catching up."""
+    """Swaps and liquidity events in time order, newest first unless asked otherwise."""
     snapshot = request.state.snapshot
     chain: ChainRef = params["chain"]
     rows = pair_trades(snapshot, chain, params["address"])
@@ -106,9 +105,12 @@ async def list_trades(request: Request, params: dict) -> Response:
     def cursor(direction: str, position: int) -> str:
         return signer.encode(Cursor(sid, "trades", 0, scope, (position,), direction))
 
-    newer = cursor(NEWER, newest)
     older = (cursor(OLDER, oldest) if oldest is not None
              and rows.filter(pl.col("position") < oldest).height else None)
+    # Newest first, the cursor toward newer trades is always given so a client can keep
+    # catching up; oldest first, it ends like any walk once nothing newer is published.
+    newer = (cursor(NEWER, newest) if newest_first
+             or rows.filter(pl.col("position") > newest).height else None)
     items = trade_items(chosen.reverse() if newest_first else chosen, iso_second)
     body = {"items": items,
             "next_cursor": older if newest_first else newer,

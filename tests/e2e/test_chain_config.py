@@ -12,24 +12,6 @@ from tests.conftest import SMALL, edge_process, run_cli
 from tests.edge.conftest import issue_key
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    sim = run_cli(["simulate", "--chains", "6", "--days", "2", "--swaps", "6000", "--seed", "3"],
-                  home)
-    assert sim.returncode == 0, sim.stderr
-    done = run_cli(["materialize"], home)
-    assert done.returncode == 0, done.stderr
-    assert "check passed chains/chain_records:schema_and_meaning_rules" in done.stderr
-    return home
-
-
-@pytest.fixture(scope="module")
-def edge(home):
-    with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2") as base:
-        yield base
-
-
 def test_config_has_one_record_per_chain_agreeing_with_the_lake(home, edge):
     body = httpx.get(f"{edge}/api/v1/config").json()
     lake = Lake(home / "lake")

@@ -1,0 +1,252 @@
+"""Market products end to end on the simulated lake: lists, token reads, trades, candles,
+holders, the brief and search, each checked against the raw lake or the published pages."""
+
+from collections import defaultdict
+from datetime import timedelta
+
+import httpx
+import orjson
+import polars as pl
+import pytest
+
+from sources.lake import Lake
+from tests.edge.conftest import issue_key
+
+ZERO_ID = "00000000-0000-0000-0000-000000000000"
+
+
+@pytest.fixture(scope="module")
+def api(home, edge):
+    key = issue_key(home, "internal")
+    with httpx.Client(base_url=edge + "/api/v1", headers={"X-API-Key": key},
+                      timeout=30) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def lake(home) -> Lake:
+    return Lake(home / "lake")
+
+
+def walk(api: httpx.Client, path: str, **params) -> list[dict]:
+    """Every item of a list, following next_cursor."""
+    items, cursor = [], None
+    while True:
+        page = api.get(path, params={**params, "limit": 100,
+                                     **({"cursor": cursor} if cursor else {})})
+        assert page.status_code == 200, page.text
+        body = page.json()
+        items += body["items"]
+        cursor = body["next_cursor"]
+        if cursor is None:
+            return items
+
+
+def test_trending_matches_the_published_page_and_leaves_out_blocked_and_stale(home, api, lake):
+    trending = api.get("/trending", params={"limit": 50}).json()
+    assert trending["applied_sort"] == "trending" and trending["applied_timeframe"] == "h24"
+    assert trending["excluded_chains"] == ["tron"]  # syncing but stale; sui is not live
+    snapshot = api.get("/trending").headers["x-snapshot-id"]
+    published = orjson.loads(
+        (home / "store" / "snapshots" / snapshot / "lists" / "trending" / "1.json").read_bytes())
+    assert published["items"] == trending["items"]
+    same = api.get("/pairs", params={"sort": "trending", "limit": 50}).json()
+    assert same["items"] == trending["items"]
+    everything = walk(api, "/trending")
+    slugs = {item["network"]["slug"] for item in everything}
+    assert slugs and not slugs & {"tron", "sui"}
+    assert all(item["verdict"]["status"] != "blocked" for item in everything)
+    # The published cursor continues at the edge.
+    follow = api.get("/trending", params={"cursor": published["next_cursor"], "limit": 50})
+    assert follow.status_code == 200
+    assert follow.json()["items"] == [i for i in everything[50:100]]
+
+
+def test_pairs_sort_on_the_figures_they_carry(api):
+    by_volume = walk(api, "/pairs", sort="volume", timeframe="h1")
+    volumes = [p["volume"]["h1"] for p in by_volume]
+    assert volumes == sorted(volumes, reverse=True)
+    cheapest = walk(api, "/pairs", sort="liquidity", order="asc", chains="ethereum")
+    liquidity = [p["liquidity_usd"] for p in cheapest if p["liquidity_usd"] is not None]
+    assert liquidity == sorted(liquidity)
+    assert {p["network"]["slug"] for p in cheapest} == {"ethereum"}
+    newest = walk(api, "/pairs/new", chains="base")
+    created = [p["created_at"] for p in newest]
+    assert created == sorted(created, reverse=True)
+
+
+def test_token_list_excludes_blocked_tokens_and_filters_inclusively(api, lake):
+    tokens = lake.read("tokens")
+    condemned = set(tokens.filter(pl.col("status").is_in([999, 1000]))["address"])
+    listed = walk(api, "/tokens")
+    assert listed and not {t["address"] for t in listed} & condemned
+    caps = [t["market_cap_usd"] for t in listed if t["market_cap_usd"] is not None]
+    assert caps == sorted(caps, reverse=True)
+    floor = sorted(t["liquidity_usd"] for t in listed)[len(listed) // 2]
+    deep = walk(api, "/tokens", min_liquidity_usd=floor)
+    assert {t["address"] for t in deep} == {t["address"] for t in listed
+                                            if t["liquidity_usd"] >= floor}
+    memes = walk(api, "/tokens", categories="meme,AI")
+    assert memes and all({"meme", "ai"} & set(t["categories"]) for t in memes)
+    with_blocks = api.get("/tokens", params={"include_market": "true",
+                                             "include_deployments": "true"}).json()
+    assert with_blocks["includes"] == {"instances": True, "market": True}
+    assert all("market" in t and "instances" in t for t in with_blocks["items"])
+    bad = api.get("/tokens", params={"min_trust_score": 101})
+    assert bad.status_code == 400 and bad.json()["param"] == "min_trust_score"
+
+
+def test_a_condemned_token_is_blocked_when_read_directly(api, lake):
+    tokens = lake.read("tokens").filter(pl.col("status").is_in([999, 1000]))
+    slugs = dict(lake.read("chains").select("chain_id", "slug").iter_rows())
+    pairs = lake.read("pairs")
+    traded = set(pairs["token0"]) | set(pairs["token1"])
+    row = tokens.filter(pl.col("address").is_in(traded)).row(0, named=True)
+    token = api.get(f"/chains/{slugs[row['chain_id']]}/tokens/{row['address']}").json()
+    assert token["verdict"] == {"status": "blocked"} and token["status"] == str(row["status"])
+
+
+def test_token_figures_agree_with_the_raw_swaps_and_the_registry(api, lake):
+    as_of = lake.read("heads")["observed_at"].max()
+    swaps = lake.read("swaps").filter(pl.col("block_time") > as_of - timedelta(days=1),
+                                      pl.col("block_time") <= as_of)
+    pairs = lake.read("pairs")
+    tokens = lake.read("tokens").filter(~pl.col("is_quote"))
+    legs = swaps.join(pairs.select("chain_id", pair="address", t0="token0", t1="token1"),
+                      on=["chain_id", "pair"])
+    per_token: dict[tuple[int, str], int] = defaultdict(int)
+    for chain_id, t0, t1 in legs.select("chain_id", "t0", "t1").iter_rows():
+        per_token[(chain_id, t0)] += 1
+        per_token[(chain_id, t1)] += 1
+    instances = lake.read("token_instances")
+    known = {(c, a): t for t, c, a in instances.select("token_id", "chain_id", "address")
+             .iter_rows()}
+    checked = 0
+    for row in tokens.head(40).iter_rows(named=True):
+        answer = api.get(f"/chains/{row['chain_id']}/tokens/{row['address']}")
+        if answer.status_code == 404:
+            continue
+        token = answer.json()
+        key = (row["chain_id"], row["address"])
+        assert token["txns_24h"] == per_token.get(key, 0)
+        assert token["id"] == known.get(key, ZERO_ID)
+        assert token["decimals"] == row["decimals"]
+        checked += 1
+    assert checked >= 20
+    token_id, chain_id, address = instances.row(0)[1], instances.row(0)[2], instances.row(0)[3]
+    registry = api.get(f"/tokens/{token_id}").json()
+    expected = set(instances.filter(pl.col("token_id") == token_id)["chain_id"])
+    assert registry["id"] == token_id
+    assert {i["chain_id"] for i in registry["instances"]} <= expected
+    assert api.get(f"/tokens/by-slug/{registry['slug'].upper()}").json()["id"] == token_id
+    assert api.get(f"/tokens/{ZERO_ID}").status_code == 404
+    assert api.get("/tokens/not-a-uuid").status_code == 400
+    batch = api.post("/tokens/batch", json={"items": [
+        {"chain": str(chain_id), "address": address}, {"chain": "nowhere", "address": "x"},
+        {"chain": str(chain_id), "address": "0x" + "00" * 20}]}).json()["items"]
+    assert [i["found"] for i in batch] == [True, False, False]
+    assert batch[0]["token"]["address"] == address
+
+
+def _balances(lake: Lake, chain_id: int, token: str) -> dict[str, int]:
+    """A token's balances recomputed from the raw lake, row by row."""
+    balance: dict[str, int] = defaultdict(int)
+    for t in lake.read("transfers").filter(pl.col("chain_id") == chain_id,
+                                           pl.col("token") == token).iter_rows(named=True):
+        balance[t["from_address"]] -= int(t["amount"])
+        balance[t["to_address"]] += int(t["amount"])
+    pairs = lake.read("pairs").filter(pl.col("chain_id") == chain_id,
+                                      (pl.col("token0") == token) | (pl.col("token1") == token))
+    side = {p["address"]: 0 if p["token0"] == token else 1 for p in pairs.iter_rows(named=True)}
+    for s in lake.read("swaps").filter(pl.col("chain_id") == chain_id,
+                                       pl.col("pair").is_in(list(side))).iter_rows(named=True):
+        i = side[s["pair"]]
+        balance[s["maker"]] -= int(s[f"amount{i}_in"])
+        balance[s["recipient"]] += int(s[f"amount{i}_out"])
+    for e in lake.read("liquidity_events").filter(
+            pl.col("chain_id") == chain_id, pl.col("pair").is_in(list(side))).iter_rows(named=True):
+        amount = int(e[f"amount{side[e['pair']]}"])
+        balance[e["owner"]] += -amount if e["kind"] == "mint" else amount
+    deploy = lake.read("tokens").filter(pl.col("chain_id") == chain_id,
+                                        pl.col("address") == token).row(0, named=True)
+    mint = lake.read("transfers").filter(pl.col("tx_hash") == deploy["deploy_tx"],
+                                         pl.col("token") == token)["from_address"].to_list()
+    return {a: b for a, b in balance.items() if b > 0 and a not in mint and a not in side}
+
+
+def test_holders_are_the_balances_the_raw_flows_leave(api, lake):
+    row = lake.read("tokens").filter(~pl.col("is_quote")).row(3, named=True)
+    expected = _balances(lake, row["chain_id"], row["address"])
+    holders = walk(api, f"/chains/{row['chain_id']}/tokens/{row['address']}/holders")
+    assert len(holders) == len(expected)
+    top = max(expected, key=expected.get)
+    assert holders[0]["address"] == top and holders[0]["rank"] == 1
+    assert holders[0]["balance"] == pytest.approx(expected[top] / 10 ** row["decimals"])
+    assert [h["rank"] for h in holders] == list(range(1, len(holders) + 1))
+
+
+def test_trades_page_both_ways_and_filter(api, lake):
+    swaps = lake.read("swaps")
+    busiest = swaps.group_by("chain_id", "pair").len().sort("len", "pair",
+                                                             descending=True).row(0)
+    chain_id, pair = busiest[0], busiest[1]
+    events = lake.read("liquidity_events").filter(pl.col("chain_id") == chain_id,
+                                                  pl.col("pair") == pair)
+    path = f"/chains/{chain_id}/pairs/{pair}/trades"
+    everything = walk(api, path)
+    assert len(everything) == busiest[2] + events.height
+    keys = [(t["block_info"]["block_number"], t["block_info"]["log_index"]) for t in everything]
+    assert keys == sorted(keys, reverse=True) and len(set(keys)) == len(keys)
+    first = api.get(path, params={"limit": 5}).json()
+    second = api.get(path, params={"limit": 5, "cursor": first["next_cursor"]}).json()
+    back = api.get(path, params={"limit": 5, "cursor": second["prev_cursor"]}).json()
+    assert back["items"] == first["items"]
+    caught_up = api.get(path, params={"limit": 5, "cursor": first["prev_cursor"]}).json()
+    assert caught_up["items"] == [] and caught_up["prev_cursor"]
+    sells = walk(api, path, tx_type="sell")
+    assert sells and all(t["tx_type"] == "sell" for t in sells)
+    start, end = everything[-1]["timestamp"], everything[len(everything) // 2]["timestamp"]
+    low = int(pl.Series([start]).str.to_datetime().dt.epoch("s")[0])
+    high = int(pl.Series([end]).str.to_datetime().dt.epoch("s")[0])
+    window = walk(api, path, order="asc", **{"from": low, "to": high})
+    assert [t["timestamp"] for t in window] == sorted(t["timestamp"] for t in everything
+                                                      if start <= t["timestamp"] <= end)
+    mismatch = api.get(path, params={"cursor": first["next_cursor"], "order": "asc"})
+    assert mismatch.status_code == 400 and mismatch.json()["param"] == "cursor"
+
+
+def test_hourly_candles_count_every_swap_of_their_hours(api, lake):
+    swaps = lake.read("swaps")
+    as_of = lake.read("heads")["observed_at"].max()
+    chain_id, pair = swaps.group_by("chain_id", "pair").len().sort(
+        "len", "pair", descending=True).row(0)[:2]
+    end = int(as_of.timestamp())
+    body = api.get(f"/chains/{chain_id}/pairs/{pair}/candles",
+                   params={"resolution": "1h", "from": end - 6 * 3600, "to": end}).json()
+    raw = swaps.filter(pl.col("chain_id") == chain_id, pl.col("pair") == pair,
+                       pl.col("block_time").dt.epoch("s") >= end - 6 * 3600,
+                       pl.col("block_time").dt.epoch("s") <= end)
+    assert sum(c["trades"] for c in body["items"]) == raw.height
+    for c in body["items"]:
+        assert c["time"] % 3600 == 0
+        assert c["low"] <= min(c["open"], c["close"]) <= max(c["open"], c["close"]) <= c["high"]
+    too_wide = api.get(f"/chains/{chain_id}/pairs/{pair}/candles",
+                       params={"resolution": "1m", "from": 0, "to": end})
+    assert too_wide.status_code == 400
+
+
+def test_brief_answers_304_to_its_own_etag_and_search_finds_symbols_and_addresses(api):
+    token = api.get("/tokens", params={"limit": 1, "chains": "ethereum"}).json()["items"][0]
+    path = f"/chains/ethereum/tokens/{token['address']}/brief"
+    first = api.get(path)
+    assert first.status_code == 200 and first.json()["token"]["address"] == token["address"]
+    etag = first.headers["etag"]
+    assert api.get(path, headers={"If-None-Match": etag}).status_code == 304
+    assert api.get(path, headers={"If-None-Match": f'W/{etag}, "other"'}).status_code == 304
+    assert api.get(path, headers={"If-None-Match": '"other"'}).status_code == 200
+    hits = api.get("/search", params={"q": token["symbol"].lower()}).json()
+    assert token["address"] in {h["address"] for h in hits["tokens"]}
+    pair = token["main_pair"]["address"]
+    exact = api.get("/search", params={"q": pair}).json()
+    assert [h["pair_address"] for h in exact["pairs"]] == [pair]
+    assert api.get("/search").status_code == 400
