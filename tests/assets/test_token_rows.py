@@ -1,0 +1,145 @@
+"""Token rows: the holder and activity models, the pair roll-up and the token rules, by hand."""
+
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+import pytest
+
+from assets.market.token_rows import log_part, pair_rollup, plain_decimal, token_pairs
+from assets.sql_models import load_models
+from checks.outcome import validate
+from checks.schemas.market import ZERO_ID, TokenRow
+
+AS_OF = datetime(2026, 11, 20, 12, tzinfo=UTC)
+RAW = pl.Decimal(38, 0)
+
+
+def raw(values: list[int]) -> pl.Series:
+    return pl.Series(values, dtype=RAW)
+
+
+def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
+    # TKN (token0 of pool P, 2 decimals): 1,000.00 minted to D from Z; D adds 600.00 to P;
+    # A buys 50.00 out of P; A gives 20.00 to B; C sells 5.00 it never received (no holding);
+    # a move after the watermark is ignored.
+    t = [AS_OF - timedelta(hours=h) for h in (5, 4, 3, 2, 1)]
+    frames = {
+        "as_of": pl.DataFrame({"as_of": [AS_OF]}),
+        "tokens": pl.DataFrame({"chain_id": [1], "address": ["TKN"], "decimals": [2],
+                                "deploy_tx": ["mint"]}),
+        "pairs": pl.DataFrame({"chain_id": [1], "address": ["P"], "token0": ["TKN"],
+                               "token1": ["USD"]}),
+        "transfers": pl.DataFrame({
+            "chain_id": [1, 1, 1], "token": ["TKN"] * 3, "tx_hash": ["mint", "gift", "late"],
+            "from_address": ["Z", "A", "D"], "to_address": ["D", "B", "B"],
+            "amount": raw([100_000, 2_000, 7]), "block_time": [t[0], t[3], AS_OF
+                                                               + timedelta(seconds=1)]}),
+        "liquidity_events": pl.DataFrame({
+            "chain_id": [1], "pair": ["P"], "owner": ["D"], "kind": ["mint"],
+            "amount0": raw([60_000]), "amount1": raw([10]), "block_time": [t[1]]}),
+        "swaps": pl.DataFrame({
+            "chain_id": [1, 1], "pair": ["P", "P"], "maker": ["A", "C"], "recipient": ["A", "C"],
+            "amount0_in": raw([0, 500]), "amount1_in": raw([3, 0]),
+            "amount0_out": raw([5_000, 0]), "amount1_out": raw([0, 1]),
+            "block_time": [t[2], t[4]]}),
+    }
+    model = load_models()["holder_balances"]
+    got = model.run({n: frames[n].lazy() for n in model.tables}).filter(pl.col("token") == "TKN")
+    assert dict(got.select("holder", "balance").iter_rows()) == {
+        "D": 400.0, "A": 30.0, "B": 20.0}
+
+
+def test_a_token_buys_when_it_leaves_the_pool_on_either_side() -> None:
+    # Pool P: X (base) / W (quote). A buys X (a sell of W), B sells X (a buy of W), A buys again.
+    legs = pl.DataFrame({
+        "chain_id": [1, 1, 1], "pair": ["P"] * 3, "maker": ["A", "B", "A"],
+        "side": ["buy", "sell", "buy"], "volume_usd": [10.0, 4.0, 6.0],
+        "block_time": [AS_OF - timedelta(minutes=m) for m in (90, 30, 2)]})
+    frames = {"swap_legs": legs, "as_of": pl.DataFrame({"as_of": [AS_OF]}),
+              "pair_tokens": pl.DataFrame({"chain_id": [1], "pair": ["P"], "base": ["X"],
+                                           "quote": ["W"]})}
+    model = load_models()["token_activity"]
+    got = {r["token"]: r for r in model.run({n: frames[n].lazy() for n in model.tables})
+           .iter_rows(named=True)}
+    x, w = got["X"], got["W"]
+    assert (x["buys_h24"], x["sells_h24"], x["buyers_h24"], x["sellers_h24"]) == (2, 1, 1, 1)
+    assert (w["buys_h24"], w["sells_h24"], w["buyers_h24"], w["sellers_h24"]) == (1, 2, 1, 1)
+    assert (x["txns_h1"], x["buy_volume_h1_usd"], x["sell_volume_h1_usd"]) == (2, 6.0, 4.0)
+    assert (x["txns_m5"], x["makers_m5"], x["makers_h24"]) == (1, 1, 2)
+    assert x["volume_h24_usd"] == w["volume_h24_usd"] == 20.0
+
+
+def test_the_main_pair_is_the_deepest_without_scam_evidence() -> None:
+    pairs = pl.DataFrame({
+        "chain_id": [1, 1, 1], "pair": ["deep-scam", "mid", "shallow"],
+        "ticker": ["X/A", "X/B", "C/X"], "venue_id": ["v"] * 3,
+        "liquidity_usd": [9e6, 5e5, 1e5], "created_at": [AS_OF - timedelta(days=d)
+                                                         for d in (1, 3, 2)],
+        "is_scam": [True, False, False], "rugged": [True, False, False],
+        "verdict": ["blocked", "ok", "ok"], "score": [0, 90, 80], "base": ["X", "X", "C"],
+        "quote": ["A", "B", "X"], "base_price_usd": [1.0, 2.0, 3.0],
+        "quote_price_usd": [1.0, 1.0, 4.0],
+        **{f"price_change_{w}": [0.0, 0.0, 0.0] for w in ("m5", "h1", "h6", "h24")}})
+    rolled = {r["address"]: r for r in pair_rollup(token_pairs(pairs.lazy())).collect()
+              .iter_rows(named=True)}
+    x = rolled["X"]
+    assert (x["main_pair"], x["pairs_count"], x["rugged_as_base"]) == ("mid", 3, True)
+    assert x["liquidity_usd"] == pytest.approx(9.6e6)
+    assert x["main_price_usd"] == 2.0 and x["first_listed_at"] == AS_OF - timedelta(days=3)
+    # C is only ever a base; as the quote of "shallow", X is priced by the quote's price.
+    assert rolled["C"]["main_price_usd"] == 3.0 and not rolled["C"]["rugged_as_base"]
+
+
+def test_decimal_strings_and_log_parts() -> None:
+    assert [plain_decimal(v) for v in (1.2e-9, 1e21, 0.1 + 0.2, 100.0, -3.5)] == [
+        "0.0000000012", "1000000000000000000000", "0.3", "100", "-3.5"]
+    assert plain_decimal(None) is None and plain_decimal(float("nan")) is None
+    parts = pl.DataFrame({"v": [0.0, 9.0, 99.0, 1e9]}).select(log_part("v", 99.0).alias("v"))["v"]
+    assert parts.to_list() == [0, 50, 100, 100]
+
+
+def good_tokens() -> pl.DataFrame:
+    def item(token_id: str | None, verdict: str) -> str:
+        return f'{{"id":"{token_id or ZERO_ID}","verdict":{{"status":"{verdict}"}}}}'
+
+    ids = ["6f1c2a3b-0000-5000-8000-000000000001", None, None, None]
+    verdicts = ["ok", "blocked", "unknown", "watch"]
+    return pl.DataFrame({
+        "chain_id": [1, 1, 1, 1], "slug": ["ethereum"] * 4,
+        "address": ["0xa", "0xb", "0xc", "0xd"], "token_id": ids,
+        "symbol": ["A", "B", "C", "D"], "price_usd": [1.0, 2.0, None, 4.0],
+        "liquidity_usd": [1.0, 1.0, 1.0, 1.0], "volume_h24_usd": [1.0, 0.0, 0.0, 1.0],
+        "txns_h24": [3, 0, 0, 2], "makers_h24": [2, 0, 0, 2], "holders": [5, 1, 0, 3],
+        "top10_pct": [90.0, 100.0, 0.0, 50.0], "rating_score": [70, 0, 40, 60],
+        "token_status": [0, 999, 1, 0], "verdict": verdicts,
+        "is_scam": [False, True, False, False],
+        "item": [item(i, v) for i, v in zip(ids, verdicts, strict=True)],
+        "market": ['{"observed_at":"x","metrics":{"price_usd":"1.5"}}',
+                   '{"observed_at":"x","metrics":{"price_usd":"2"}}',
+                   '{"observed_at":"x","metrics":{"price_usd":null}}',
+                   '{"observed_at":"x","metrics":{"price_usd":"4"}}'],
+        "instances": ['[{"id":"i"}]'] * 4,
+    })
+
+
+def test_good_token_rows_pass() -> None:
+    outcome = validate("token_rows", TokenRow, good_tokens())
+    assert outcome.passed, outcome.failures
+
+
+@pytest.mark.parametrize(("rule", "change"), [
+    ("scams_are_blocked", {"is_scam": [True, True, False, False]}),
+    ("terminal_statuses_are_blocked", {"token_status": [0, 999, 1, 1000]}),
+    ("unresolved_tokens_are_not_ok", {"verdict": ["ok", "blocked", "ok", "watch"]}),
+    ("zero_id_exactly_when_unknown_to_the_registry",
+     {"token_id": [None, None, None, None]}),
+    ("the_item_carries_the_verdict", {"verdict": ["watch", "blocked", "unknown", "watch"]}),
+    ("makers_cover_the_day", {"makers_h24": [4, 0, 0, 2]}),
+    ("market_figures_are_decimal_strings",
+     {"market": ['{"observed_at":"x","metrics":{"price_usd":"1.5e-7"}}'] * 4}),
+])
+def test_each_token_rule_fails_when_broken(rule: str, change: dict) -> None:
+    outcome = validate("token_rows", TokenRow, good_tokens().with_columns(
+        **{k: pl.Series(v, dtype=good_tokens()[k].dtype) for k, v in change.items()}))
+    assert not outcome.passed
+    assert rule in set(outcome.failures["check"].cast(pl.String).to_list())
