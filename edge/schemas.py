@@ -80,3 +80,172 @@ RESPONSES = {
     ("GET", "/status"): STATUS,
     ("GET", "/.well-known/x402"): X402_OFFER,
 }
+
+NNUM, NSTR, NINT = nullable(NUMBER), nullable(STRING), nullable(INT)
+CHAIN_REF = obj({"slug": STRING, "chain_id": INT})
+WINDOWS = ("m5", "h1", "h6", "h24")
+PAIR_WINDOW = obj({"price_change_pct": NUMBER, "volume_usd": NUMBER, "buy_volume_usd": NUMBER,
+                   "sell_volume_usd": NUMBER, "txns": obj({"buys": INT, "sells": INT}),
+                   "buyers": INT, "sellers": INT})
+TOKEN_WINDOW = {**PAIR_WINDOW, "properties": {**PAIR_WINDOW["properties"], "makers": INT,
+                                              "makers_main_pair_only": BOOL},
+                "required": [*PAIR_WINDOW["required"], "makers", "makers_main_pair_only"]}
+RANGE = obj({"low": NNUM, "high": NNUM, "low_at": NSTR, "high_at": NSTR})
+PAIR_ROW = obj({
+    "network": CHAIN_REF,
+    "dex": obj({"name": NSTR, "factory": STRING, "factory_type": NSTR, "chain_id": INT,
+                "lp_token_symbol": NSTR}),
+    "pair_address": STRING, "ticker": STRING, "status": STRING,
+    "prop_data": obj({
+        **{k: BOOL for k in ("is_perp", "is_honeypot", "spot_disabled", "perp_disabled")},
+        "buy_tax": NNUM, "sell_tax": NNUM, "liquidity_range": RANGE,
+        "perp": obj({"max_leverage": NNUM, "only_isolated": nullable(BOOL),
+                     **{k: NNUM for k in ("funding_rate", "open_interest", "open_interest_usd",
+                                          "mark_price", "oracle_price", "premium",
+                                          "day_notional_volume")},
+                     "synced_at": NSTR}, nullable=True)}),
+    "score": obj({"value": INT, "title": STRING, "updated_at": STRING,
+                  "risk_signals": {"type": "array", "items": obj({
+                      "kind": STRING, "weight": NUMBER, "group": STRING, "severity": STRING,
+                      "observed_at": STRING})}}),
+    "deployer": obj({"address": STRING, "tx_hash": STRING, "block_number": INT,
+                     "log_index": INT, "reputation": obj({
+                         "score": INT, "status": STRING, "pairs_created": INT,
+                         "abused_launches": INT, "first_seen_at": STRING})}),
+    "security": obj({"burned_pct": NUMBER, "locked_pct": NUMBER, "top_lock_provider": NSTR,
+                     "earliest_unlock_at": NSTR, "checked_at": STRING},
+                    required=["burned_pct", "checked_at"]),
+    "verdict": obj({"status": {"type": "string", "enum": ["ok", "watch", "blocked",
+                                                          "unknown"]}}),
+    "pair_fee": NUMBER,
+    "tokens": {"type": "array", "items": obj({
+        **{k: NSTR for k in ("name", "symbol", "status")}, "address": STRING, "chain_id": INT,
+        "price_usd": NNUM, "price_native": NNUM, "position": INT, "decimals": NINT,
+        "reserve": NNUM, "total_supply": NNUM, "price_range": RANGE})},
+    "txn": obj({w: obj({"buys": INT, "sells": INT, "buy_volume": NUMBER, "sell_volume": NUMBER,
+                        "buyers": INT, "sellers": INT}) for w in WINDOWS}),
+    "volume": obj({w: NUMBER for w in WINDOWS}),
+    "price_change": obj({w: NUMBER for w in WINDOWS}),
+    **{k: NNUM for k in ("liquidity_usd", "liquidity_onchain_usd", "apr", "fees_usd_24h",
+                         "price_native")},
+    "last_updated_at": STRING, "created_at": STRING, "last_trade_at": NSTR,
+    "windows": obj({w: PAIR_WINDOW for w in WINDOWS}),
+    "launchpad": obj({k: NSTR for k in ("name", "protocol", "stage", "completed_at",
+                                        "migrated_pool")}, nullable=True),
+    "safety": obj({"is_honeypot": BOOL, "buy_tax": NNUM, "sell_tax": NNUM,
+                   "lp_locked_pct": NUMBER, "lp_burned_pct": NUMBER, "score": INT,
+                   "labels": STRINGS}, required=["is_honeypot", "lp_burned_pct", "score",
+                                                 "labels"]),
+})
+DECIMAL = nullable(STRING)
+MARKET = obj({
+    "observed_at": STRING, "expires_at": STRING,
+    "metrics": obj({**{k: DECIMAL for k in ("price_usd", "liquidity_usd", "market_cap_usd",
+                                             "fdv_usd", "circulating_supply", "total_supply")},
+                    "holders_count": NINT}),
+    "windows": obj({w: obj({"price_change_percent": DECIMAL, "volume_usd": DECIMAL,
+                            "buys": INT, "sells": INT, "transactions": INT})
+                    for w in WINDOWS}),
+    "primary_market": obj({"chain_id": INT, "pair_address": NSTR, "dex_id": NSTR,
+                           "liquidity_usd": DECIMAL}),
+}, nullable=True)
+INSTANCE = obj({"id": STRING, "chain_id": INT, "address": STRING, "decimals": INT,
+                "status": STRING, "risk_score": INT, "contract_verified": BOOL,
+                "market": MARKET})
+REGISTRY_PART = {"id": {"type": "string", "format": "uuid"}, "slug": NSTR, "symbol": NSTR,
+                 "name": NSTR, "description": NSTR, "status": NSTR, "category": NSTR,
+                 "confidence": INT, "rank": NINT, "logo_url": NSTR}
+TOKEN_ROW = obj({
+    **REGISTRY_PART, "chain": CHAIN_REF, "address": STRING,
+    **{k: INT for k in ("decimals", "score", "txns_24h", "pairs_count", "holders")},
+    "categories": STRINGS,
+    **{k: NNUM for k in ("price_usd", "price_change_1h", "price_change_6h", "price_change_24h",
+                         "volume_24h", "liquidity_usd", "fdv_usd", "market_cap_usd",
+                         "total_supply", "max_supply", "circulating_supply")},
+    "market_cap_estimated": BOOL, "launched_at": NSTR,
+    "rating": obj({k: INT for k in ("score", "safety", "liquidity", "activity", "holders",
+                                    "age_info")}),
+    "main_pair": obj({"address": NSTR, "ticker": NSTR}),
+    "launch": obj({"deployer": STRING, "tx_hash": STRING, "block_number": INT,
+                   "deployed_at": STRING}),
+    "windows": obj({w: TOKEN_WINDOW for w in WINDOWS}),
+    "holder_stats": obj({"count": INT, "top10_pct": NUMBER, "updated_at": STRING}),
+    "profile": obj({"image_url": NSTR, "websites": STRINGS,
+                    "socials": obj({k: STRINGS for k in ("twitter", "telegram", "discord",
+                                                         "github", "docs")}),
+                    "verified": BOOL, "verification_tier": STRING, "verified_by": STRINGS}),
+    "verdict": obj({"status": STRING}),
+    "market": MARKET, "instances": {"type": "array", "items": INSTANCE},
+    "launchpad": nullable({"type": "object"}),
+}, required=["id", "chain", "address", "score", "verdict", "windows", "rating"])
+REGISTRY_TOKEN = obj({**REGISTRY_PART, "market": MARKET,
+                      "instances": {"type": "array", "items": INSTANCE}})
+LIST_FIELDS = {"applied_sort": STRING, "applied_timeframe": STRING, "excluded_chains": STRINGS}
+
+
+def listed(item: dict, extra: dict) -> dict:
+    """A page envelope with the fields a list adds."""
+    page = page_of(item)
+    return {**page, "properties": {**page["properties"], **extra},
+            "required": [*page["required"], *extra]}
+
+
+PAIR_TRADE = obj({
+    "timestamp": STRING, "hash": STRING, "chain_id": INT, "maker_address": STRING,
+    "from_address": STRING, "to_address": STRING, "tx_type": STRING,
+    "block_info": obj({"block_number": INT, "log_index": INT, "gas_used": NINT,
+                       "fee_usd": NNUM}),
+    "event_data": obj({k: NNUM for k in ("amount0", "amount1", "price0", "price1",
+                                         "price_usd0", "price_usd1")}),
+})
+CANDLES = obj({"chain": CHAIN_REF, "pair_address": STRING, "resolution": STRING, "from": INT,
+               "to": INT, "items": {"type": "array", "items": obj({
+                   "timestamp": STRING, "time": INT,
+                   **{k: NUMBER for k in ("open", "high", "low", "close", "volume_usd")},
+                   **{k: INT for k in ("trades", "buys", "sells")}})}})
+HOLDER = obj({"address": STRING, "balance": NUMBER, "share_pct": NNUM, "rank": INT})
+SEARCH = obj({
+    "tokens": {"type": "array", "items": obj({
+        **{k: NSTR for k in ("address", "network", "symbol", "name", "logo_url")},
+        "price_usd": NNUM, "price_change_24h": NNUM})},
+    "pairs": {"type": "array", "items": obj({
+        **{k: NSTR for k in ("pair_address", "network", "ticker", "base_symbol",
+                             "quote_symbol", "dex_name")},
+        **{k: NNUM for k in ("liquidity_usd", "price_usd", "price_change_24h")}})}})
+
+
+def batch_of(name: str, item: dict) -> dict:
+    """A batch answer: every item asked, in order, found or not."""
+    return obj({"items": {"type": "array", "items": obj({
+        "chain": STRING, "address": STRING, "found": BOOL, name: nullable(item)})}})
+
+
+BRIEF = obj({"token": TOKEN_ROW, "verdict": obj({"status": STRING}),
+             "pairs": {"type": "array", "items": PAIR_ROW},
+             "holders": obj({"count": INT, "top10_pct": NUMBER, "updated_at": STRING,
+                             "top": {"type": "array", "items": HOLDER}}),
+             "trades": {"type": "array", "items": PAIR_TRADE},
+             "candles": obj({"resolution": STRING, "items": CANDLES["properties"]["items"]}),
+             "as_of": STRING})
+CHAIN_PATH = "/chains/{chain}"
+RESPONSES.update({
+    ("GET", "/trending"): listed(PAIR_ROW, LIST_FIELDS),
+    ("GET", "/pairs"): listed(PAIR_ROW, LIST_FIELDS),
+    ("GET", "/pairs/new"): page_of(PAIR_ROW),
+    ("POST", "/pairs/batch"): batch_of("pair", PAIR_ROW),
+    ("GET", "/tokens"): listed(TOKEN_ROW, {"includes": obj({"instances": BOOL,
+                                                             "market": BOOL})}),
+    ("GET", "/launchpads/tokens"): page_of(TOKEN_ROW),
+    ("GET", "/deployers/{address}/tokens"): page_of(TOKEN_ROW),
+    ("GET", "/tokens/{id}"): REGISTRY_TOKEN,
+    ("GET", "/tokens/by-slug/{slug}"): REGISTRY_TOKEN,
+    ("POST", "/tokens/batch"): batch_of("token", TOKEN_ROW),
+    ("GET", "/search"): SEARCH,
+    ("GET", CHAIN_PATH + "/pairs/{address}"): PAIR_ROW,
+    ("GET", CHAIN_PATH + "/pairs/{address}/trades"): page_of(PAIR_TRADE),
+    ("GET", CHAIN_PATH + "/pairs/{address}/candles"): CANDLES,
+    ("GET", CHAIN_PATH + "/tokens/{address}"): TOKEN_ROW,
+    ("GET", CHAIN_PATH + "/tokens/{address}/pairs"): page_of(PAIR_ROW),
+    ("GET", CHAIN_PATH + "/tokens/{address}/holders"): page_of(HOLDER),
+    ("GET", CHAIN_PATH + "/tokens/{address}/brief"): BRIEF,
+})

@@ -6,6 +6,7 @@ import time
 from datetime import UTC, datetime
 
 import orjson
+import polars as pl
 
 from edge.problems import ApiError
 from publish.snapshot import LATEST, Snapshot, load_snapshot
@@ -18,6 +19,17 @@ PINNED = 4
 def snapshot_headers(snapshot: Snapshot) -> list[tuple[str, str]]:
     """The header naming the snapshot an answer comes from."""
     return [("x-snapshot-id", snapshot.snapshot_id)]
+
+
+def table(snapshot: Snapshot, name: str) -> pl.DataFrame:
+    """A serving table of the snapshot; 503 when the published snapshot lacks it (an older
+    publisher, or one that left a product out), never a server error."""
+    found = snapshot.tables.get(name)
+    if found is None:
+        raise ApiError("upstream_unavailable",
+                       f"the published snapshot carries no {name} table; retry after the next "
+                       "publish")
+    return found
 
 
 def as_of_seconds(snapshot: Snapshot) -> int:

@@ -9,7 +9,7 @@ from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
-from edge.snapshots import as_of_seconds
+from edge.snapshots import as_of_seconds, table
 from publish.market_lists import (
     TOKEN_RANGES,
     TokenQuery,
@@ -27,7 +27,7 @@ from publish.snapshot import Snapshot
 def chain_states(snapshot: Snapshot) -> tuple[tuple[int, ...], dict[int, str]]:
     """The live chains (still syncing) and the chains whose figures are stale, by id."""
     live, stale = [], {}
-    for item in map(orjson.loads, snapshot.tables["chains"]["item"].to_list()):
+    for item in map(orjson.loads, table(snapshot, "chains")["item"].to_list()):
         if item["syncing"]:
             live.append(item["chain_id"])
         if item["metrics_stale"]:
@@ -52,7 +52,7 @@ def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,
         return chain_states(snapshot)[1] if sort == "trending" else {}
 
     def order(snapshot: Snapshot) -> pl.DataFrame:
-        return pair_list(snapshot.tables["pairs"], sort, timeframe, descending,
+        return pair_list(table(snapshot, "pairs"), sort, timeframe, descending,
                          in_scope(snapshot, asked), stale_in(snapshot))
 
     def envelope(snapshot: Snapshot) -> dict:
@@ -80,7 +80,7 @@ async def list_pairs(request: Request, params: dict) -> Response:
 async def list_new_pairs(request: Request, params: dict) -> Response:
     """Pairs newest first."""
     asked = asked_chains(params)
-    listing = Listing("pairs/new", lambda s: new_pairs(s.tables["pairs"], in_scope(s, asked)),
+    listing = Listing("pairs/new", lambda s: new_pairs(table(s, "pairs"), in_scope(s, asked)),
                       list_scope(chains=asked))
     return await page(request, listing, params["limit"], params["cursor"])
 
@@ -124,7 +124,7 @@ async def list_tokens(request: Request, params: dict) -> Response:
     def order(snapshot: Snapshot) -> pl.DataFrame:
         scoped = TokenQuery(**{**query.__dict__,
                                "chain_ids": in_scope(snapshot, query.chain_ids)})
-        return token_list(snapshot.tables["tokens"], scoped, as_of_seconds(snapshot))
+        return token_list(table(snapshot, "tokens"), scoped, as_of_seconds(snapshot))
 
     listing = Listing("tokens", order, token_scope(query),
                       lambda rows: with_blocks(rows, market, instances),
@@ -136,7 +136,7 @@ async def list_tokens(request: Request, params: dict) -> Response:
 
 def launchpad_tokens(snapshot: Snapshot, chain_ids: tuple[int, ...]) -> pl.DataFrame:
     """Tokens launched on a launchpad, newest launch first, with their launchpad block."""
-    pads = (snapshot.tables["pairs"]
+    pads = (table(snapshot, "pairs")
             .filter(pl.col("launchpad").is_not_null(), pl.col("chain_id").is_in(chain_ids))
             .sort("created_at", descending=True)
             .group_by("chain_id", "base", maintain_order=True).first()
@@ -146,7 +146,7 @@ def launchpad_tokens(snapshot: Snapshot, chain_ids: tuple[int, ...]) -> pl.DataF
                                         completed_at=pl.col("launchpad_completed_at")
                                         .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
                                         migrated_pool="migrated_pool").struct.json_encode()))
-    tokens = snapshot.tables["tokens"].filter(pl.col("verdict") != "blocked")
+    tokens = table(snapshot, "tokens").filter(pl.col("verdict") != "blocked")
     return (tokens.join(pads, on=["chain_id", "address"])
             .sort(["launched_on_pad", "chain_id", "address"], descending=[True, False, False])
             .with_columns(item=pl.col("item").str.head(-1) + ',"launchpad":'
@@ -168,7 +168,7 @@ async def list_deployer_tokens(request: Request, params: dict) -> Response:
     deployer = params["address"]
 
     def order(snapshot: Snapshot) -> pl.DataFrame:
-        rows = snapshot.tables["tokens"].filter(
+        rows = table(snapshot, "tokens").filter(
             pl.col("deployer").is_in([deployer, normalize(deployer, None)]))
         if asked is not None:
             rows = rows.filter(pl.col("chain_id").is_in(asked))

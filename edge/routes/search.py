@@ -6,7 +6,7 @@ import polars as pl
 from edge.addresses import EVM
 from edge.http import Request, Response
 from edge.routes.lists import asked_chains, in_scope
-from edge.snapshots import snapshot_headers
+from edge.snapshots import snapshot_headers, table
 
 # Exact matches first, then prefixes, then any other place; deeper liquidity first within each.
 EXACT, PREFIX, INSIDE = 0, 1, 2
@@ -57,8 +57,8 @@ async def search(request: Request, params: dict) -> Response:
     snapshot = request.state.snapshot
     q, limit = params["q"].strip(), params["limit"]
     chains = in_scope(snapshot, asked_chains(params))
-    tokens = snapshot.tables["tokens"].filter(pl.col("chain_id").is_in(chains))
-    pairs = snapshot.tables["pairs"].filter(pl.col("chain_id").is_in(chains))
+    tokens = table(snapshot, "tokens").filter(pl.col("chain_id").is_in(chains))
+    pairs = table(snapshot, "pairs").filter(pl.col("chain_id").is_in(chains))
     token_hits = find_tokens(tokens, q, limit).select(
         "address", "symbol", "name", "logo_url", "price_usd", network="slug",
         price_change_24h="price_change_h24")

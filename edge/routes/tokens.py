@@ -20,7 +20,7 @@ from edge.routes.trades import (
     pair_trades,
     trade_items,
 )
-from edge.snapshots import as_of_seconds, snapshot_headers
+from edge.snapshots import as_of_seconds, snapshot_headers, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
 
@@ -33,18 +33,18 @@ _briefs = Kept(1024)
 @per_snapshot(kept=4)
 def token_index(snapshot: Snapshot) -> dict[tuple[int, str], str]:
     """Every token row with both optional blocks, by (chain id, address), built once."""
-    table = snapshot.tables["tokens"]
-    items = with_blocks(table, market=True, instances=True)
-    return dict(zip(zip(table["chain_id"].to_list(), table["address"].to_list(), strict=True),
+    rows = table(snapshot, "tokens")
+    items = with_blocks(rows, market=True, instances=True)
+    return dict(zip(zip(rows["chain_id"].to_list(), rows["address"].to_list(), strict=True),
                     items, strict=True))
 
 
 @per_snapshot(kept=4)
 def registry_index(snapshot: Snapshot) -> tuple[dict[str, str], dict[str, str]]:
     """Registry tokens by id and by slug."""
-    table = snapshot.tables["registry"]
-    by_id = dict(zip(table["token_id"].to_list(), table["item"].to_list(), strict=True))
-    by_slug = dict(zip(table["slug"].to_list(), table["item"].to_list(), strict=True))
+    rows = table(snapshot, "registry")
+    by_id = dict(zip(rows["token_id"].to_list(), rows["item"].to_list(), strict=True))
+    by_slug = dict(zip(rows["slug"].to_list(), rows["item"].to_list(), strict=True))
     return by_id, by_slug
 
 
@@ -112,7 +112,7 @@ async def batch_tokens(request: Request, params: dict) -> Response:
 
 
 def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
-    pairs = snapshot.tables["pairs"]
+    pairs = table(snapshot, "pairs")
     return (pairs.filter(pl.col("chain_id") == chain_id,
                          (pl.col("base") == address) | (pl.col("quote") == address))
             .sort(["liquidity_usd", "pair"], descending=[True, False], nulls_last=True))
@@ -131,9 +131,9 @@ async def list_token_pairs(request: Request, params: dict) -> Response:
 
 
 def _holders(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
-    holders = snapshot.tables["holders"].filter(pl.col("chain_id") == chain_id,
+    holders = table(snapshot, "holders").filter(pl.col("chain_id") == chain_id,
                                                 pl.col("token") == address)
-    supply = (snapshot.tables["tokens"]
+    supply = (table(snapshot, "tokens")
               .filter(pl.col("chain_id") == chain_id, pl.col("address") == address)
               ["total_supply"])
     total = supply[0] if len(supply) and supply[0] else None

@@ -12,7 +12,7 @@ from edge.memo import per_snapshot
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.routes.market import pair_index
-from edge.snapshots import as_of_seconds, snapshot_headers
+from edge.snapshots import as_of_seconds, snapshot_headers, table
 from publish.cursor import Cursor
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
@@ -28,8 +28,8 @@ SWAPS = ("buy", "sell")
 @per_snapshot(kept=4)
 def trade_slices(snapshot: Snapshot) -> dict[tuple[int, str], tuple[int, int]]:
     """Where each pair's trades sit in the trades table (sorted by pair, block, log)."""
-    table = snapshot.tables["trades"]
-    spans = (table.select("chain_id", "pair").with_row_index("row")
+    rows = table(snapshot, "trades")
+    spans = (rows.select("chain_id", "pair").with_row_index("row")
              .group_by("chain_id", "pair").agg(pl.col("row").min(), pl.len()))
     return {(c, p): (start, n) for c, p, start, n in spans.iter_rows()}
 
@@ -39,7 +39,7 @@ def pair_trades(snapshot: Snapshot, chain: ChainRef, address: str) -> pl.DataFra
     if address not in pair_index(snapshot).get(chain.chain_id, {}):
         raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
     start, n = trade_slices(snapshot).get((chain.chain_id, address), (0, 0))
-    return snapshot.tables["trades"].slice(start, n)
+    return table(snapshot, "trades").slice(start, n)
 
 
 def trade_items(rows: pl.DataFrame, iso_of) -> list[dict]:

@@ -1,0 +1,84 @@
+"""Market products against one polars scan of the raw swaps, side by side in one run: prints
+one JSON line (seconds of each and their ratio; the target ratio is at most 8)."""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The market products and the one model of another domain they read.
+PRODUCTS = ("market", ("chains", "pair_activity"))
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def scan_seconds(lake: Path) -> float:
+    """One scan-and-aggregate over every raw swap: per pair, swaps, amounts and makers."""
+    import polars as pl
+
+    started = time.perf_counter()
+    (pl.scan_parquet(lake / "swaps" / "**" / "*.parquet")
+     .group_by("chain_id", "pair")
+     .agg(pl.len(), *[pl.col(c).cast(pl.Float64).sum() for c in
+                      ("amount0_in", "amount1_in", "amount0_out", "amount1_out")],
+          pl.col("maker").n_unique(), pl.col("block_time").max())
+     .collect())
+    return time.perf_counter() - started
+
+
+def products_seconds() -> float:
+    """Materialise the market products, blocking checks included, as the pipeline does."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    group, (domain, name) = PRODUCTS
+    selection = dg.AssetSelection.groups(group) | dg.AssetSelection.assets(
+        dg.AssetKey([domain, name]))
+    keys = list(selection.resolve(defs.resolve_asset_graph()))
+    job = defs.resolve_job_def("everything")
+    started = time.perf_counter()
+    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(),
+                                    asset_selection=keys, raise_on_error=True)
+    assert result.success
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--swaps", type=int, default=10_000_000)
+    parser.add_argument("--home", type=Path, default=ROOT / "var" / "bench-materialize",
+                        help="kept between runs: the lake is simulated once per size")
+    args = parser.parse_args()
+    home = args.home / f"{args.swaps}"
+    os.environ["CHAINTAPE_HOME"] = str(home)
+    os.environ["DAGSTER_HOME"] = str(home / "dagster")
+    (home / "dagster").mkdir(parents=True, exist_ok=True)
+    lake = home / "lake"
+    if not (lake / "swaps").exists():
+        say(f"simulating {args.swaps:,} swaps into {lake} (once) ...")
+        subprocess.run([str(Path(sys.executable).parent / "chaintape"), "simulate", "--swaps",
+                        str(args.swaps)], check=True, cwd=ROOT)
+    say("scanning every raw swap once ...")
+    scan = scan_seconds(lake)
+    say(f"scan: {scan:.1f}s; materialising the market products ...")
+    products = products_seconds()
+    import polars as pl
+
+    swaps = pl.scan_parquet(lake / "swaps" / "**" / "*.parquet").select(pl.len()).collect().item()
+    print(json.dumps({"bench": "materialize_market", "swaps": swaps,
+                      "scan_seconds": round(scan, 1), "products_seconds": round(products, 1),
+                      "ratio": round(products / scan, 2), "target_ratio": 8,
+                      "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                            / 2**20, 2)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
