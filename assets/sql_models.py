@@ -18,7 +18,9 @@ from publish.vocabulary import PAIR_WINDOWS
 SQL_ROOT = Path(__file__).parent / "sql"
 READ_DIALECT = "postgres"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
-_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+# Models may import the macros under SQL_ROOT (`macros.jinja`).
+_JINJA = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_ROOT),
+                            undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 class SqlModelError(ValueError):

@@ -9,7 +9,30 @@ VERDICTS = ["ok", "watch", "blocked", "unknown"]
 PAIR_STATUSES = ["active", "inactive", "rugged", "unresolved"]
 
 
-class PairRow(pa.DataFrameModel):
+class VerdictRules(pa.DataFrameModel):
+    """The rules pair and token rows share: scam evidence is what blocks, the JSON says the
+    verdict the lists filter on, and swaps in the day come from their makers."""
+
+    @pa.dataframe_check
+    def scams_are_blocked(cls, data) -> pl.LazyFrame:
+        """A row with scam evidence is blocked, and only such a row."""
+        return data.lazyframe.select(pl.col("is_scam") == (pl.col("verdict") == "blocked"))
+
+    @pa.dataframe_check
+    def the_item_carries_the_verdict(cls, data) -> pl.LazyFrame:
+        """The wire JSON says the same verdict as the column lists filter on."""
+        return data.lazyframe.select(
+            pl.col("item").str.json_path_match("$.verdict.status") == pl.col("verdict"))
+
+    @pa.dataframe_check
+    def makers_cover_the_day(cls, data) -> pl.LazyFrame:
+        """Swaps in the day come from at least one maker, and never fewer swaps than makers."""
+        return data.lazyframe.select(
+            (pl.col("txns_h24") >= pl.col("makers_h24"))
+            & ((pl.col("txns_h24") == 0) == (pl.col("makers_h24") == 0)))
+
+
+class PairRow(VerdictRules):
     """One pair: the columns lists and lookups read, and `item`, its wire JSON."""
 
     chain_id: int = pa.Field(gt=0)
@@ -37,35 +60,17 @@ class PairRow(pa.DataFrameModel):
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
-    def scams_are_blocked(cls, data) -> pl.LazyFrame:
-        """A pair with scam evidence is blocked, and only such a pair."""
-        return data.lazyframe.select(pl.col("is_scam") == (pl.col("verdict") == "blocked"))
-
-    @pa.dataframe_check
     def unresolved_pairs_are_unknown(cls, data) -> pl.LazyFrame:
         """A pair that cannot be priced is `unknown`, never `ok`: ok is not a clearance."""
         return data.lazyframe.select(
             (pl.col("status") != "unresolved") | (pl.col("verdict") == "unknown"))
-
-    @pa.dataframe_check
-    def the_item_carries_the_verdict(cls, data) -> pl.LazyFrame:
-        """The wire JSON says the same verdict as the column lists filter on."""
-        return data.lazyframe.select(
-            pl.col("item").str.json_path_match("$.verdict.status") == pl.col("verdict"))
-
-    @pa.dataframe_check
-    def makers_cover_the_day(cls, data) -> pl.LazyFrame:
-        """Swaps in the day come from at least one maker, and never fewer swaps than makers."""
-        return data.lazyframe.select(
-            (pl.col("txns_h24") >= pl.col("makers_h24"))
-            & ((pl.col("txns_h24") == 0) == (pl.col("makers_h24") == 0)))
 
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
 DECIMAL_TEXT = r"^-?\d+(\.\d+)?$"
 
 
-class TokenRow(pa.DataFrameModel):
+class TokenRow(VerdictRules):
     """One token on one chain (spec 2.2): what lists filter and sort on, and its wire JSON."""
 
     chain_id: int = pa.Field(gt=0)
@@ -94,11 +99,6 @@ class TokenRow(pa.DataFrameModel):
         unique = ["chain_id", "address"]
 
     @pa.dataframe_check
-    def scams_are_blocked(cls, data) -> pl.LazyFrame:
-        """A token with scam evidence is blocked, and only such a token."""
-        return data.lazyframe.select(pl.col("is_scam") == (pl.col("verdict") == "blocked"))
-
-    @pa.dataframe_check
     def terminal_statuses_are_blocked(cls, data) -> pl.LazyFrame:
         """Statuses 999 and 1000 are terminal: such a token is blocked whatever its score."""
         return data.lazyframe.select(
@@ -117,19 +117,6 @@ class TokenRow(pa.DataFrameModel):
         return data.lazyframe.select(
             (pl.col("item").str.json_path_match("$.id") == ZERO_ID)
             == pl.col("token_id").is_null())
-
-    @pa.dataframe_check
-    def the_item_carries_the_verdict(cls, data) -> pl.LazyFrame:
-        """The wire JSON says the same verdict as the column lists filter on."""
-        return data.lazyframe.select(
-            pl.col("item").str.json_path_match("$.verdict.status") == pl.col("verdict"))
-
-    @pa.dataframe_check
-    def makers_cover_the_day(cls, data) -> pl.LazyFrame:
-        """Swaps in the day come from at least one maker, and never fewer swaps than makers."""
-        return data.lazyframe.select(
-            (pl.col("txns_h24") >= pl.col("makers_h24"))
-            & ((pl.col("txns_h24") == 0) == (pl.col("makers_h24") == 0)))
 
     @pa.dataframe_check
     def market_figures_are_decimal_strings(cls, data) -> pl.LazyFrame:

@@ -24,30 +24,16 @@ def _address_forms(q: str) -> list[str]:
     return ["0x" + found.group(2).lower()] if found else [q]
 
 
-def find_tokens(tokens: pl.DataFrame, q: str, limit: int) -> pl.DataFrame:
-    """Tokens whose symbol holds `q` (blocked ones never), or whose address is `q`."""
-    text = q.lower()
-    by_address = tokens.filter(pl.col("address").is_in(_address_forms(q)))
-    by_symbol = tokens.filter(pl.col("verdict") != "blocked",
-                              pl.col("symbol").str.to_lowercase().str.contains(text, literal=True))
+def find(rows: pl.DataFrame, address: str, text: str, q: str, limit: int) -> pl.DataFrame:
+    """Rows whose `text` column holds `q` (blocked ones never), or whose `address` is `q`."""
+    lowered = q.lower()
+    by_address = rows.filter(pl.col(address).is_in(_address_forms(q)))
+    by_text = rows.filter(pl.col("verdict") != "blocked",
+                          pl.col(text).str.to_lowercase().str.contains(lowered, literal=True))
     return (pl.concat([by_address.with_columns(rank=pl.lit(EXACT - 1)),
-                       by_symbol.with_columns(rank=_rank("symbol", text))])
-            .unique(["chain_id", "address"], keep="first", maintain_order=True)
-            .sort(["rank", "liquidity_usd", "chain_id", "address"],
-                  descending=[False, True, False, False], nulls_last=True)
-            .head(limit))
-
-
-def find_pairs(pairs: pl.DataFrame, q: str, limit: int) -> pl.DataFrame:
-    """Pairs whose ticker holds `q` (blocked ones never), or whose address is `q`."""
-    text = q.lower()
-    by_address = pairs.filter(pl.col("pair").is_in(_address_forms(q)))
-    by_ticker = pairs.filter(pl.col("verdict") != "blocked",
-                             pl.col("ticker").str.to_lowercase().str.contains(text, literal=True))
-    return (pl.concat([by_address.with_columns(rank=pl.lit(EXACT - 1)),
-                       by_ticker.with_columns(rank=_rank("ticker", text))])
-            .unique(["chain_id", "pair"], keep="first", maintain_order=True)
-            .sort(["rank", "liquidity_usd", "chain_id", "pair"],
+                       by_text.with_columns(rank=_rank(text, lowered))])
+            .unique(["chain_id", address], keep="first", maintain_order=True)
+            .sort(["rank", "liquidity_usd", "chain_id", address],
                   descending=[False, True, False, False], nulls_last=True)
             .head(limit))
 
@@ -59,10 +45,10 @@ async def search(request: Request, params: dict) -> Response:
     chains = in_scope(snapshot, asked_chains(params))
     tokens = table(snapshot, "tokens").filter(pl.col("chain_id").is_in(chains))
     pairs = table(snapshot, "pairs").filter(pl.col("chain_id").is_in(chains))
-    token_hits = find_tokens(tokens, q, limit).select(
+    token_hits = find(tokens, "address", "symbol", q, limit).select(
         "address", "symbol", "name", "logo_url", "price_usd", network="slug",
         price_change_24h="price_change_h24")
-    pair_hits = find_pairs(pairs, q, limit).select(
+    pair_hits = find(pairs, "pair", "ticker", q, limit).select(
         pair_address="pair", network="slug", ticker="ticker", base_symbol="base_symbol",
         quote_symbol="quote_symbol", dex_name="venue_name", liquidity_usd="liquidity_usd",
         price_usd="base_price_usd", price_change_24h="price_change_h24")

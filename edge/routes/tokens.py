@@ -3,6 +3,7 @@ and holders, and the brief (one call instead of six, with ETag)."""
 
 import hashlib
 import re
+from collections.abc import Callable
 
 import orjson
 import polars as pl
@@ -118,16 +119,21 @@ def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFram
             .sort(["liquidity_usd", "pair"], descending=[True, False], nulls_last=True))
 
 
+async def token_listing(request: Request, params: dict, name: str,
+                        order: Callable[[Snapshot, int, str], pl.DataFrame]) -> Response:
+    """A page of one of a token's lists; 404 when the chain lists no such token."""
+    chain: ChainRef = params["chain"]
+    address = params["address"]
+    token_row(request.state.snapshot, chain, address)
+    listing = Listing(name, lambda s: order(s, chain.chain_id, address),
+                      list_scope(chain=chain.chain_id, token=address))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
 async def list_token_pairs(request: Request, params: dict) -> Response:
     """The markets a token trades in on one chain, deepest liquidity first, each with its
     verdict (blocked ones included: they are the token's markets too)."""
-    snapshot = request.state.snapshot
-    chain: ChainRef = params["chain"]
-    address = params["address"]
-    token_row(snapshot, chain, address)
-    listing = Listing("tokens/pairs", lambda s: _token_pairs(s, chain.chain_id, address),
-                      list_scope(chain=chain.chain_id, token=address))
-    return await page(request, listing, params["limit"], params["cursor"])
+    return await token_listing(request, params, "tokens/pairs", _token_pairs)
 
 
 def _holders(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
@@ -144,13 +150,7 @@ def _holders(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
 
 async def list_holders(request: Request, params: dict) -> Response:
     """A token's holders, largest first, with their share of the total supply."""
-    snapshot = request.state.snapshot
-    chain: ChainRef = params["chain"]
-    address = params["address"]
-    token_row(snapshot, chain, address)
-    listing = Listing("tokens/holders", lambda s: _holders(s, chain.chain_id, address),
-                      list_scope(chain=chain.chain_id, token=address))
-    return await page(request, listing, params["limit"], params["cursor"])
+    return await token_listing(request, params, "tokens/holders", _holders)
 
 
 def brief(snapshot: Snapshot, chain: ChainRef, address: str) -> bytes:
