@@ -9,3 +9,5 @@ SORT_OPTIONS = ["trending", "volume", "liquidity", "price_change", "txns", "crea
                 "market_cap"]
 WALLET_WINDOWS = ["1d", "7d", "30d", "1y", "all"]
 VERDICT_STATUSES = ["ok", "watch", "blocked", "unknown"]
+# The id a token row carries when the canonical registry does not know the token.
+UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"

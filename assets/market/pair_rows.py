@@ -351,5 +351,4 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         "chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol", "quote_symbol",
         "venue_id", "venue_name", "created_at", "last_trade_at", "liquidity_usd",
         "base_price_usd", "quote_price_usd", *per_window, "score", "verdict", "status",
-        "is_perp", "launchpad", "launchpad_stage", "launchpad_completed_at", "migrated_pool",
-        "rugged", "is_scam", "item")
+        "is_perp", "launchpad", "rugged", "is_scam", "item")

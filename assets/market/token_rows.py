@@ -9,9 +9,9 @@ import polars as pl
 
 from assets.market.pair_rows import HIGH_SELL_TAX, is_terminal, iso, prices_at, status_text
 from publish.vocabulary import PAIR_WINDOWS
+from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 KEY = ["chain_id", "address"]
-ZERO_ID = "00000000-0000-0000-0000-000000000000"
 # A market block is good until the next market refresh (the 5-minute cadence).
 MARKET_TTL = timedelta(minutes=5)
 RATING_WEIGHTS = {"safety": 0.4, "liquidity": 0.2, "activity": 0.15, "holders": 0.15,
@@ -19,7 +19,6 @@ RATING_WEIGHTS = {"safety": 0.4, "liquidity": 0.2, "activity": 0.15, "holders": 
 # Log-scaled rating parts reach 100 at these figures; age reaches 100 at a year.
 RATING_FULL = {"liquidity": 10_000_000.0, "activity": 10_000.0, "holders": 100_000.0}
 AGE_FULL_DAYS = 365.0
-TOKEN_WINDOWS = ("h1", "h6", "h24")
 
 
 def token_pairs(pairs: pl.LazyFrame) -> pl.LazyFrame:
@@ -94,25 +93,24 @@ def decimal_text(column: str | pl.Expr) -> pl.Expr:
         return_dtype=pl.String)
 
 
-def _market_block(prefix: str, observed_at: pl.Expr, expires_at: pl.Expr) -> pl.Expr:
-    """The market block from `{prefix}`-named columns."""
-    col = lambda name: f"{prefix}{name}"  # noqa: E731
+def market_block(as_of: datetime) -> pl.Expr:
+    """The market block, as JSON, from a row's figure columns: observed at `as_of`, good
+    until the next refresh."""
     return pl.struct(
-        observed_at=observed_at, expires_at=expires_at,
-        metrics=pl.struct(**{m: decimal_text(col(m)) for m in (
+        observed_at=iso(pl.lit(as_of)), expires_at=iso(pl.lit(as_of + MARKET_TTL)),
+        metrics=pl.struct(**{m: decimal_text(m) for m in (
             "price_usd", "liquidity_usd", "market_cap_usd", "fdv_usd", "circulating_supply",
-            "total_supply")}, holders_count=col("holders")),
+            "total_supply")}, holders_count="holders"),
         windows=pl.struct(**{w: pl.struct(
-            price_change_percent=decimal_text(col(f"price_change_{w}")),
-            volume_usd=decimal_text(col(f"volume_{w}_usd")), buys=col(f"buys_{w}"),
-            sells=col(f"sells_{w}"), transactions=col(f"txns_{w}")) for w in PAIR_WINDOWS}),
-        primary_market=pl.struct(chain_id=col("primary_chain_id"),
-                                 pair_address=col("main_pair"), dex_id=col("main_dex"),
-                                 liquidity_usd=decimal_text(col("main_liquidity_usd"))))
+            price_change_percent=decimal_text(f"price_change_{w}"),
+            volume_usd=decimal_text(f"volume_{w}_usd"), buys=f"buys_{w}",
+            sells=f"sells_{w}", transactions=f"txns_{w}") for w in PAIR_WINDOWS}),
+        primary_market=pl.struct(chain_id="primary_chain_id",
+                                 pair_address="main_pair", dex_id="main_dex",
+                                 liquidity_usd=decimal_text("main_liquidity_usd"))
+    ).struct.json_encode()
 
 
-MARKET_FIGURES = ("price_usd", "liquidity_usd", "market_cap_usd", "fdv_usd",
-                  "circulating_supply", "total_supply", "holders")
 SUMMED = [c for w in PAIR_WINDOWS for c in (f"volume_{w}_usd", f"buys_{w}", f"sells_{w}",
                                             f"txns_{w}")]
 
@@ -191,18 +189,11 @@ def assemble_tokens(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Data
     return _items(_with_registry_blocks(wide, as_of), as_of)
 
 
-def _instance_market(wide: pl.DataFrame, as_of: datetime) -> pl.Series:
-    """Each row's own market block (this chain only), as JSON."""
-    observed, expires = iso(pl.lit(as_of)), iso(pl.lit(as_of + MARKET_TTL))
-    return wide.select(_market_block("", observed, expires).struct.json_encode()
-                       .alias("m")).to_series()
-
-
 def _with_registry_blocks(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
     """Adds `instance` (this row as a registry instance), `market` and `instances`: the
     registry-wide blocks for tokens the registry knows, this chain's own for the others."""
     wide = wide.with_columns(primary_chain_id="chain_id")
-    wide = wide.with_columns(own_market=_instance_market(wide, as_of))
+    wide = wide.with_columns(own_market=market_block(as_of))
     instance = pl.struct(
         id=pl.col("instance_id").fill_null(ZERO_ID), chain_id="chain_id", address="address",
         decimals="decimals", status="status", risk_score=100 - pl.col("safety"),
@@ -237,9 +228,7 @@ def registry_markets(known: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         primary_chain_id="chain_id",
         **{f"price_change_{w}": f"price_change_{w}" for w in PAIR_WINDOWS}).join(
         totals, on="token_id")
-    observed, expires = iso(pl.lit(as_of)), iso(pl.lit(as_of + MARKET_TTL))
-    return merged.with_columns(
-        registry_market=_market_block("", observed, expires).struct.json_encode())
+    return merged.with_columns(registry_market=market_block(as_of))
 
 
 def _windows() -> pl.Expr:

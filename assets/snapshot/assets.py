@@ -19,6 +19,7 @@ from publish.market_lists import (
 )
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
+from publish.vocabulary import PAIR_WINDOWS
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
@@ -26,9 +27,10 @@ DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
 # What the edge reads of a pair row to look it up, filter, sort and answer it.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
-              "verdict", "launchpad", "launchpad_stage", "launchpad_completed_at",
-              "migrated_pool", "item")
-PAIR_SORT_FIGURES = ("volume_{w}_usd", "txns_{w}", "price_change_{w}", "trending_{w}")
+              "verdict", "launchpad", "item")
+# The figures the pair sorts read, per timeframe.
+PAIR_SORT_FIGURES = [f.format(w=w) for f in ("volume_{w}_usd", "txns_{w}", "price_change_{w}",
+                                             "trending_{w}") for w in PAIR_WINDOWS]
 
 
 class Store(dg.ConfigurableResource):
@@ -41,11 +43,9 @@ class Store(dg.ConfigurableResource):
 def pair_table(pairs: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
     """The pairs serving table: what the edge looks up and lists, with the base token's FDV and
     market cap for the sorts that use them."""
-    figures = [c for c in pairs.columns if any(
-        c == f.format(w=w) for f in PAIR_SORT_FIGURES for w in ("m5", "h1", "h6", "h24"))]
     base = tokens.select("chain_id", base="address", fdv_usd="fdv_usd",
                          market_cap_usd="market_cap_usd")
-    return pairs.select(*PAIR_TABLE, *figures).join(base, on=["chain_id", "base"], how="left")
+    return pairs.select(*PAIR_TABLE, *PAIR_SORT_FIGURES).join(base, on=["chain_id", "base"], how="left")
 
 
 def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFrame,
@@ -74,13 +74,14 @@ def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFram
     return out
 
 
-def serving_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
-    """The tables the edge answers lookups and filtered lists from."""
+def serving_tables(frames: dict[str, pl.DataFrame],
+                   pairs: pl.DataFrame) -> list[ServingTable]:
+    """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table)."""
     tokens = frames["token_rows"]
     holders = frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token"))
     return [
-        ServingTable("pairs", pair_table(frames["pair_rows"], tokens), ("chain_id", "pair")),
+        ServingTable("pairs", pairs, ("chain_id", "pair")),
         ServingTable("tokens", tokens.drop("instance"), ("chain_id", "address")),
         ServingTable("registry", frames["registry_tokens"], ("token_id",)),
         ServingTable("holders", holders, ("chain_id", "token", "rank")),
@@ -105,13 +106,13 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                           retention=timedelta(hours=store.retention_hours),
                           progress=context.log.info)
     records = frames["chain_records"]
+    pairs = pair_table(frames["pair_rows"], frames["token_rows"])
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
-               *market_lists(pair_table(frames["pair_rows"], frames["token_rows"]),
-                             frames["token_rows"], records, as_of)],
+               *market_lists(pairs, frames["token_rows"], records, as_of)],
         documents={"config": config_document(records, frames["config"])},
-        tables=serving_tables(frames),
+        tables=serving_tables(frames, pairs),
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

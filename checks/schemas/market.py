@@ -3,7 +3,9 @@
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from publish.vocabulary import TX_TYPES
+from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
 PAIR_STATUSES = ["active", "inactive", "rugged", "unresolved"]
@@ -66,7 +68,6 @@ class PairRow(VerdictRules):
             (pl.col("status") != "unresolved") | (pl.col("verdict") == "unknown"))
 
 
-ZERO_ID = "00000000-0000-0000-0000-000000000000"
 DECIMAL_TEXT = r"^-?\d+(\.\d+)?$"
 
 
@@ -102,7 +103,7 @@ class TokenRow(VerdictRules):
     def terminal_statuses_are_blocked(cls, data) -> pl.LazyFrame:
         """Statuses 999 and 1000 are terminal: such a token is blocked whatever its score."""
         return data.lazyframe.select(
-            ~pl.col("token_status").is_in([999, 1000]) | (pl.col("verdict") == "blocked"))
+            ~pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES) | (pl.col("verdict") == "blocked"))
 
     @pa.dataframe_check
     def unresolved_tokens_are_not_ok(cls, data) -> pl.LazyFrame:

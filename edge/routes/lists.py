@@ -141,11 +141,7 @@ def launchpad_tokens(snapshot: Snapshot, chain_ids: tuple[int, ...]) -> pl.DataF
             .sort("created_at", descending=True)
             .group_by("chain_id", "base", maintain_order=True).first()
             .select("chain_id", address="base", launched_on_pad="created_at",
-                    launchpad=pl.struct(name="launchpad", protocol="launchpad",
-                                        stage="launchpad_stage",
-                                        completed_at=pl.col("launchpad_completed_at")
-                                        .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
-                                        migrated_pool="migrated_pool").struct.json_encode()))
+                    launchpad=pl.col("item").str.json_path_match("$.launchpad")))
     tokens = table(snapshot, "tokens").filter(pl.col("verdict") != "blocked")
     return (tokens.join(pads, on=["chain_id", "address"])
             .sort(["launched_on_pad", "chain_id", "address"], descending=[True, False, False])

@@ -24,9 +24,9 @@ from edge.routes.trades import (
 from edge.snapshots import as_of_seconds, snapshot_headers, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
+from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-ZERO_ID = "00000000-0000-0000-0000-000000000000"
 BRIEF_PAIRS, BRIEF_HOLDERS, BRIEF_TRADES, BRIEF_CANDLES = 5, 10, 10, 24
 _briefs = Kept(1024)
 
