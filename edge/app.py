@@ -16,15 +16,17 @@ from edge.keys import open_keys
 from edge.llms import llms_txt
 from edge.memo import Kept
 from edge.metering import open_meter
+from edge.notary import Notary
 from edge.openapi import openapi_yaml
 from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_header
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
 from edge.registry import HERMES_PREFIX, Operation, Router, mount
-from edge.routes import chains, lists, market, platform, search, tokens, trades
+from edge.routes import chains, lists, market, platform, search, tokens, trades, verdicts
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner, default_signer
+from publish.home import secret
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore, open_store
 
@@ -39,8 +41,8 @@ def operations() -> list[Operation]:
     """Every declared operation, with a handler where its product is built."""
     return mount(OPERATIONS, {**chains.HANDLERS, **lists.HANDLERS, **market.HANDLERS,
                                    **platform.HANDLERS, **search.HANDLERS,
-                                   **tokens.HANDLERS,
-                                   **trades.HANDLERS})
+                                   **tokens.HANDLERS, **trades.HANDLERS,
+                                   **verdicts.HANDLERS})
 
 
 @dataclass(slots=True)
@@ -58,6 +60,10 @@ class State:
     @property
     def signer(self) -> CursorSigner:
         return self.edge.signer
+
+    @property
+    def notary(self) -> Notary:
+        return self.edge.notary
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +93,7 @@ class Edge:
         self.settings = settings
         self.holder = SnapshotHolder(store, settings.upstream_timeout_s)
         self.signer = signer
+        self.notary = Notary(secret("CHAINTAPE_VERDICT_KEY", settings.home / "verdict.key"))
         self.router = Router(operations())
         self.cashier = Cashier(settings.offer, Ledger(settings.home / "x402-ledger.sqlite"),
                                settings.upstream_timeout_s)

@@ -227,6 +227,18 @@ BRIEF = obj({"token": TOKEN_ROW, "verdict": obj({"status": STRING}),
              "trades": {"type": "array", "items": PAIR_TRADE},
              "candles": obj({"resolution": STRING, "items": CANDLES["properties"]["items"]}),
              "as_of": STRING})
+HEX = {"type": "string", "pattern": "^0x[0-9a-f]*$"}
+SIGNED = {"typed_data": obj({"types": {"type": "object"}, "primaryType": STRING,
+                             "domain": obj({"name": STRING, "version": STRING}),
+                             "message": {"type": "object"}}),
+          "digest": HEX, "signer": STRING, "signature": HEX}
+VERDICT_HEAD = {"chain": STRING, "chain_id": INT, "address": STRING,
+                "verdict": obj({"status": STRING}), "epoch": INT, "snapshot_id": STRING,
+                "as_of": STRING}
+VERDICT = obj({**VERDICT_HEAD, "listed": BOOL, "leaf_index": NINT, **SIGNED})
+PROOF = obj({**VERDICT_HEAD, "leaf": HEX, "leaf_index": INT,
+             "proof": {"type": "array", "items": HEX}, "root": HEX, "leaves": INT,
+             "root_signed": obj(SIGNED)})
 CHAIN_PATH = "/chains/{chain}"
 RESPONSES.update({
     ("GET", "/trending"): listed(PAIR_ROW, LIST_FIELDS),
@@ -248,4 +260,6 @@ RESPONSES.update({
     ("GET", CHAIN_PATH + "/tokens/{address}/pairs"): page_of(PAIR_ROW),
     ("GET", CHAIN_PATH + "/tokens/{address}/holders"): page_of(HOLDER),
     ("GET", CHAIN_PATH + "/tokens/{address}/brief"): BRIEF,
+    ("GET", CHAIN_PATH + "/tokens/{address}/verdict"): VERDICT,
+    ("GET", CHAIN_PATH + "/tokens/{address}/proof"): PROOF,
 })

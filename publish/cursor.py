@@ -1,16 +1,13 @@
 """Opaque page cursors: pinned to a snapshot and a list, signed so they cannot be forged."""
 
 import base64
-import contextlib
 import hashlib
 import hmac
-import os
-import secrets
 from dataclasses import dataclass
 
 import orjson
 
-from publish.home import home
+from publish.home import home, secret
 
 MAX_LENGTH = 512
 _SIG_BYTES = 12
@@ -72,14 +69,4 @@ class CursorSigner:
 
 def default_signer() -> CursorSigner:
     """$CHAINTAPE_CURSOR_SECRET, else a key file kept beside the embedded store."""
-    if os.environ.get("CHAINTAPE_CURSOR_SECRET"):
-        return CursorSigner(os.environ["CHAINTAPE_CURSOR_SECRET"].encode())
-    path = home() / "cursor.key"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"cursor.key.tmp-{os.getpid()}")
-        tmp.write_text(secrets.token_hex(32))
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-        tmp.unlink()
-    return CursorSigner(path.read_text().strip().encode())
+    return CursorSigner(secret("CHAINTAPE_CURSOR_SECRET", home() / "cursor.key").encode())

@@ -19,6 +19,7 @@ from publish.market_lists import (
 )
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
+from publish.verdicts import epoch_of, verdict_tree
 from publish.vocabulary import PAIR_WINDOWS
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
@@ -74,9 +75,10 @@ def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFram
     return out
 
 
-def serving_tables(frames: dict[str, pl.DataFrame],
-                   pairs: pl.DataFrame) -> list[ServingTable]:
-    """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table)."""
+def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
+                   verdicts: tuple[pl.DataFrame, pl.DataFrame]) -> list[ServingTable]:
+    """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
+    `verdicts`: the epoch's verdict leaves and tree)."""
     tokens = frames["token_rows"]
     holders = frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token"))
@@ -87,6 +89,8 @@ def serving_tables(frames: dict[str, pl.DataFrame],
         ServingTable("holders", holders, ("chain_id", "token", "rank")),
         ServingTable("trades", frames["pair_trades"],
                      ("chain_id", "pair", "block_number", "log_index")),
+        ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
+        ServingTable("verdict_tree", verdicts[1], ("level", "position")),
     ]
 
 
@@ -107,12 +111,14 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                           progress=context.log.info)
     records = frames["chain_records"]
     pairs = pair_table(frames["pair_rows"], frames["token_rows"])
+    leaves, nodes, epoch = verdict_tree(frames["token_rows"], epoch_of(as_of))
+    context.log.info(f"verdicts: {epoch['leaves']} leaves, root {epoch['root']}")
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
                *market_lists(pairs, frames["token_rows"], records, as_of)],
-        documents={"config": config_document(records, frames["config"])},
-        tables=serving_tables(frames, pairs),
+        documents={"config": config_document(records, frames["config"]), "verdicts": epoch},
+        tables=serving_tables(frames, pairs, (leaves, nodes)),
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

@@ -250,3 +250,47 @@ def test_brief_answers_304_to_its_own_etag_and_search_finds_symbols_and_addresse
     exact = api.get("/search", params={"q": pair}).json()
     assert [h["pair_address"] for h in exact["pairs"]] == [pair]
     assert api.get("/search").status_code == 400
+
+
+def test_verdicts_are_signed_and_proven_against_the_published_root(api, lake):
+    from eth_account import Account
+    from eth_account._utils.encode_typed_data.encoding_and_hashing import hash_struct
+    from eth_account.messages import encode_typed_data
+    from eth_utils import keccak
+
+    tokens = lake.read("tokens").filter(pl.col("status").is_in([999, 1000]))
+    slugs = dict(lake.read("chains").select("chain_id", "slug").iter_rows())
+    traded = set(lake.read("pairs")["token0"]) | set(lake.read("pairs")["token1"])
+    row = tokens.filter(pl.col("address").is_in(traded),
+                        pl.col("address").str.starts_with("0x")).row(0, named=True)
+    path = f"/chains/{slugs[row['chain_id']]}/tokens/{row['address']}"
+
+    signed = api.get(path + "/verdict").json()
+    message = signed["typed_data"]["message"]
+    assert signed["verdict"] == {"status": "blocked"} and signed["listed"] is True
+    assert message == {"chainId": row["chain_id"], "token": row["address"],
+                       "status": "blocked", "epoch": signed["epoch"]}
+    recovered = Account.recover_message(encode_typed_data(full_message=signed["typed_data"]),
+                                        signature=signed["signature"])
+    assert recovered == signed["signer"]
+
+    proven = api.get(path + "/proof").json()
+    types = signed["typed_data"]["types"]
+    leaf = hash_struct("TokenVerdict", types, message)
+    assert proven["leaf"] == "0x" + leaf.hex() and proven["leaf_index"] == signed["leaf_index"]
+    node = leaf
+    for sibling in proven["proof"]:
+        other = bytes.fromhex(sibling[2:])
+        node = keccak(min(node, other) + max(node, other))
+    assert "0x" + node.hex() == proven["root"]
+    root_doc = proven["root_signed"]["typed_data"]
+    assert root_doc["message"] == {"epoch": signed["epoch"], "root": proven["root"],
+                                   "leaves": proven["leaves"]}
+    assert Account.recover_message(encode_typed_data(full_message=root_doc),
+                                   signature=proven["root_signed"]["signature"]) == recovered
+
+    nobody = "0x" + "ee" * 20
+    unknown = api.get(f"/chains/{slugs[row['chain_id']]}/tokens/{nobody}/verdict").json()
+    assert unknown["verdict"] == {"status": "unknown"} and unknown["listed"] is False
+    assert unknown["leaf_index"] is None
+    assert api.get(f"/chains/{slugs[row['chain_id']]}/tokens/{nobody}/proof").status_code == 404

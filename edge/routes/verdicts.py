@@ -1,0 +1,96 @@
+"""A token's verdict signed with EIP-712, and its Merkle proof at the last published epoch."""
+
+from dataclasses import dataclass
+
+import orjson
+
+from edge.addresses import ChainRef
+from edge.http import Request, Response
+from edge.memo import Kept, per_snapshot
+from edge.problems import ApiError
+from edge.snapshots import snapshot_headers, table
+from publish.snapshot import Snapshot
+from publish.verdicts import merkle_proof, root_of, verdict_message
+
+_signed = Kept(4096)
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """One snapshot's verdict tree: its number, root, every level and each token's leaf."""
+
+    number: int
+    root: bytes
+    levels: list[list[bytes]]
+    leaves: dict[tuple[int, str], tuple[int, str]]
+
+
+@per_snapshot(kept=4)
+def epoch(snapshot: Snapshot) -> Epoch:
+    """The snapshot's verdict tree, read once; 503 when the snapshot carries none or its tree
+    does not lead to the root it published."""
+    summary = snapshot.documents.get("verdicts")
+    nodes = table(snapshot, "verdict_tree")
+    verdicts = table(snapshot, "verdicts")
+    if summary is None:
+        raise ApiError("upstream_unavailable", "the published snapshot carries no verdicts")
+    summary = orjson.loads(summary)
+    levels = [part["hash"].to_list()
+              for part in nodes.sort("level", "position").partition_by("level",
+                                                                          maintain_order=True)]
+    root = root_of(levels or [[]])
+    if "0x" + root.hex() != summary["root"]:
+        raise ApiError("upstream_unavailable", "the published verdict tree does not match its "
+                       "root; retry after the next publish")
+    keys = zip(verdicts["chain_id"].to_list(), verdicts["address"].to_list(), strict=True)
+    values = zip(verdicts["leaf_index"].to_list(), verdicts["status"].to_list(), strict=True)
+    return Epoch(summary["epoch"], root, levels or [[]], dict(zip(keys, values, strict=True)))
+
+
+def _head(snapshot: Snapshot, chain: ChainRef, address: str, found: Epoch, status: str) -> dict:
+    return {"chain": chain.slug, "chain_id": chain.chain_id, "address": address,
+            "verdict": {"status": status}, "epoch": found.number,
+            "snapshot_id": snapshot.snapshot_id, "as_of": snapshot.manifest.as_of}
+
+
+async def get_verdict(request: Request, params: dict) -> Response:
+    """A token's verdict at the last published epoch, signed; a token the snapshot does not
+    list is `unknown` (signed too: nothing is recorded about it)."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    address = params["address"]
+    found = epoch(snapshot)
+    index, status = found.leaves.get((chain.chain_id, address), (None, "unknown"))
+    key = (snapshot.snapshot_id, chain.chain_id, address)
+    signed = _signed.get(key) or _signed.keep(key, request.state.notary.sign(
+        "TokenVerdict", verdict_message(chain.chain_id, address, status, found.number)))
+    body = {**_head(snapshot, chain, address, found, status), "listed": index is not None,
+            "leaf_index": index, **signed}
+    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+
+
+async def get_proof(request: Request, params: dict) -> Response:
+    """The Merkle proof that a token's verdict is a leaf of the last published epoch's tree,
+    with the root signed; 404 for a token the snapshot does not list."""
+    snapshot = request.state.snapshot
+    chain: ChainRef = params["chain"]
+    address = params["address"]
+    found = epoch(snapshot)
+    leaf = found.leaves.get((chain.chain_id, address))
+    if leaf is None:
+        raise ApiError("not_found", f"no verdict for {address} on {chain.slug} in epoch "
+                       f"{found.number}", "address")
+    index, status = leaf
+    key = (snapshot.snapshot_id, "root")
+    signed = _signed.get(key) or _signed.keep(key, request.state.notary.sign(
+        "VerdictRoot", {"epoch": found.number, "root": found.root,
+                        "leaves": len(found.levels[0])}))
+    body = {**_head(snapshot, chain, address, found, status),
+            "leaf": "0x" + found.levels[0][index].hex(), "leaf_index": index,
+            "proof": ["0x" + h.hex() for h in merkle_proof(found.levels, index)],
+            "root": "0x" + found.root.hex(), "leaves": len(found.levels[0]), "root_signed": signed}
+    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+
+
+HANDLERS = {("GET", "/chains/{chain}/tokens/{address}/verdict"): get_verdict,
+            ("GET", "/chains/{chain}/tokens/{address}/proof"): get_proof}
