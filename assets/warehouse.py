@@ -49,7 +49,7 @@ class Warehouse(dg.ConfigurableResource):
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        frame.write_parquet(tmp)
+        frame.write_parquet(tmp, compression="lz4")
         os.replace(tmp, path)
         return path
 

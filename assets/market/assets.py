@@ -7,7 +7,7 @@ import dagster as dg
 import polars as pl
 
 from assets.market.pair_rows import assemble, prices_at
-from assets.market.pair_trades import assemble_trades
+from assets.market.pair_trades import assemble_legs, assemble_trades, human
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.sql_assets import input_key
 from assets.warehouse import Warehouse, materialized
@@ -40,47 +40,33 @@ def quote_prices(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "quote_prices", frame)
 
 
-def _human(raw: str, decimals: str) -> pl.Expr:
-    return pl.col(raw).cast(pl.Float64) / pl.lit(10.0).pow(pl.col(decimals))
-
-
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", "swaps"]), dg.AssetKey([GROUP, "pair_tokens"]),
-                dg.AssetKey([GROUP, "quote_prices"])])
+          deps=[dg.AssetKey(["lake", t]) for t in ("swaps", "chains", "tokens")]
+          + [dg.AssetKey([GROUP, "pair_tokens"]), dg.AssetKey([GROUP, "quote_prices"])])
 def swap_legs(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Every swap from its base token's side: buy or sell, amounts, USD value and price."""
-    pairs = warehouse.scan("pair_tokens").select(
-        "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
-    b0 = pl.col("base_is_token0")
-    legs = (warehouse.scan("swaps").join(pairs, on=["chain_id", "pair"], how="inner")
-            .with_columns(
-                base_in=pl.when(b0).then("amount0_in").otherwise("amount1_in"),
-                base_out=pl.when(b0).then("amount0_out").otherwise("amount1_out"),
-                quote_in=pl.when(b0).then("amount1_in").otherwise("amount0_in"),
-                quote_out=pl.when(b0).then("amount1_out").otherwise("amount0_out"),
-                ts=pl.col("block_time").dt.epoch("s"))
-            .with_columns(
-                side=pl.when(pl.col("base_out") > 0).then(pl.lit("buy")).otherwise(pl.lit("sell")),
-                base_amount=_human("base_in", "base_decimals") + _human("base_out", "base_decimals"),
-                quote_amount=(_human("quote_in", "quote_decimals")
-                              + _human("quote_out", "quote_decimals")))
-            .select("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash",
-                    "pair", "maker", "sender", "recipient", "side", "base_amount",
-                    "quote_amount", "quote_feed_id", "gas_used", "tx_fee_raw")
-            .sort("ts"))
-    prices = warehouse.scan("quote_prices").rename({"feed_id": "quote_feed_id"}).sort("ts")
-    frame = (legs.join_asof(prices, on="ts", by="quote_feed_id", strategy="backward",
-                            check_sortedness=False)
-             .with_columns(volume_usd=pl.col("quote_amount") * pl.col("price_usd"))
-             .with_columns(price_usd=pl.col("volume_usd") / pl.col("base_amount"))
-             .collect())
+    """Every swap from its base token's side: buy or sell, amounts, the quote's USD price, USD
+    value and price, and the fee in USD."""
+    frame = assemble_legs(warehouse.frames(("swaps", "pair_tokens", "quote_prices", "chains",
+                                            "tokens")))
     return materialized(warehouse, "swap_legs", frame)
 
 
-def _reserves_at(reserves: pl.LazyFrame, cutoff) -> pl.LazyFrame:
-    return (reserves.filter(pl.col("block_time") <= cutoff)
-            .sort("block_number", "log_index")
-            .group_by("chain_id", "pair").last())
+def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
+    """Per pair in one pass: the reserves at the watermark, a day before and the first ones
+    (the lake keeps each chain's events in block and log order, so last and first follow time)."""
+    def last_by(cutoff) -> list[pl.Expr]:
+        kept = pl.col("block_time") <= cutoff
+        return [pl.col(c).filter(kept).last() for c in ("reserve0", "reserve1")]
+
+    now, then = last_by(clock["as_of"]), last_by(clock["as_of_minus_day"])
+    return reserves.group_by("chain_id", "pair").agg(
+        *[e.name.suffix("_now") for e in now], *[e.name.suffix("_then") for e in then],
+        *[pl.col(c).first().name.suffix("_first") for c in ("reserve0", "reserve1")])
+
+
+def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
+    return kept.select("chain_id", "pair", reserve0=f"reserve0{suffix}",
+                       reserve1=f"reserve1{suffix}").drop_nulls()
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
@@ -105,19 +91,17 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
                     base_reserve=pl.when(b0).then("reserve0").otherwise("reserve1"),
                     quote_reserve=pl.when(b0).then("reserve1").otherwise("reserve0"))
                 .with_columns(
-                    base_reserve=_human("base_reserve", "base_decimals"),
-                    quote_reserve=_human("quote_reserve", "quote_decimals"))
+                    base_reserve=human("base_reserve", "base_decimals"),
+                    quote_reserve=human("quote_reserve", "quote_decimals"))
                 .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
                         price_usd=pl.when(pl.col("base_reserve") > 0).then(
                             pl.col("quote_reserve") / pl.col("base_reserve") * pl.col("quote_usd")))
                 .rename(lambda c: c if c in ("chain_id", "pair") else f"{c}{suffix}"))
 
-    reserves = warehouse.scan("reserves")
-    now = priced(_reserves_at(reserves, clock["as_of"]), clock["as_of_s"], "")
-    then = priced(_reserves_at(reserves, clock["as_of_minus_day"]),
-                  clock["as_of_s"] - 86_400, "_24h_ago")
-    first = priced(reserves.sort("block_number", "log_index").group_by("chain_id", "pair").first(),
-                   clock["as_of_s"] - 86_400, "_first")
+    kept = _reserves(warehouse.scan("reserves"), clock).collect().lazy()
+    now = priced(_state(kept, "_now"), clock["as_of_s"], "")
+    then = priced(_state(kept, "_then"), clock["as_of_s"] - 86_400, "_24h_ago")
+    first = priced(_state(kept, "_first"), clock["as_of_s"] - 86_400, "_first")
     frame = (now.join(then, on=["chain_id", "pair"], how="left")
              .join(first, on=["chain_id", "pair"], how="left")
              .with_columns(
@@ -166,8 +150,7 @@ def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
         warehouse.scan("token_registry"), warehouse.scan("token_rows").collect()))
 
 
-TRADE_INPUTS = ("swap_legs", "liquidity_events", "pair_tokens", "quote_prices", "chains",
-                "tokens")
+TRADE_INPUTS = ("swap_legs", "liquidity_events", "pair_tokens", "quote_prices")
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,

@@ -52,11 +52,11 @@ def iso(column: str | pl.Expr) -> pl.Expr:
 
 
 def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
-    """Per pair: the last swap price, the price each window opened at, and the 24h range."""
+    """Per pair: the last swap price, the price each window opened at, and the 24h range (the
+    legs are in block and log order within each chain, so first and last follow time)."""
     cut = {w: pl.lit(as_of) - pl.duration(seconds=s) for w, s in PAIR_WINDOWS.items()}
     live = legs.filter(pl.col("block_time") <= as_of, pl.col("price_usd").is_not_null())
-    by_time = live.sort("block_time", "log_index")
-    last = by_time.group_by(KEY).agg(
+    last = live.group_by(KEY).agg(
         last_price=pl.col("price_usd").last(), last_trade_at=pl.col("block_time").last(),
         **{f"open_{w}": pl.col("price_usd").filter(pl.col("block_time") <= c).last()
            for w, c in cut.items()},

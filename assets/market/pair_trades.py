@@ -28,18 +28,64 @@ def native_prices(chains: pl.LazyFrame, tokens: pl.LazyFrame,
             .sort("ts"))
 
 
+def human(raw: str, decimals: str) -> pl.Expr:
+    """A raw integer amount in whole tokens."""
+    return pl.col(raw).cast(pl.Float64) / pl.lit(10.0).pow(pl.col(decimals))
+
+
+def per_chain(prices: pl.LazyFrame, chains: pl.LazyFrame) -> pl.LazyFrame:
+    """Quote prices repeated for every chain and in time order within each chain and feed: the
+    lake keeps a chain's events in time order, so as-of joins by chain need no global sort."""
+    return (chains.select("chain_id").join(prices, how="cross")
+            .select("chain_id", "ts", quote_feed_id="feed_id", quote_usd="price_usd")
+            .sort("chain_id", "quote_feed_id", "ts"))
+
+
+def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
+    """Every swap from its base token's side, in the lake's order (by chain, then block and
+    log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD."""
+    pairs = frames["pair_tokens"].select(*KEY, "base_is_token0", "base_decimals",
+                                         "quote_decimals", "quote_feed_id")
+    b0 = pl.col("base_is_token0")
+    native = native_prices(frames["chains"], frames["tokens"], frames["quote_prices"])
+    return (frames["swaps"].join(pairs, on=KEY, how="inner", maintain_order="left")
+            .with_columns(
+                base_in=pl.when(b0).then("amount0_in").otherwise("amount1_in"),
+                base_out=pl.when(b0).then("amount0_out").otherwise("amount1_out"),
+                quote_in=pl.when(b0).then("amount1_in").otherwise("amount0_in"),
+                quote_out=pl.when(b0).then("amount1_out").otherwise("amount0_out"),
+                ts=pl.col("block_time").dt.epoch("s"))
+            .with_columns(
+                side=pl.when(pl.col("base_out") > 0).then(pl.lit("buy")).otherwise(pl.lit("sell")),
+                base_amount=human("base_in", "base_decimals") + human("base_out", "base_decimals"),
+                quote_amount=(human("quote_in", "quote_decimals")
+                              + human("quote_out", "quote_decimals")))
+            .join_asof(per_chain(frames["quote_prices"], frames["chains"]), on="ts",
+                       by=["chain_id", "quote_feed_id"], strategy="backward",
+                       check_sortedness=False)
+            .join_asof(native, on="ts", by="chain_id", strategy="backward",
+                       check_sortedness=False)
+            .with_columns(volume_usd=pl.col("quote_amount") * pl.col("quote_usd"),
+                          fee_usd=human("tx_fee_raw", "native_decimals") * pl.col("native_usd"))
+            .select("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash",
+                    "pair", "maker", "sender", "recipient", "side", "base_is_token0",
+                    "base_amount", "quote_amount", "quote_usd", "volume_usd", "gas_used",
+                    "fee_usd", price_usd=pl.col("volume_usd") / pl.col("base_amount"))
+            .collect())
+
+
 def assemble_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
-    """Swaps and liquidity events with both tokens' amounts and prices, sorted by pair, then
-    block and log."""
+    """Swaps (from the legs) and liquidity events with both tokens' amounts and prices; in no
+    particular order (the trades serving table is sorted when it is published)."""
     pairs = frames["pair_tokens"].select(*KEY, "base_is_token0", "base_decimals",
                                          "quote_decimals", "quote_feed_id")
     quote_usd = (frames["quote_prices"].rename({"feed_id": "quote_feed_id",
                                                 "price_usd": "quote_usd"}).sort("ts"))
     swaps = frames["swap_legs"].select(
-        *KEY, "block_number", "log_index", "ts", "base_amount", "quote_amount", "quote_feed_id",
-        "gas_used", "price_usd", "volume_usd", hash="tx_hash", maker="maker",
-        from_address="sender", to_address="recipient", tx_type="side",
-        fee_raw=pl.col("tx_fee_raw").cast(pl.Float64))
+        *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
+        "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
+        hash="tx_hash", maker="maker", from_address="sender", to_address="recipient",
+        tx_type="side")
     adds = pl.col("kind") == "mint"
     liquidity = (frames["liquidity_events"].join(pairs, on=KEY)
                  .with_columns(**{f"human{i}": pl.col(f"amount{i}").cast(pl.Float64)
@@ -47,7 +93,7 @@ def assemble_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                                                      .then("base_decimals")
                                                      .otherwise("quote_decimals"))
                                   for i in (0, 1)})
-                 .select(*KEY, "block_number", "log_index", "quote_feed_id",
+                 .select(*KEY, "block_number", "log_index", "quote_feed_id", "base_is_token0",
                          ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash", maker="owner",
                          from_address=pl.when(adds).then("owner").otherwise("pair"),
                          to_address=pl.when(adds).then("pair").otherwise("owner"),
@@ -63,28 +109,18 @@ def assemble_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                                    pl.col("quote_amount") * pl.col("quote_usd")
                                    / pl.col("base_amount")),
                                gas_used=pl.lit(None, pl.Int64),
-                               fee_raw=pl.lit(None, pl.Float64))
-                 .drop("quote_usd"))
-    native = native_prices(frames["chains"], frames["tokens"], frames["quote_prices"])
-    events = (pl.concat([swaps, liquidity], how="diagonal_relaxed")
-              .join(pairs.select(*KEY, "base_is_token0"), on=KEY)
-              .sort("ts")
-              .join_asof(quote_usd, on="ts", by="quote_feed_id", strategy="backward",
-                         check_sortedness=False)
-              .join_asof(native, on="ts", by="chain_id", strategy="backward",
-                         check_sortedness=False))
+                               fee_usd=pl.lit(None, pl.Float64))
+                 .drop("quote_feed_id"))
+    events = pl.concat([swaps, liquidity], how="diagonal_relaxed")
     amount = _by_position("base_amount", "quote_amount")
     usd = _by_position("price_usd", "quote_usd")
     return (events.select(
         *KEY, "block_number", "log_index", "ts", "hash", "maker", "from_address", "to_address",
-        "tx_type", "gas_used", "price_usd", "volume_usd",
-        fee_usd=pl.col("fee_raw") / pl.lit(10.0).pow(pl.col("native_decimals"))
-        * pl.col("native_usd"),
+        "tx_type", "gas_used", "price_usd", "volume_usd", "fee_usd",
         amount0=amount["0"], amount1=amount["1"], price_usd0=usd["0"], price_usd1=usd["1"])
         .with_columns(price0=pl.when(pl.col("amount0") > 0).then(
                           pl.col("amount1") / pl.col("amount0")),
                       price1=pl.when(pl.col("amount1") > 0).then(
                           pl.col("amount0") / pl.col("amount1")))
         .select(TRADE_COLUMNS)
-        .sort("chain_id", "pair", "block_number", "log_index")
         .collect())

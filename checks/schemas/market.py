@@ -182,7 +182,7 @@ class PairTrade(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "pair", "block_number", "log_index"]
+        unique = ["chain_id", "block_number", "log_index"]
 
     @pa.dataframe_check
     def swaps_are_buys_or_sells(cls, data) -> pl.LazyFrame:

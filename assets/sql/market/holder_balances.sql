@@ -4,14 +4,33 @@
 WITH live_transfers AS (
     SELECT t.* FROM transfers AS t CROSS JOIN as_of AS a WHERE t.block_time <= a.as_of
 ),
-live_swaps AS (
-    SELECT s.chain_id, s.maker, s.recipient, p.token0, p.token1,
-           s.amount0_in AS in0, s.amount1_in AS in1, s.amount0_out AS out0,
-           s.amount1_out AS out1
+-- Swaps are summed per pair and wallet first: millions of swaps fold into far fewer
+-- (pair, wallet) rows before they fan out to the pair's two tokens.
+paid_in AS (
+    SELECT s.chain_id, s.pair, s.maker AS holder, SUM(s.amount0_in) AS amount0,
+           SUM(s.amount1_in) AS amount1
     FROM swaps AS s
-    JOIN pairs AS p ON s.chain_id = p.chain_id AND s.pair = p.address
     CROSS JOIN as_of AS a
     WHERE s.block_time <= a.as_of
+    GROUP BY s.chain_id, s.pair, s.maker
+),
+paid_out AS (
+    SELECT s.chain_id, s.pair, s.recipient AS holder, SUM(s.amount0_out) AS amount0,
+           SUM(s.amount1_out) AS amount1
+    FROM swaps AS s
+    CROSS JOIN as_of AS a
+    WHERE s.block_time <= a.as_of
+    GROUP BY s.chain_id, s.pair, s.recipient
+),
+live_swaps AS (
+    SELECT o.chain_id, o.holder, p.token0, p.token1, o.amount0, o.amount1
+    FROM paid_out AS o
+    JOIN pairs AS p ON o.chain_id = p.chain_id AND o.pair = p.address
+    UNION ALL
+    SELECT i.chain_id, i.holder, p.token0, p.token1, 0 - i.amount0 AS amount0,
+           0 - i.amount1 AS amount1
+    FROM paid_in AS i
+    JOIN pairs AS p ON i.chain_id = p.chain_id AND i.pair = p.address
 ),
 live_liquidity AS (
     SELECT l.chain_id, l.owner, p.token0, p.token1,
@@ -29,13 +48,9 @@ moves AS (
     SELECT chain_id, token, from_address AS holder, 0 - amount AS amount
     FROM live_transfers
     UNION ALL
-    SELECT chain_id, token0 AS token, recipient AS holder, out0 AS amount FROM live_swaps
+    SELECT chain_id, token0 AS token, holder, amount0 AS amount FROM live_swaps
     UNION ALL
-    SELECT chain_id, token1 AS token, recipient AS holder, out1 AS amount FROM live_swaps
-    UNION ALL
-    SELECT chain_id, token0 AS token, maker AS holder, 0 - in0 AS amount FROM live_swaps
-    UNION ALL
-    SELECT chain_id, token1 AS token, maker AS holder, 0 - in1 AS amount FROM live_swaps
+    SELECT chain_id, token1 AS token, holder, amount1 AS amount FROM live_swaps
     UNION ALL
     SELECT chain_id, token0 AS token, owner AS holder, amount0 AS amount
     FROM live_liquidity
