@@ -4,33 +4,39 @@
 WITH live_transfers AS (
     SELECT t.* FROM transfers AS t CROSS JOIN as_of AS a WHERE t.block_time <= a.as_of
 ),
--- Swaps are summed per pair and wallet first: millions of swaps fold into far fewer
--- (pair, wallet) rows before they fan out to the pair's two tokens.
-paid_in AS (
-    SELECT s.chain_id, s.pair, s.maker AS holder, SUM(s.amount0_in) AS amount0,
-           SUM(s.amount1_in) AS amount1
+-- Swaps are summed per pair, maker and recipient first, then netted per pair and wallet:
+-- millions of swaps fold into far fewer rows before they fan out to the pair's two tokens.
+-- Each side is a row of a two-row VALUES table rather than a second reference to the CTE,
+-- which the engine would compute again.
+flows AS (
+    SELECT s.chain_id, s.pair, s.maker, s.recipient,
+           SUM(CAST(s.amount0_in AS HUGEINT)) AS in0, SUM(CAST(s.amount1_in AS HUGEINT)) AS in1,
+           SUM(CAST(s.amount0_out AS HUGEINT)) AS out0, SUM(CAST(s.amount1_out AS HUGEINT)) AS out1
     FROM swaps AS s
     CROSS JOIN as_of AS a
     WHERE s.block_time <= a.as_of
-    GROUP BY s.chain_id, s.pair, s.maker
+    GROUP BY s.chain_id, s.pair, s.maker, s.recipient
 ),
-paid_out AS (
-    SELECT s.chain_id, s.pair, s.recipient AS holder, SUM(s.amount0_out) AS amount0,
-           SUM(s.amount1_out) AS amount1
-    FROM swaps AS s
-    CROSS JOIN as_of AS a
-    WHERE s.block_time <= a.as_of
-    GROUP BY s.chain_id, s.pair, s.recipient
+pair_nets AS (
+    SELECT chain_id, pair, holder, SUM(amount0) AS amount0, SUM(amount1) AS amount1
+    FROM (
+        SELECT f.chain_id, f.pair,
+               CASE WHEN d.paid = 1 THEN f.maker ELSE f.recipient END AS holder,
+               CASE WHEN d.paid = 1 THEN 0 - f.in0 ELSE f.out0 END AS amount0,
+               CASE WHEN d.paid = 1 THEN 0 - f.in1 ELSE f.out1 END AS amount1
+        FROM flows AS f
+        CROSS JOIN (VALUES (1), (0)) AS d(paid)
+    ) AS sides
+    GROUP BY chain_id, pair, holder
 ),
-live_swaps AS (
-    SELECT o.chain_id, o.holder, p.token0, p.token1, o.amount0, o.amount1
-    FROM paid_out AS o
-    JOIN pairs AS p ON o.chain_id = p.chain_id AND o.pair = p.address
-    UNION ALL
-    SELECT i.chain_id, i.holder, p.token0, p.token1, 0 - i.amount0 AS amount0,
-           0 - i.amount1 AS amount1
-    FROM paid_in AS i
-    JOIN pairs AS p ON i.chain_id = p.chain_id AND i.pair = p.address
+swap_moves AS (
+    SELECT n.chain_id,
+           CASE WHEN k.second = 1 THEN p.token1 ELSE p.token0 END AS token,
+           n.holder,
+           CASE WHEN k.second = 1 THEN n.amount1 ELSE n.amount0 END AS amount
+    FROM pair_nets AS n
+    JOIN pairs AS p ON n.chain_id = p.chain_id AND n.pair = p.address
+    CROSS JOIN (VALUES (0), (1)) AS k(second)
 ),
 live_liquidity AS (
     SELECT l.chain_id, l.owner, p.token0, p.token1,
@@ -48,9 +54,7 @@ moves AS (
     SELECT chain_id, token, from_address AS holder, 0 - amount AS amount
     FROM live_transfers
     UNION ALL
-    SELECT chain_id, token0 AS token, holder, amount0 AS amount FROM live_swaps
-    UNION ALL
-    SELECT chain_id, token1 AS token, holder, amount1 AS amount FROM live_swaps
+    SELECT chain_id, token, holder, amount FROM swap_moves
     UNION ALL
     SELECT chain_id, token0 AS token, owner AS holder, amount0 AS amount
     FROM live_liquidity

@@ -2,17 +2,25 @@
 -- grain: one row per token with at least one swap in the longest window (chain_id, token)
 -- description: Each token's window block over all its pairs, ending at the lake's watermark: a swap buys the token when the token left the pool (a sell of the base buys the quote), with USD volume, distinct buyers, sellers and makers across pairs.
 {% from "macros.jinja" import window_flags, in_longest_window, window_block %}
-WITH legs AS (
-    SELECT s.chain_id, pt.base AS token, s.maker, s.side, s.block_time,
-           COALESCE(s.volume_usd, 0.0) AS usd
+-- Each swap counts once for the base and once for the quote: a two-row VALUES table gives the
+-- two sides, so the legs are read once rather than once per side.
+WITH recent AS (
+    SELECT s.chain_id, s.pair, s.maker, s.side, s.block_time, s.volume_usd
     FROM swap_legs AS s
-    JOIN pair_tokens AS pt ON s.chain_id = pt.chain_id AND s.pair = pt.pair
-    UNION ALL
-    SELECT s.chain_id, pt.quote AS token, s.maker,
-           CASE WHEN s.side = 'buy' THEN 'sell' ELSE 'buy' END AS side, s.block_time,
+    CROSS JOIN as_of AS a
+    WHERE {{ in_longest_window(windows, "s") }}
+),
+legs AS (
+    SELECT s.chain_id,
+           CASE WHEN k.quote = 1 THEN pt.quote ELSE pt.base END AS token,
+           s.maker,
+           CASE WHEN k.quote = 0 THEN s.side WHEN s.side = 'buy' THEN 'sell' ELSE 'buy' END
+               AS side,
+           s.block_time,
            COALESCE(s.volume_usd, 0.0) AS usd
-    FROM swap_legs AS s
+    FROM recent AS s
     JOIN pair_tokens AS pt ON s.chain_id = pt.chain_id AND s.pair = pt.pair
+    CROSS JOIN (VALUES (0), (1)) AS k(quote)
 ),
 windowed AS (
     SELECT
