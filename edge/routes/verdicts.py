@@ -29,12 +29,12 @@ class Epoch:
 def epoch(snapshot: Snapshot) -> Epoch:
     """The snapshot's verdict tree, read once; 503 when the snapshot carries none or its tree
     does not lead to the root it published."""
-    summary = snapshot.documents.get("verdicts")
-    nodes = table(snapshot, "verdict_tree")
-    verdicts = table(snapshot, "verdicts")
-    if summary is None:
-        raise ApiError("upstream_unavailable", "the published snapshot carries no verdicts")
-    summary = orjson.loads(summary)
+    published = snapshot.documents.get("verdicts")
+    if published is None:
+        raise ApiError("upstream_unavailable", "the published snapshot carries no verdicts; "
+                       "retry after the next publish")
+    summary = orjson.loads(published)
+    nodes, verdicts = table(snapshot, "verdict_tree"), table(snapshot, "verdicts")
     levels = [part["hash"].to_list()
               for part in nodes.sort("level", "position").partition_by("level",
                                                                           maintain_order=True)]
