@@ -40,6 +40,10 @@ class Warehouse(dg.ConfigurableResource):
             raise FileNotFoundError(f"product {name!r} is not materialised yet ({path})")
         return pl.scan_parquet(path)
 
+    def clock(self) -> dict:
+        """The `as_of` product's one row: the watermark and the instants derived from it."""
+        return self.scan("as_of").collect().row(0, named=True)
+
     def frames(self, names: tuple[str, ...]) -> dict[str, pl.LazyFrame]:
         """Several tables by name, for a SQL model's lineage."""
         return {name: self.scan(name) for name in names}

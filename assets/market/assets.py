@@ -74,7 +74,7 @@ def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
                 dg.AssetKey([GROUP, "quote_prices"]), dg.AssetKey([GROUP, "as_of"])])
 def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each pair's reserves, USD price and liquidity at the watermark, and 24 hours before."""
-    clock = warehouse.scan("as_of").collect().row(0, named=True)
+    clock = warehouse.clock()
     pairs = warehouse.scan("pair_tokens").select(
         "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
     prices = warehouse.scan("quote_prices").collect()
@@ -124,7 +124,7 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
           deps=[input_key(name, GROUP) for name in (*PAIR_ROW_INPUTS, "as_of")])
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
-    as_of = warehouse.scan("as_of").collect()["as_of"][0]
+    as_of = warehouse.clock()["as_of"]
     return materialized(warehouse, "pair_rows",
                         assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
 
@@ -137,7 +137,7 @@ TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "to
           deps=[input_key(name, GROUP) for name in (*TOKEN_ROW_INPUTS, "as_of")])
 def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token on every chain it trades on (spec 2.2), with its verdict and wire JSON."""
-    as_of = warehouse.scan("as_of").collect()["as_of"][0]
+    as_of = warehouse.clock()["as_of"]
     return materialized(warehouse, "token_rows",
                         assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
 

@@ -105,7 +105,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     broken = [o.summary() for o in outcomes if not o.passed]
     if broken:
         raise dg.Failure("refusing to publish: " + "; ".join(broken))
-    as_of = warehouse.scan("as_of").collect()["as_of"][0]
+    as_of = warehouse.clock()["as_of"]
     publisher = Publisher(open_store(store.url), default_signer(),
                           retention=timedelta(hours=store.retention_hours),
                           progress=context.log.info)

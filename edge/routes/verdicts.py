@@ -37,14 +37,14 @@ def epoch(snapshot: Snapshot) -> Epoch:
     nodes, verdicts = table(snapshot, "verdict_tree"), table(snapshot, "verdicts")
     levels = [part["hash"].to_list()
               for part in nodes.sort("level", "position").partition_by("level",
-                                                                          maintain_order=True)]
-    root = root_of(levels or [[]])
+                                                                          maintain_order=True)] or [[]]
+    root = root_of(levels)
     if "0x" + root.hex() != summary["root"]:
         raise ApiError("upstream_unavailable", "the published verdict tree does not match its "
                        "root; retry after the next publish")
     keys = zip(verdicts["chain_id"].to_list(), verdicts["address"].to_list(), strict=True)
     values = zip(verdicts["leaf_index"].to_list(), verdicts["status"].to_list(), strict=True)
-    return Epoch(summary["epoch"], root, levels or [[]], dict(zip(keys, values, strict=True)))
+    return Epoch(summary["epoch"], root, levels, dict(zip(keys, values, strict=True)))
 
 
 def _head(snapshot: Snapshot, chain: ChainRef, address: str, found: Epoch, status: str) -> dict:

@@ -1,7 +1,7 @@
 -- name: pair_activity
 -- grain: one row per pair with at least one swap in the longest window (chain_id, pair)
 -- description: Each pair's window block for every pair window ending at the lake's watermark: swaps, buys and sells, their USD volume, and the distinct wallets that bought and sold.
-{% from "macros.jinja" import window_flags, in_longest_window, maker_block, window_block %}
+{% from "macros.jinja" import window_flags, in_longest_window, activity %}
 WITH windowed AS (
     SELECT
         s.chain_id,
@@ -14,18 +14,4 @@ WITH windowed AS (
     CROSS JOIN as_of AS a
     WHERE {{ in_longest_window(windows, "s") }}
 ),
-per_maker AS (
-    SELECT
-        chain_id,
-        pair,
-        maker,
-{{- maker_block(windows) }}
-    FROM windowed
-    GROUP BY chain_id, pair, maker
-)
-SELECT
-    chain_id,
-    pair,
-{{- window_block(windows) }}
-FROM per_maker
-GROUP BY chain_id, pair
+{{ activity(windows, "pair") }}
