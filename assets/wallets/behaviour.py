@@ -1,0 +1,50 @@
+"""What a wallet's own swaps say about it: round trips, two-sided flow, first-swap entries,
+timing spread and peak capital. Classifiers read these figures, never who the simulator says
+a wallet is."""
+
+import polars as pl
+
+# Entering a pool among its first swaps is sniping.
+SNIPE_SWAPS = 10
+# A pool younger than this is a launch; market makers quote established pools.
+ESTABLISHED_S = 7 * 86_400
+
+
+def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
+    """Per wallet: immediate round trips (a buy whose very next swap in the pool is the same
+    wallet selling), sniped entries, two-sided flow, the share of swaps in established pools,
+    the distinct hours of day it traded in, and pools traded."""
+    swaps = ledger.filter(pl.col("side").is_in(["buy", "sell"]))
+    in_pool = ["chain_id", "pair"]
+    marked = (swaps.select("chain_id", "wallet", "token", "pair", "side", "ts")
+              .with_columns(
+                  ordinal=pl.int_range(pl.len()).over(in_pool),
+                  next_wallet=pl.col("wallet").shift(-1).over(in_pool),
+                  next_side=pl.col("side").shift(-1).over(in_pool))
+              .join(pools.select("chain_id", "pair", "created_at"), on=in_pool, how="left")
+              .with_columns(
+                  round_trip=(pl.col("side") == "buy") & (pl.col("next_wallet") == pl.col("wallet"))
+                  & (pl.col("next_side") == "sell"),
+                  established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))
+                  >= ESTABLISHED_S))
+    entries = (marked.filter(pl.col("side") == "buy")
+               .group_by("chain_id", "wallet", "pair").agg(pl.col("ordinal", "established").first())
+               .group_by("chain_id", "wallet").agg(
+                   entries=pl.len(),
+                   sniped=((pl.col("ordinal") < SNIPE_SWAPS) & ~pl.col("established")).sum()))
+    return (marked.group_by("chain_id", "wallet").agg(
+        swaps=pl.len(), buys=(pl.col("side") == "buy").sum(),
+        sells=(pl.col("side") == "sell").sum(), round_trips=pl.col("round_trip").sum(),
+        established=pl.col("established").sum(), pools=pl.col("pair").n_unique(),
+        hours=(pl.col("ts") // 3600 % 24).n_unique(),
+        first_swap=pl.col("ts").min(), last_swap=pl.col("ts").max())
+        .join(entries, on=["chain_id", "wallet"], how="left")
+        .with_columns(pl.col("entries", "sniped").fill_null(0)))
+
+
+def peak_capital(ledger: pl.DataFrame) -> pl.DataFrame:
+    """Per wallet: the most cost basis it ever had open at once, across all its tokens."""
+    step = pl.col("cost") - pl.col("cost").shift(1).over("chain_id", "wallet", "token").fill_null(0.0)
+    return (ledger.select("chain_id", "wallet", step=step)
+            .with_columns(open=pl.col("step").cum_sum().over("chain_id", "wallet"))
+            .group_by("chain_id", "wallet").agg(deployed_usd=pl.col("open").max().clip(0.0)))

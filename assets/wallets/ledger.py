@@ -1,0 +1,175 @@
+"""The wallet ledger: every swap and bare token movement of every wallet, in chain order, with
+average-cost accounting per wallet and token (held, cost basis, realised profit, rounds)."""
+
+import polars as pl
+
+from assets.market.pair_trades import human
+
+SWAP_SIDES = ("buy", "sell")
+TRANSFER_SIDES = ("transfer_in", "transfer_out")
+# A holding below this share of what ever came in is dust left by float sums: the round closed.
+DUST = 1e-9
+# exp() of a cumulative log-scale beyond this loses the float range; such rounds are redone
+# row by row (a round that sells a sliver hundreds of times over).
+LOG_SCALE_LIMIT = 600.0
+POSITION = ("chain_id", "wallet", "token")
+LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
+
+
+def swap_events(legs: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
+    """Each swap as its maker's buy or sell of the pair's base token; a swap whose quote has no
+    USD price keeps a null notional."""
+    bases = pair_tokens.select("chain_id", "pair", token="base")
+    return legs.join(bases, on=["chain_id", "pair"], how="inner", maintain_order="left").select(
+        "chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
+        wallet="maker", side="side", qty="base_amount",
+        price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
+        notional_usd="volume_usd", fee_usd="fee_usd", gas_used="gas_used")
+
+
+def movement_events(transfers: pl.LazyFrame, liquidity: pl.LazyFrame,
+                    pair_tokens: pl.LazyFrame, tokens: pl.LazyFrame) -> pl.LazyFrame:
+    """Bare movements of non-quote tokens: transfers between wallets (both ends) and the base
+    tokens a wallet puts into a pool or takes out of it. The mint address is no wallet."""
+    tradable = tokens.filter(~pl.col("is_quote")).select("chain_id", token="address",
+                                                         decimals="decimals")
+    mints = (transfers.join(tokens.select("chain_id", token="address", tx_hash="deploy_tx"),
+                            on=["chain_id", "token", "tx_hash"])
+             .select("chain_id", wallet="from_address").unique())
+    moved = transfers.join(tradable, on=["chain_id", "token"]).with_columns(
+        qty=human("amount", "decimals"))
+    ends = [moved.select("chain_id", "block_number", "log_index", "block_time", "tx_hash",
+                         "token", "qty", wallet=col, side=pl.lit(side))
+            for col, side in (("to_address", "transfer_in"), ("from_address", "transfer_out"))]
+    pools = pair_tokens.select("chain_id", "pair", token="base", b0="base_is_token0",
+                               decimals="base_decimals")
+    pooled = liquidity.join(pools, on=["chain_id", "pair"]).select(
+        "chain_id", "block_number", "log_index", "block_time", "tx_hash", "token",
+        qty=pl.when("b0").then(pl.col("amount0")).otherwise(pl.col("amount1")).cast(pl.Float64)
+        / pl.lit(10.0).pow(pl.col("decimals")),
+        wallet="owner",
+        side=pl.when(pl.col("kind") == "mint").then(pl.lit("transfer_out"))
+        .otherwise(pl.lit("transfer_in")))
+    return (pl.concat([*ends, pooled])
+            .join(mints, on=["chain_id", "wallet"], how="anti")
+            .filter(pl.col("qty") > 0)
+            .with_columns(ts=pl.col("block_time").dt.epoch("s")).drop("block_time"))
+
+
+def _marked(movements: pl.LazyFrame, swaps: pl.LazyFrame) -> pl.LazyFrame:
+    """Movements with the token's last priced swap price at or before them (null before any)."""
+    prices = (swaps.filter(pl.col("price_usd").is_not_null())
+              .select("chain_id", "token", "ts", mark_usd="price_usd"))
+    return movements.sort("ts").join_asof(prices, on="ts", by=["chain_id", "token"],
+                                          strategy="backward", check_sortedness=False)
+
+
+def fee_model(swaps: pl.LazyFrame) -> pl.LazyFrame:
+    """Per chain, the median USD fee per unit of gas over swaps whose receipt gave a fee: what a
+    swap without one is charged (null on a chain where no receipt ever gave a fee)."""
+    return (swaps.filter(pl.col("fee_usd").is_not_null())
+            .group_by("chain_id")
+            .agg(usd_per_gas=(pl.col("fee_usd") / pl.col("gas_used")).median()))
+
+
+def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.LazyFrame:
+    """Swaps and movements up to the watermark, one row per wallet and event, in chain order
+    (block, log, then the swap before movements of the same log)."""
+    swaps = swap_events(frames["swap_legs"], frames["pair_tokens"]).filter(
+        pl.col("ts") <= int(as_of.timestamp()))
+    live = [frames[t].filter(pl.col("block_time") <= as_of)
+            for t in ("transfers", "liquidity_events")]
+    moves = _marked(movement_events(*live, frames["pair_tokens"], frames["tokens"]), swaps)
+    modelled = swaps.join(fee_model(swaps), on="chain_id", how="left").with_columns(
+        fee_is_estimated=pl.col("fee_usd").is_null() & pl.col("usd_per_gas").is_not_null(),
+        fee_usd=pl.coalesce("fee_usd", pl.col("usd_per_gas") * pl.col("gas_used")),
+        mark_usd=pl.col("price_usd"), seq=pl.lit(0, pl.UInt8))
+    moves = moves.with_columns(seq=pl.lit(1, pl.UInt8), fee_is_estimated=pl.lit(False))
+    return (pl.concat([modelled.drop("usd_per_gas", "gas_used"), moves], how="diagonal_relaxed")
+            .sort(*LEDGER_ORDER))
+
+
+def account(events: pl.LazyFrame) -> pl.DataFrame:
+    """Average-cost accounting per wallet and token over events in chain order.
+
+    Units that come in add their cost: a priced buy its USD paid, anything else (a transfer in,
+    a buy paid in a token without a price) the token's market value then, or nothing when it had
+    none; such units make the basis incomplete. Units that go out take their share of the cost
+    with them; a sell realises its proceeds less that share. Units sold beyond what the ledger
+    saw arrive (oversold) break even. A round runs from the first unit in to the last unit out.
+    """
+    g = list(POSITION)
+    inflow = pl.col("side").is_in(["buy", "transfer_in"])
+    priced = pl.col("notional_usd").is_not_null()
+    flow = (events.with_columns(
+        inflow=inflow,
+        x=pl.when(inflow).then("qty").otherwise(-pl.col("qty")),
+        came_in=pl.when(inflow).then("qty").otherwise(0.0))
+        .with_columns(c=pl.col("x").cum_sum().over(g),
+                      gross_in=pl.col("came_in").cum_sum().over(g))
+        .with_columns(held=pl.col("c") - pl.min_horizontal(pl.col("c").cum_min().over(g), 0.0))
+        .with_columns(held=pl.when(pl.col("held") <= DUST * pl.col("gross_in")).then(0.0)
+                      .otherwise("held"))
+        .with_columns(prev=pl.col("held").shift(1).over(g).fill_null(0.0))
+        .with_columns(closes=~pl.col("inflow") & (pl.col("held") == 0.0) & (pl.col("prev") > 0))
+        .with_columns(stray=~pl.col("inflow") & (pl.col("prev") == 0))
+        .with_columns(round=(pl.col("closes").cast(pl.Int32).cum_sum().over(g)
+                             - pl.col("closes").cast(pl.Int32)))
+        .with_columns(round=pl.when(pl.col("stray") & (pl.col("round") > 0))
+                      .then(pl.col("round") - 1).otherwise("round"),
+                      covered=pl.when(pl.col("inflow")).then(0.0)
+                      .otherwise(pl.min_horizontal("qty", "prev")),
+                      a=pl.when(pl.col("inflow") | (pl.col("prev") == 0) | pl.col("closes"))
+                      .then(1.0).otherwise(pl.col("held") / pl.col("prev")),
+                      b=pl.when(pl.col("side") == "buy").then(
+                          pl.when(priced).then("notional_usd")
+                          .otherwise(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)))
+                      .when(pl.col("side") == "transfer_in")
+                      .then(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)).otherwise(0.0))
+        .with_columns(scale=pl.col("a").log().cum_sum().over(*g, "round"))
+        .with_columns(cost=(pl.col("scale").exp()
+                            * (pl.col("b") * (-pl.col("scale")).exp()).cum_sum()
+                            .over(*g, "round")))
+        .collect())
+    wide = flow.group_by(*g, "round").agg(pl.col("scale").min().alias("low")).filter(
+        pl.col("low") < -LOG_SCALE_LIMIT)
+    if wide.height:
+        flow = _recompute_costs(flow, wide)
+    cost = pl.when(pl.col("closes") | pl.col("stray")).then(0.0).otherwise("cost")
+    return (flow.with_columns(cost=cost)
+            .with_columns(prior_cost=pl.col("cost").shift(1).over(g).fill_null(0.0))
+            .with_columns(
+                cost_out=pl.when(pl.col("inflow")).then(0.0)
+                .otherwise(pl.col("prior_cost") - pl.col("cost")),
+                proceeds=pl.when(pl.col("side") == "sell").then(
+                    pl.col("notional_usd").fill_null(0.0) * pl.col("covered")
+                    / pl.col("qty")).otherwise(0.0))
+            .with_columns(
+                realized_usd=pl.when(pl.col("side") == "sell")
+                .then(pl.col("proceeds") - pl.col("cost_out")).otherwise(0.0),
+                cost_closed_usd=pl.when(pl.col("side") == "sell").then("cost_out")
+                .otherwise(0.0),
+                opens=pl.col("inflow") & (pl.col("prev") == 0),
+                cost_in_usd=pl.col("b"),
+                round_opened_at=pl.col("ts").first().over(*g, "round"),
+                incomplete=(pl.col("side") == "transfer_in")
+                | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
+                | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")
+                                      > DUST * pl.col("gross_in").clip(lower_bound=pl.col("qty"))))
+            .drop("inflow", "stray", "x", "came_in", "c", "gross_in", "prev", "covered", "a", "b", "scale",
+                  "prior_cost", "cost_out", "proceeds"))
+
+
+def _recompute_costs(flow: pl.DataFrame, wide: pl.DataFrame) -> pl.DataFrame:
+    """The cost column of rounds whose log-scale leaves the float range, redone row by row."""
+    keyed = flow.with_row_index("_row")
+    rows = keyed.join(wide.select(*POSITION, "round"), on=[*POSITION, "round"]).sort("_row")
+    costs, last = [], {}
+    for key, a, b in zip(rows.select(*POSITION, "round").iter_rows(), rows["a"], rows["b"],
+                         strict=True):
+        last[key] = last.get(key, 0.0) * a + b
+        costs.append(last[key])
+    fixed = pl.DataFrame({"_row": rows["_row"], "_cost": costs})
+    return (keyed.join(fixed, on="_row", how="left")
+            .with_columns(cost=pl.coalesce("_cost", "cost")).sort("_row").drop("_row", "_cost"))
+

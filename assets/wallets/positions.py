@@ -1,0 +1,95 @@
+"""Positions (one row per wallet and token it swapped, every round averaged together) and rounds
+(one row per cycle from the first unit in to the last unit out), from the accounted ledger."""
+
+import polars as pl
+
+from assets.wallets.ledger import POSITION
+from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+
+BUY, SELL = pl.col("side") == "buy", pl.col("side") == "sell"
+SWAP = BUY | SELL
+PRICED = pl.col("notional_usd").is_not_null()
+
+
+def _flows() -> list[pl.Expr]:
+    """What a set of ledger rows adds up to: counts, quantities, money and accounting."""
+    return [
+        BUY.sum().alias("buys"), SELL.sum().alias("sells"),
+        (pl.col("side") == "transfer_in").sum().alias("transfers_in"),
+        (pl.col("side") == "transfer_out").sum().alias("transfers_out"),
+        pl.col("qty").filter(BUY).sum().alias("bought_qty"),
+        pl.col("qty").filter(SELL).sum().alias("sold_qty"),
+        pl.col("notional_usd").filter(BUY).sum().alias("bought_usd"),
+        pl.col("notional_usd").filter(SELL).sum().alias("sold_usd"),
+        pl.col("qty").filter(BUY & PRICED).sum().alias("_priced_in"),
+        pl.col("qty").filter(SELL & PRICED).sum().alias("_priced_out"),
+        pl.col("cost_in_usd").sum().alias("cost_in_usd"),
+        pl.col("realized_usd").sum().alias("realized_usd"),
+        pl.col("cost_closed_usd").sum().alias("cost_closed_usd"),
+        pl.col("held").last().alias("held"),
+        pl.col("cost").last().alias("open_cost_usd"),
+        pl.col("incomplete").any().alias("basis_is_incomplete"),
+        (SWAP & PRICED).sum().alias("_priced_swaps"),
+    ]
+
+
+def _prices() -> dict[str, pl.Expr]:
+    def ratio(usd: str, qty: str) -> pl.Expr:
+        return pl.when(pl.col(qty) > 0).then(pl.col(usd) / pl.col(qty))
+
+    return {"avg_entry_price_usd": ratio("bought_usd", "_priced_in"),
+            "avg_exit_price_usd": ratio("sold_usd", "_priced_out"),
+            "realized_roi": pl.when(pl.col("cost_closed_usd") > 0)
+            .then(pl.col("realized_usd") / pl.col("cost_closed_usd")).otherwise(0.0)}
+
+
+def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
+    """Every token a wallet swapped, lifetime: flows, the open holding marked at the token's
+    price (zero for a condemned token, whatever its score), realised, unrealised and total.
+
+    A position is tracked when at least one of its swaps had a USD price; an untracked one
+    carries no PNL. Tokens that only ever moved by transfer are no position."""
+    marks = tokens.select("chain_id", token="address", token_symbol="symbol",
+                          token_price_usd="price_usd", token_score="rating_score",
+                          token_status="token_status")
+    return (ledger.group_by(*POSITION).agg(
+        *_flows(), pl.col("opens").sum().alias("rounds"),
+        pl.col("ts").filter(SWAP).min().alias("first_trade_at"),
+        pl.col("ts").filter(SWAP).max().alias("last_trade_at"),
+        pl.col("ts").filter(pl.col("side") == "transfer_in").min().alias("_first_in"))
+        .filter(pl.col("buys") + pl.col("sells") > 0)
+        .join(marks, on=["chain_id", "token"], how="left")
+        .with_columns(
+            tracked=pl.col("_priced_swaps") > 0,
+            condemned=pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES).fill_null(False),
+            is_open=pl.col("held") > 0,
+            token_score=pl.col("token_score").fill_null(0),
+            token_status=pl.col("token_status").fill_null(1),
+            **_prices())
+        .with_columns(
+            mark_usd=pl.when(pl.col("condemned")).then(0.0).otherwise("token_price_usd"))
+        .with_columns(
+            marked=~pl.col("is_open") | pl.col("mark_usd").is_not_null(),
+            value_usd=pl.col("held") * pl.col("mark_usd").fill_null(0.0))
+        .with_columns(
+            realized_usd=pl.when("tracked").then("realized_usd").otherwise(0.0),
+            unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
+            .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
+        .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
+        .drop("_priced_in", "_priced_out", "_priced_swaps", "_first_in", "token_price_usd"))
+
+
+def assemble_rounds(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
+    """Every round of every position: opened and closed (null while open), flows, realised
+    profit over the cost it closed, and how long it was held (to the watermark while open)."""
+    return (ledger.group_by(*POSITION, "round").agg(
+        *_flows(), pl.col("opens").any().alias("_opened"),
+        pl.col("round_opened_at").first().alias("opened_at"),
+        pl.col("ts").filter(pl.col("closes")).last().alias("closed_at"),
+        (pl.col("side") == "sell").filter(pl.col("closes")).any().alias("closed_by_sell"))
+        .filter("_opened", pl.col("buys") + pl.col("sells") > 0)
+        .with_columns(
+            is_open=pl.col("closed_at").is_null(),
+            hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_s)) - pl.col("opened_at"),
+            **_prices())
+        .drop("_priced_in", "_priced_out", "_priced_swaps", "_opened"))
