@@ -5,13 +5,15 @@ import dagster as dg
 from assets.chains import assets as chains_assets
 from assets.market import assets as market_assets
 from assets.snapshot import assets as snapshot_assets
+from assets.wallets import assets as wallets_assets
 from assets.sql_assets import lake_specs, sql_assets
 from checks.asset_checks import product_checks
 from pipelines.progress import step_lines
 from pipelines.resources import resources
 from pipelines.schedules import schedules
 
-python_assets = dg.load_assets_from_modules([market_assets, chains_assets, snapshot_assets])
+python_assets = dg.load_assets_from_modules([market_assets, chains_assets, wallets_assets,
+                                                  snapshot_assets])
 python_keys = {a.key.path[-1]: a.key for a in python_assets}
 model_assets = sql_assets(python_keys)
 asset_keys = {**python_keys, **{a.key.path[-1]: a.key for a in model_assets}}

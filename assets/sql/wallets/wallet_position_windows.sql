@@ -2,7 +2,7 @@
 -- grain: one row per wallet and token it swapped or moved (chain_id, wallet, token)
 -- description: Each position's flows inside every wallet window, ending at the lake's watermark: swaps, transfers, money in and out, realised profit and the cost basis it closed, winning and losing exits, and the rounds a sell closed with how long they were held.
 {#- One pass over the ledger: every window is a set of conditional sums, so the ledger is read
-    once rather than once per window. -#}
+    once rather than once per window. #}
 WITH flagged AS (
     SELECT
         l.chain_id, l.wallet, l.token, l.side, l.notional_usd, l.realized_usd,

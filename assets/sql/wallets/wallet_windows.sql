@@ -3,7 +3,7 @@
 -- description: Each wallet's metrics record per window (spec 2.4): realised, unrealised, total and rated PNL, gross profit and loss, invested, volume, ROI, win rate with the rated-sample rule, trade win rate, median ROI, profit factor, average trade and hold, trade and position counts, and the three exclusion counts.
 {#- A position counts in a window when it swapped there. It is rated when it is tracked (some
     swap had a USD price) and a sell gave it an outcome; bought-only ones have no outcome yet.
-    Unrealised profit is the position's open holding marked now. -#}
+    Unrealised profit is the position's open holding marked now. #}
 WITH per_position AS (
 {%- for window in wallet_windows %}
     SELECT

@@ -1,0 +1,292 @@
+"""Wallet profiles (spec 2.4): type and tier, labels, scores with the signals behind them,
+funding clusters, and one metrics record per window (zeroes, by decision, for machinery)."""
+
+import hashlib
+
+import polars as pl
+
+from publish.vocabulary import WALLET_WINDOWS
+
+# Round trips: at least this many, and at least this share of buys, make a bot.
+BOT_ROUND_TRIPS, BOT_SHARE = 3, 0.5
+# Market makers: many swaps, (nearly) all in established pools, on both sides.
+MM_SWAPS, MM_ESTABLISHED, MM_TWO_SIDED = 40, 0.95, 0.6
+# Snipers: at least two pools entered, half of them among a new pool's first swaps.
+SNIPER_ENTRIES, SNIPER_SHARE = 2, 0.5
+# Timing evidence: fewer swaps or hours of day than this is too thin to call a wallet human.
+HUMAN_SWAPS, HUMAN_HOURS = 10, 3
+HUMAN_UNKNOWN_CAP = 40
+# A funder of more wallets than this is a service (faucet, payroll), not a cluster's owner.
+CLUSTER_MAX = 50
+TIERS = ((100_000.0, "whale"), (10_000.0, "shark"), (1_000.0, "dolphin"), (100.0, "fish"),
+         (0.0, "shrimp"))
+SCAMMER_BANDS = ((60, "high"), (30, "medium"), (1, "low"), (0, "none"))
+# Label kinds beyond the lake's 1..6 (exchange, bridge, MEV bot, scam deployer, team, market
+# maker): what behaviour shows.
+BEHAVIOUR_LABELS = {"bot": (7, "Bot"), "market_maker": (6, "Market Maker"),
+                    "sniper": (8, "Sniper"), "deployer": (9, "Token Deployer")}
+COPY_MIN_RATED = 5
+METRIC_FIGURES = (
+    "realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_usd",
+    "gross_profit_usd", "gross_loss_usd", "invested_usd", "volume_usd", "roi", "win_rate",
+    "trade_win_rate", "median_roi", "profit_factor", "avg_trade_usd")
+METRIC_COUNTS = (
+    "avg_hold_seconds", "trades", "winning_trades", "losing_trades", "tokens_traded",
+    "closed_positions", "open_positions", "rated_positions", "excluded_transfer_only",
+    "excluded_untracked", "excluded_no_outcome")
+
+
+def cluster_number(chain_id: int, funder: str) -> int:
+    """A funding cluster's id: stable across snapshots, from the chain and the funder."""
+    return int.from_bytes(hashlib.sha256(f"{chain_id}:{funder}".encode()).digest()[:6], "big")
+
+
+def classify(traits: pl.DataFrame) -> pl.DataFrame:
+    """Type from behaviour, in order: bot, market maker, deployer, sniper, trader; a wallet
+    that never swapped is a holder. Also why machinery is skipped, and the timing verdict."""
+    share = pl.col("round_trips") / pl.col("buys").clip(1)
+    two_sided = pl.min_horizontal("buys", "sells") / pl.max_horizontal("buys", "sells").clip(1)
+    established = pl.col("established") / pl.col("swaps").clip(1)
+    sniped = pl.col("sniped") / pl.col("entries").clip(1)
+    bot = (pl.col("round_trips") >= BOT_ROUND_TRIPS) & (share >= BOT_SHARE)
+    mm = ((pl.col("swaps") >= MM_SWAPS) & (established >= MM_ESTABLISHED)
+          & (two_sided >= MM_TWO_SIDED))
+    sniper = (pl.col("entries") >= SNIPER_ENTRIES) & (sniped >= SNIPER_SHARE)
+    pct = (share * 100).round(0).cast(pl.Int64).cast(pl.String)
+    return traits.with_columns(
+        round_trip_share=share, two_sided=two_sided, established_share=established,
+        sniped_share=sniped,
+        type=pl.when(pl.col("swaps") == 0).then(pl.lit("holder"))
+        .when(bot).then(pl.lit("bot")).when(mm).then(pl.lit("market_maker"))
+        .when(pl.col("deployed_tokens") > 0).then(pl.lit("deployer"))
+        .when(sniper).then(pl.lit("sniper")).otherwise(pl.lit("trader")),
+        human_known=(pl.col("swaps") >= HUMAN_SWAPS) & (pl.col("hours") >= HUMAN_HOURS) & ~bot,
+    ).with_columns(
+        rebuild_skipped=pl.col("type").is_in(["bot", "market_maker"]),
+        rebuild_skip_reason=pl.when(pl.col("type") == "bot").then(
+            pl.format("bot: {} of {} buys ({}%) were sold back in the pool's very next swap",
+                      "round_trips", "buys", pct))
+        .when(pl.col("type") == "market_maker").then(
+            pl.format("market maker: {} swaps, all in established pools, on both sides",
+                      "swaps"))
+        .otherwise(pl.lit("")))
+
+
+def tier_of(usd: pl.Expr) -> pl.Expr:
+    """Capital tier from the most cost basis the wallet ever had open at once."""
+    expr = pl.lit(TIERS[-1][1])
+    for floor, name in reversed(TIERS[:-1]):
+        expr = pl.when(usd >= floor).then(pl.lit(name)).otherwise(expr)
+    return expr
+
+
+def band_of(value: pl.Expr) -> pl.Expr:
+    """The scammer band of a scammer score."""
+    expr = pl.lit("none")
+    for floor, name in reversed(SCAMMER_BANDS[:-1]):
+        expr = pl.when(value >= floor).then(pl.lit(name)).otherwise(expr)
+    return expr
+
+
+def _signal(kind: str, title: str, detail: pl.Expr, subject: pl.Expr, points: pl.Expr,
+            occurrences: pl.Expr, last_seen: pl.Expr, direction: str, target: str) -> pl.Expr:
+    return pl.struct(kind=pl.lit(kind), title=pl.lit(title), detail=detail,
+                     subject=subject.cast(pl.String), points=points.cast(pl.Float64),
+                     occurrences=occurrences.cast(pl.Int64), last_seen=last_seen,
+                     direction=pl.lit(direction), target=pl.lit(target))
+
+
+def scammer_signals(frame: pl.DataFrame) -> pl.DataFrame:
+    """Scammer evidence as signals and the score they add up to (0..100)."""
+    iso = pl.col("last_active_at")
+    candidates = [
+        (pl.col("condemned_tokens") > 0,
+         _signal("condemned_deployment", "Deployed condemned tokens",
+                 pl.format("{} token(s) it deployed are condemned (status 999 or 1000)",
+                           "condemned_tokens"), pl.col("wallet"),
+                 pl.min_horizontal(pl.col("condemned_tokens") * 60, 100), pl.col("condemned_tokens"),
+                 iso, "negative", "scammer_score")),
+        (pl.col("rugged_pools") > 0,
+         _signal("liquidity_pulled", "Pulled liquidity from its own pools",
+                 pl.format("removed most of the liquidity of {} pool(s) it created",
+                           "rugged_pools"), pl.col("wallet"),
+                 pl.min_horizontal(pl.col("rugged_pools") * 30, 60), pl.col("rugged_pools"),
+                 iso, "negative", "scammer_score")),
+        (pl.col("scam_label"),
+         _signal("labelled_scam_deployer", "Known scam deployer", pl.lit("labelled by a source"),
+                 pl.col("wallet"), pl.lit(40), pl.lit(1), iso, "negative", "scammer_score")),
+        (pl.col("scam_cluster") & ~pl.col("scam_label") & (pl.col("condemned_tokens") == 0),
+         _signal("scam_cluster", "Funded alongside scam deployers",
+                 pl.lit("shares its first funder with a wallet that deployed condemned tokens"),
+                 pl.col("cluster_id"), pl.lit(20), pl.lit(1), iso, "negative", "scammer_score")),
+    ]
+    return _with_signals(frame, candidates, "scam_signals", "scammer_value", 100)
+
+
+def user_signals(frame: pl.DataFrame) -> pl.DataFrame:
+    """What the 30-day record says for copying a wallet, as signals and a 0..100 score."""
+    rate = pl.when(pl.col("m_rated_positions") >= COPY_MIN_RATED).then("m_win_rate") \
+        .otherwise("m_trade_win_rate")
+    candidates = [
+        (pl.col("m_trades") > 0,
+         _signal("win_rate", "Wins", pl.format("win rate {} over {} rated positions",
+                                                rate.round(2), "m_rated_positions"),
+                 pl.lit("30d"), (rate * 40).round(1), pl.col("m_rated_positions"),
+                 pl.col("last_active_at"), "positive", "user_score")),
+        (pl.col("m_realized_pnl_usd") > 0,
+         _signal("roi", "Return on closed cost", pl.format("roi {}", pl.col("m_roi").round(3)),
+                 pl.lit("30d"), (pl.col("m_roi").clip(0, 1) * 30).round(1),
+                 pl.col("m_closed_positions"), pl.col("last_active_at"), "positive",
+                 "user_score")),
+        (pl.col("m_rated_positions") > 0,
+         _signal("sample", "Rated sample", pl.format("{} rated positions", "m_rated_positions"),
+                 pl.lit("30d"), pl.min_horizontal(pl.col("m_rated_positions") * 2, 20),
+                 pl.col("m_rated_positions"), pl.col("last_active_at"), "positive",
+                 "user_score")),
+        (pl.col("m_gross_profit_usd") > pl.col("m_gross_loss_usd"),
+         _signal("profit_factor", "Profits outweigh losses",
+                 pl.format("gross profit {} vs loss {}", pl.col("m_gross_profit_usd").round(2),
+                           pl.col("m_gross_loss_usd").round(2)),
+                 pl.lit("30d"), pl.lit(10), pl.col("m_winning_trades"),
+                 pl.col("last_active_at"), "positive", "user_score")),
+    ]
+    return _with_signals(frame, candidates, "user_signals", "user_raw", 100)
+
+
+def _only_if(item: pl.Expr, cond: pl.Expr) -> pl.Expr:
+    """A one-item list when `cond` holds, else an empty one."""
+    return pl.concat_list(item).list.head(cond.fill_null(False).cast(pl.Int64))
+
+
+def _label(code: int, name: str) -> pl.Expr:
+    return pl.struct(kind=pl.lit(code, pl.Int64), name=pl.lit(name), confidence=pl.lit(0.9),
+                     token_address=pl.lit(None, pl.String))
+
+
+def _with_signals(frame: pl.DataFrame, candidates: list[tuple[pl.Expr, pl.Expr]], name: str,
+                  value: str, cap: int) -> pl.DataFrame:
+    kept = pl.concat_list([_only_if(sig, cond) for cond, sig in candidates])
+    return frame.with_columns(kept.alias(name)).with_columns(
+        pl.col(name).list.eval(pl.element().struct.field("points")).list.sum()
+        .clip(0, cap).round(0).cast(pl.Int64).alias(value))
+
+
+def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+    """One metrics record per wallet and window: a window without activity is zeroes, and so is
+    every window of a wallet whose rebuild is skipped (a decision, not an absence)."""
+    order = pl.DataFrame({"window": WALLET_WINDOWS, "window_order": range(len(WALLET_WINDOWS))})
+    zero = [pl.when(pl.col("rebuild_skipped")).then(0).otherwise(pl.col(c).fill_null(0)).alias(c)
+            for c in (*METRIC_FIGURES, *METRIC_COUNTS) if c != "profit_factor"]
+    return (wallets.select("chain_id", "wallet", "rebuild_skipped").join(order, how="cross")
+            .join(windows, on=["chain_id", "wallet", "window"], how="left")
+            .with_columns(*zero, profit_factor=pl.when(~pl.col("rebuild_skipped"))
+                          .then("profit_factor"))
+            .with_columns(pl.col(*METRIC_FIGURES).cast(pl.Float64),
+                          pl.col(*METRIC_COUNTS).cast(pl.Int64))
+            .sort("chain_id", "wallet", "window_order"))
+
+
+def metrics_record() -> pl.Expr:
+    """A metrics record (spec 2.4) from a metric grid row."""
+    return pl.struct("window", *METRIC_FIGURES, *METRIC_COUNTS)
+
+
+def _iso(col: str) -> pl.Expr:
+    return pl.from_epoch(pl.col(col), "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def assemble_profiles(parts: dict[str, pl.DataFrame], as_of_s: int) -> pl.DataFrame:
+    """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
+    and its wire JSON with one metrics record per window."""
+    ledger, chains = parts["ledger"], parts["chains"]
+    seen = ledger.group_by("chain_id", "wallet").agg(
+        first_seen=pl.col("ts").min(), last_active=pl.col("ts").max())
+    tokens = parts["tokens"]
+    deployed = tokens.group_by("chain_id", wallet="deployer").agg(
+        deployed_tokens=pl.len(),
+        condemned_tokens=pl.col("status").is_in([999, 1000]).sum())
+    rugged = (parts["pair_risk"].filter("rugged")
+              .join(parts["pair_tokens"].select("chain_id", "pair", "creator"),
+                    on=["chain_id", "pair"])
+              .group_by("chain_id", wallet="creator").agg(rugged_pools=pl.len()))
+    labels = parts["labels"].group_by("chain_id", wallet="address").agg(
+        lake_labels=pl.struct(kind="kind", name="name", confidence="confidence",
+                              token_address="token_address"),
+        scam_label=(pl.col("kind") == 4).any())
+    funding = parts["funding"].sort("ts").group_by("chain_id", "wallet").agg(
+        funder=pl.col("funder").first(), funded_at=pl.col("ts").first())
+    service = parts["labels"].filter(pl.col("kind").is_in([1, 2])).select(
+        "chain_id", funder="address")
+    sizes = funding.group_by("chain_id", "funder").agg(cluster_size=pl.len())
+    traits = parts["traits"]
+    frame = (seen.join(traits, on=["chain_id", "wallet"], how="left")
+             .with_columns(pl.col("swaps", "buys", "sells", "round_trips", "established",
+                                  "pools", "hours", "entries", "sniped").fill_null(0))
+             .join(deployed, on=["chain_id", "wallet"], how="left")
+             .join(rugged, on=["chain_id", "wallet"], how="left")
+             .join(labels, on=["chain_id", "wallet"], how="left")
+             .join(funding, on=["chain_id", "wallet"], how="left")
+             .join(sizes, on=["chain_id", "funder"], how="left")
+             .join(service.with_columns(service=pl.lit(True)), on=["chain_id", "funder"],
+                   how="left")
+             .join(parts["capital"], on=["chain_id", "wallet"], how="left")
+             .with_columns(pl.col("deployed_tokens", "condemned_tokens", "rugged_pools")
+                           .fill_null(0), pl.col("scam_label").fill_null(False),
+                           deployed_usd=pl.col("deployed_usd").fill_null(0.0)))
+    frame = classify(frame).with_columns(
+        cluster_id=pl.when(pl.col("funder").is_not_null() & pl.col("service").is_null()
+                           & pl.col("cluster_size").is_between(2, CLUSTER_MAX))
+        .then(pl.struct("chain_id", "funder").map_elements(
+            lambda r: cluster_number(r["chain_id"], r["funder"]), return_dtype=pl.Int64))
+        .otherwise(0),
+        tier=tier_of(pl.col("deployed_usd")),
+        first_onchain=pl.min_horizontal("first_seen", "funded_at"),
+        age_is_estimated=pl.col("funded_at").is_null())
+    frame = frame.with_columns(first_seen_at=_iso("first_seen"),
+                               first_onchain_at=_iso("first_onchain"),
+                               last_active_at=_iso("last_active"))
+    scam_clusters = frame.filter(pl.col("condemned_tokens") > 0, pl.col("cluster_id") > 0) \
+        .select("chain_id", "cluster_id").unique().with_columns(scam_cluster=pl.lit(True))
+    frame = frame.join(scam_clusters, on=["chain_id", "cluster_id"], how="left").with_columns(
+        scam_cluster=pl.col("scam_cluster").fill_null(False))
+    grid = metric_grid(frame, parts["windows"])
+    month = grid.filter(pl.col("window") == "30d").select(
+        "chain_id", "wallet", *[pl.col(c).alias(f"m_{c}") for c in (*METRIC_FIGURES,
+                                                                    *METRIC_COUNTS)])
+    frame = scammer_signals(frame).join(month, on=["chain_id", "wallet"], how="left")
+    frame = user_signals(frame).with_columns(
+        scammer_band=band_of(pl.col("scammer_value")),
+        user_score=pl.when(pl.col("rebuild_skipped")).then(0)
+        .when(~pl.col("human_known")).then(pl.min_horizontal("user_raw", HUMAN_UNKNOWN_CAP))
+        .otherwise("user_raw"))
+    frame = frame.with_columns(
+        user_status=pl.when(pl.col("rebuild_skipped")).then(pl.lit("skipped"))
+        .when(pl.col("m_trades") == 0).then(pl.lit("inactive"))
+        .when(~pl.col("human_known")).then(pl.lit("capped")).otherwise(pl.lit("scored")),
+        copy_eligible=~pl.col("rebuild_skipped") & pl.col("human_known")
+        & (pl.col("scammer_band") == "none") & (pl.col("m_rated_positions") >= COPY_MIN_RATED)
+        & (pl.col("m_total_pnl_usd") > 0))
+    return _with_items(frame.join(chains, on="chain_id"), grid)
+
+
+def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
+    behaviour = pl.concat_list([_only_if(_label(code, name), pl.col("type") == kind)
+                                for kind, (code, name) in BEHAVIOUR_LABELS.items()])
+    lake = pl.col("lake_labels").fill_null(_only_if(_label(0, ""), pl.lit(False)))
+    records = grid.group_by("chain_id", "wallet", maintain_order=True).agg(
+        metrics=metrics_record())
+    chain = pl.struct(slug="slug", chain_id="chain_id")
+    frame = frame.join(records, on=["chain_id", "wallet"], how="left").with_columns(
+        labels=pl.concat_list(lake, behaviour),
+        chain=chain,
+        user=pl.struct(value="user_score", status="user_status"),
+        scammer=pl.struct(value="scammer_value", band="scammer_band"),
+        signals=pl.concat_list("scam_signals", "user_signals"))
+    return frame.with_columns(item=pl.struct(
+        address="wallet", chain="chain", tier="tier", type="type", labels="labels",
+        human_known="human_known", rebuild_skipped="rebuild_skipped",
+        copy_eligible="copy_eligible", age_is_estimated="age_is_estimated",
+        rebuild_skip_reason="rebuild_skip_reason", cluster_id="cluster_id",
+        first_seen_at="first_seen_at", first_onchain_at="first_onchain_at",
+        last_active_at="last_active_at", user_score="user", scammer_score="scammer",
+        signals="signals", metrics="metrics").struct.json_encode())
