@@ -5,8 +5,9 @@ import pandera.polars as pa
 
 from assets.warehouse import Warehouse
 from checks.chains import counts_agree_with_lake
-from checks.outcome import Outcome, validate
+from checks.outcome import Outcome, failed, validate
 from checks.products import PRODUCT_SCHEMAS
+from checks.schemas.wallets import positions_add_up
 
 
 def as_result(outcome: Outcome) -> dg.AssetCheckResult:
@@ -34,7 +35,15 @@ def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinitio
             warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
         return as_result(outcome)
 
-    return [*checks, chain_counts]
+    @dg.asset_check(asset=keys["wallet_profiles"], name="positions_add_up", blocking=True,
+                    additional_deps=[keys["wallet_positions"], keys["wallet_windows"]])
+    def wallet_identities(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """The `all` window of every wallet equals the sums over its positions."""
+        rows = positions_add_up(*(warehouse.scan(n).collect() for n in (
+            "wallet_windows", "wallet_positions", "wallet_profiles")))
+        return as_result(failed("wallet_windows", "positions_add_up", rows))
+
+    return [*checks, chain_counts, wallet_identities]
 
 
 def _schema_check(name: str, model: type[pa.DataFrameModel],

@@ -6,6 +6,14 @@ import polars as pl
 from checks.outcome import Outcome, validate
 from checks.schemas.chains import ChainRecord, Config
 from checks.schemas.market import HolderBalance, PairRow, PairTrade, RegistryToken, TokenRow
+from checks.schemas.wallets import (
+    FundingRow,
+    LedgerRow,
+    PositionRow,
+    RoundRow,
+    WalletProfile,
+    WalletWindow,
+)
 
 PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "chain_records": ChainRecord,
@@ -15,6 +23,12 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "registry_tokens": RegistryToken,
     "holder_balances": HolderBalance,
     "pair_trades": PairTrade,
+    "wallet_ledger": LedgerRow,
+    "wallet_positions": PositionRow,
+    "wallet_rounds": RoundRow,
+    "wallet_windows": WalletWindow,
+    "wallet_funding": FundingRow,
+    "wallet_profiles": WalletProfile,
 }
 
 

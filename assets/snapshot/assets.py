@@ -24,7 +24,9 @@ from publish.vocabulary import PAIR_WINDOWS
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
-           "pair_trades": "market"}
+           "pair_trades": "market", **{name: "wallets" for name in (
+               "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_windows",
+               "wallet_funding", "wallet_profiles")}}
 # What the edge reads of a pair row to look it up, filter, sort and answer it.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",

@@ -1,0 +1,261 @@
+"""Wallet products: schemas of record and the meaning rules of spec 2.4 and 4.5, with the
+accounting identities (total = realised + unrealised; positions add up to the wallet)."""
+
+import pandera.polars as pa
+import polars as pl
+
+from assets.sql_models import MIN_RATED_POSITIONS
+from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
+from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+from publish.vocabulary import WALLET_WINDOWS
+
+# Float sums in a different order differ in the last digits: a cent, or a millionth of the
+# larger side.
+TOLERANCE_USD, TOLERANCE_SHARE = 0.01, 1e-6
+SIDES = ["buy", "sell", "transfer_in", "transfer_out"]
+
+
+def close(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """Equal within the float tolerance."""
+    return (a - b).abs() <= TOLERANCE_USD + TOLERANCE_SHARE * pl.max_horizontal(a.abs(), b.abs())
+
+
+class LedgerRow(pa.DataFrameModel):
+    """One wallet's swap or bare movement, accounted."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    token: str
+    side: str = pa.Field(isin=SIDES)
+    qty: float = pa.Field(gt=0)
+    held: float = pa.Field(ge=0)
+    cost: float = pa.Field(ge=-TOLERANCE_USD)
+    realized_usd: float
+    cost_closed_usd: float = pa.Field(ge=-TOLERANCE_USD)
+    fee_is_estimated: bool
+
+    class Config:
+        strict = False
+        coerce = True
+
+    @pa.dataframe_check
+    def transfers_carry_no_price(cls, data) -> pl.LazyFrame:
+        """transfer_in and transfer_out carry no price or notional and realise nothing."""
+        moved = pl.col("side").is_in(["transfer_in", "transfer_out"])
+        return data.lazyframe.select(~moved | (pl.col("price_usd").is_null()
+                                               & pl.col("notional_usd").is_null()
+                                               & (pl.col("realized_usd") == 0)))
+
+    @pa.dataframe_check
+    def only_sells_realise(cls, data) -> pl.LazyFrame:
+        """Only a sell realises profit or closes cost basis."""
+        return data.lazyframe.select((pl.col("side") == "sell")
+                                     | ((pl.col("realized_usd") == 0)
+                                        & (pl.col("cost_closed_usd") == 0)))
+
+    @pa.dataframe_check
+    def estimated_fees_exist(cls, data) -> pl.LazyFrame:
+        """fee_is_estimated marks a modelled fee, so there is a fee."""
+        return data.lazyframe.select(~pl.col("fee_is_estimated") | pl.col("fee_usd").is_not_null())
+
+
+class PositionRow(pa.DataFrameModel):
+    """One wallet's position in one token it swapped, lifetime."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    token: str
+    buys: int = pa.Field(ge=0)
+    sells: int = pa.Field(ge=0)
+    held: float = pa.Field(ge=0)
+    realized_usd: float
+    unrealized_usd: float
+    total_pnl_usd: float
+    basis_is_incomplete: bool
+    token_score: int = pa.Field(ge=0, le=100)
+    token_status: int = pa.Field(ge=0)
+    condemned: bool
+    tracked: bool
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "wallet", "token"]
+
+    @pa.dataframe_check
+    def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
+        """total_pnl_usd = realized_usd + unrealized_usd."""
+        return data.lazyframe.select(close(pl.col("total_pnl_usd"),
+                                           pl.col("realized_usd") + pl.col("unrealized_usd")))
+
+    @pa.dataframe_check
+    def condemned_whatever_the_score(cls, data) -> pl.LazyFrame:
+        """Statuses 999 and 1000 are condemned whatever the score, and marked at zero."""
+        terminal = pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES)
+        return data.lazyframe.select((terminal == pl.col("condemned"))
+                                     & (~terminal | (pl.col("value_usd") == 0)))
+
+    @pa.dataframe_check
+    def untracked_positions_carry_no_pnl(cls, data) -> pl.LazyFrame:
+        """A position no priced swap touched has no PNL (it is excluded, not a zero result)."""
+        return data.lazyframe.select(pl.col("tracked") | ((pl.col("realized_usd") == 0)
+                                                          & (pl.col("unrealized_usd") == 0)))
+
+    @pa.dataframe_check
+    def positions_were_swapped(cls, data) -> pl.LazyFrame:
+        """A position is a token the wallet swapped; transfer-only tokens are excluded."""
+        return data.lazyframe.select(pl.col("buys") + pl.col("sells") > 0)
+
+
+class RoundRow(pa.DataFrameModel):
+    """One round of a position: first unit in to last unit out."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    token: str
+    round: int = pa.Field(ge=0)
+    opened_at: int
+    hold_seconds: int = pa.Field(ge=0)
+    is_open: bool
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "wallet", "token", "round"]
+
+    @pa.dataframe_check
+    def closed_rounds_close_after_opening(cls, data) -> pl.LazyFrame:
+        """A closed round closes at or after it opened; an open one has no close."""
+        return data.lazyframe.select(pl.col("is_open") == pl.col("closed_at").is_null())
+
+
+class WalletWindow(pa.DataFrameModel):
+    """One wallet's metrics record in one window (spec 2.4)."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    window: str = pa.Field(isin=WALLET_WINDOWS)
+    win_rate: float = pa.Field(ge=0, le=1)
+    trade_win_rate: float = pa.Field(ge=0, le=1)
+    gross_profit_usd: float = pa.Field(ge=0)
+    gross_loss_usd: float = pa.Field(ge=0)
+    invested_usd: float = pa.Field(ge=0)
+    volume_usd: float = pa.Field(ge=0)
+    trades: int = pa.Field(ge=0)
+    rated_positions: int = pa.Field(ge=0)
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "wallet", "window"]
+
+    @pa.dataframe_check
+    def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
+        """total_pnl_usd is realised profit plus open positions marked to market."""
+        return data.lazyframe.select(close(pl.col("total_pnl_usd"),
+                                           pl.col("realized_pnl_usd")
+                                           + pl.col("unrealized_pnl_usd")))
+
+    @pa.dataframe_check
+    def win_rate_needs_a_rated_sample(cls, data) -> pl.LazyFrame:
+        """win_rate is 0 when the rated sample is too small; trade_win_rate carries the ratio."""
+        return data.lazyframe.select((pl.col("rated_positions") >= MIN_RATED_POSITIONS)
+                                     | (pl.col("win_rate") == 0))
+
+    @pa.dataframe_check
+    def realised_is_profit_less_loss(cls, data) -> pl.LazyFrame:
+        """Realised profit is gross profit less gross loss."""
+        return data.lazyframe.select(close(pl.col("realized_pnl_usd"),
+                                           pl.col("gross_profit_usd") - pl.col("gross_loss_usd")))
+
+    @pa.dataframe_check
+    def traded_tokens_are_rated_or_excluded(cls, data) -> pl.LazyFrame:
+        """Every token swapped in the window is rated, has no outcome yet, or is untracked;
+        and it is either closed or open."""
+        swapped = pl.col("tokens_traded")
+        return data.lazyframe.select(
+            (swapped == pl.col("rated_positions") + pl.col("excluded_no_outcome")
+             + pl.col("excluded_untracked"))
+            & (swapped == pl.col("closed_positions") + pl.col("open_positions")))
+
+    @pa.dataframe_check
+    def trades_are_swaps(cls, data) -> pl.LazyFrame:
+        """Winning and losing exits are trades, and no trade means no volume."""
+        return data.lazyframe.select(
+            (pl.col("winning_trades") + pl.col("losing_trades") <= pl.col("trades"))
+            & ((pl.col("trades") > 0) | (pl.col("volume_usd") == 0)))
+
+
+class FundingRow(pa.DataFrameModel):
+    """One native-token transfer into a wallet."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    funder: str
+    amount: float = pa.Field(gt=0)
+    amount_usd: float | None = pa.Field(nullable=True, ge=0)
+
+    class Config:
+        strict = False
+        coerce = True
+
+
+class WalletProfile(pa.DataFrameModel):
+    """One wallet on one chain: what rankings filter on, and its wire JSON."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str = pa.Field(str_length={"min_value": 1, "max_value": 128})
+    type: str = pa.Field(isin=["bot", "market_maker", "deployer", "sniper", "trader", "holder"])
+    tier: str = pa.Field(isin=["whale", "shark", "dolphin", "fish", "shrimp"])
+    user_score: int = pa.Field(ge=0, le=100)
+    scammer_value: int = pa.Field(ge=0, le=100)
+    scammer_band: str = pa.Field(isin=["none", "low", "medium", "high"])
+    human_known: bool
+    rebuild_skipped: bool
+    copy_eligible: bool
+    cluster_id: int = pa.Field(ge=0)
+    item: str = pa.Field(str_startswith='{"address":')
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "wallet"]
+
+    @pa.dataframe_check
+    def machinery_is_skipped(cls, data) -> pl.LazyFrame:
+        """Bots and market makers are machinery nobody can copy: rebuild skipped, with a reason,
+        never copy-eligible, and scored zero."""
+        machinery = pl.col("type").is_in(["bot", "market_maker"])
+        return data.lazyframe.select(
+            (machinery == pl.col("rebuild_skipped"))
+            & (~machinery | ((pl.col("rebuild_skip_reason") != "") & ~pl.col("copy_eligible")
+                             & (pl.col("user_score") == 0))))
+
+    @pa.dataframe_check
+    def thin_timing_caps_the_score(cls, data) -> pl.LazyFrame:
+        """human_known false caps the user score and rules out copying."""
+        return data.lazyframe.select(pl.col("human_known") | (
+            (pl.col("user_score") <= HUMAN_UNKNOWN_CAP) & ~pl.col("copy_eligible")))
+
+
+def positions_add_up(windows: pl.DataFrame, positions: pl.DataFrame,
+                     profiles: pl.DataFrame) -> pl.DataFrame:
+    """Wallets whose `all` window differs from the sums over their positions (realised,
+    unrealised, invested, trades, tokens traded); machinery is skipped by decision."""
+    sums = positions.group_by("chain_id", "wallet").agg(
+        realized=pl.col("realized_usd").sum(), unrealized=pl.col("unrealized_usd").sum(),
+        invested=pl.col("bought_usd").sum(), trades=(pl.col("buys") + pl.col("sells")).sum(),
+        tokens=pl.len())
+    lifetime = windows.filter(pl.col("window") == "all").join(
+        profiles.filter(~pl.col("rebuild_skipped")).select("chain_id", "wallet"),
+        on=["chain_id", "wallet"])
+    both = lifetime.join(sums, on=["chain_id", "wallet"], how="full", coalesce=True).join(
+        profiles.filter(~pl.col("rebuild_skipped")).select("chain_id", "wallet"),
+        on=["chain_id", "wallet"])
+    f = pl.col
+    return both.filter(~(close(f("realized_pnl_usd").fill_null(0), f("realized").fill_null(0))
+                         & close(f("unrealized_pnl_usd").fill_null(0),
+                                 f("unrealized").fill_null(0))
+                         & close(f("invested_usd").fill_null(0), f("invested").fill_null(0))
+                         & (f("trades").fill_null(0) == f("trades_right").fill_null(0))
+                         & (f("tokens_traded").fill_null(0) == f("tokens").fill_null(0))))
