@@ -12,6 +12,7 @@ from checks.schemas.wallets import (
     PositionRow,
     RoundRow,
     WalletProfile,
+    WalletRanking,
     WalletWindow,
 )
 
@@ -29,6 +30,7 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "wallet_windows": WalletWindow,
     "wallet_funding": FundingRow,
     "wallet_profiles": WalletProfile,
+    "wallet_rankings": WalletRanking,
 }
 
 

@@ -28,6 +28,7 @@ class Listing:
     render: Callable[[pl.DataFrame], list[str]] = lambda rows: rows["item"].to_list()
     variant: str = ""
     envelope: Callable[[Snapshot], dict] | None = None
+    backward: bool = True
 
 
 async def page(request: Request, listing: Listing, limit: int, cursor: str | None) -> Response:
@@ -82,7 +83,8 @@ def _render(request: Request, snapshot: Snapshot, listing: Listing, offset: int,
 
     return page_body(items, cursor(after) if after < rows.height else None,
                      cursor(max(0, offset - limit)) if offset > 0 else None,
-                     extra=listing.envelope(snapshot) if listing.envelope else None)
+                     extra=listing.envelope(snapshot) if listing.envelope else None,
+                     backward=listing.backward)
 
 
 def table_listing(name: str) -> Listing:

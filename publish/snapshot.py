@@ -26,7 +26,8 @@ class PagedList:
 
     Its cursors carry `name` and `scope` (the query it answers), so the edge continues a
     published page; `path` places its pages (default `name`); `served` also publishes `frame`
-    as a table the edge pages itself; `envelope` adds fields to every page."""
+    as a table the edge pages itself; `envelope` adds fields to every page; a list that only
+    pages forward (`backward` false) carries no `prev_cursor`."""
 
     name: str
     frame: pl.DataFrame
@@ -35,6 +36,7 @@ class PagedList:
     path: str | None = None
     served: bool = True
     envelope: dict = field(default_factory=dict)
+    backward: bool = True
 
     @property
     def where(self) -> str:
@@ -129,7 +131,8 @@ class Publisher:
                              if n else None,
                              links={"next": f"{n + 2}.json" if n + 1 < pages else None,
                                     "prev": f"{n}.json" if n else None},
-                             extra={**paged.envelope, "snapshot_id": sid, "as_of": _iso(as_of)})
+                             extra={**paged.envelope, "snapshot_id": sid, "as_of": _iso(as_of)},
+                             backward=paged.backward)
             self._put(manifest, base, f"lists/{where}/{n + 1}.json", body, JSON)
         self.progress(f"{where}: {len(items)} rows in {pages} page(s)")
         return {"rows": len(items), "pages": pages, "page_size": PAGE_SIZE,
@@ -162,10 +165,14 @@ def _parquet(frame: pl.DataFrame) -> bytes:
 
 
 def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None,
-              links: dict | None = None, extra: dict | None = None) -> bytes:
-    """A page envelope from pre-rendered item JSON, without re-parsing the items."""
+              links: dict | None = None, extra: dict | None = None,
+              backward: bool = True) -> bytes:
+    """A page envelope from pre-rendered item JSON, without re-parsing the items; a forward-only
+    page has no `prev_cursor`."""
     head = b'{"items":[' + ",".join(items).encode() + b"]"
-    tail = {"next_cursor": next_cursor, "prev_cursor": prev_cursor}
+    tail = {"next_cursor": next_cursor}
+    if backward:
+        tail["prev_cursor"] = prev_cursor
     if links is not None:
         tail["links"] = links
     tail.update(extra or {})

@@ -6,6 +6,7 @@ import dagster as dg
 import polars as pl
 
 from assets.chains.items import chain_items, config_document
+from assets.sql_models import MIN_RATED_POSITIONS
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
 from publish.cursor import default_signer
@@ -20,13 +21,14 @@ from publish.market_lists import (
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
+from publish.wallet_tables import ranking_pages, wallet_serving
 from publish.vocabulary import PAIR_WINDOWS
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
            "pair_trades": "market", **{name: "wallets" for name in (
                "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_windows",
-               "wallet_funding", "wallet_profiles")}}
+               "wallet_funding", "wallet_profiles", "wallet_rankings")}}
 # What the edge reads of a pair row to look it up, filter, sort and answer it.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
@@ -118,9 +120,11 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
-               *market_lists(pairs, frames["token_rows"], records, as_of)],
+               *market_lists(pairs, frames["token_rows"], records, as_of),
+               *ranking_pages(frames["wallet_rankings"], records, MIN_RATED_POSITIONS)],
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch},
-        tables=serving_tables(frames, pairs, (leaves, nodes)),
+        tables=[*serving_tables(frames, pairs, (leaves, nodes)),
+                *wallet_serving(frames, int(as_of.timestamp()))],
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

@@ -8,7 +8,7 @@ from assets.wallets.behaviour import peak_capital, swap_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
 from assets.wallets.positions import assemble_positions, assemble_rounds
-from assets.wallets.profiles import assemble_profiles
+from assets.wallets.profiles import assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
@@ -80,3 +80,12 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     frame = assemble_profiles(parts, warehouse.clock()["as_of_s"])
     return materialized(warehouse, "wallet_profiles", frame.drop(
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("item")))
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_profiles", "wallet_windows"))
+def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
+    """One ranking row per wallet and window: what GET /wallets filters and sorts on, and the
+    list item (spec 2.5) with that window's metrics record."""
+    frame = assemble_rankings(warehouse.scan("wallet_profiles").collect(),
+                              warehouse.scan("wallet_windows").collect())
+    return materialized(warehouse, "wallet_rankings", frame)

@@ -290,3 +290,32 @@ def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
         first_seen_at="first_seen_at", first_onchain_at="first_onchain_at",
         last_active_at="last_active_at", user_score="user", scammer_score="scammer",
         signals="signals", metrics="metrics").struct.json_encode())
+
+
+def assemble_rankings(profiles: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+    """One ranking row per wallet and window (spec 2.5): the figures filters and sorts read,
+    and the list item with that window's metrics record."""
+    grid = metric_grid(profiles, windows)
+    head = profiles.select(
+        "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "scammer_band",
+        "item", labels=pl.col("item").str.json_path_match("$.labels"))
+    return (grid.join(head, on=["chain_id", "wallet"])
+            .with_columns(record=metrics_record().struct.json_encode())
+            .with_columns(item=pl.concat_str(
+                pl.lit('{"address":'), pl.col("wallet").map_batches(_json_strings,
+                                                                     return_dtype=pl.String),
+                pl.lit(',"chain":'), pl.col("item").str.json_path_match("$.chain"),
+                pl.lit(',"tier":"'), "tier", pl.lit('","type":"'), "type",
+                pl.lit('","labels":'), "labels",
+                pl.lit(',"copy_eligible":'),
+                pl.col("copy_eligible").cast(pl.String).str.to_lowercase(),
+                pl.lit(',"user_score":'), pl.col("item").str.json_path_match("$.user_score"),
+                pl.lit(',"scammer_score":'),
+                pl.col("item").str.json_path_match("$.scammer_score"),
+                pl.lit(',"metrics":'), "record", pl.lit("}")))
+            .drop("record", "labels", "window_order", "rebuild_skipped"))
+
+
+def _json_strings(values: pl.Series) -> pl.Series:
+    return pl.DataFrame({"v": values}).select(pl.struct("v").struct.json_encode()
+                                              .str.slice(5).str.head(-1))["v"]

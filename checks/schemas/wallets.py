@@ -238,6 +238,28 @@ class WalletProfile(pa.DataFrameModel):
             (pl.col("user_score") <= HUMAN_UNKNOWN_CAP) & ~pl.col("copy_eligible")))
 
 
+class WalletRanking(pa.DataFrameModel):
+    """One wallet's ranking row in one window (spec 2.5)."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    window: str = pa.Field(isin=WALLET_WINDOWS)
+    win_rate: float = pa.Field(ge=0, le=1)
+    item: str = pa.Field(str_startswith='{"address":')
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "wallet", "window"]
+
+    @pa.dataframe_check
+    def machinery_ranks_on_zeroes(cls, data) -> pl.LazyFrame:
+        """A bot or market maker carries zeroes in every window: its rebuild is skipped."""
+        machinery = pl.col("type").is_in(["bot", "market_maker"])
+        return data.lazyframe.select(~machinery | ((pl.col("total_pnl_usd") == 0)
+                                                   & (pl.col("trades") == 0)))
+
+
 def positions_add_up(windows: pl.DataFrame, positions: pl.DataFrame,
                      profiles: pl.DataFrame) -> pl.DataFrame:
     """Wallets whose `all` window differs from the sums over their positions (realised,
