@@ -22,7 +22,17 @@ from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_heade
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
 from edge.registry import HERMES_PREFIX, Operation, Router, mount
-from edge.routes import chains, lists, market, platform, search, tokens, trades, verdicts
+from edge.routes import (
+    chains,
+    lists,
+    market,
+    platform,
+    search,
+    tokens,
+    trades,
+    verdicts,
+    wallets,
+)
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner, default_signer
@@ -42,7 +52,7 @@ def operations() -> list[Operation]:
     return mount(OPERATIONS, {**chains.HANDLERS, **lists.HANDLERS, **market.HANDLERS,
                                    **platform.HANDLERS, **search.HANDLERS,
                                    **tokens.HANDLERS, **trades.HANDLERS,
-                                   **verdicts.HANDLERS})
+                                   **verdicts.HANDLERS, **wallets.HANDLERS})
 
 
 @dataclass(slots=True)

@@ -5,8 +5,8 @@ import dagster as dg
 from assets.chains import assets as chains_assets
 from assets.market import assets as market_assets
 from assets.snapshot import assets as snapshot_assets
-from assets.wallets import assets as wallets_assets
 from assets.sql_assets import lake_specs, sql_assets
+from assets.wallets import assets as wallets_assets
 from checks.asset_checks import product_checks
 from pipelines.progress import step_lines
 from pipelines.resources import resources

@@ -37,6 +37,7 @@ class PagedList:
     served: bool = True
     envelope: dict = field(default_factory=dict)
     backward: bool = True
+    total: int | None = None
 
     @property
     def where(self) -> str:
@@ -123,11 +124,12 @@ class Publisher:
             meta["table"] = f"tables/{where}.parquet"
             self._put(manifest, base, meta["table"], _parquet(frame), PARQUET)
         items = frame["item"].to_list()
+        total = max(paged.total or 0, len(items))
         pages = max(1, -(-len(items) // PAGE_SIZE))
         for n in range(pages):
             chunk = items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE]
-            body = page_body(chunk, self._cursor(sid, paged, (n + 1) * PAGE_SIZE, len(items)),
-                             self._cursor(sid, paged, (n - 1) * PAGE_SIZE, len(items))
+            body = page_body(chunk, self._cursor(sid, paged, (n + 1) * PAGE_SIZE, total),
+                             self._cursor(sid, paged, (n - 1) * PAGE_SIZE, total)
                              if n else None,
                              links={"next": f"{n + 2}.json" if n + 1 < pages else None,
                                     "prev": f"{n}.json" if n else None},

@@ -4,8 +4,8 @@ chart buckets, funding) and the ranking pages published per chain, window and so
 import polars as pl
 
 from publish.snapshot import PagedList, ServingTable
-from publish.wallet_lists import PUBLISHED_DEPTH, WALLET_SORT_COLUMNS, WalletQuery, wallet_list, wallet_scope
 from publish.vocabulary import WALLET_WINDOWS
+from publish.wallet_lists import PUBLISHED_DEPTH, WALLET_SORT_COLUMNS, WalletQuery, wallet_list, wallet_scope
 
 HOUR, DAY, WEEK = 3_600, 86_400, 7 * 86_400
 POSITION_FIELDS = (
@@ -42,17 +42,19 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def wallet_serving(frames: dict[str, pl.DataFrame], as_of_s: int) -> list[ServingTable]:
-    """Every wallet serving table, each sorted by its lookup key."""
+def wallet_serving(frames: dict[str, pl.DataFrame], labels: pl.DataFrame,
+                   as_of_s: int) -> list[ServingTable]:
+    """Every wallet serving table, each sorted by its lookup key (`labels`: the lake's known
+    entities, for addresses that never traded)."""
     symbols = frames["token_rows"].select("chain_id", token="address", token_symbol="symbol")
     ledger = frames["wallet_ledger"]
     positions = frames["wallet_positions"].with_columns(item=pl.struct(
-        token_address="token", token_symbol="token_symbol", *POSITION_FIELDS,
+        pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
         first_trade_at=_iso("first_trade_at"), last_trade_at=_iso("last_trade_at"))
         .struct.json_encode())
     rounds = (frames["wallet_rounds"].join(symbols, on=["chain_id", "token"], how="left")
               .with_columns(item=pl.struct(
-                  token_address="token", token_symbol="token_symbol", *ROUND_FIELDS,
+                  pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
                   opened_at=_iso("opened_at"), closed_at=_iso("closed_at")).struct.json_encode()))
     trades = ledger.join(symbols, on=["chain_id", "token"], how="left").select(
         "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
@@ -60,7 +62,7 @@ def wallet_serving(frames: dict[str, pl.DataFrame], as_of_s: int) -> list[Servin
         "fee_is_estimated")
     profiles = frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
-        "item")
+        "deployed_usd", "item")
     return [
         ServingTable("wallet_profiles", profiles, ("chain_id", "wallet")),
         ServingTable("wallet_rankings", frames["wallet_rankings"], ("chain_id", "window", "wallet")),
@@ -71,6 +73,9 @@ def wallet_serving(frames: dict[str, pl.DataFrame], as_of_s: int) -> list[Servin
         ServingTable("wallet_buckets", chart_buckets(ledger, as_of_s),
                      ("chain_id", "wallet", "resolution", "bucket")),
         ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts")),
+        ServingTable("address_labels", labels.select(
+            "chain_id", "address", "kind", "name", "confidence", "token_address"),
+            ("chain_id", "address", "kind")),
     ]
 
 
@@ -83,8 +88,8 @@ def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
         for window in WALLET_WINDOWS:
             for sort in WALLET_SORT_COLUMNS:
                 query = WalletQuery(chain_id=chain_id, window=window, sort=sort)
-                rows = wallet_list(rankings, query, min_rated).head(PUBLISHED_DEPTH)
-                out.append(PagedList("wallets", rows.select("chain_id", "wallet", "item"),
-                                     ("chain_id", "wallet"), wallet_scope(query),
-                                     f"wallets/{slug}/{window}/{sort}", False, backward=False))
+                rows = wallet_list(rankings, query, min_rated)
+                out.append(PagedList("wallets", rows.head(PUBLISHED_DEPTH).select(
+                    "chain_id", "wallet", "item"), ("chain_id", "wallet"), wallet_scope(query),
+                    f"wallets/{slug}/{window}/{sort}", False, backward=False, total=rows.height))
     return out

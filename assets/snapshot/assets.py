@@ -21,8 +21,8 @@ from publish.market_lists import (
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
-from publish.wallet_tables import ranking_pages, wallet_serving
 from publish.vocabulary import PAIR_WINDOWS
+from publish.wallet_tables import ranking_pages, wallet_serving
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
@@ -100,7 +100,7 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
 
 @dg.asset(key_prefix="publish", group_name="publish",
           deps=[dg.AssetKey([DOMAINS[name], name]) for name in PRODUCT_SCHEMAS]
-          + [dg.AssetKey(["market", "as_of"])])
+          + [dg.AssetKey(["market", "as_of"]), dg.AssetKey(["lake", "address_labels"])])
 def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
              store: Store) -> dg.MaterializeResult:
     """Publishes the checked products as one snapshot and flips LATEST to it."""
@@ -124,7 +124,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                *ranking_pages(frames["wallet_rankings"], records, MIN_RATED_POSITIONS)],
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch},
         tables=[*serving_tables(frames, pairs, (leaves, nodes)),
-                *wallet_serving(frames, int(as_of.timestamp()))],
+                *wallet_serving(frames, warehouse.scan("address_labels").collect(),
+                                int(as_of.timestamp()))],
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

@@ -1,0 +1,439 @@
+"""Wallet reads (spec 4.5 and the wallet operations of 4.11): profiles, positions, rounds, raw
+trades, the PNL chart, funding, best trades, the overview across chains, rankings, stats, the
+labels batch and the wallets that traded a token."""
+
+from dataclasses import dataclass
+
+import orjson
+import polars as pl
+
+from edge.addresses import ChainRef, normalize, resolve_chain
+from edge.http import Request, Response
+from edge.memo import per_snapshot
+from edge.paging import Listing, page
+from edge.problems import ApiError
+from edge.routes.lists import chain_states
+from edge.routes.tokens import token_row
+from edge.snapshots import as_of_seconds, snapshot_headers, table
+from publish.market_lists import list_scope
+from publish.snapshot import Snapshot
+from publish.vocabulary import WALLET_WINDOW_SECONDS
+from publish.wallet_lists import WalletQuery, wallet_list, wallet_scope
+
+MIN_RATED_POSITIONS = 5
+BEST_TRADES = 10
+HOUR, DAY = 3_600, 86_400
+TRADER_SORTS = {"realized_pnl": "realized_usd", "total_pnl": "total_pnl_usd",
+                "volume": "volume_usd", "trades": "trades"}
+
+
+@dataclass(frozen=True)
+class Spans:
+    """Where each key's rows sit in a table sorted by that key: (offset, length)."""
+
+    frame: pl.DataFrame
+    at: dict
+
+    def rows(self, key) -> pl.DataFrame:
+        """The key's rows (empty when it has none)."""
+        found = self.at.get(key)
+        return self.frame.clear() if found is None else self.frame.slice(*found)
+
+
+def spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
+    """Index a table sorted by `keys`: each key's offset and length, computed once."""
+    runs = (frame.select(*keys).with_row_index("_at")
+            .group_by(*keys, maintain_order=True).agg(pl.col("_at").first(), pl.len()))
+    found = zip(zip(*(runs[k].to_list() for k in keys), strict=True),
+                zip(runs["_at"].to_list(), runs["len"].to_list(), strict=True), strict=True)
+    return Spans(frame, dict(found))
+
+
+def _indexed(name: str, keys: tuple[str, ...] = ("chain_id", "wallet")):
+    @per_snapshot(kept=2)
+    def index(snapshot: Snapshot) -> Spans:
+        return spans(table(snapshot, name), keys)
+    return index
+
+
+positions_of = _indexed("wallet_positions")
+rounds_of = _indexed("wallet_rounds")
+trades_of = _indexed("wallet_trades")
+buckets_of = _indexed("wallet_buckets", ("chain_id", "wallet", "resolution"))
+funding_of = _indexed("wallet_funding")
+
+
+@per_snapshot(kept=2)
+def profiles(snapshot: Snapshot) -> dict[tuple[int, str], str]:
+    """Every profile's JSON by (chain id, wallet)."""
+    rows = table(snapshot, "wallet_profiles")
+    return dict(zip(zip(rows["chain_id"].to_list(), rows["wallet"].to_list(), strict=True),
+                    rows["item"].to_list(), strict=True))
+
+
+@per_snapshot(kept=2)
+def ranking_rows(snapshot: Snapshot) -> dict[tuple[int, str, str], dict]:
+    """Every ranking row's figures by (chain id, wallet, window)."""
+    rows = table(snapshot, "wallet_rankings").drop("item")
+    return {(r["chain_id"], r["wallet"], r["window"]): r for r in rows.iter_rows(named=True)}
+
+
+def profile(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
+    """A wallet's profile JSON; 404 when the chain knows no such wallet."""
+    item = profiles(snapshot).get((chain.chain_id, address))
+    if item is None:
+        raise ApiError("not_found", f"no wallet {address} on {chain.slug}", "address")
+    return item
+
+
+def _json(snapshot: Snapshot, body: object) -> Response:
+    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+
+
+def _items(frame: pl.DataFrame) -> list[orjson.Fragment]:
+    return [orjson.Fragment(i) for i in frame["item"].to_list()]
+
+
+async def get_wallet(request: Request, params: dict) -> Response:
+    """A wallet's profile with one metrics record per window."""
+    snapshot = request.state.snapshot
+    body = profile(snapshot, params["chain"], params["address"])
+    return Response(body.encode(), headers=snapshot_headers(snapshot))
+
+
+async def get_positions(request: Request, params: dict) -> Response:
+    """One row per token the wallet swapped, rounds averaged together, open ones first, then by
+    last trade; a wallet whose rebuild is skipped has none, by decision."""
+    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
+    profile(snapshot, chain, address)
+    rows = positions_of(snapshot).rows((chain.chain_id, address)).sort(
+        ["is_open", "last_trade_at", "token"], descending=[True, True, False])
+    return _json(snapshot, {"items": _items(rows)})
+
+
+async def get_rounds(request: Request, params: dict) -> Response:
+    """Every round of every position, newest opened first."""
+    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
+    profile(snapshot, chain, address)
+    rows = rounds_of(snapshot).rows((chain.chain_id, address)).sort(
+        ["opened_at", "token", "round"], descending=[True, False, False])
+    return _json(snapshot, {"items": _items(rows)})
+
+
+def trade_items(rows: pl.DataFrame) -> list[str]:
+    """Wallet trade records (spec 2.7): transfers carry no price or notional."""
+    return rows.select(pl.struct(
+        trade_uid=pl.concat_str("tx_hash", pl.col("log_index").cast(pl.String), "side",
+                                separator=":"),
+        token_address="token", token_symbol="token_symbol", pair_address="pair", side="side",
+        qty="qty", price_usd="price_usd", notional_usd="notional_usd", fee_usd="fee_usd",
+        fee_is_estimated="fee_is_estimated",
+        timestamp=pl.from_epoch("ts", "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        block_number="block_number").struct.json_encode()).to_series().to_list()
+
+
+async def list_trades(request: Request, params: dict) -> Response:
+    """A wallet's swaps and bare movements, newest first, paged with next_cursor."""
+    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
+    profile(snapshot, chain, address)
+    key = (chain.chain_id, address)
+    listing = Listing("wallets/trades", lambda s: trades_of(s).rows(key).reverse(),
+                      list_scope(chain=chain.chain_id, wallet=address), render=trade_items,
+                      backward=False)
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+def chart_points(buckets: pl.DataFrame, window: str, as_of_s: int) -> list[dict]:
+    """Every bucket of the window, oldest first: hourly up to a week, daily above. A bucket's
+    roi is its realised profit over the cost it closed; cumulative_roi is running realised over
+    running cost, never a sum of ratios."""
+    span = WALLET_WINDOW_SECONDS[window]
+    step = HOUR if span is not None and span <= 7 * DAY else DAY
+    rows = buckets.filter(pl.col("resolution") == ("1h" if step == HOUR else "1d"))
+    last = as_of_s // step * step
+    if span is None:
+        first = int(rows["bucket"].min()) if rows.height else last
+    else:
+        first = (as_of_s - span) // step * step + step
+        rows = rows.filter(pl.col("bucket") >= first)
+    by = {r["bucket"]: r for r in rows.iter_rows(named=True)}
+    points, run_realized, run_cost = [], 0.0, 0.0
+    for at in range(first, last + step, step):
+        r = by.get(at, {"realized_usd": 0.0, "cost_usd": 0.0, "wins": 0, "losses": 0})
+        run_realized += r["realized_usd"]
+        run_cost += r["cost_usd"]
+        points.append({
+            "timestamp": _iso(at), "realized_usd": r["realized_usd"],
+            "cumulative_usd": run_realized, "cost_usd": r["cost_usd"],
+            "roi": r["realized_usd"] / r["cost_usd"] if r["cost_usd"] > 0 else 0.0,
+            "cumulative_roi": run_realized / run_cost if run_cost > 0 else 0.0,
+            "wins": r["wins"], "losses": r["losses"]})
+    return points
+
+
+def _iso(seconds: int) -> str:
+    return pl.from_epoch(pl.Series([seconds]), "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ")[0]
+
+
+def _skipped(item: str) -> bool:
+    return orjson.loads(item)["rebuild_skipped"]
+
+
+async def get_chart(request: Request, params: dict) -> Response:
+    """The wallet's realised PNL per bucket over the window (all zeroes when its rebuild is
+    skipped, by decision)."""
+    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
+    item = profile(snapshot, chain, address)
+    buckets = buckets_of(snapshot).frame.clear() if _skipped(item) else pl.concat(
+        [buckets_of(snapshot).rows((chain.chain_id, address, r)) for r in ("1h", "1d")])
+    return _json(snapshot, {"window": params["window"], "points": chart_points(
+        buckets, params["window"], as_of_seconds(snapshot))})
+
+
+async def get_funding(request: Request, params: dict) -> Response:
+    """Who funded the wallet with the chain's native token: the first funding and every funder
+    summed, each with the labels known for it, and the wallet's funding cluster."""
+    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
+    item = orjson.loads(profile(snapshot, chain, address))
+    rows = funding_of(snapshot).rows((chain.chain_id, address)).sort("ts", "log_index")
+    known = label_index(snapshot)
+
+    def labels(funder: str) -> list:
+        return known.get((chain.chain_id, funder), [])
+
+    first = None
+    if rows.height:
+        r = rows.row(0, named=True)
+        first = {"funder": r["funder"], "amount": r["amount"], "amount_usd": r["amount_usd"],
+                 "at": _iso(r["ts"]), "tx_hash": r["tx_hash"], "labels": labels(r["funder"])}
+    funders = (rows.group_by("funder").agg(
+        transfers=pl.len(), amount=pl.col("amount").sum(), amount_usd=pl.col("amount_usd").sum(),
+        first_at=pl.col("ts").min(), last_at=pl.col("ts").max())
+        .sort(["first_at", "funder"]))
+    cluster = item["cluster_id"]
+    return _json(snapshot, {
+        "address": address, "chain": item["chain"], "first_funding": first,
+        "funders": [{**f, "first_at": _iso(f["first_at"]), "last_at": _iso(f["last_at"]),
+                     "labels": labels(f["funder"])} for f in funders.iter_rows(named=True)],
+        "cluster_id": cluster,
+        "cluster_size": cluster_sizes(snapshot).get((chain.chain_id, cluster), 0) if cluster
+        else 0})
+
+
+@per_snapshot(kept=2)
+def label_index(snapshot: Snapshot) -> dict[tuple[int, str], list]:
+    """Every address's labels by (chain id, address): profiles' labels, plus known entities
+    that never traded."""
+    out = {key: orjson.loads(item)["labels"] for key, item in profiles(snapshot).items()}
+    known = table(snapshot, "address_labels")
+    for r in known.iter_rows(named=True):
+        key = (r["chain_id"], r["address"])
+        if key not in profiles(snapshot):
+            out.setdefault(key, []).append(
+                {"kind": r["kind"], "name": r["name"], "confidence": r["confidence"],
+                 "token_address": r["token_address"]})
+    return out
+
+
+@per_snapshot(kept=2)
+def cluster_sizes(snapshot: Snapshot) -> dict[tuple[int, int], int]:
+    """Wallets per funding cluster."""
+    rows = table(snapshot, "wallet_profiles")
+    ids = rows.select("chain_id", cluster=pl.col("item").str.json_path_match("$.cluster_id")
+                      .cast(pl.Int64)).filter(pl.col("cluster") > 0)
+    counts = ids.group_by("chain_id", "cluster").len()
+    return {(c, k): n for c, k, n in counts.iter_rows()}
+
+
+async def best_trades(request: Request, params: dict) -> Response:
+    """The wallet's most profitable rounds closed by a sell inside the window."""
+    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
+    profile(snapshot, chain, address)
+    span = WALLET_WINDOW_SECONDS[params["window"]]
+    rows = rounds_of(snapshot).rows((chain.chain_id, address)).filter(
+        pl.col("closed_by_sell"), pl.col("realized_usd") > 0)
+    if span is not None:
+        rows = rows.filter(pl.col("closed_at") > as_of_seconds(snapshot) - span)
+    rows = rows.sort(["realized_usd", "token"], descending=[True, False]).head(BEST_TRADES)
+    return _json(snapshot, {"window": params["window"], "items": _items(rows)})
+
+
+async def list_wallets(request: Request, params: dict) -> Response:
+    """GET /wallets: the ranking of one chain in one window with every filter of 4.5."""
+    chain: ChainRef = params["chain"]
+    tiers = params.get("tiers")
+    query = WalletQuery(
+        chain_id=chain.chain_id, window=params["window"], sort=params["sort"],
+        descending=params["order"] == "desc",
+        **{k: params[k] for k in ("min_total_pnl_usd", "min_realized_pnl_usd", "min_volume_usd",
+                                  "min_win_rate", "min_trades", "max_avg_hold_seconds",
+                                  "min_user_score")},
+        no_abuse_evidence=bool(params["no_abuse_evidence"]),
+        only_copy_eligible=bool(params["only_copy_eligible"]),
+        exclude_bots=bool(params["exclude_bots"]),
+        tiers=None if tiers is None else tuple(sorted({t.lower() for t in tiers})))
+    listing = Listing("wallets", lambda s: wallet_list(table(s, "wallet_rankings"), query,
+                                                       MIN_RATED_POSITIONS),
+                      wallet_scope(query), backward=False)
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+async def wallet_stats(request: Request, params: dict) -> Response:
+    """A chain's wallet population in one window: counts by type and tier, how many made
+    money, the median PNL, volume and realised profit."""
+    snapshot, chain, window = request.state.snapshot, params["chain"], params["window"]
+    rows = table(snapshot, "wallet_rankings").filter(pl.col("chain_id") == chain.chain_id,
+                                                     pl.col("window") == window)
+    active = rows.filter(pl.col("trades") > 0)
+    rated = active.filter(~pl.col("type").is_in(["bot", "market_maker"]))
+    profitable = rated.filter(pl.col("total_pnl_usd") > 0).height
+    machinery = rows.filter(pl.col("type").is_in(["bot", "market_maker"]))
+    return _json(snapshot, {
+        "chain": {"slug": chain.slug, "chain_id": chain.chain_id}, "window": window,
+        "wallets": rows.height, "active": active.height + machinery.height,
+        "by_type": dict(rows.group_by("type").len().sort("type").iter_rows()),
+        "by_tier": dict(rows.group_by("tier").len().sort("tier").iter_rows()),
+        "profitable": profitable,
+        "profitable_share": profitable / rated.height if rated.height else 0.0,
+        "median_total_pnl_usd": rated["total_pnl_usd"].median() if rated.height else 0.0,
+        "volume_usd": float(active["volume_usd"].sum()),
+        "realized_pnl_usd": float(active["realized_pnl_usd"].sum()),
+        "copy_eligible": rows.filter("copy_eligible").height,
+        "as_of": snapshot.manifest.as_of})
+
+
+async def label_batch(request: Request, params: dict) -> Response:
+    """Labels, tier, copy eligibility and user score of up to 200 addresses on one chain; an
+    address absent from the answer carries no labels."""
+    snapshot = request.state.snapshot
+    body = params["body"]
+    chain = resolve_chain(snapshot, body["chain"], "body.chain")
+    known, labels = profiles(snapshot), label_index(snapshot)
+    items, seen = [], set()
+    for i, asked in enumerate(body["addresses"]):
+        address = normalize(asked, chain.address_format, f"body.addresses[{i}]")
+        key = (chain.chain_id, address)
+        if key in seen or key not in labels:
+            continue
+        seen.add(key)
+        item = orjson.loads(known[key]) if key in known else None
+        items.append({"address": address, "tier": item["tier"] if item else "unrated",
+                      "labels": labels[key],
+                      "copy_eligible": item["copy_eligible"] if item else False,
+                      "user_score": item["user_score"]["value"] if item else 0})
+    return _json(snapshot, {"items": items})
+
+
+async def overview(request: Request, params: dict) -> Response:
+    """A wallet across chains in one window: its profile per chain, the per-chain split, the
+    most profitable chain and lifetime figures; chains whose wallet data cannot be read (not
+    published, or an indexer that stopped) are listed as unavailable, never counted as zero."""
+    snapshot, address, window = request.state.snapshot, params["address"], params["window"]
+    chains = params.get("chains") or all_chains(snapshot)
+    live = set(chain_states(snapshot)[0])
+    readable = "wallet_profiles" in snapshot.tables and "wallet_rankings" in snapshot.tables
+    found, per_chain, unavailable, lifetime = [], [], [], _lifetime()
+    for chain in chains:
+        if not readable or chain.chain_id not in live:
+            unavailable.append({"slug": chain.slug, "chain_id": chain.chain_id})
+            continue
+        wallet = normalize(address, chain.address_format) if chain.address_format == "evm" \
+            else address
+        item = profiles(snapshot).get((chain.chain_id, wallet))
+        if item is None:
+            continue
+        found.append(orjson.Fragment(item))
+        now = ranking_rows(snapshot)[(chain.chain_id, wallet, window)]
+        ever = ranking_rows(snapshot)[(chain.chain_id, wallet, "all")]
+        per_chain.append({"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
+                          "realized_pnl_usd": now["realized_pnl_usd"],
+                          "total_pnl_usd": now["total_pnl_usd"]})
+        _add_lifetime(lifetime, ever, deployed(snapshot)[(chain.chain_id, wallet)],
+                      positions_of(snapshot).rows((chain.chain_id, wallet)))
+    total = sum(max(c["total_pnl_usd"], 0.0) for c in per_chain)
+    for c in per_chain:
+        c["share_of_total"] = max(c["total_pnl_usd"], 0.0) / total if total > 0 else 0.0
+    best = max(per_chain, key=lambda c: c["total_pnl_usd"], default=None)
+    if not found and not unavailable:
+        raise ApiError("not_found", f"no wallet {address} on the chains asked", "address")
+    return _json(snapshot, {
+        "address": address, "window": window, "profiles": found, "per_chain": per_chain,
+        "most_profitable_chain": best["chain"] if best else None,
+        "unavailable_chains": unavailable, "lifetime": lifetime})
+
+
+def all_chains(snapshot: Snapshot) -> list[ChainRef]:
+    """Every chain the snapshot serves."""
+    rows = table(snapshot, "chains")["item"].to_list()
+    return [resolve_chain(snapshot, str(orjson.loads(r)["chain_id"]), "chains") for r in rows]
+
+
+def _lifetime() -> dict:
+    return {"deployed_usd": 0.0, "gross_bought_usd": 0.0, "gross_sold_usd": 0.0,
+            "realized_pnl_usd": 0.0, "unrealized_pnl_usd": 0.0, "total_pnl_usd": 0.0,
+            "unrealized_available": True}
+
+
+def _add_lifetime(into: dict, ever: dict, deployed: float, positions: pl.DataFrame) -> None:
+    into["deployed_usd"] += deployed
+    into["gross_bought_usd"] += ever["invested_usd"]
+    into["gross_sold_usd"] += ever["volume_usd"] - ever["invested_usd"]
+    for k in ("realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd"):
+        into[k] += ever[k]
+    if positions.filter(pl.col("is_open") & ~pl.col("marked")).height:
+        into["unrealized_available"] = False
+
+
+@per_snapshot(kept=2)
+def deployed(snapshot: Snapshot) -> dict[tuple[int, str], float]:
+    """The most cost basis each wallet ever had open at once."""
+    rows = table(snapshot, "wallet_profiles")
+    return dict(zip(zip(rows["chain_id"].to_list(), rows["wallet"].to_list(), strict=True),
+                    rows["deployed_usd"].to_list(), strict=True))
+
+
+def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.DataFrame:
+    rows = table(snapshot, "wallet_positions").filter(pl.col("chain_id") == chain_id,
+                                                      pl.col("token") == token)
+    kinds = table(snapshot, "wallet_profiles").select("chain_id", "wallet", "tier", "type")
+    return (rows.join(kinds, on=["chain_id", "wallet"], how="left")
+            .with_columns(volume_usd=pl.col("bought_usd") + pl.col("sold_usd"),
+                          trades=pl.col("buys") + pl.col("sells"))
+            .sort([TRADER_SORTS[sort], "wallet"], descending=[True, False], nulls_last=True)
+            .with_columns(item=pl.struct(
+                address="wallet", tier="tier", type="type", realized_pnl_usd="realized_usd",
+                unrealized_pnl_usd="unrealized_usd", total_pnl_usd="total_pnl_usd",
+                bought_usd="bought_usd", sold_usd="sold_usd", volume_usd="volume_usd",
+                buys="buys", sells="sells", trades="trades", held="held",
+                basis_is_incomplete="basis_is_incomplete",
+                first_trade_at=pl.from_epoch("first_trade_at", "s")
+                .dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                last_trade_at=pl.from_epoch("last_trade_at", "s")
+                .dt.strftime("%Y-%m-%dT%H:%M:%SZ")).struct.json_encode()))
+
+
+async def list_traders(request: Request, params: dict) -> Response:
+    """The wallets that traded a token, lifetime (no window), by realised PNL unless `sort`
+    says otherwise; 404 when the chain lists no such token."""
+    chain: ChainRef = params["chain"]
+    address, sort = params["address"], params["sort"]
+    token_row(request.state.snapshot, chain, address)
+    listing = Listing("tokens/traders", lambda s: _traders(s, chain.chain_id, address, sort),
+                      list_scope(chain=chain.chain_id, token=address, sort=sort))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+HANDLERS = {
+    ("GET", "/chains/{chain}/wallets/{address}"): get_wallet,
+    ("GET", "/chains/{chain}/wallets/{address}/positions"): get_positions,
+    ("GET", "/chains/{chain}/wallets/{address}/rounds"): get_rounds,
+    ("GET", "/chains/{chain}/wallets/{address}/trades"): list_trades,
+    ("GET", "/chains/{chain}/wallets/{address}/chart"): get_chart,
+    ("GET", "/chains/{chain}/wallets/{address}/funding"): get_funding,
+    ("GET", "/chains/{chain}/wallets/{address}/best-trades"): best_trades,
+    ("GET", "/wallets"): list_wallets,
+    ("GET", "/wallets/stats"): wallet_stats,
+    ("GET", "/wallets/{address}/overview"): overview,
+    ("POST", "/wallets/labels/batch"): label_batch,
+    ("GET", "/chains/{chain}/tokens/{address}/traders"): list_traders,
+}
