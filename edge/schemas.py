@@ -263,3 +263,101 @@ RESPONSES.update({
     ("GET", CHAIN_PATH + "/tokens/{address}/verdict"): VERDICT,
     ("GET", CHAIN_PATH + "/tokens/{address}/proof"): PROOF,
 })
+LABEL = obj({"kind": INT, "name": STRING, "confidence": NUMBER, "token_address": NSTR})
+LABELS = {"type": "array", "items": LABEL}
+METRICS = obj({"window": STRING, "profit_factor": NNUM,
+               **{k: NUMBER for k in (
+                   "realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_usd",
+                   "gross_profit_usd", "gross_loss_usd", "invested_usd", "volume_usd", "roi",
+                   "win_rate", "trade_win_rate", "median_roi", "avg_trade_usd")},
+               **{k: INT for k in (
+                   "avg_hold_seconds", "trades", "winning_trades", "losing_trades",
+                   "tokens_traded", "closed_positions", "open_positions", "rated_positions",
+                   "excluded_transfer_only", "excluded_untracked", "excluded_no_outcome")}})
+USER_SCORE = obj({"value": INT, "status": STRING})
+SCAMMER_SCORE = obj({"value": INT, "band": STRING})
+SIGNAL = obj({**{k: STRING for k in ("kind", "title", "detail", "subject", "last_seen",
+                                     "direction", "target")},
+              "points": NUMBER, "occurrences": INT})
+WALLET = obj({
+    "address": STRING, "chain": CHAIN_REF, "tier": STRING, "type": STRING, "labels": LABELS,
+    **{k: BOOL for k in ("human_known", "rebuild_skipped", "copy_eligible", "age_is_estimated")},
+    "rebuild_skip_reason": STRING, "cluster_id": INT,
+    **{k: STRING for k in ("first_seen_at", "first_onchain_at", "last_active_at")},
+    "user_score": USER_SCORE, "scammer_score": SCAMMER_SCORE,
+    "signals": {"type": "array", "items": SIGNAL},
+    "metrics": {"type": "array", "items": METRICS}})
+WALLET_ITEM = obj({"address": STRING, "chain": CHAIN_REF, "tier": STRING, "type": STRING,
+                   "labels": LABELS, "copy_eligible": BOOL, "user_score": USER_SCORE,
+                   "scammer_score": SCAMMER_SCORE, "metrics": METRICS})
+WALLET_PAGE = obj({"items": {"type": "array", "items": WALLET_ITEM},
+                   "next_cursor": nullable(STRING)})
+FLOWS = {**{k: INT for k in ("buys", "sells", "transfers_in", "transfers_out")},
+         **{k: NUMBER for k in ("bought_qty", "sold_qty", "held", "bought_usd", "sold_usd",
+                                "cost_in_usd", "open_cost_usd", "realized_usd",
+                                "cost_closed_usd", "realized_roi")},
+         "avg_entry_price_usd": NNUM, "avg_exit_price_usd": NNUM,
+         "token_address": STRING, "token_symbol": NSTR, "basis_is_incomplete": BOOL,
+         "is_open": BOOL}
+POSITION = obj({**FLOWS, "mark_usd": NNUM, "value_usd": NUMBER, "unrealized_usd": NUMBER,
+                "total_pnl_usd": NUMBER, "rounds": INT, "tracked": BOOL, "token_score": INT,
+                "token_status": INT, "condemned": BOOL, "first_trade_at": STRING,
+                "last_trade_at": STRING})
+ROUND = obj({**FLOWS, "round": INT, "hold_seconds": INT, "closed_by_sell": nullable(BOOL),
+             "opened_at": STRING, "closed_at": NSTR})
+WALLET_TRADE = obj({
+    **{k: STRING for k in ("trade_uid", "token_address", "side", "timestamp")},
+    "token_symbol": NSTR, "pair_address": NSTR, "qty": NUMBER, "price_usd": NNUM,
+    "notional_usd": NNUM, "fee_usd": NNUM, "fee_is_estimated": BOOL, "block_number": INT})
+CHART = obj({"window": STRING, "points": {"type": "array", "items": obj({
+    "timestamp": STRING, **{k: NUMBER for k in ("realized_usd", "cumulative_usd", "cost_usd",
+                                                 "roi", "cumulative_roi")},
+    "wins": INT, "losses": INT})}})
+FUNDED = {"amount": NUMBER, "amount_usd": NNUM, "labels": LABELS}
+FUNDING = obj({"address": STRING, "chain": CHAIN_REF, "first_funding": obj(
+    {"funder": STRING, "at": STRING, "tx_hash": STRING, **FUNDED}, nullable=True),
+    "funders": {"type": "array", "items": obj({"funder": STRING, "transfers": INT,
+                                               "first_at": STRING, "last_at": STRING,
+                                               **FUNDED})},
+    "cluster_id": INT, "cluster_size": INT})
+MONEY = {k: NUMBER for k in ("realized_pnl_usd", "total_pnl_usd")}
+OVERVIEW = obj({
+    "address": STRING, "window": STRING, "profiles": {"type": "array", "items": WALLET},
+    "per_chain": {"type": "array", "items": obj({"chain": CHAIN_REF, **MONEY,
+                                                 "share_of_total": NUMBER})},
+    "most_profitable_chain": nullable(CHAIN_REF),
+    "unavailable_chains": {"type": "array", "items": CHAIN_REF},
+    "lifetime": obj({**{k: NUMBER for k in ("deployed_usd", "gross_bought_usd", "gross_sold_usd",
+                                            "unrealized_pnl_usd")}, **MONEY,
+                     "unrealized_available": BOOL})})
+TRADER = obj({**{k: STRING for k in ("address", "first_trade_at", "last_trade_at")},
+              "tier": NSTR, "type": NSTR,
+              **{k: NUMBER for k in ("realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd",
+                                     "bought_usd", "sold_usd", "volume_usd", "held")},
+              **{k: INT for k in ("buys", "sells", "trades")}, "basis_is_incomplete": BOOL})
+COUNTS = {"type": "object", "additionalProperties": INT}
+WALLET_STATS = obj({"chain": CHAIN_REF, "window": STRING, "wallets": INT, "active": INT,
+                    "by_type": COUNTS, "by_tier": COUNTS, "profitable": INT,
+                    "profitable_share": NUMBER, "median_total_pnl_usd": NUMBER,
+                    "volume_usd": NUMBER, "realized_pnl_usd": NUMBER, "copy_eligible": INT,
+                    "as_of": STRING})
+LABEL_BATCH = obj({"items": {"type": "array", "items": obj({
+    "address": STRING, "tier": STRING, "labels": LABELS, "copy_eligible": BOOL,
+    "user_score": INT})}})
+WALLET_PATH = CHAIN_PATH + "/wallets/{address}"
+RESPONSES.update({
+    ("GET", "/wallets"): WALLET_PAGE,
+    ("GET", "/wallets/stats"): WALLET_STATS,
+    ("GET", "/wallets/{address}/overview"): OVERVIEW,
+    ("POST", "/wallets/labels/batch"): LABEL_BATCH,
+    ("GET", WALLET_PATH): WALLET,
+    ("GET", WALLET_PATH + "/positions"): obj({"items": {"type": "array", "items": POSITION}}),
+    ("GET", WALLET_PATH + "/rounds"): obj({"items": {"type": "array", "items": ROUND}}),
+    ("GET", WALLET_PATH + "/best-trades"): obj({"window": STRING,
+                                                "items": {"type": "array", "items": ROUND}}),
+    ("GET", WALLET_PATH + "/trades"): obj({"items": {"type": "array", "items": WALLET_TRADE},
+                                           "next_cursor": nullable(STRING)}),
+    ("GET", WALLET_PATH + "/chart"): CHART,
+    ("GET", WALLET_PATH + "/funding"): FUNDING,
+    ("GET", CHAIN_PATH + "/tokens/{address}/traders"): page_of(TRADER),
+})

@@ -20,6 +20,16 @@ COSTS = {
     ("GET", "/chains/{chain}/tokens/{address}/verdict"): 40,
     ("GET", "/deployers/{address}/tokens"): 40, ("POST", "/pairs/batch"): 40,
     ("GET", "/chains/{chain}/pairs/{address}/candles"): 60, ("POST", "/tokens/batch"): 100,
+    ("GET", "/chains/{chain}/wallets/{address}"): 30,
+    ("GET", "/chains/{chain}/wallets/{address}/positions"): 40,
+    ("GET", "/chains/{chain}/wallets/{address}/rounds"): 40,
+    ("GET", "/chains/{chain}/wallets/{address}/trades"): 40,
+    ("GET", "/chains/{chain}/wallets/{address}/chart"): 30,
+    ("GET", "/chains/{chain}/wallets/{address}/funding"): 20,
+    ("GET", "/chains/{chain}/wallets/{address}/best-trades"): 30,
+    ("GET", "/chains/{chain}/tokens/{address}/traders"): 40,
+    ("GET", "/wallets"): 50, ("GET", "/wallets/stats"): 20,
+    ("GET", "/wallets/{address}/overview"): 60, ("POST", "/wallets/labels/batch"): 60,
 }
 MOUNTED = set(COSTS)
 

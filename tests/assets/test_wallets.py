@@ -1,0 +1,142 @@
+"""Wallet accounting on hand-made ledgers: buys and sells at known prices, a partial exit, a
+transfer in, a re-entry, a token without a price and an oversold sell, with every expected
+figure worked out by hand below."""
+
+import math
+
+import polars as pl
+import pytest
+
+from assets.wallets.ledger import account
+from assets.wallets.positions import assemble_positions, assemble_rounds
+from checks.outcome import validate
+from checks.schemas.wallets import PositionRow, WalletWindow
+
+W, V, T, U = "0xw", "0xv", "0xt", "0xu"
+
+
+def events(rows: list[tuple]) -> pl.LazyFrame:
+    """(wallet, token, side, qty, notional_usd, mark_usd) in chain order, a block each."""
+    return pl.DataFrame(
+        [{"chain_id": 1, "wallet": w, "token": t, "side": s, "qty": q, "notional_usd": n,
+          "mark_usd": m, "block_number": i + 1, "log_index": 0, "seq": 0, "ts": 1_000 * (i + 1),
+          "price_usd": None if n is None or s.startswith("transfer") else n / q,
+          "fee_usd": None, "fee_is_estimated": False}
+         for i, (w, t, s, q, n, m) in enumerate(rows)],
+        schema_overrides={"notional_usd": pl.Float64, "mark_usd": pl.Float64,
+                          "price_usd": pl.Float64, "fee_usd": pl.Float64}).lazy()
+
+
+BOOK = [
+    (W, T, "buy", 100.0, 100.0, 1.0),          # held 100, cost 100
+    (W, T, "buy", 100.0, 300.0, 3.0),          # held 200, cost 400 (2 a unit)
+    (W, T, "sell", 50.0, 150.0, 3.0),          # takes 50 x 2 = 100 of cost: +50; held 150, 300
+    (W, T, "transfer_in", 50.0, None, 4.0),    # no price: enters at its value, 50 x 4 = 200
+    (W, T, "sell", 200.0, 1000.0, 5.0),        # all out: cost 500 leaves, +500; round 0 closes
+    (W, T, "buy", 10.0, 60.0, 6.0),            # round 1: held 10, cost 60
+    (W, U, "buy", 10.0, None, None),           # U has no price anywhere: no cost at all
+    (W, U, "sell", 5.0, None, None),
+    (V, T, "sell", 10.0, 50.0, 5.0),           # V sells what the ledger never saw arrive
+]
+
+
+@pytest.fixture(scope="module")
+def ledger() -> pl.DataFrame:
+    return account(events(BOOK))
+
+
+def test_average_cost_realises_each_sell_against_the_running_basis(ledger) -> None:
+    t = ledger.filter(pl.col("wallet") == W, pl.col("token") == T)
+    assert t["held"].to_list() == pytest.approx([100, 200, 150, 200, 0, 10])
+    assert t["cost"].to_list() == pytest.approx([100, 400, 300, 500, 0, 60])
+    assert t["realized_usd"].to_list() == pytest.approx([0, 0, 50, 0, 500, 0])
+    assert t["cost_closed_usd"].to_list() == pytest.approx([0, 0, 100, 0, 500, 0])
+    assert t["round"].to_list() == [0, 0, 0, 0, 0, 1]
+    assert t["closes"].to_list() == [False, False, False, False, True, False]
+    assert t["incomplete"].to_list() == [False, False, False, True, False, False]
+
+
+def test_an_oversold_sell_breaks_even_and_marks_the_basis_incomplete(ledger) -> None:
+    v = ledger.filter(pl.col("wallet") == V).row(0, named=True)
+    assert (v["held"], v["realized_usd"], v["cost_closed_usd"], v["incomplete"]) == \
+        (0.0, 0.0, 0.0, True)
+
+
+def tokens(price_t: float, status_t: int = 0) -> pl.DataFrame:
+    return pl.DataFrame({"chain_id": [1, 1], "address": [T, U], "symbol": ["T", "U"],
+                         "price_usd": [price_t, None], "rating_score": [70, 10],
+                         "token_status": [status_t, 0]})
+
+
+def test_positions_average_rounds_together_and_mark_the_open_holding(ledger) -> None:
+    positions = assemble_positions(ledger, tokens(7.0))
+    t = positions.filter(pl.col("wallet") == W, pl.col("token") == T).row(0, named=True)
+    assert (t["buys"], t["sells"], t["transfers_in"], t["rounds"]) == (3, 2, 1, 2)
+    assert t["bought_usd"] == pytest.approx(460)
+    assert t["sold_usd"] == pytest.approx(1150)
+    assert t["avg_entry_price_usd"] == pytest.approx(460 / 210)
+    assert t["avg_exit_price_usd"] == pytest.approx(1150 / 250)
+    assert t["realized_usd"] == pytest.approx(550)
+    assert t["realized_roi"] == pytest.approx(550 / 600)
+    # 10 held at 7 against 60 of cost.
+    assert t["unrealized_usd"] == pytest.approx(10)
+    assert t["total_pnl_usd"] == pytest.approx(560)
+    assert t["basis_is_incomplete"] and t["tracked"] and t["token_score"] == 70
+    u = positions.filter(pl.col("token") == U).row(0, named=True)
+    assert not u["tracked"]
+    assert (u["realized_usd"], u["unrealized_usd"]) == (0.0, 0.0)
+
+
+def test_a_condemned_token_is_marked_at_zero_whatever_its_score(ledger) -> None:
+    positions = assemble_positions(ledger, tokens(7.0, status_t=999))
+    t = positions.filter(pl.col("wallet") == W, pl.col("token") == T).row(0, named=True)
+    assert t["condemned"] and t["token_score"] == 70
+    assert t["unrealized_usd"] == pytest.approx(-60)
+    assert validate("wallet_positions", PositionRow, positions).passed
+
+
+def test_rounds_run_from_first_unit_in_to_last_unit_out(ledger) -> None:
+    rounds = assemble_rounds(ledger, as_of_s=20_000).filter(
+        pl.col("wallet") == W, pl.col("token") == T).sort("round")
+    first, second = rounds.rows(named=True)
+    assert (first["opened_at"], first["closed_at"], first["hold_seconds"]) == (1000, 5000, 4000)
+    assert first["realized_usd"] == pytest.approx(550) and not first["is_open"]
+    assert first["closed_by_sell"]
+    assert (second["opened_at"], second["closed_at"], second["is_open"]) == (6000, None, True)
+    assert second["hold_seconds"] == 14_000
+    assert second["open_cost_usd"] == pytest.approx(60)
+
+
+def test_a_round_beyond_the_float_range_of_its_scale_is_redone_row_by_row() -> None:
+    # One unit at 1 USD, then a thousand times: sell half, buy it back, always at 1 USD. The
+    # log-scale reaches 1000 x ln(1/2) = -693; the average cost stays 1 and nothing is realised.
+    rows = [(W, T, "buy", 1.0, 1.0, 1.0)]
+    for _ in range(1000):
+        rows += [(W, T, "sell", 0.5, 0.5, 1.0), (W, T, "buy", 0.5, 0.5, 1.0)]
+    ledger = account(events(rows))
+    assert ledger["cost"][-1] == pytest.approx(1.0)
+    assert ledger["realized_usd"].abs().max() == pytest.approx(0.0, abs=1e-9)
+    assert not any(math.isnan(c) for c in ledger["cost"])
+
+
+def window_row(**overrides) -> pl.DataFrame:
+    base = {"chain_id": 1, "wallet": W, "window": "30d", "realized_pnl_usd": 50.0,
+            "unrealized_pnl_usd": 10.0, "total_pnl_usd": 60.0, "gross_profit_usd": 80.0,
+            "gross_loss_usd": 30.0, "invested_usd": 100.0, "volume_usd": 300.0,
+            "win_rate": 0.0, "trade_win_rate": 0.5, "trades": 4, "winning_trades": 1,
+            "losing_trades": 1, "tokens_traded": 2, "rated_positions": 1,
+            "excluded_no_outcome": 1, "excluded_untracked": 0, "closed_positions": 1,
+            "open_positions": 1}
+    return pl.DataFrame([{**base, **overrides}])
+
+
+@pytest.mark.parametrize("broken", [
+    {"total_pnl_usd": 61.0},                      # total is not realised + unrealised
+    {"win_rate": 1.0},                            # a win rate from one rated position
+    {"realized_pnl_usd": 40.0, "total_pnl_usd": 50.0},  # realised is not profit less loss
+    {"excluded_no_outcome": 0},                   # a traded token neither rated nor excluded
+    {"winning_trades": 5},                        # more winning exits than trades
+])
+def test_each_window_rule_fails_when_broken(broken) -> None:
+    assert validate("wallet_windows", WalletWindow, window_row()).passed
+    assert not validate("wallet_windows", WalletWindow, window_row(**broken)).passed

@@ -1,0 +1,151 @@
+"""Wallet products end to end on the simulated lake, over HTTP: profiles, trades, positions,
+the chart, rankings, labels, the overview and a token's traders, checked against the raw lake
+or against each other's independent sums."""
+
+import httpx
+import orjson
+import polars as pl
+import pytest
+
+from sources.lake import Lake
+from tests.e2e.test_market import walk
+from tests.edge.conftest import issue_key
+
+
+@pytest.fixture(scope="module")
+def api(home, edge):
+    key = issue_key(home, "internal")
+    with httpx.Client(base_url=edge + "/api/v1", headers={"X-API-Key": key},
+                      timeout=30) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def lake(home) -> Lake:
+    return Lake(home / "lake")
+
+
+@pytest.fixture(scope="module")
+def busiest(lake) -> str:
+    """The ethereum wallet with the most swaps that is neither a bot nor a round-tripper."""
+    swaps = lake.scan("swaps").filter(pl.col("chain_id") == 1).collect()
+    return swaps.group_by("maker").len().sort(["len", "maker"], descending=[True, False])[
+        "maker"].to_list()
+
+
+def _first_trader(api, wallets: list[str]) -> dict:
+    for wallet in wallets:
+        profile = api.get(f"/chains/ethereum/wallets/{wallet}").json()
+        if not profile["rebuild_skipped"]:
+            return profile
+    raise AssertionError("no wallet with a rebuilt record")
+
+
+def test_profile_trades_count_the_lake_swaps_and_transfers_carry_no_price(api, lake,
+                                                                           busiest) -> None:
+    profile = _first_trader(api, busiest)
+    wallet = profile["address"]
+    swaps = lake.scan("swaps").filter(pl.col("chain_id") == 1, pl.col("maker") == wallet) \
+        .collect().height
+    trades = walk(api, f"/chains/ethereum/wallets/{wallet}/trades")
+    assert sum(t["side"] in ("buy", "sell") for t in trades) == swaps
+    for moved in (t for t in trades if t["side"].startswith("transfer")):
+        assert moved["price_usd"] is None and moved["notional_usd"] is None
+    stamps = [t["timestamp"] for t in trades]
+    assert stamps == sorted(stamps, reverse=True)
+    lifetime = next(m for m in profile["metrics"] if m["window"] == "all")
+    assert lifetime["trades"] == swaps
+    assert [m["window"] for m in profile["metrics"]] == ["1d", "7d", "30d", "1y", "all"]
+
+
+def test_positions_add_up_to_the_lifetime_record(api, busiest) -> None:
+    profile = _first_trader(api, busiest)
+    wallet = profile["address"]
+    positions = api.get(f"/chains/ethereum/wallets/{wallet}/positions").json()["items"]
+    lifetime = next(m for m in profile["metrics"] if m["window"] == "all")
+    assert sum(p["realized_usd"] for p in positions) == pytest.approx(
+        lifetime["realized_pnl_usd"], abs=0.01)
+    assert sum(p["unrealized_usd"] for p in positions) == pytest.approx(
+        lifetime["unrealized_pnl_usd"], abs=0.01)
+    assert len(positions) == lifetime["tokens_traded"]
+    for p in positions:
+        assert p["total_pnl_usd"] == pytest.approx(p["realized_usd"] + p["unrealized_usd"])
+        assert "token_score" in p and "token_status" in p and "basis_is_incomplete" in p
+
+
+def test_chart_buckets_and_cumulative_roi(api, busiest) -> None:
+    wallet = _first_trader(api, busiest)["address"]
+    week = api.get(f"/chains/ethereum/wallets/{wallet}/chart", params={"window": "7d"}).json()
+    assert len(week["points"]) == 7 * 24
+    month = api.get(f"/chains/ethereum/wallets/{wallet}/chart", params={"window": "30d"}).json()
+    assert len(month["points"]) == 30
+    realized = sum(p["realized_usd"] for p in month["points"])
+    cost = sum(p["cost_usd"] for p in month["points"])
+    last = month["points"][-1]
+    assert last["cumulative_usd"] == pytest.approx(realized)
+    assert last["cumulative_roi"] == pytest.approx(realized / cost if cost else 0.0)
+
+
+def test_known_mev_bots_are_recognised_from_behaviour_and_skipped(api, lake) -> None:
+    bots = lake.scan("address_labels").filter(pl.col("chain_id") == 1, pl.col("kind") == 3) \
+        .collect()["address"].to_list()
+    assert bots
+    for bot in bots:
+        profile = api.get(f"/chains/ethereum/wallets/{bot}").json()
+        assert profile["type"] == "bot" and profile["rebuild_skipped"]
+        assert profile["rebuild_skip_reason"].startswith("bot:")
+        assert all(m["total_pnl_usd"] == 0 and m["trades"] == 0 for m in profile["metrics"])
+        assert api.get(f"/chains/ethereum/wallets/{bot}/positions").json()["items"] == []
+
+
+def test_rankings_filters_and_the_published_head_agree(api, home) -> None:
+    first = api.get("/wallets", params={"chain": "ethereum", "limit": 50}).json()
+    assert "prev_cursor" not in first
+    totals = [w["metrics"]["total_pnl_usd"] for w in first["items"]]
+    assert totals == sorted(totals, reverse=True)
+    humans = walk(api, "/wallets", chain="ethereum", exclude_bots="true")
+    assert humans and all(w["type"] not in ("bot", "market_maker") for w in humans)
+    by_win = walk(api, "/wallets", chain="ethereum", sort="win_rate")
+    assert all(w["metrics"]["rated_positions"] >= 5 for w in by_win)
+    eligible = walk(api, "/wallets", chain="ethereum", only_copy_eligible="true",
+                    min_trades="3")
+    assert all(w["copy_eligible"] and w["metrics"]["trades"] >= 3 for w in eligible)
+    store = home / "store" / "snapshots"
+    sid = orjson.loads((store / "LATEST").read_bytes())["snapshot_id"]
+    published = orjson.loads((store / sid / "lists/wallets/ethereum/30d/total_pnl/1.json")
+                             .read_bytes())
+    assert [w["address"] for w in published["items"]] == [w["address"] for w in first["items"]]
+
+
+def test_labels_batch_leaves_out_addresses_without_labels(api, lake, busiest) -> None:
+    known = lake.scan("address_labels").filter(pl.col("chain_id") == 1, pl.col("kind") == 1) \
+        .collect()["address"][0]
+    nobody = "0x" + "ab" * 20
+    answer = api.post("/wallets/labels/batch", json={
+        "chain": "ethereum", "addresses": [known.upper().replace("0X", "0x"), nobody]}).json()
+    assert [i["address"] for i in answer["items"]] == [known]
+    assert answer["items"][0]["labels"][0]["kind"] == 1
+
+
+def test_overview_lists_a_stopped_chain_as_unavailable(api, busiest) -> None:
+    wallet = _first_trader(api, busiest)["address"]
+    body = api.get(f"/wallets/{wallet}/overview", params={"chains": "ethereum,sui"}).json()
+    assert [c["slug"] for c in body["unavailable_chains"]] == ["sui"]
+    assert body["most_profitable_chain"]["slug"] == "ethereum"
+    assert [p["chain"]["slug"] for p in body["profiles"]] == ["ethereum"]
+
+
+def test_token_traders_are_the_wallets_that_swapped_it(api, lake) -> None:
+    tradable = lake.scan("tokens").filter(pl.col("chain_id") == 1, ~pl.col("is_quote")) \
+        .collect()["address"]
+    pairs = lake.scan("pairs").filter(pl.col("chain_id") == 1).collect()
+    swaps = lake.scan("swaps").filter(pl.col("chain_id") == 1).collect().join(
+        pairs.select(pair="address", base=pl.when(pl.col("token0").is_in(tradable))
+                     .then("token0").otherwise("token1")), on="pair")
+    address = swaps.group_by("base").len().sort(["len", "base"], descending=[True, False])[
+        "base"][0]
+    traders = walk(api, f"/chains/ethereum/tokens/{address}/traders")
+    realized = [t["realized_pnl_usd"] for t in traders]
+    assert realized == sorted(realized, reverse=True)
+    makers = swaps.filter(pl.col("base") == address)["maker"].unique()
+    assert {t["address"] for t in traders} == set(makers.to_list())
