@@ -86,6 +86,13 @@ def profile(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     return item
 
 
+def rebuilt(snapshot: Snapshot, index: Spans, chain: ChainRef, address: str) -> pl.DataFrame:
+    """A wallet's rows of an accounting table; none when its rebuild is skipped (machinery's
+    zeroes are a decision); 404 for an unknown wallet."""
+    item = profile(snapshot, chain, address)
+    return index.frame.clear() if _skipped(item) else index.rows((chain.chain_id, address))
+
+
 def _json(snapshot: Snapshot, body: object) -> Response:
     return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
 
@@ -105,8 +112,7 @@ async def get_positions(request: Request, params: dict) -> Response:
     """One row per token the wallet swapped, rounds averaged together, open ones first, then by
     last trade; a wallet whose rebuild is skipped has none, by decision."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    profile(snapshot, chain, address)
-    rows = positions_of(snapshot).rows((chain.chain_id, address)).sort(
+    rows = rebuilt(snapshot, positions_of(snapshot), chain, address).sort(
         ["is_open", "last_trade_at", "token"], descending=[True, True, False])
     return _json(snapshot, {"items": _items(rows)})
 
@@ -114,8 +120,7 @@ async def get_positions(request: Request, params: dict) -> Response:
 async def get_rounds(request: Request, params: dict) -> Response:
     """Every round of every position, newest opened first."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    profile(snapshot, chain, address)
-    rows = rounds_of(snapshot).rows((chain.chain_id, address)).sort(
+    rows = rebuilt(snapshot, rounds_of(snapshot), chain, address).sort(
         ["opened_at", "token", "round"], descending=[True, False, False])
     return _json(snapshot, {"items": _items(rows)})
 
@@ -248,9 +253,8 @@ def cluster_sizes(snapshot: Snapshot) -> dict[tuple[int, int], int]:
 async def best_trades(request: Request, params: dict) -> Response:
     """The wallet's most profitable rounds closed by a sell inside the window."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    profile(snapshot, chain, address)
     span = WALLET_WINDOW_SECONDS[params["window"]]
-    rows = rounds_of(snapshot).rows((chain.chain_id, address)).filter(
+    rows = rebuilt(snapshot, rounds_of(snapshot), chain, address).filter(
         pl.col("closed_by_sell"), pl.col("realized_usd") > 0)
     if span is not None:
         rows = rows.filter(pl.col("closed_at") > as_of_seconds(snapshot) - span)
