@@ -1,8 +1,11 @@
 """End-to-end fixtures: one simulated lake, materialised and published, and an edge over it."""
 
+import httpx
 import pytest
 
+from sources.lake import Lake
 from tests.conftest import edge_process, run_cli
+from tests.edge.conftest import issue_key
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +24,16 @@ def home(tmp_path_factory):
 def edge(home):
     with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2") as base:
         yield base
+
+
+@pytest.fixture(scope="session")
+def api(home, edge):
+    key = issue_key(home, "internal")
+    with httpx.Client(base_url=edge + "/api/v1", headers={"X-API-Key": key},
+                      timeout=30) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def lake(home) -> Lake:
+    return Lake(home / "lake")

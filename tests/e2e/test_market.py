@@ -10,22 +10,8 @@ import polars as pl
 import pytest
 
 from sources.lake import Lake
-from tests.edge.conftest import issue_key
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
-
-
-@pytest.fixture(scope="module")
-def api(home, edge):
-    key = issue_key(home, "internal")
-    with httpx.Client(base_url=edge + "/api/v1", headers={"X-API-Key": key},
-                      timeout=30) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def lake(home) -> Lake:
-    return Lake(home / "lake")
 
 
 def walk(api: httpx.Client, path: str, **params) -> list[dict]:

@@ -2,27 +2,11 @@
 the chart, rankings, labels, the overview and a token's traders, checked against the raw lake
 or against each other's independent sums."""
 
-import httpx
 import orjson
 import polars as pl
 import pytest
 
-from sources.lake import Lake
 from tests.e2e.test_market import walk
-from tests.edge.conftest import issue_key
-
-
-@pytest.fixture(scope="module")
-def api(home, edge):
-    key = issue_key(home, "internal")
-    with httpx.Client(base_url=edge + "/api/v1", headers={"X-API-Key": key},
-                      timeout=30) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def lake(home) -> Lake:
-    return Lake(home / "lake")
 
 
 @pytest.fixture(scope="module")
