@@ -90,8 +90,11 @@ class FileKeys:
         tmp.replace(self.path)
 
     async def lookup(self, key: str) -> KeyRecord | None:
-        """The record of `key`, revoked or not; None when it was never issued."""
-        return self._load(fresh=False).get(digest(key))
+        """The record of `key`, revoked or not; None when it was never issued. A key the last
+        read does not know sends the edge back to the file: it may have just been issued."""
+        hashed = digest(key)
+        found = self._load(fresh=False).get(hashed)
+        return found if found is not None else self._load().get(hashed)
 
     def create(self, name: str, plan: str) -> tuple[str, KeyRecord]:
         """Issue a key: the key is returned once and only its hash is kept."""

@@ -26,8 +26,9 @@ def edge(home):
         yield base
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def api(home, edge):
+    """A client with a key of its own."""
     key = issue_key(home, "internal")
     with httpx.Client(base_url=edge + "/api/v1", headers={"X-API-Key": key},
                       timeout=30) as client:

@@ -1,5 +1,6 @@
 """API keys over a real socket: headers, refusals, plans, revocation, hashed storage."""
 
+import asyncio
 import hashlib
 import json
 import time
@@ -7,6 +8,7 @@ import time
 import httpx
 import redis
 
+from edge.keys import FileKeys
 from tests.conftest import edge_process, run_cli
 from tests.edge.conftest import issue_key
 
@@ -69,3 +71,10 @@ def test_a_key_whose_plan_is_no_longer_offered_is_refused(home, edge) -> None:
     time.sleep(1.1)
     refused = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": key})
     assert (refused.status_code, refused.json()["code"]) == (401, "invalid_api_key")
+
+
+def test_a_key_issued_between_two_reads_is_known_at_once(tmp_path) -> None:
+    edge, admin = FileKeys(tmp_path / "keys.json"), FileKeys(tmp_path / "keys.json")
+    assert asyncio.run(edge.lookup("ct_unknown")) is None
+    key, _ = admin.create("fresh", "internal")
+    assert asyncio.run(edge.lookup(key)) is not None
