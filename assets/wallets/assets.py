@@ -77,7 +77,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         "labels": warehouse.scan("address_labels").collect(),
         "chains": warehouse.scan("chain_records").select("chain_id", "slug").collect(),
     }
-    frame = assemble_profiles(parts, warehouse.clock()["as_of_s"])
+    frame = assemble_profiles(parts)
     return materialized(warehouse, "wallet_profiles", frame.drop(
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("item")))
 

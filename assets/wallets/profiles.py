@@ -195,7 +195,7 @@ def _iso(col: str) -> pl.Expr:
     return pl.from_epoch(pl.col(col), "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def assemble_profiles(parts: dict[str, pl.DataFrame], as_of_s: int) -> pl.DataFrame:
+def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
     and its wire JSON with one metrics record per window."""
     ledger, chains = parts["ledger"], parts["chains"]
