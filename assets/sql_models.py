@@ -13,9 +13,8 @@ from sqlglot.errors import ErrorLevel
 from sqlglot.optimizer.scope import traverse_scope
 
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import PAIR_WINDOWS, WALLET_WINDOW_SECONDS
+from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WALLET_WINDOW_SECONDS
 
-MIN_RATED_POSITIONS = 5
 SQL_ROOT = Path(__file__).parent / "sql"
 READ_DIALECT = "postgres"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
@@ -33,8 +32,6 @@ def model_context() -> dict:
     return {
         "windows": PAIR_WINDOWS,
         "wallet_windows": WALLET_WINDOW_SECONDS,
-        # Below this many rated positions a win rate says little: win_rate is then 0 and
-        # trade_win_rate carries the ratio.
         "min_rated_positions": MIN_RATED_POSITIONS,
         "day_s": 86_400,
         "terminal_statuses": TERMINAL_TOKEN_STATUSES,

@@ -1,6 +1,8 @@
 """The interface's closed value sets, shared by the pipeline that publishes /config and the edge
 that validates requests, so that /config lists exactly what the service accepts."""
 
+import polars as pl
+
 PAIR_WINDOWS = {"m5": 300, "h1": 3_600, "h6": 21_600, "h24": 86_400}
 TIMEFRAMES = list(PAIR_WINDOWS)
 RESOLUTIONS = ["1m", "5m", "15m", "1h", "4h", "1d"]
@@ -11,6 +13,17 @@ SORT_OPTIONS = ["trending", "volume", "liquidity", "price_change", "txns", "crea
 WALLET_WINDOW_SECONDS = {"1d": 86_400, "7d": 604_800, "30d": 2_592_000, "1y": 31_536_000,
                          "all": None}
 WALLET_WINDOWS = list(WALLET_WINDOW_SECONDS)
+# Below this many rated positions a win rate says little: win_rate is then 0 (trade_win_rate
+# carries the ratio) and sort=win_rate leaves the wallet out.
+MIN_RATED_POSITIONS = 5
+
+
+def wire_time(seconds: pl.Expr) -> pl.Expr:
+    """Unix seconds as the wire's ISO 8601 text, second precision."""
+    return pl.from_epoch(seconds, "s").dt.strftime(WIRE_TIME)
+
+
+WIRE_TIME = "%Y-%m-%dT%H:%M:%SZ"
 VERDICT_STATUSES = ["ok", "watch", "blocked", "unknown"]
 # The id a token row carries when the canonical registry does not know the token.
 UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"

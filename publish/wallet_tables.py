@@ -4,7 +4,7 @@ chart buckets, funding) and the ranking pages published per chain, window and so
 import polars as pl
 
 from publish.snapshot import PagedList, ServingTable
-from publish.vocabulary import WALLET_WINDOWS
+from publish.vocabulary import WALLET_WINDOWS, wire_time
 from publish.wallet_lists import PUBLISHED_DEPTH, WALLET_SORT_COLUMNS, WalletQuery, wallet_list, wallet_scope
 
 HOUR, DAY, WEEK = 3_600, 86_400, 7 * 86_400
@@ -19,10 +19,6 @@ ROUND_FIELDS = (
     "sold_qty", "held", "bought_usd", "sold_usd", "cost_in_usd", "avg_entry_price_usd",
     "avg_exit_price_usd", "open_cost_usd", "realized_usd", "cost_closed_usd", "realized_roi",
     "hold_seconds", "closed_by_sell", "basis_is_incomplete")
-
-
-def _iso(col: str) -> pl.Expr:
-    return pl.from_epoch(pl.col(col), "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
@@ -50,19 +46,20 @@ def wallet_serving(frames: dict[str, pl.DataFrame], labels: pl.DataFrame,
     ledger = frames["wallet_ledger"]
     positions = frames["wallet_positions"].with_columns(item=pl.struct(
         pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
-        first_trade_at=_iso("first_trade_at"), last_trade_at=_iso("last_trade_at"))
+        first_trade_at=wire_time(pl.col("first_trade_at")), last_trade_at=wire_time(pl.col("last_trade_at")))
         .struct.json_encode())
     rounds = (frames["wallet_rounds"].join(symbols, on=["chain_id", "token"], how="left")
               .with_columns(item=pl.struct(
                   pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
-                  opened_at=_iso("opened_at"), closed_at=_iso("closed_at")).struct.json_encode()))
+                  opened_at=wire_time(pl.col("opened_at")),
+                  closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()))
     trades = ledger.join(symbols, on=["chain_id", "token"], how="left").select(
         "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
         "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
         "fee_is_estimated")
     profiles = frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
-        "deployed_usd", "item")
+        "deployed_usd", "cluster_id", "item")
     return [
         ServingTable("wallet_profiles", profiles, ("chain_id", "wallet")),
         ServingTable("wallet_rankings", frames["wallet_rankings"], ("chain_id", "window", "wallet")),

@@ -6,7 +6,6 @@ import dagster as dg
 import polars as pl
 
 from assets.chains.items import chain_items, config_document
-from assets.sql_models import MIN_RATED_POSITIONS
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
 from publish.cursor import default_signer
@@ -21,7 +20,7 @@ from publish.market_lists import (
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
-from publish.vocabulary import PAIR_WINDOWS
+from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS
 from publish.wallet_tables import ranking_pages, wallet_serving
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",

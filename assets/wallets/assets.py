@@ -7,7 +7,7 @@ import polars as pl
 from assets.wallets.behaviour import peak_capital, swap_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
-from assets.wallets.positions import assemble_positions, assemble_rounds
+from assets.wallets.positions import ACCOUNTS, assemble_positions, assemble_rounds
 from assets.wallets.profiles import assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
@@ -36,7 +36,7 @@ def wallet_ledger(warehouse: Warehouse) -> dg.MaterializeResult:
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_ledger", "token_rows"))
 def wallet_positions(warehouse: Warehouse) -> dg.MaterializeResult:
     """One row per wallet and token it swapped, every round averaged together, marked now."""
-    frame = assemble_positions(warehouse.scan("wallet_ledger").collect(),
+    frame = assemble_positions(warehouse.scan("wallet_ledger").select(ACCOUNTS).collect(),
                                warehouse.scan("token_rows").collect())
     return materialized(warehouse, "wallet_positions", frame)
 
@@ -44,7 +44,7 @@ def wallet_positions(warehouse: Warehouse) -> dg.MaterializeResult:
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_ledger", "as_of"))
 def wallet_rounds(warehouse: Warehouse) -> dg.MaterializeResult:
     """One row per round: from the first unit in to the last unit out of a position."""
-    frame = assemble_rounds(warehouse.scan("wallet_ledger").collect(),
+    frame = assemble_rounds(warehouse.scan("wallet_ledger").select(ACCOUNTS).collect(),
                             warehouse.clock()["as_of_s"])
     return materialized(warehouse, "wallet_rounds", frame)
 

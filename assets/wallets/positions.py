@@ -9,6 +9,10 @@ from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 BUY, SELL = pl.col("side") == "buy", pl.col("side") == "sell"
 SWAP = BUY | SELL
 PRICED = pl.col("notional_usd").is_not_null()
+# What positions and rounds read of the ledger: never its hashes, pairs or fees.
+ACCOUNTS = (*POSITION, "round", "ts", "side", "qty", "notional_usd", "cost_in_usd",
+            "realized_usd", "cost_closed_usd", "held", "cost", "incomplete", "opens", "closes",
+            "round_opened_at")
 
 
 def _flows() -> list[pl.Expr]:

@@ -5,7 +5,7 @@ import hashlib
 
 import polars as pl
 
-from publish.vocabulary import WALLET_WINDOWS
+from publish.vocabulary import WALLET_WINDOWS, wire_time
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
 BOT_ROUND_TRIPS, BOT_SHARE = 3, 0.5
@@ -191,10 +191,6 @@ def metrics_record() -> pl.Expr:
     return pl.struct("window", *METRIC_FIGURES, *METRIC_COUNTS)
 
 
-def _iso(col: str) -> pl.Expr:
-    return pl.from_epoch(pl.col(col), "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
     and its wire JSON with one metrics record per window."""
@@ -242,9 +238,9 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
         tier=tier_of(pl.col("deployed_usd")),
         first_onchain=pl.min_horizontal("first_seen", "funded_at"),
         age_is_estimated=pl.col("funded_at").is_null())
-    frame = frame.with_columns(first_seen_at=_iso("first_seen"),
-                               first_onchain_at=_iso("first_onchain"),
-                               last_active_at=_iso("last_active"))
+    frame = frame.with_columns(first_seen_at=wire_time(pl.col("first_seen")),
+                               first_onchain_at=wire_time(pl.col("first_onchain")),
+                               last_active_at=wire_time(pl.col("last_active")))
     scam_clusters = frame.filter(pl.col("condemned_tokens") > 0, pl.col("cluster_id") > 0) \
         .select("chain_id", "cluster_id").unique().with_columns(scam_cluster=pl.lit(True))
     frame = frame.join(scam_clusters, on=["chain_id", "cluster_id"], how="left").with_columns(

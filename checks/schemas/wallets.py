@@ -4,10 +4,9 @@ accounting identities (total = realised + unrealised; positions add up to the wa
 import pandera.polars as pa
 import polars as pl
 
-from assets.sql_models import MIN_RATED_POSITIONS
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import WALLET_WINDOWS
+from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOWS
 
 # Float sums in a different order differ in the last digits: a cent, or a millionth of the
 # larger side.
@@ -268,12 +267,10 @@ def positions_add_up(windows: pl.DataFrame, positions: pl.DataFrame,
         realized=pl.col("realized_usd").sum(), unrealized=pl.col("unrealized_usd").sum(),
         invested=pl.col("bought_usd").sum(), trades=(pl.col("buys") + pl.col("sells")).sum(),
         tokens=pl.len())
-    lifetime = windows.filter(pl.col("window") == "all").join(
-        profiles.filter(~pl.col("rebuild_skipped")).select("chain_id", "wallet"),
-        on=["chain_id", "wallet"])
-    both = lifetime.join(sums, on=["chain_id", "wallet"], how="full", coalesce=True).join(
-        profiles.filter(~pl.col("rebuild_skipped")).select("chain_id", "wallet"),
-        on=["chain_id", "wallet"])
+    rebuilt = profiles.filter(~pl.col("rebuild_skipped")).select("chain_id", "wallet")
+    both = (windows.filter(pl.col("window") == "all")
+            .join(sums, on=["chain_id", "wallet"], how="full", coalesce=True)
+            .join(rebuilt, on=["chain_id", "wallet"]))
     f = pl.col
     return both.filter(~(close(f("realized_pnl_usd").fill_null(0), f("realized").fill_null(0))
                          & close(f("unrealized_pnl_usd").fill_null(0),

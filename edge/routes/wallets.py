@@ -2,14 +2,15 @@
 trades, the PNL chart, funding, best trades, the overview across chains, rankings, stats, the
 labels batch and the wallets that traded a token."""
 
+import time
 from dataclasses import dataclass
 
 import orjson
 import polars as pl
 
-from edge.addresses import ChainRef, normalize, resolve_chain
+from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.memo import per_snapshot
+from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.routes.lists import chain_states
@@ -17,12 +18,17 @@ from edge.routes.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
-from publish.vocabulary import WALLET_WINDOW_SECONDS
+from publish.vocabulary import (
+    MIN_RATED_POSITIONS,
+    WALLET_WINDOW_SECONDS,
+    WIRE_TIME,
+    wire_time,
+)
 from publish.wallet_lists import WalletQuery, wallet_list, wallet_scope
 
-MIN_RATED_POSITIONS = 5
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400
+_stats = Kept(256)
 TRADER_SORTS = {"realized_pnl": "realized_usd", "total_pnl": "total_pnl_usd",
                 "volume": "volume_usd", "trades": "trades"}
 
@@ -69,13 +75,6 @@ def profiles(snapshot: Snapshot) -> dict[tuple[int, str], str]:
     rows = table(snapshot, "wallet_profiles")
     return dict(zip(zip(rows["chain_id"].to_list(), rows["wallet"].to_list(), strict=True),
                     rows["item"].to_list(), strict=True))
-
-
-@per_snapshot(kept=2)
-def ranking_rows(snapshot: Snapshot) -> dict[tuple[int, str, str], dict]:
-    """Every ranking row's figures by (chain id, wallet, window)."""
-    rows = table(snapshot, "wallet_rankings").drop("item")
-    return {(r["chain_id"], r["wallet"], r["window"]): r for r in rows.iter_rows(named=True)}
 
 
 def profile(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
@@ -133,7 +132,7 @@ def trade_items(rows: pl.DataFrame) -> list[str]:
         token_address="token", token_symbol="token_symbol", pair_address="pair", side="side",
         qty="qty", price_usd="price_usd", notional_usd="notional_usd", fee_usd="fee_usd",
         fee_is_estimated="fee_is_estimated",
-        timestamp=pl.from_epoch("ts", "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        timestamp=wire_time(pl.col("ts")),
         block_number="block_number").struct.json_encode()).to_series().to_list()
 
 
@@ -177,7 +176,7 @@ def chart_points(buckets: pl.DataFrame, window: str, as_of_s: int) -> list[dict]
 
 
 def _iso(seconds: int) -> str:
-    return pl.from_epoch(pl.Series([seconds]), "s").dt.strftime("%Y-%m-%dT%H:%M:%SZ")[0]
+    return time.strftime(WIRE_TIME, time.gmtime(seconds))
 
 
 def _skipped(item: str) -> bool:
@@ -201,10 +200,8 @@ async def get_funding(request: Request, params: dict) -> Response:
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     item = orjson.loads(profile(snapshot, chain, address))
     rows = funding_of(snapshot).rows((chain.chain_id, address)).sort("ts", "log_index")
-    known = label_index(snapshot)
-
     def labels(funder: str) -> list:
-        return known.get((chain.chain_id, funder), [])
+        return labels_of(snapshot, (chain.chain_id, funder)) or []
 
     first = None
     if rows.height:
@@ -226,27 +223,28 @@ async def get_funding(request: Request, params: dict) -> Response:
 
 
 @per_snapshot(kept=2)
-def label_index(snapshot: Snapshot) -> dict[tuple[int, str], list]:
-    """Every address's labels by (chain id, address): profiles' labels, plus known entities
-    that never traded."""
-    out = {key: orjson.loads(item)["labels"] for key, item in profiles(snapshot).items()}
-    known = table(snapshot, "address_labels")
-    for r in known.iter_rows(named=True):
-        key = (r["chain_id"], r["address"])
-        if key not in profiles(snapshot):
-            out.setdefault(key, []).append(
-                {"kind": r["kind"], "name": r["name"], "confidence": r["confidence"],
-                 "token_address": r["token_address"]})
+def known_entities(snapshot: Snapshot) -> dict[tuple[int, str], list]:
+    """The lake's labels of known entities (exchanges, bridges, ...) by (chain id, address)."""
+    out: dict[tuple[int, str], list] = {}
+    for r in table(snapshot, "address_labels").iter_rows(named=True):
+        out.setdefault((r["chain_id"], r["address"]), []).append(
+            {"kind": r["kind"], "name": r["name"], "confidence": r["confidence"],
+             "token_address": r["token_address"]})
     return out
+
+
+def labels_of(snapshot: Snapshot, key: tuple[int, str]) -> list | None:
+    """An address's labels: its profile's when it traded, else a known entity's; None when
+    nothing labels it."""
+    item = profiles(snapshot).get(key)
+    return orjson.loads(item)["labels"] if item is not None else known_entities(snapshot).get(key)
 
 
 @per_snapshot(kept=2)
 def cluster_sizes(snapshot: Snapshot) -> dict[tuple[int, int], int]:
     """Wallets per funding cluster."""
-    rows = table(snapshot, "wallet_profiles")
-    ids = rows.select("chain_id", cluster=pl.col("item").str.json_path_match("$.cluster_id")
-                      .cast(pl.Int64)).filter(pl.col("cluster") > 0)
-    counts = ids.group_by("chain_id", "cluster").len()
+    counts = (table(snapshot, "wallet_profiles").filter(pl.col("cluster_id") > 0)
+              .group_by("chain_id", "cluster_id").len())
     return {(c, k): n for c, k, n in counts.iter_rows()}
 
 
@@ -286,13 +284,20 @@ async def wallet_stats(request: Request, params: dict) -> Response:
     """A chain's wallet population in one window: counts by type and tier, how many made
     money, the median PNL, volume and realised profit."""
     snapshot, chain, window = request.state.snapshot, params["chain"], params["window"]
+    key = (snapshot.snapshot_id, chain.chain_id, window)
+    body = _stats.get(key) or _stats.keep(key, population(snapshot, chain, window))
+    return Response(body, headers=snapshot_headers(snapshot))
+
+
+def population(snapshot: Snapshot, chain: ChainRef, window: str) -> bytes:
+    """The stats document of one chain and window, derived once per snapshot."""
     rows = table(snapshot, "wallet_rankings").filter(pl.col("chain_id") == chain.chain_id,
                                                      pl.col("window") == window)
     active = rows.filter(pl.col("trades") > 0)
     rated = active.filter(~pl.col("type").is_in(["bot", "market_maker"]))
     profitable = rated.filter(pl.col("total_pnl_usd") > 0).height
     machinery = rows.filter(pl.col("type").is_in(["bot", "market_maker"]))
-    return _json(snapshot, {
+    return orjson.dumps({
         "chain": {"slug": chain.slug, "chain_id": chain.chain_id}, "window": window,
         "wallets": rows.height, "active": active.height + machinery.height,
         "by_type": dict(rows.group_by("type").len().sort("type").iter_rows()),
@@ -312,17 +317,18 @@ async def label_batch(request: Request, params: dict) -> Response:
     snapshot = request.state.snapshot
     body = params["body"]
     chain = resolve_chain(snapshot, body["chain"], "body.chain")
-    known, labels = profiles(snapshot), label_index(snapshot)
+    known = profiles(snapshot)
     items, seen = [], set()
     for i, asked in enumerate(body["addresses"]):
         address = normalize(asked, chain.address_format, f"body.addresses[{i}]")
         key = (chain.chain_id, address)
-        if key in seen or key not in labels:
+        labels = None if key in seen else labels_of(snapshot, key)
+        if labels is None:
             continue
         seen.add(key)
         item = orjson.loads(known[key]) if key in known else None
         items.append({"address": address, "tier": item["tier"] if item else "unrated",
-                      "labels": labels[key],
+                      "labels": labels,
                       "copy_eligible": item["copy_eligible"] if item else False,
                       "user_score": item["user_score"]["value"] if item else 0})
     return _json(snapshot, {"items": items})
@@ -335,25 +341,23 @@ async def overview(request: Request, params: dict) -> Response:
     snapshot, address, window = request.state.snapshot, params["address"], params["window"]
     chains = params.get("chains") or all_chains(snapshot)
     live = set(chain_states(snapshot)[0])
-    readable = "wallet_profiles" in snapshot.tables and "wallet_rankings" in snapshot.tables
+    readable = "wallet_profiles" in snapshot.tables
     found, per_chain, unavailable, lifetime = [], [], [], _lifetime()
     for chain in chains:
         if not readable or chain.chain_id not in live:
             unavailable.append({"slug": chain.slug, "chain_id": chain.chain_id})
             continue
-        wallet = normalize(address, chain.address_format) if chain.address_format == "evm" \
-            else address
-        item = profiles(snapshot).get((chain.chain_id, wallet))
+        item = profiles(snapshot).get((chain.chain_id, address))
         if item is None:
             continue
         found.append(orjson.Fragment(item))
-        now = ranking_rows(snapshot)[(chain.chain_id, wallet, window)]
-        ever = ranking_rows(snapshot)[(chain.chain_id, wallet, "all")]
+        metrics = {m["window"]: m for m in orjson.loads(item)["metrics"]}
+        now, ever = metrics[window], metrics["all"]
         per_chain.append({"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
                           "realized_pnl_usd": now["realized_pnl_usd"],
                           "total_pnl_usd": now["total_pnl_usd"]})
-        _add_lifetime(lifetime, ever, deployed(snapshot)[(chain.chain_id, wallet)],
-                      positions_of(snapshot).rows((chain.chain_id, wallet)))
+        _add_lifetime(lifetime, ever, deployed(snapshot)[(chain.chain_id, address)],
+                      positions_of(snapshot).rows((chain.chain_id, address)))
     total = sum(max(c["total_pnl_usd"], 0.0) for c in per_chain)
     for c in per_chain:
         c["share_of_total"] = max(c["total_pnl_usd"], 0.0) / total if total > 0 else 0.0
@@ -367,9 +371,8 @@ async def overview(request: Request, params: dict) -> Response:
 
 
 def all_chains(snapshot: Snapshot) -> list[ChainRef]:
-    """Every chain the snapshot serves."""
-    rows = table(snapshot, "chains")["item"].to_list()
-    return [resolve_chain(snapshot, str(orjson.loads(r)["chain_id"]), "chains") for r in rows]
+    """Every chain the snapshot serves, by chain id."""
+    return sorted(set(chain_index(snapshot).values()), key=lambda c: c.chain_id)
 
 
 def _lifetime() -> dict:
@@ -410,10 +413,8 @@ def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.Dat
                 bought_usd="bought_usd", sold_usd="sold_usd", volume_usd="volume_usd",
                 buys="buys", sells="sells", trades="trades", held="held",
                 basis_is_incomplete="basis_is_incomplete",
-                first_trade_at=pl.from_epoch("first_trade_at", "s")
-                .dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                last_trade_at=pl.from_epoch("last_trade_at", "s")
-                .dt.strftime("%Y-%m-%dT%H:%M:%SZ")).struct.json_encode()))
+                first_trade_at=wire_time(pl.col("first_trade_at")),
+                last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()))
 
 
 async def list_traders(request: Request, params: dict) -> Response:

@@ -10,7 +10,7 @@ import pytest
 from assets.wallets.ledger import account
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from checks.outcome import validate
-from checks.schemas.wallets import PositionRow, WalletWindow
+from checks.schemas.wallets import PositionRow, WalletWindow, positions_add_up
 
 W, V, T, U = "0xw", "0xv", "0xt", "0xu"
 
@@ -140,3 +140,18 @@ def window_row(**overrides) -> pl.DataFrame:
 def test_each_window_rule_fails_when_broken(broken) -> None:
     assert validate("wallet_windows", WalletWindow, window_row()).passed
     assert not validate("wallet_windows", WalletWindow, window_row(**broken)).passed
+
+
+def test_the_lifetime_record_must_equal_the_sums_over_positions(ledger) -> None:
+    positions = assemble_positions(ledger, tokens(7.0)).filter(pl.col("wallet") == W)
+    # By hand: T realised 550 and unrealised 10 (10 held at 7 on 60 of cost), U nothing;
+    # bought 460 in priced buys; 7 swaps over 2 tokens.
+    lifetime = {"chain_id": 1, "wallet": W, "window": "all", "realized_pnl_usd": 550.0,
+                "unrealized_pnl_usd": 10.0, "invested_usd": 460.0, "trades": 7,
+                "tokens_traded": 2}
+    profiles = pl.DataFrame({"chain_id": [1], "wallet": [W], "rebuild_skipped": [False]})
+    assert positions_add_up(pl.DataFrame([lifetime]), positions, profiles).is_empty()
+    off = pl.DataFrame([{**lifetime, "realized_pnl_usd": 549.0}])
+    assert positions_add_up(off, positions, profiles).height == 1
+    skipped = profiles.with_columns(rebuild_skipped=pl.lit(True))
+    assert positions_add_up(off, positions, skipped).is_empty()
