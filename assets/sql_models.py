@@ -17,6 +17,9 @@ from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WALLET_WINDOW_
 
 SQL_ROOT = Path(__file__).parent / "sql"
 READ_DIALECT = "postgres"
+# The board's day-long periods by how many seconds before the watermark they end and start:
+# the day to now, the day before it (rank movement) and the day a week before (weekly growth).
+BOARD_PERIODS = {"now": (0, 86_400), "d1": (86_400, 172_800), "d7": (604_800, 691_200)}
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
 # Models may import the macros under SQL_ROOT (`macros.jinja`).
 _JINJA = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_ROOT),
@@ -32,6 +35,7 @@ def model_context() -> dict:
     return {
         "windows": PAIR_WINDOWS,
         "wallet_windows": WALLET_WINDOW_SECONDS,
+        "board_periods": BOARD_PERIODS,
         "min_rated_positions": MIN_RATED_POSITIONS,
         "day_s": 86_400,
         "terminal_statuses": TERMINAL_TOKEN_STATUSES,

@@ -14,6 +14,7 @@ from assets.warehouse import Warehouse, materialized
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
+WEEK = timedelta(days=7)
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey(["lake", "heads"])])
@@ -52,16 +53,23 @@ def swap_legs(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
-    """Per pair in one pass: the reserves at the watermark, a day before and the first ones
-    (the lake keeps each chain's events in block and log order, so last and first follow time)."""
-    def last_by(cutoff) -> list[pl.Expr]:
+    """Per pair in one pass: the reserves at the watermark, a day and a week before, and the
+    first ones (the lake keeps each chain's events in block and log order, so last and first
+    follow time)."""
+    def last_by(cutoff, suffix: str) -> list[pl.Expr]:
         kept = pl.col("block_time") <= cutoff
-        return [pl.col(c).filter(kept).last() for c in ("reserve0", "reserve1")]
+        return [pl.col(c).filter(kept).last().name.suffix(suffix)
+                for c in ("reserve0", "reserve1")]
 
-    now, then = last_by(clock["as_of"]), last_by(clock["as_of_minus_day"])
     return reserves.group_by("chain_id", "pair").agg(
-        *[e.name.suffix("_now") for e in now], *[e.name.suffix("_then") for e in then],
+        *last_by(clock["as_of"], "_now"), *last_by(clock["as_of_minus_day"], "_then"),
+        *last_by(clock["as_of"] - WEEK, "_week"),
         *[pl.col(c).first().name.suffix("_first") for c in ("reserve0", "reserve1")])
+
+
+def _liquidity(suffix: str) -> pl.Expr:
+    """Both sides of a constant-product pool are worth the same: twice the quote side."""
+    return 2.0 * pl.col(f"quote_reserve{suffix}") * pl.col(f"quote_usd{suffix}")
 
 
 def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
@@ -73,7 +81,8 @@ def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
           deps=[dg.AssetKey(["lake", "reserves"]), dg.AssetKey([GROUP, "pair_tokens"]),
                 dg.AssetKey([GROUP, "quote_prices"]), dg.AssetKey([GROUP, "as_of"])])
 def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Each pair's reserves, USD price and liquidity at the watermark, and 24 hours before."""
+    """Each pair's reserves, USD price and liquidity at the watermark; its price and liquidity
+    a day before and its liquidity a week before (null when the pair had no reserves then)."""
     clock = warehouse.clock()
     pairs = warehouse.scan("pair_tokens").select(
         "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
@@ -101,16 +110,20 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     kept = _reserves(warehouse.scan("reserves"), clock).collect().lazy()
     now = priced(_state(kept, "_now"), clock["as_of_s"], "")
     then = priced(_state(kept, "_then"), clock["as_of_s"] - 86_400, "_24h_ago")
+    week = priced(_state(kept, "_week"), clock["as_of_s"] - int(WEEK.total_seconds()), "_7d_ago")
     first = priced(_state(kept, "_first"), clock["as_of_s"] - 86_400, "_first")
     frame = (now.join(then, on=["chain_id", "pair"], how="left")
+             .join(week, on=["chain_id", "pair"], how="left")
              .join(first, on=["chain_id", "pair"], how="left")
              .with_columns(
-                 liquidity_usd=2.0 * pl.col("quote_reserve") * pl.col("quote_usd"),
+                 liquidity_usd=_liquidity(""), liquidity_usd_24h_ago=_liquidity("_24h_ago"),
+                 liquidity_usd_7d_ago=_liquidity("_7d_ago"),
                  price_usd_24h_ago=pl.coalesce("price_usd_24h_ago", "price_usd_first"))
              .with_columns(price_change_24h=pl.when(pl.col("price_usd_24h_ago") > 0).then(
                  (pl.col("price_usd") / pl.col("price_usd_24h_ago") - 1.0) * 100.0))
              .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
-                     "price_usd", "price_usd_24h_ago", "liquidity_usd", "price_change_24h")
+                     "price_usd", "price_usd_24h_ago", "liquidity_usd", "price_change_24h",
+                     "liquidity_usd_24h_ago", "liquidity_usd_7d_ago")
              .sort("chain_id", "pair").collect())
     return materialized(warehouse, "pair_state", frame)
 

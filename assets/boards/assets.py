@@ -1,0 +1,92 @@
+"""Leaderboard products: the live board of both scopes and the season boards (the per-pair
+figures they sum are SQL models)."""
+
+from datetime import UTC, datetime
+
+import dagster as dg
+import polars as pl
+
+from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
+from assets.boards.seasons import (
+    Seasons,
+    day_closes,
+    season_board,
+    season_buyers,
+    season_figures,
+    season_liquidity,
+    season_pair_flows,
+)
+from assets.warehouse import Warehouse, materialized
+
+GROUP = "boards"
+# The ranking method in force; raise the version and move `since` when the method changes.
+METHODOLOGY = Methodology(version=1, since=datetime(2026, 1, 5, tzinfo=UTC))
+# Weekly seasons from Monday 2026-01-05 00:00 UTC: season 1 is that week.
+SEASONS = Seasons(epoch=datetime(2026, 1, 5, tzinfo=UTC), length_days=7)
+
+
+def history_start(warehouse: Warehouse) -> pl.DataFrame:
+    """Each chain's first indexed instant, in unix seconds: how far back the lake reaches."""
+    return (warehouse.scan("heads").group_by("chain_id")
+            .agg(history_start_s=pl.col("indexed_block_time").min().dt.epoch("s")).collect())
+
+
+def _keys(*names: str) -> list[dg.AssetKey]:
+    domains = {"chain_records": "chains", **{n: "market" for n in (
+        "as_of", "swap_legs", "pair_tokens", "quote_prices")}}
+    lake = {"venues", "heads", "perp_snapshots", "reserves"}
+    return [dg.AssetKey(["lake" if n in lake else domains.get(n, GROUP), n]) for n in names]
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=_keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
+                     "chain_records", "as_of"))
+def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
+    """The live board: protocol rows per chain and chain rows, ranked, with movement, growth,
+    badges, and the rows it refuses to rank with their reason."""
+    frames = {n: warehouse.scan(n).collect() for n in (
+        "board_pairs", "board_row_buyers", "board_routed", "venues", "chain_records")}
+    frame = assemble_board(frames["board_pairs"], frames["board_row_buyers"],
+                           frames["board_routed"], frames["venues"], frames["chain_records"],
+                           history_start(warehouse), warehouse.clock()["as_of"], METHODOLOGY)
+    return materialized(warehouse, "board_rows", frame)
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=_keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
+                     "pair_tokens", "quote_prices", "chain_records", "as_of"))
+def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every season board the lake reaches: the running season's recomputed each run, a closed
+    season's computed once and then carried over unchanged (the previous product is kept as
+    `season_boards_before` for the check that it was)."""
+    as_of = warehouse.clock()["as_of"]
+    before = (warehouse.scan("season_boards").collect() if warehouse.path("season_boards").exists()
+              else None)
+    frozen = before.filter("closed") if before is not None else None
+    done = set(frozen["season"].unique()) if frozen is not None else set()
+    first = history_start(warehouse)["history_start_s"].min()
+    running = SEASONS.number(as_of)
+    wanted = [n for n in range(SEASONS.number(datetime.fromtimestamp(first, UTC)), running + 1)
+              if n == running or n not in done]
+    pairs = warehouse.scan("board_pairs").collect()
+    live = warehouse.scan("board_rows").collect()
+    tokens = warehouse.scan("pair_tokens").collect()
+    prices = warehouse.scan("quote_prices").collect()
+    minimum = warehouse.scan("chain_records").select("chain_id", "min_liquidity_usd").collect()
+    legs = warehouse.scan("swap_legs").select("chain_id", "pair", "maker", "side", "block_time",
+                                              "volume_usd")
+    latest_end = min(SEASONS.window(running)[1], as_of)
+    closes = day_closes(warehouse.scan("reserves").select(
+        "chain_id", "pair", "block_time", "reserve0", "reserve1"), latest_end)
+    boards = [] if frozen is None else [frozen]
+    for number in wanted:
+        start, end = SEASONS.window(number)
+        closed, until = end <= as_of, min(end, as_of)
+        figures = season_figures(
+            pairs, season_pair_flows(legs, warehouse.scan("perp_snapshots"), start, until),
+            season_liquidity(closes, tokens, prices, start, until),
+            season_buyers(legs, pairs, start, until), minimum, start, until)
+        boards.append(season_board(live, figures, number, start, end, closed, as_of))
+    frame = pl.concat(boards, how="vertical").sort("season", *BOARD_KEY, nulls_last=True)
+    warehouse.write("season_boards_before", before if before is not None else frame.clear())
+    return materialized(warehouse, "season_boards", frame)

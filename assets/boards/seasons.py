@@ -1,0 +1,173 @@
+"""Seasons: fixed windows numbered from an epoch. The running season's board moves with every
+run; a closed season's board is computed once, frozen, and never recomputed."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import orjson
+import polars as pl
+
+from assets.boards.rows import BOARD_KEY
+from assets.market.pair_rows import prices_at
+
+SEASON_FIGURES = ("volume", "buy_volume", "liquidity_last", "liquidity_peak",
+                  "quality_liquidity", "txns", "buyers", "new_pairs")
+
+
+@dataclass(frozen=True)
+class Seasons:
+    """Season n covers [epoch + (n - 1) * length, epoch + n * length)."""
+
+    epoch: datetime
+    length_days: int
+
+    def number(self, at: datetime) -> int:
+        """The season running at an instant."""
+        return (at - self.epoch) // timedelta(days=self.length_days) + 1
+
+    def window(self, number: int) -> tuple[datetime, datetime]:
+        """A season's start (inclusive) and end (exclusive)."""
+        start = self.epoch + timedelta(days=self.length_days) * (number - 1)
+        return start, start + timedelta(days=self.length_days)
+
+
+def day_closes(reserves: pl.LazyFrame, until: datetime) -> pl.DataFrame:
+    """Per pair and UTC day: the day's last reserves (a chain's events come in block order)."""
+    return (reserves.filter(pl.col("block_time") <= until)
+            .group_by("chain_id", "pair", day=pl.col("block_time").dt.date())
+            .agg(pl.col("reserve0", "reserve1").last()).collect())
+
+
+def season_liquidity(closes: pl.DataFrame, pairs: pl.DataFrame, prices: pl.DataFrame,
+                     start: datetime, end: datetime) -> pl.DataFrame:
+    """Per pair and day of the season up to `end`: its liquidity at the day's close (the last
+    reserves on or before that day, priced at that instant)."""
+    days = pl.date_range(start.date(), (end - timedelta(microseconds=1)).date(), eager=True)
+    instants = [min(datetime.combine(d, datetime.min.time(), UTC) + timedelta(days=1), end)
+                for d in days]
+    grid = (closes.select("chain_id", "pair").unique()
+            .join(pl.DataFrame({"day": days, "close_s": [int(t.timestamp()) for t in instants]}),
+                  how="cross").sort("day"))
+    held = grid.join_asof(closes.sort("day"), on="day", by=["chain_id", "pair"])
+    priced = pl.concat([prices_at(prices.lazy(), ts).collect().with_columns(close_s=pl.lit(ts))
+                        for ts in grid["close_s"].unique()])
+    b0 = pl.col("base_is_token0")
+    quote = pl.when(b0).then("reserve1").otherwise("reserve0").cast(pl.Float64)
+    return (held.drop_nulls("reserve0")
+            .join(pairs.select("chain_id", "pair", "base_is_token0", "quote_decimals",
+                               "quote_feed_id"), on=["chain_id", "pair"])
+            .join(priced.rename({"feed_id": "quote_feed_id"}), on=["quote_feed_id", "close_s"],
+                  how="left")
+            .select("chain_id", "pair", "day", liquidity=2.0 * quote
+                    / pl.lit(10.0).pow(pl.col("quote_decimals")) * pl.col("price_usd")))
+
+
+def season_pair_flows(legs: pl.LazyFrame, perps: pl.LazyFrame, start: datetime,
+                      end: datetime) -> pl.DataFrame:
+    """Per pair: the season's USD volume, buy volume and swaps (perp markets: notional)."""
+    inside = (pl.col("block_time") >= start) & (pl.col("block_time") < end)
+    usd = pl.col("volume_usd").fill_null(0.0)
+    swaps = legs.filter(inside).group_by("chain_id", "pair").agg(
+        volume=usd.sum(), buy_volume=usd.filter(pl.col("side") == "buy").sum(),
+        txns=pl.len().cast(pl.Int64))
+    notional = (perps.filter((pl.col("observed_at") >= start) & (pl.col("observed_at") < end))
+                .group_by("chain_id", pair="market").agg(volume=pl.col("volume_usd").sum())
+                .with_columns(buy_volume=pl.lit(0.0), txns=pl.lit(0, pl.Int64)))
+    return pl.concat([swaps, notional], how="vertical").collect()
+
+
+def season_buyers(legs: pl.LazyFrame, pairs: pl.DataFrame, start: datetime,
+                  end: datetime) -> pl.DataFrame:
+    """Distinct buyers of the season per protocol row and per chain."""
+    buys = (legs.filter(pl.col("block_time") >= start, pl.col("block_time") < end,
+                        pl.col("side") == "buy")
+            .select("chain_id", "pair", "maker")
+            .join(pairs.lazy().select("chain_id", "pair", "row_key"), on=["chain_id", "pair"])
+            .select("chain_id", "row_key", "maker").unique().collect())
+    protocols = (buys.drop_nulls("row_key").group_by("chain_id", "row_key")
+                 .agg(buyers=pl.len().cast(pl.Int64)).with_columns(scope=pl.lit("protocols")))
+    chains = (buys.group_by("chain_id").agg(buyers=pl.col("maker").n_unique().cast(pl.Int64))
+              .with_columns(scope=pl.lit("chains"), row_key=pl.lit(None, pl.String)))
+    return pl.concat([protocols, chains.select(protocols.columns)])
+
+
+def season_figures(pairs: pl.DataFrame, flows: pl.DataFrame, liquidity: pl.DataFrame,
+                   buyers: pl.DataFrame, min_liquidity: pl.DataFrame, start: datetime,
+                   end: datetime) -> pl.DataFrame:
+    """Per board row (scope, chain_id, row_key): the season metrics of spec 2.8."""
+    last_day = liquidity["day"].max()
+    per_pair = (pairs.select("chain_id", "pair", "row_key", "is_scam", "created_at")
+                .join(flows, on=["chain_id", "pair"], how="left")
+                .join(liquidity.filter(pl.col("day") == last_day)
+                      .select("chain_id", "pair", last="liquidity"), on=["chain_id", "pair"],
+                      how="left")
+                .join(min_liquidity, on="chain_id")
+                .with_columns(pl.col("volume", "buy_volume", "last").fill_null(0.0),
+                              pl.col("txns").fill_null(0),
+                              new=(pl.col("created_at") >= start) & (pl.col("created_at") < end),
+                              quality=pl.when(~pl.col("is_scam") & (pl.col("last")
+                                                                     >= pl.col("min_liquidity_usd")))
+                              .then("last").otherwise(0.0)))
+    daily = liquidity.join(pairs.select("chain_id", "pair", "row_key"), on=["chain_id", "pair"])
+
+    def rows(by: list[str], scope: str) -> pl.DataFrame:
+        summed = per_pair.group_by(by).agg(
+            pl.col("volume", "buy_volume").sum(), txns=pl.col("txns").sum().cast(pl.Int64),
+            liquidity_last=pl.col("last").sum(), quality_liquidity=pl.col("quality").sum(),
+            new_pairs=pl.col("new").sum().cast(pl.Int64))
+        peak = (daily.group_by(*by, "day").agg(pl.col("liquidity").sum())
+                .group_by(by).agg(liquidity_peak=pl.col("liquidity").max()))
+        out = summed.join(peak, on=by, how="left").with_columns(scope=pl.lit(scope))
+        return out if "row_key" in by else out.with_columns(row_key=pl.lit(None, pl.String))
+
+    named = rows(["chain_id", "row_key"], "protocols").filter(pl.col("row_key").is_not_null())
+    chains = rows(["chain_id"], "chains")
+    figures = pl.concat([named, chains.select(named.columns)])
+    return (figures.join(buyers, on=["scope", "chain_id", "row_key"], how="left", nulls_equal=True)
+            .with_columns(pl.col("liquidity_peak").fill_null(0.0)
+                          .clip(lower_bound=pl.col("liquidity_last")),
+                          pl.col("buyers").fill_null(0)))
+
+
+def season_board(live: pl.DataFrame, figures: pl.DataFrame, number: int, start: datetime,
+                 end: datetime, closed: bool, as_of: datetime) -> pl.DataFrame:
+    """One season's board over the live board's rows: ranked by the season's volume, then its
+    last liquidity, then key; a row the live board refuses, or with no season volume, stays
+    out of the ranking."""
+    rows = (live.select(*BOARD_KEY, "chain_id", "exclusion_reason", "item")
+            .with_columns(row_key=pl.when(pl.col("scope") == "protocols").then("key"))
+            .join(figures, on=["scope", "chain_id", "row_key"], how="left", nulls_equal=True)
+            .with_columns(*[pl.col(f).fill_null(0) for f in SEASON_FIGURES])
+            .with_columns(exclusion_reason=pl.when(
+                pl.col("exclusion_reason").is_in(["", "no_activity"]) & (pl.col("volume") <= 0))
+                .then(pl.lit("no_activity"))
+                .when(pl.col("exclusion_reason") == "no_activity").then(pl.lit(""))
+                .otherwise("exclusion_reason")))
+    excluded = pl.col("exclusion_reason") != ""
+    rows = (rows.sort("volume", "liquidity_last", "key", descending=[True, True, False])
+            .with_columns(rank=pl.when(~excluded).then(
+                pl.int_range(1, pl.len() + 1).over("scope", "board", excluded)).cast(pl.Int64)))
+    items = [season_item(r, closed) for r in rows.iter_rows(named=True)]
+    return rows.with_columns(
+        item=pl.Series(items, dtype=pl.String), season=pl.lit(number, pl.Int64),
+        starts_at=pl.lit(start), ends_at=pl.lit(end), closed=pl.lit(closed),
+        computed_at=pl.lit(as_of)).drop("row_key")
+
+
+def season_item(row: dict, closed: bool) -> str:
+    """The live row's JSON re-ranked for the season, with its season metrics; a closed season's
+    row is frozen."""
+    item = orjson.loads(row["item"])
+    item.update(rank=row["rank"] or 0, rank_change_24h=0,
+                exclusion_reason=row["exclusion_reason"],
+                data_state="frozen" if closed else item["data_state"],
+                season_metrics=season_metrics(row))
+    return orjson.dumps(item).decode()
+
+
+def season_metrics(row: dict) -> dict:
+    """The spec's season_metrics block from a row's season figures."""
+    return {"volume": row["volume"], "buy_volume": row["buy_volume"],
+            "liquidity_last": row["liquidity_last"], "liquidity_peak": row["liquidity_peak"],
+            "quality_liquidity": row["quality_liquidity"], "txns": row["txns"],
+            "buyers": row["buyers"], "new_pairs": row["new_pairs"]}
