@@ -7,6 +7,8 @@ from assets.warehouse import Warehouse
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, failed, validate
 from checks.products import PRODUCT_SCHEMAS
+from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
+from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.wallets import positions_add_up
 
 
@@ -43,7 +45,31 @@ def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinitio
             "wallet_windows", "wallet_positions", "wallet_profiles")))
         return as_result(failed("wallet_windows", "positions_add_up", rows))
 
-    return [*checks, chain_counts, wallet_identities]
+    @dg.asset_check(asset=keys["board_rows"], name="shares_leave_the_unnamed", blocking=True,
+                    additional_deps=[keys["board_pairs"]])
+    def share_identity(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """Each chain's named shares sum to one less exactly the share of unnamed pools."""
+        rows = shares_leave_the_unnamed(warehouse.scan("board_rows").collect(),
+                                        warehouse.scan("board_pairs").collect())
+        return as_result(failed("board_rows", "shares_leave_the_unnamed", rows))
+
+    @dg.asset_check(asset=keys["season_boards"], name="closed_seasons_unchanged", blocking=True)
+    def frozen_seasons(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """Every season closed before this run is carried over exactly as it was."""
+        rows = closed_seasons_changed(warehouse.scan("season_boards_before").collect(),
+                                      warehouse.scan("season_boards").collect())
+        return as_result(failed("season_boards", "closed_seasons_unchanged", rows))
+
+    @dg.asset_check(asset=keys["farm_rows"], name="no_stale_farm_shown_fresh", blocking=True,
+                    additional_deps=[keys["as_of"]])
+    def farm_freshness(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """No farm observed longer ago than the staleness bound is shown as fresh."""
+        rows = stale_shown_fresh(warehouse.scan("farm_rows").collect(),
+                                 warehouse.clock()["as_of"])
+        return as_result(failed("farm_rows", "no_stale_farm_shown_fresh", rows))
+
+    return [*checks, chain_counts, wallet_identities, share_identity, frozen_seasons,
+            farm_freshness]
 
 
 def _schema_check(name: str, model: type[pa.DataFrameModel],

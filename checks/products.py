@@ -4,8 +4,11 @@ import pandera.polars as pa
 import polars as pl
 
 from checks.outcome import Outcome, validate
+from checks.schemas.boards import BoardPair, BoardRow, SeasonBoardRow
 from checks.schemas.chains import ChainRecord, Config
+from checks.schemas.farms import FarmRow
 from checks.schemas.market import HolderBalance, PairRow, PairTrade, RegistryToken, TokenRow
+from checks.schemas.perps import LiquidationDay, PerpMarketRow, PerpPoint
 from checks.schemas.wallets import (
     FundingRow,
     LedgerRow,
@@ -31,6 +34,13 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "wallet_funding": FundingRow,
     "wallet_profiles": WalletProfile,
     "wallet_rankings": WalletRanking,
+    "board_pairs": BoardPair,
+    "board_rows": BoardRow,
+    "season_boards": SeasonBoardRow,
+    "farm_rows": FarmRow,
+    "perp_list": PerpMarketRow,
+    "perp_history": PerpPoint,
+    "liquidation_days": LiquidationDay,
 }
 
 

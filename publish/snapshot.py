@@ -14,6 +14,8 @@ from publish.cursor import Cursor, CursorSigner
 from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 LATEST = "snapshots/LATEST"
+# Documents published once and kept for good, outside any snapshot (closed seasons).
+FROZEN = "frozen/"
 PAGE_SIZE = 50
 JSON = "application/json"
 PARQUET = "application/vnd.apache.parquet"
@@ -65,6 +67,7 @@ class Manifest:
     documents: dict[str, str] = field(default_factory=dict)
     tables: dict[str, dict] = field(default_factory=dict)
     objects: dict[str, dict] = field(default_factory=dict)
+    frozen: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.__dict__, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
@@ -90,8 +93,10 @@ class Publisher:
         self.retention, self.keep, self.progress = retention, keep, progress
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
-                now: datetime | None = None, tables: list[ServingTable] = ()) -> Manifest:
-        """Publish everything under a new snapshot id and make it the latest."""
+                now: datetime | None = None, tables: list[ServingTable] = (),
+                frozen: dict[str, object] | None = None) -> Manifest:
+        """Publish everything under a new snapshot id and make it the latest. A `frozen`
+        document is written once under `frozen/` and never rewritten; the manifest names it."""
         now = now or datetime.now(UTC)
         sid = new_snapshot_id(now, as_of)
         manifest = Manifest(sid, _iso(as_of), _iso(now))
@@ -108,6 +113,7 @@ class Publisher:
             key = f"documents/{name}.json"
             self._put(manifest, base, key, orjson.dumps(doc), JSON)
             manifest.documents[name] = key
+        self._freeze(manifest, frozen or {})
         self.store.put(f"{base}/manifest.json", manifest.to_json(), JSON, IMMUTABLE)
         pointer = {"snapshot_id": sid, "as_of": manifest.as_of, "snapshot_at": manifest.snapshot_at,
                    "manifest": f"{base}/manifest.json"}
@@ -144,6 +150,15 @@ class Publisher:
         if offset >= total or offset < 0:
             return None
         return self.signer.encode(Cursor(sid, paged.name, offset, paged.scope))
+
+    def _freeze(self, manifest: Manifest, documents: dict[str, object]) -> None:
+        present = set(self.store.keys(FROZEN)) if documents else set()
+        for name, doc in documents.items():
+            key = f"{FROZEN}{name}.json"
+            if key not in present:
+                self.store.put(key, orjson.dumps(doc), JSON, IMMUTABLE)
+                self.progress(f"{name}: frozen")
+            manifest.frozen[name] = key
 
     def _put(self, manifest: Manifest, base: str, key: str, body: bytes, kind: str) -> None:
         etag = self.store.put(f"{base}/{key}", body, kind, IMMUTABLE)
@@ -214,6 +229,7 @@ def load_snapshot(store: ObjectStore, snapshot_id: str) -> Snapshot:
     manifest = Manifest(**raw)
     base = f"snapshots/{snapshot_id}"
     documents = {name: store.get(f"{base}/{key}").body for name, key in manifest.documents.items()}
+    documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
     tables = {name: pl.read_parquet(io.BytesIO(store.get(f"{base}/{meta['table']}").body))
               for name, meta in {**manifest.lists, **manifest.tables}.items() if "table" in meta}
     return Snapshot(manifest, documents, tables)

@@ -182,7 +182,8 @@ def assemble_board(pairs: pl.DataFrame, buyers: pl.DataFrame, routed: pl.DataFra
         & pl.col("rank").is_not_null() & pl.col("rank_d1").is_not_null())
         .then(pl.col("rank_d1") - pl.col("rank")).otherwise(0).cast(pl.Int64),
         data_state=pl.when("stale").then(pl.lit("stale")).otherwise(pl.lit("live")),
-        methodology_version=pl.lit(method.version, pl.Int64))
+        methodology_version=pl.lit(method.version, pl.Int64),
+        methodology_since=pl.lit(method.since), as_of=pl.lit(as_of))
     rows = badges(rows).sort("scope", "board", pl.col("rank").is_null(), "rank", "key",
                              nulls_last=True)
     return rows.with_columns(item=pl.Series([board_item(r) for r in rows.iter_rows(named=True)],

@@ -48,7 +48,8 @@ def season_liquidity(closes: pl.DataFrame, pairs: pl.DataFrame, prices: pl.DataF
     grid = (closes.select("chain_id", "pair").unique()
             .join(pl.DataFrame({"day": days, "close_s": [int(t.timestamp()) for t in instants]}),
                   how="cross").sort("day"))
-    held = grid.join_asof(closes.sort("day"), on="day", by=["chain_id", "pair"])
+    held = grid.join_asof(closes.sort("day"), on="day", by=["chain_id", "pair"],
+                          check_sortedness=False)
     priced = pl.concat([prices_at(prices.lazy(), ts).collect().with_columns(close_s=pl.lit(ts))
                         for ts in grid["close_s"].unique()])
     b0 = pl.col("base_is_token0")
@@ -134,7 +135,7 @@ def season_board(live: pl.DataFrame, figures: pl.DataFrame, number: int, start: 
     """One season's board over the live board's rows: ranked by the season's volume, then its
     last liquidity, then key; a row the live board refuses, or with no season volume, stays
     out of the ranking."""
-    rows = (live.select(*BOARD_KEY, "chain_id", "exclusion_reason", "item")
+    rows = (live.select(*BOARD_KEY, "chain_id", "exclusion_reason", "methodology_version", "item")
             .with_columns(row_key=pl.when(pl.col("scope") == "protocols").then("key"))
             .join(figures, on=["scope", "chain_id", "row_key"], how="left", nulls_equal=True)
             .with_columns(*[pl.col(f).fill_null(0) for f in SEASON_FIGURES])

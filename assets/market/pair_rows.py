@@ -108,12 +108,17 @@ def liquidity_range(reserves: pl.LazyFrame, pairs: pl.LazyFrame, as_of: datetime
         liq_high_at=pl.col("block_time").sort_by("usd").last())
 
 
+def lp_supply(events: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
+    """Per pair: its LP tokens in existence at `as_of` (minted less burned), raw."""
+    return events.filter(pl.col("block_time") <= as_of).group_by(KEY).agg(
+        lp_supply=pl.when(pl.col("kind") == "mint").then(pl.col("liquidity").cast(pl.Float64))
+        .otherwise(-pl.col("liquidity").cast(pl.Float64)).sum())
+
+
 def lp_security(events: pl.LazyFrame, locks: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
     """Per pair: shares of the LP supply burned and locked, the top lock provider, the earliest
     unlock still ahead."""
-    supply = events.filter(pl.col("block_time") <= as_of).group_by(KEY).agg(
-        lp_supply=pl.when(pl.col("kind") == "mint").then(pl.col("liquidity").cast(pl.Float64))
-        .otherwise(-pl.col("liquidity").cast(pl.Float64)).sum())
+    supply = lp_supply(events, as_of)
     held = (locks.filter(pl.col("locked_at") <= as_of,
                          pl.col("unlock_at").is_null() | (pl.col("unlock_at") > as_of))
             .with_columns(amount=pl.col("amount").cast(pl.Float64)))

@@ -1,14 +1,17 @@
 """The snapshot: every checked product published to the object store, atomically."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
+from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
+from publish.boards import board_documents
 from publish.cursor import default_signer
+from publish.farm_lists import FARM_SORT_COLUMNS, FarmQuery, farm_list, farm_scope
 from publish.market_lists import (
     DEFAULT_PAIR_SORT,
     TokenQuery,
@@ -20,14 +23,17 @@ from publish.market_lists import (
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
-from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS
+from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WIRE_TIME
 from publish.wallet_tables import ranking_pages, wallet_serving
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
            "pair_trades": "market", **{name: "wallets" for name in (
                "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_windows",
-               "wallet_funding", "wallet_profiles", "wallet_rankings")}}
+               "wallet_funding", "wallet_profiles", "wallet_rankings")},
+           "board_pairs": "boards", "board_rows": "boards", "season_boards": "boards",
+           "farm_rows": "farms", "perp_list": "perps", "perp_history": "perps",
+           "liquidation_days": "perps"}
 # What the edge reads of a pair row to look it up, filter, sort and answer it.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
@@ -97,6 +103,31 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
     ]
 
 
+def farm_pages(farms: pl.DataFrame, records: pl.DataFrame) -> list[PagedList]:
+    """Each chain's farms in every sort, highest first (the edge pages further and filters)."""
+    out = []
+    for chain_id, slug in records.select("chain_id", "slug").sort("chain_id").iter_rows():
+        for sort in FARM_SORT_COLUMNS:
+            query = FarmQuery((chain_id,), sort=sort)
+            out.append(PagedList("farms", farm_list(farms, query).select(
+                "chain_id", "address", "pid", "item"), ("chain_id", "address", "pid"),
+                farm_scope(query), f"farms/{slug}/{sort}", served=False))
+    return out
+
+
+def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
+    """Farms, perp markets, their history and liquidation days, for the edge's lookups."""
+    return [
+        ServingTable("farms", frames["farm_rows"].drop("data_quality_flags"),
+                     ("chain_id", "address", "pid")),
+        ServingTable("perp_markets", frames["perp_list"], ("chain_id", "market")),
+        ServingTable("perp_history", frames["perp_history"],
+                     ("chain_id", "market", "interval", "observed_at")),
+        ServingTable("liquidation_days", frames["liquidation_days"],
+                     ("chain_id", "market", "day")),
+    ]
+
+
 @dg.asset(key_prefix="publish", group_name="publish",
           deps=[dg.AssetKey([DOMAINS[name], name]) for name in PRODUCT_SCHEMAS]
           + [dg.AssetKey(["market", "as_of"]), dg.AssetKey(["lake", "address_labels"])])
@@ -116,15 +147,24 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     pairs = pair_table(frames["pair_rows"], frames["token_rows"])
     leaves, nodes, epoch = verdict_tree(frames["token_rows"], epoch_of(as_of))
     context.log.info(f"verdicts: {epoch['leaves']} leaves, root {epoch['root']}")
+    now = datetime.now(UTC)
+    boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
+                                     now.strftime(WIRE_TIME), SEASONS.length_days)
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
                *market_lists(pairs, frames["token_rows"], records, as_of),
-               *ranking_pages(frames["wallet_rankings"], records, MIN_RATED_POSITIONS)],
-        documents={"config": config_document(records, frames["config"]), "verdicts": epoch},
+               *ranking_pages(frames["wallet_rankings"], records, MIN_RATED_POSITIONS),
+               *farm_pages(frames["farm_rows"], records),
+               PagedList("perps", frames["perp_list"].select("chain_id", "market", "item"),
+                         ("chain_id", "market"))],
+        documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
+                   **boards},
         tables=[*serving_tables(frames, pairs, (leaves, nodes)),
                 *wallet_serving(frames, warehouse.scan("address_labels").collect(),
-                                int(as_of.timestamp()))],
+                                int(as_of.timestamp())),
+                *derivative_tables(frames)],
+        now=now, frozen=frozen,
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

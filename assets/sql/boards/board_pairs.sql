@@ -27,6 +27,7 @@ SELECT
     COALESCE(lp.name, pt.venue_name) AS row_name,
     pt.venue_name,
     pt.is_perp,
+    pt.launchpad,
     pt.created_at,
     pt.created_at > a.as_of_minus_day AS is_new,
     COALESCE(r.is_scam, FALSE) AS is_scam,

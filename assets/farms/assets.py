@@ -1,0 +1,32 @@
+"""Farm products: one row per farm contract and pid, from its latest observation."""
+
+import dagster as dg
+import polars as pl
+
+from assets.farms.rows import assemble_farms
+from assets.market.pair_rows import lp_supply
+from assets.warehouse import Warehouse, materialized
+
+GROUP = "farms"
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[dg.AssetKey(["lake", n]) for n in ("farm_pools", "liquidity_events",
+                                                    "address_labels", "tokens")]
+          + [dg.AssetKey(["market", n]) for n in ("pair_rows", "token_rows", "as_of")])
+def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every farm (chain, contract, pid): TVL and APRs, verification, lifecycle and the data
+    quality flags that say what its figures are worth."""
+    as_of = warehouse.clock()["as_of"]
+    pools = warehouse.scan("pair_rows").select(
+        "chain_id", "slug", "pair", "ticker", "liquidity_usd",
+        pair_apr=pl.col("item").str.json_path_match("$.apr").cast(pl.Float64)).collect()
+    prices = warehouse.scan("token_rows").select("chain_id", "address", "price_usd")
+    tokens = (warehouse.scan("tokens").select("chain_id", "address", "name", "symbol",
+                                              "decimals")
+              .join(prices, on=["chain_id", "address"], how="left").collect())
+    labels = (warehouse.scan("address_labels").sort("kind")
+              .group_by("chain_id", "address").agg(pl.col("name").first()).collect())
+    frame = assemble_farms(warehouse.scan("farm_pools"), pools,
+                           lp_supply(warehouse.scan("liquidity_events"), as_of).collect(), tokens, labels, as_of)
+    return materialized(warehouse, "farm_rows", frame)

@@ -1,0 +1,37 @@
+"""Perp products: the market list, history points and liquidation days."""
+
+import dagster as dg
+
+from assets.perps.history import daily_liquidations, history_points, market_list
+from assets.warehouse import Warehouse, materialized
+
+GROUP = "perps"
+
+
+def _keys(*names: str) -> list[dg.AssetKey]:
+    return [dg.AssetKey(["market", n] if n == "as_of" else ["lake", n]) for n in names]
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=_keys("perp_markets", "perp_snapshots", "venues", "chains", "as_of"))
+def perp_list(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every perp market with the perp block of its pair row (GET /perps)."""
+    frame = market_list(*warehouse.frames(("perp_markets", "perp_snapshots", "venues",
+                                           "chains")).values(), warehouse.clock()["as_of"])
+    return materialized(warehouse, "perp_list", frame)
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("perp_snapshots", "as_of"))
+def perp_history(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Each market's history points at 5 minutes and an hour."""
+    return materialized(warehouse, "perp_history", history_points(
+        warehouse.scan("perp_snapshots"), warehouse.clock()["as_of"]))
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=_keys("liquidations", "liquidation_heartbeats", "as_of"))
+def liquidation_days(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Liquidations per UTC day, per market and for the whole venue, while the feed was alive."""
+    return materialized(warehouse, "liquidation_days", daily_liquidations(
+        warehouse.scan("liquidations"), warehouse.scan("liquidation_heartbeats"),
+        warehouse.clock()["as_of"]))
