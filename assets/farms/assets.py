@@ -27,6 +27,6 @@ def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
               .join(prices, on=["chain_id", "address"], how="left").collect())
     labels = (warehouse.scan("address_labels").sort("kind")
               .group_by("chain_id", "address").agg(pl.col("name").first()).collect())
-    frame = assemble_farms(warehouse.scan("farm_pools"), pools,
-                           lp_supply(warehouse.scan("liquidity_events"), as_of).collect(), tokens, labels, as_of)
+    supply = lp_supply(warehouse.scan("liquidity_events"), as_of).collect()
+    frame = assemble_farms(warehouse.scan("farm_pools"), pools, supply, tokens, labels, as_of)
     return materialized(warehouse, "farm_rows", frame)
