@@ -23,9 +23,12 @@ from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
 from edge.registry import HERMES_PREFIX, Operation, Router, mount
 from edge.routes import (
+    boards,
     chains,
+    farms,
     lists,
     market,
+    perps,
     platform,
     search,
     tokens,
@@ -49,7 +52,8 @@ log = logging.getLogger("chaintape.edge")
 
 def operations() -> list[Operation]:
     """Every declared operation, with a handler where its product is built."""
-    return mount(OPERATIONS, {**chains.HANDLERS, **lists.HANDLERS, **market.HANDLERS,
+    return mount(OPERATIONS, {**boards.HANDLERS, **chains.HANDLERS, **farms.HANDLERS,
+                              **lists.HANDLERS, **market.HANDLERS, **perps.HANDLERS,
                                    **platform.HANDLERS, **search.HANDLERS,
                                    **tokens.HANDLERS, **trades.HANDLERS,
                                    **verdicts.HANDLERS, **wallets.HANDLERS})

@@ -83,6 +83,11 @@ RESPONSES = {
 
 NNUM, NSTR, NINT = nullable(NUMBER), nullable(STRING), nullable(INT)
 CHAIN_REF = obj({"slug": STRING, "chain_id": INT})
+PERP_BLOCK = obj({"max_leverage": NNUM, "only_isolated": nullable(BOOL),
+                  **{k: NNUM for k in ("funding_rate", "open_interest", "open_interest_usd",
+                                       "mark_price", "oracle_price", "premium",
+                                       "day_notional_volume")},
+                  "synced_at": NSTR})
 WINDOWS = ("m5", "h1", "h6", "h24")
 PAIR_WINDOW = obj({"price_change_pct": NUMBER, "volume_usd": NUMBER, "buy_volume_usd": NUMBER,
                    "sell_volume_usd": NUMBER, "txns": obj({"buys": INT, "sells": INT}),
@@ -99,11 +104,7 @@ PAIR_ROW = obj({
     "prop_data": obj({
         **{k: BOOL for k in ("is_perp", "is_honeypot", "spot_disabled", "perp_disabled")},
         "buy_tax": NNUM, "sell_tax": NNUM, "liquidity_range": RANGE,
-        "perp": obj({"max_leverage": NNUM, "only_isolated": nullable(BOOL),
-                     **{k: NNUM for k in ("funding_rate", "open_interest", "open_interest_usd",
-                                          "mark_price", "oracle_price", "premium",
-                                          "day_notional_volume")},
-                     "synced_at": NSTR}, nullable=True)}),
+        "perp": {**PERP_BLOCK, "type": ["object", "null"]}}),
     "score": obj({"value": INT, "title": STRING, "updated_at": STRING,
                   "risk_signals": {"type": "array", "items": obj({
                       "kind": STRING, "weight": NUMBER, "group": STRING, "severity": STRING,
@@ -360,4 +361,59 @@ RESPONSES.update({
     ("GET", WALLET_PATH + "/chart"): CHART,
     ("GET", WALLET_PATH + "/funding"): FUNDING,
     ("GET", CHAIN_PATH + "/tokens/{address}/traders"): page_of(TRADER),
+})
+GROWTH = obj({"available": BOOL, "volume": NUMBER, "liquidity": NUMBER, "reason": STRING})
+BOARD_ROW = obj({
+    **{k: STRING for k in ("key", "display_name", "data_state", "exclusion_reason", "category")},
+    "infra": STRINGS, "chain": CHAIN_REF, "rank": INT, "rank_change_24h": INT, "badges": STRINGS,
+    "dimensions": {"type": "object", "additionalProperties": NUMBER},
+    "metrics": obj({
+        **{k: NUMBER for k in ("volume_24h", "buy_volume_24h", "liquidity", "quality_liquidity",
+                               "volume_share", "liquidity_share", "capital_efficiency",
+                               "risk_rate", "smoothed_risk", "wash_rate", "liquidity_coverage",
+                               "hosted_volume_24h")},
+        **{k: INT for k in ("pairs", "tradable_pairs", "active_pairs", "priced_pairs",
+                            "new_pairs_24h", "scam_pairs", "txns_24h", "buyers_24h")},
+        "has_capital_efficiency": BOOL, "growth_24h": GROWTH, "growth_7d": GROWTH}),
+    "season_metrics": obj({**{k: NUMBER for k in ("volume", "buy_volume", "liquidity_last",
+                                                  "liquidity_peak", "quality_liquidity")},
+                           **{k: INT for k in ("txns", "buyers", "new_pairs")}}),
+})
+BOARD = obj({"scope": STRING, "snapshot_at": STRING, "methodology_version": INT,
+             "population": INT,
+             "season": obj({"number": INT, "starts_at": STRING, "ends_at": STRING, "live": BOOL,
+                            "length_days": INT, "latest": INT}),
+             "items": {"type": "array", "items": BOARD_ROW},
+             "excluded": {"type": "array", "items": BOARD_ROW}})
+APRS = obj({"base_apr": NSTR, "lp_reward_apr": NSTR})
+FARM = obj({"network": CHAIN_REF, "address": STRING, "pid": INT, "ticker": NSTR, "tvl": NSTR,
+            "reward_token": obj({"address": STRING, "name": NSTR, "symbol": NSTR,
+                                 "chain_id": INT}),
+            "apr_year": APRS, "apr_daily": APRS,
+            "factory": obj({"address": STRING, "name": STRING}),
+            "updated_at": STRING, "status": STRING, "lifecycle_state": STRING,
+            "data_quality_flags": STRINGS})
+PERP_MARKET = obj({"chain": CHAIN_REF, "pair_address": STRING, "symbol": STRING,
+                   "venue": obj({"id": STRING, "name": NSTR}), "base_feed_id": STRING,
+                   "listed_at": STRING, "perp": PERP_BLOCK})
+PERP_POINT = obj({"timestamp": STRING, "mark_price": NUMBER, "oracle_price": NUMBER,
+                  "premium": NUMBER, **{k: NNUM for k in ("oi_usd", "oi_long_usd",
+                                                          "oi_short_usd")},
+                  **{k: NUMBER for k in ("funding_long_1h", "funding_short_1h",
+                                         "borrow_long_1h", "borrow_short_1h")},
+                  "oi_known": BOOL})
+LIQUIDATION_DAY = obj({"day": STRING, "liquidated_long_usd": NUMBER,
+                       "liquidated_short_usd": NUMBER, "max_liquidation_usd": NUMBER,
+                       "long_count": INT, "short_count": INT})
+RESPONSES.update({
+    ("GET", "/leaderboard"): BOARD,
+    ("GET", "/farms"): page_of(FARM),
+    ("GET", CHAIN_PATH + "/farms/{address}"): FARM,
+    ("GET", "/perps"): page_of(PERP_MARKET),
+    ("GET", "/perps/{market}/history"): obj({"chain": STRING, "market": STRING,
+                                             "interval": STRING,
+                                             "items": {"type": "array", "items": PERP_POINT}}),
+    ("GET", "/perps/liquidations"): obj({"chain": STRING, "market": NSTR, "stale": BOOL,
+                                         "items": {"type": "array",
+                                                   "items": LIQUIDATION_DAY}}),
 })

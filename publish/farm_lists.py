@@ -13,8 +13,9 @@ DEFAULT_FARM_SORT = "tvl"
 
 @dataclass(frozen=True)
 class FarmQuery:
-    """One GET /farms query: chains in the order given, ticker substring, factories, sort (None:
-    chain by chain, each by TVL) and direction."""
+    """One GET /farms query: chains in the order given, ticker substring (any case), factory
+    addresses (each chain's native spelling), sort (None: chain by chain, each by TVL) and
+    direction."""
 
     chain_ids: tuple[int, ...]
     q: str | None = None
@@ -44,8 +45,7 @@ def farm_list(farms: pl.DataFrame, query: FarmQuery) -> pl.DataFrame:
             rows = rows.filter(pl.col("ticker").str.to_lowercase()
                                .str.contains(query.q.lower(), literal=True))
         if query.factories:
-            rows = rows.filter(pl.col("factory").str.to_lowercase()
-                               .is_in([f.lower() for f in query.factories]))
+            rows = rows.filter(pl.col("factory").is_in(query.factories))
         per_chain.append(rows.with_columns(_chain_order=pl.lit(position)))
     merged = pl.concat(per_chain) if per_chain else farms.clear().with_columns(
         _chain_order=pl.lit(0))

@@ -16,7 +16,7 @@ WASH_DOMINATED = 0.5
 SCAM_DOMINATED = 0.5
 BOARD_KEY = ["scope", "board", "key"]
 # The figures a row sums over its pairs in each period, and those only the current day has.
-PERIOD_SUMS = ("volume", "wash_volume", "liquidity")
+PERIOD_SUMS = ("volume", "wash_volume", "own_volume", "liquidity")
 NOW_SUMS = ("buy_volume", "txns", "quality_liquidity", "hosted_volume")
 
 
@@ -105,9 +105,7 @@ def metrics(rows: pl.DataFrame) -> pl.DataFrame:
         smoothed_risk=(pl.col("scam_pairs") + PRIOR_PAIRS * pl.col("board_risk"))
         / (pl.col("pairs") + PRIOR_PAIRS),
         wash_rate=share("wash_volume_now", "volume_now"),
-        liquidity_coverage=share("quality_liquidity", "liquidity_now"),
-        **{f"organic_volume_{p}": pl.col(f"volume_{p}") - pl.col(f"wash_volume_{p}")
-           for p in PERIODS})
+        liquidity_coverage=share("quality_liquidity", "liquidity_now"))
 
 
 def exclusion(period: str, stopped: pl.Expr) -> pl.Expr:
@@ -122,10 +120,11 @@ def exclusion(period: str, stopped: pl.Expr) -> pl.Expr:
 
 
 def ranked(rows: pl.DataFrame, period: str) -> pl.DataFrame:
-    """Adds `rank_<period>`: within each board by the period's organic volume (wash removed),
-    then liquidity, then key; hosted volume never enters it. Null for excluded rows."""
+    """Adds `rank_<period>`: within each board by the period's own volume (neither wash nor
+    hosted: hosted volume is shown, never ranked), then liquidity, then key. Null for excluded
+    rows."""
     excluded = pl.col(f"excluded_{period}")
-    order = rows.sort(f"organic_volume_{period}", f"liquidity_{period}", "key",
+    order = rows.sort(f"own_volume_{period}", f"liquidity_{period}", "key",
                       descending=[True, True, False])
     return order.with_columns(pl.when(~excluded).then(
         pl.int_range(1, pl.len() + 1).over("scope", "board", excluded))
@@ -230,7 +229,7 @@ def board_item(row: dict) -> str:
         "infra": row["infra"], "chain": {"slug": row["slug"], "chain_id": row["chain_id"]},
         "rank": row["rank"] or 0, "rank_change_24h": row["rank_change_24h"],
         "badges": row["badges"],
-        "dimensions": {"organic_volume_24h": row["organic_volume_now"],
+        "dimensions": {"ranked_volume_24h": row["own_volume_now"],
                        "wash_volume_24h": row["wash_volume_now"],
                        "routed_volume_24h": row["routed_volume"]},
         "metrics": {**{m: float(row[m]) for m in METRIC_NUMBERS},

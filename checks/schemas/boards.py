@@ -80,15 +80,15 @@ class BoardRow(pa.DataFrameModel):
                                      .otherwise(pl.col("board").is_null()))
 
     @pa.dataframe_check
-    def rank_follows_organic_volume(cls, data) -> pl.LazyFrame:
-        """Ranks run 1..n within a board in order of organic volume (hosted volume is shown,
-        never ranked)."""
+    def rank_follows_own_volume(cls, data) -> pl.LazyFrame:
+        """Ranks run 1..n within a board in order of own volume (neither wash nor hosted:
+        hosted volume is shown, never ranked)."""
         ranked = (data.lazyframe.filter(pl.col("rank").is_not_null())
                   .sort("scope", "board", "rank", nulls_last=True))
         board = ["scope", "board"]
         return ranked.select(
             (pl.col("rank") == pl.int_range(1, pl.len() + 1).over(board))
-            & (pl.col("organic_volume_now") <= pl.col("organic_volume_now").shift(1)
+            & (pl.col("own_volume_now") <= pl.col("own_volume_now").shift(1)
                .over(board).fill_null(float("inf")) + 1e-9))
 
     @pa.dataframe_check

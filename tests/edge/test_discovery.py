@@ -30,6 +30,9 @@ COSTS = {
     ("GET", "/chains/{chain}/tokens/{address}/traders"): 40,
     ("GET", "/wallets"): 50, ("GET", "/wallets/stats"): 20,
     ("GET", "/wallets/{address}/overview"): 60, ("POST", "/wallets/labels/batch"): 60,
+    ("GET", "/leaderboard"): 20, ("GET", "/farms"): 30,
+    ("GET", "/chains/{chain}/farms/{address}"): 20, ("GET", "/perps"): 20,
+    ("GET", "/perps/{market}/history"): 30, ("GET", "/perps/liquidations"): 30,
 }
 MOUNTED = set(COSTS)
 

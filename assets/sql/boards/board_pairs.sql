@@ -44,6 +44,7 @@ SELECT
     COALESCE(f.buy_volume_{{ period }}, 0.0) AS buy_volume_{{ period }},
     COALESCE(f.txns_{{ period }}, 0) AS txns_{{ period }},
     COALESCE(f.wash_volume_{{ period }}, 0.0) AS wash_volume_{{ period }},
+    COALESCE(f.own_volume_{{ period }}, 0.0) + COALESCE(pf.volume_{{ period }}, 0.0) AS own_volume_{{ period }},
 {%- endfor %}
     COALESCE(f.hosted_volume_now, 0.0) AS hosted_volume_now
 FROM pair_tokens AS pt
