@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import polars as pl
 
+from assets.boards.flows import pair_flows
 from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
 from assets.boards.seasons import (
     Seasons,
@@ -36,6 +37,16 @@ def _keys(*names: str) -> list[dg.AssetKey]:
         "as_of", "swap_legs", "pair_tokens", "quote_prices")}}
     lake = {"venues", "heads", "perp_snapshots", "reserves"}
     return [dg.AssetKey(["lake" if n in lake else domains.get(n, GROUP), n]) for n in names]
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=_keys("swap_legs", "pair_tokens", "venues", "as_of"))
+def board_pair_flows(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Per pair and board period (the day to the watermark, the day before, the day a week
+    before): volume, buy volume, swaps, wash and own volume; and the day's hosted volume."""
+    frame = pair_flows(warehouse.scan("swap_legs"), warehouse.scan("pair_tokens"),
+                       warehouse.scan("venues"), warehouse.clock()["as_of_s"])
+    return materialized(warehouse, "board_pair_flows", frame)
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
