@@ -98,6 +98,7 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
             season_liquidity(closes, tokens, prices, start, until),
             season_buyers(legs, pairs, start, until), minimum, start, until)
         boards.append(season_board(live, figures, number, start, end, closed, as_of))
+    # Frozen rows keep the columns they were frozen with, which a later product may extend.
     frame = pl.concat(boards, how="diagonal_relaxed").sort("season", *BOARD_KEY, nulls_last=True)
     warehouse.write("season_boards_before", before if before is not None else frame.clear())
     return materialized(warehouse, "season_boards", frame)

@@ -168,9 +168,9 @@ def assemble_board(pairs: pl.DataFrame, buyers: pl.DataFrame, routed: pl.DataFra
             .with_columns(board=pl.when(pl.col("scope") == "protocols").then("slug"),
                           key=pl.coalesce("key", "slug"),
                           display_name=pl.coalesce("display_name", "chain_name")))
-    rows = rows.with_columns(**{f"excluded_{p}": exclusion(p, pl.col("stopped")).is_not_null()
-                                for p in ("now", "d1")},
-                             exclusion_reason=exclusion("now", pl.col("stopped")).fill_null(""))
+    rows = rows.with_columns(exclusion_reason=exclusion("now", pl.col("stopped")).fill_null(""),
+                             excluded_d1=exclusion("d1", pl.col("stopped")).is_not_null())
+    rows = rows.with_columns(excluded_now=pl.col("exclusion_reason") != "")
     moved = since <= as_of_s - BOARD_PERIODS["d1"][0]
     rows = ranked(ranked(rows, "now"), "d1").rename({"rank_now": "rank"}).with_columns(
                              growth_24h=growth("d1", reach["d1"], moved),

@@ -4,6 +4,7 @@ import polars as pl
 
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
+from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.snapshots import snapshot_headers, table
@@ -11,6 +12,7 @@ from publish.farm_lists import FarmQuery, farm_list, farm_scope
 from publish.snapshot import Snapshot
 
 
+@per_snapshot(kept=4)
 def farm_chains(snapshot: Snapshot) -> tuple[int, ...]:
     """Every chain with a farm, by id: the list's chains when none are named."""
     return tuple(sorted(table(snapshot, "farms")["chain_id"].unique().to_list()))
