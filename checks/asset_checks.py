@@ -9,6 +9,7 @@ from checks.outcome import Outcome, failed, validate
 from checks.products import PRODUCT_SCHEMAS
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
+from checks.schemas.oracle import history_off_feed, history_outside_market_hours
 from checks.schemas.wallets import positions_add_up
 
 
@@ -68,8 +69,24 @@ def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinitio
                                  warehouse.clock()["as_of"])
         return as_result(failed("farm_rows", "no_stale_farm_shown_fresh", rows))
 
+    @dg.asset_check(asset=keys["oracle_history"], name="updates_while_markets_open", blocking=True,
+                    additional_deps=[keys["oracle_feeds"]])
+    def oracle_hours(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """No update was published while its feed's market was closed."""
+        rows = history_outside_market_hours(warehouse.scan("oracle_feeds").collect(),
+                                            warehouse.scan("oracle_history").collect())
+        return as_result(failed("oracle_history", "updates_while_markets_open", rows))
+
+    @dg.asset_check(asset=keys["oracle_history"], name="updates_of_catalog_feeds", blocking=True,
+                    additional_deps=[keys["oracle_feeds"]])
+    def oracle_catalog(warehouse: Warehouse) -> dg.AssetCheckResult:
+        """Every update belongs to a feed of the catalog and carries that feed's exponent."""
+        rows = history_off_feed(warehouse.scan("oracle_feeds").collect(),
+                                warehouse.scan("oracle_history").collect())
+        return as_result(failed("oracle_history", "updates_of_catalog_feeds", rows))
+
     return [*checks, chain_counts, wallet_identities, share_identity, frozen_seasons,
-            farm_freshness]
+            farm_freshness, oracle_hours, oracle_catalog]
 
 
 def _schema_check(name: str, model: type[pa.DataFrameModel],

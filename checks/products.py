@@ -8,6 +8,7 @@ from checks.schemas.boards import BoardPair, BoardRow, SeasonBoardRow
 from checks.schemas.chains import ChainRecord, Config
 from checks.schemas.farms import FarmRow
 from checks.schemas.market import HolderBalance, PairRow, PairTrade, RegistryToken, TokenRow
+from checks.schemas.oracle import OracleFeedRow, OracleHistoryRow
 from checks.schemas.perps import LiquidationDay, PerpMarketRow, PerpPoint
 from checks.schemas.wallets import (
     FundingRow,
@@ -38,6 +39,8 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "board_rows": BoardRow,
     "season_boards": SeasonBoardRow,
     "farm_rows": FarmRow,
+    "oracle_feeds": OracleFeedRow,
+    "oracle_history": OracleHistoryRow,
     "perp_list": PerpMarketRow,
     "perp_history": PerpPoint,
     "liquidation_days": LiquidationDay,

@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import importlib.metadata
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import orjson
@@ -18,6 +19,7 @@ from edge.memo import Kept
 from edge.metering import open_meter
 from edge.notary import Notary
 from edge.openapi import openapi_yaml
+from edge.oracle.live import LiveOracle
 from edge.payments import Cashier, Ledger, Payment, PaymentInvalid, encode_header
 from edge.plans import KEYLESS, units
 from edge.problems import PROBLEM_JSON, ApiError, problem_body
@@ -28,6 +30,7 @@ from edge.routes import (
     farms,
     lists,
     market,
+    oracle,
     perps,
     platform,
     search,
@@ -47,13 +50,17 @@ API_PREFIX = "/api/v1"
 FORMER_PREFIX = "/api/v3"
 MOVED_ON = "@1790467200"  # 2026-09-27T00:00:00Z, when /api/v1 took over from /api/v3
 BODILESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+WEBSOCKET_PATH = "/ws"
+# A stream write that takes longer than this means the client stopped reading: drop it.
+SEND_TIMEOUT_S = 10.0
 log = logging.getLogger("chaintape.edge")
 
 
 def operations() -> list[Operation]:
     """Every declared operation, with a handler where its product is built."""
     return mount(OPERATIONS, {**boards.HANDLERS, **chains.HANDLERS, **farms.HANDLERS,
-                              **lists.HANDLERS, **market.HANDLERS, **perps.HANDLERS,
+                              **lists.HANDLERS, **market.HANDLERS, **oracle.HANDLERS,
+                              **perps.HANDLERS,
                                    **platform.HANDLERS, **search.HANDLERS,
                                    **tokens.HANDLERS, **trades.HANDLERS,
                                    **verdicts.HANDLERS, **wallets.HANDLERS})
@@ -114,6 +121,7 @@ class Edge:
         self.meter = open_meter(settings.redis_url)
         self.keys = open_keys(settings.redis_url, settings.home)
         self.gate = Gate(self.keys, self.meter, self.cashier, settings.trusted_proxies)
+        self.oracle = LiveOracle(settings.oracle_upstream)
         documents = {
             "/openapi.yml": Response(openapi_yaml(self.router.operations, _version()), 200,
                                      "application/yaml"),
@@ -129,14 +137,46 @@ class Edge:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+        elif scope["type"] == "websocket":
+            await self._asgi_websocket(scope, receive, send)
         elif scope["type"] == "http":
             request = Request.from_asgi(scope)
             if request.method not in BODILESS:
                 request.body = await _body(receive)
-            status, headers, body = await self.respond(request)
+            status, headers, response = await self.respond(request)
             await send({"type": "http.response.start", "status": status, "headers": [
                 (name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]})
-            await send({"type": "http.response.body", "body": body})
+            if response.stream is None:
+                await send({"type": "http.response.body", "body": response.body})
+                return
+
+            async def chunk(data: bytes) -> None:
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+
+            await _pump(response.stream, chunk, _asgi_disconnect(receive))
+
+    async def _asgi_websocket(self, scope, receive, send) -> None:
+        if (await receive())["type"] != "websocket.connect":
+            return
+        if scope["path"] != WEBSOCKET_PATH:
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await send({"type": "websocket.accept"})
+
+        async def incoming() -> str | None:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return None
+            return message.get("text") or (message.get("bytes") or b"").decode()
+
+        async def outgoing(text: str) -> None:
+            await send({"type": "websocket.send", "text": text})
+
+        await self._websocket(incoming, outgoing)
+
+    async def _websocket(self, incoming, outgoing) -> None:
+        session = oracle.websocket_session(self, lambda: self.holder.current, outgoing)
+        await session.run(incoming)
 
     def __rsgi_init__(self, loop) -> None:
         self.holder.refresh()
@@ -147,13 +187,38 @@ class Edge:
             self._follower.cancel()
 
     async def __rsgi__(self, scope, protocol) -> None:
+        if scope.proto == "ws":
+            await self._rsgi_websocket(scope, protocol)
+            return
         if scope.proto != "http":
             return
         request = Request.from_rsgi(scope)
         if request.method not in BODILESS:
             request.body = await protocol()
-        status, headers, body = await self.respond(request)
-        protocol.response_bytes(status, headers, body)
+        status, headers, response = await self.respond(request)
+        if response.stream is None:
+            protocol.response_bytes(status, headers, response.body)
+            return
+        transport = protocol.response_stream(status, headers)
+        await _pump(response.stream, transport.send_bytes, protocol.client_disconnect())
+
+    async def _rsgi_websocket(self, scope, protocol) -> None:
+        if scope.path != WEBSOCKET_PATH:
+            protocol.close(1008)
+            return
+        transport = await protocol.accept()
+
+        async def incoming() -> str | None:
+            message = await transport.receive()
+            if message.kind == 0:
+                return None
+            return message.data if isinstance(message.data, str) else message.data.decode()
+
+        try:
+            await self._websocket(incoming, transport.send_str)
+        except Exception:
+            log.debug("websocket closed", exc_info=True)
+        protocol.close(1000)
 
     async def _lifespan(self, receive, send) -> None:
         while True:
@@ -161,17 +226,20 @@ class Edge:
             if message["type"] == "lifespan.startup":
                 await asyncio.to_thread(self.holder.refresh)
                 self._follower = asyncio.create_task(self.holder.follow(self.settings.poll_s))
+                self.oracle.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self._follower:
                     self._follower.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await self._follower
+                await self.oracle.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def respond(self, request: Request) -> tuple[int, Headers, bytes]:
-        """Status, headers and body of the answer to `request`; failures become problems."""
+    async def respond(self, request: Request) -> tuple[int, Headers, Response]:
+        """Status, headers and response to `request` (its body, or its stream); failures become
+        problems."""
         hermes = request.path.startswith(HERMES_PREFIX)
         try:
             response = await self._dispatch(request)
@@ -188,7 +256,7 @@ class Edge:
         if request.path.startswith(FORMER_PREFIX + "/"):
             successor = API_PREFIX + request.path[len(FORMER_PREFIX):]
             headers += [("deprecation", MOVED_ON), ("link", f'<{successor}>; rel="successor-version"')]
-        return response.status, headers, response.body
+        return response.status, headers, response
 
     async def _dispatch(self, request: Request) -> Response:
         document = self.documents.get(request.path)
@@ -267,12 +335,12 @@ class Edge:
         for prefix in (API_PREFIX, FORMER_PREFIX):
             if path.startswith(prefix + "/"):
                 found = self.router.match(request.method, path[len(prefix):])
-                if found is not None and not found[0].hermes:
+                if found is not None and not found[0].root:
                     return found
                 break
         else:
             found = self.router.match(request.method, path)
-            if found is not None and found[0].hermes:
+            if found is not None and found[0].root:
                 return found
         raise ApiError("not_found", f"{request.method} {path} is not an operation")
 
@@ -293,9 +361,43 @@ async def _body(receive) -> bytes:
             return b"".join(chunks)
 
 
+async def _pump(stream: AsyncIterator[bytes], write: Callable[[bytes], Awaitable[None]],
+                disconnected: Awaitable) -> None:
+    """Write the stream's chunks until it ends, the client leaves or stops reading."""
+    async def drain() -> None:
+        async for chunk in stream:
+            async with asyncio.timeout(SEND_TIMEOUT_S):
+                await write(chunk)
+
+    writer, watcher = asyncio.ensure_future(drain()), asyncio.ensure_future(disconnected)
+    try:
+        await asyncio.wait({writer, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (writer, watcher):
+            task.cancel()
+        for task in (writer, watcher):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await stream.aclose()
+
+
+async def _asgi_disconnect(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _hermes_text(err: ApiError) -> str:
+    """Hermes' wording: what could not be parsed, or the detail as it stands."""
+    if err.code != "invalid_param":
+        return err.detail
+    where = "Invalid URL" if err.param in ("id", "publish_time") else \
+        "Failed to deserialize query string"
+    return f"{where}: {err.detail}"
+
+
 def _problem(err: ApiError, request_id: str, hermes: bool) -> Response:
     if hermes:
-        return Response(f"{err.detail}\n".encode(), err.status, "text/plain; charset=utf-8",
+        return Response(_hermes_text(err).encode(), err.status, "text/plain; charset=utf-8",
                         list(err.headers))
     return Response(problem_body(err, request_id), err.status, PROBLEM_JSON, list(err.headers))
 

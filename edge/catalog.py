@@ -21,6 +21,21 @@ FROM = integer("from", (0, INT64[1]), description="Unix seconds UTC, inclusive."
 TO = integer("to", (0, INT64[1]), description="Unix seconds UTC, inclusive.")
 FEED_ID = r"(0[xX])?[0-9a-fA-F]{64}"
 IDS = listing("ids", 100, required=True, pattern=FEED_ID, description="32-byte hex feed ids.")
+HERMES_TYPES = ("crypto", "fx", "equity", "metal", "rates", "crypto_redemption_rate",
+                "commodities", "crypto_index", "crypto_nav", "eco", "kalshi")
+HERMES_IDS = "Feed ids (own or compatible), 0x optional, any case; ids[] and ids count together."
+# Every /v2 update route takes the same parameters; those a route does not use are validated
+# and ignored there.
+UPDATE_PARAMS = (
+    Param("ids[]", "repeat", HERMES_IDS, pattern=FEED_ID, max_items=500, min_items=0),
+    Param("ids", "repeat", HERMES_IDS, pattern=FEED_ID, max_items=500, min_items=0),
+    choice("encoding", ("hex", "base64"), "hex"), flag("parsed", True),
+    flag("ignore_invalid_price_ids"),
+    choice("channel", ("real_time", "fixed_rate@200ms", "fixed_rate@1000ms"),
+           "fixed_rate@1000ms", description="Stream cadence; fixed_rate@50ms is refused."),
+    flag("benchmarks_only", description="Stream only the first update of each second."),
+    flag("verbose"), flag("binary"), flag("unique", True), flag("allow_unordered"),
+)
 BY_CHAIN = "/chains/{chain}"
 
 
@@ -167,16 +182,24 @@ OPERATIONS: list[Operation] = [
     _op("GET", "/prices/at", 20, "prices", "Oracle prices at a time", IDS,
         integer("ts", (1, INT64[1]), required=True)),
     _op("GET", "/v2/updates/price/latest", 0, "oracle", "Latest price updates (Hermes)",
-        Param("ids[]", "repeat", pattern=FEED_ID, max_items=500, min_items=0),
-        Param("ids", "repeat", pattern=FEED_ID, max_items=500, min_items=0),
-        choice("encoding", ("hex", "base64"), "hex"), flag("parsed", True),
-        flag("ignore_invalid_price_ids"),
-        choice("channel", ("real_time", "fixed_rate@200ms", "fixed_rate@1000ms"),
-               "fixed_rate@1000ms"),
-        flag("benchmarks_only"), flag("verbose"), flag("binary"), flag("unique", True),
-        flag("allow_unordered")),
+        *UPDATE_PARAMS),
+    _op("GET", "/v2/updates/price/stream", 0, "oracle",
+        "Price updates as Server-Sent Events (Hermes)", *UPDATE_PARAMS),
+    _op("GET", "/v2/updates/price/{publish_time}", 0, "oracle",
+        "Each feed's first update at or after a time (Hermes)",
+        Param("publish_time", "int", "Unix seconds UTC.", required=True, location="path",
+              minimum=0, maximum=INT64[1]),
+        *UPDATE_PARAMS),
     _op("GET", "/v2/price_feeds", 0, "oracle", "Price feed metadata (Hermes)",
-        text("query", 128), text("asset_type", 64)),
+        text("query", 128, description="Case-insensitive substring of the feed symbol."),
+        choice("asset_type", HERMES_TYPES, description="One asset category.")),
     _op("GET", "/v2/price_feeds/{id}", 0, "oracle", "One price feed (Hermes)",
         path("id", 66, pattern=FEED_ID)),
+    _op("GET", "/v1/feeds", 10, "oracle", "Every price feed with its latest price",
+        text("query", 128, description="Case-insensitive substring of the feed symbol."),
+        choice("asset_type", HERMES_TYPES, description="One asset category.")),
+    _op("GET", "/v1/status", 0, "oracle", "The oracle's upstream, freshness and history"),
+    _op("GET", "/v1/candles", 30, "oracle", "Open, high, low and close of one feed",
+        text("id", 66, 1, required=True, pattern=FEED_ID, description="One feed id."),
+        choice("resolution", tuple(RESOLUTIONS), "1h"), FROM, TO),
 ]

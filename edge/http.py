@@ -3,6 +3,7 @@
 import itertools
 import os
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -77,12 +78,14 @@ class Request:
 
 @dataclass
 class Response:
-    """Status, body and headers; the content type defaults to JSON."""
+    """Status, body and headers; the content type defaults to JSON. A streamed response sends
+    the chunks of `stream` after its (empty) body until the client leaves."""
 
     body: bytes
     status: int = 200
     content_type: str = "application/json"
     headers: Headers = field(default_factory=list)
+    stream: AsyncIterator[bytes] | None = None
 
     @classmethod
     def json(cls, value: object, status: int = 200) -> "Response":

@@ -12,6 +12,8 @@ from edge.params import Body, Param
 # same URL within a snapshot.
 Handler = Callable[[Request, dict], Awaitable[Response]]
 HERMES_PREFIX = "/v2/"
+# The oracle's own versioned routes are served at the root of the base URL, not under the API.
+ROOT_PREFIXES = ("/v1/", HERMES_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ class Operation:
     def hermes(self) -> bool:
         """An oracle route of the Hermes convention: root-mounted, keyless, free, text errors."""
         return self.path.startswith(HERMES_PREFIX)
+
+    @functools.cached_property
+    def root(self) -> bool:
+        """Served at the root of the base URL (the oracle's /v1 and /v2), not under /api/v1."""
+        return self.path.startswith(ROOT_PREFIXES)
 
     @functools.cached_property
     def metered(self) -> bool:

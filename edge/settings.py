@@ -32,6 +32,7 @@ class Settings:
     redis_url: str | None = None
     trusted_proxies: tuple[Network, ...] = ()
     offer: Offer = field(default_factory=Offer)
+    oracle_upstream: str | None = None
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -41,4 +42,5 @@ class Settings:
                    upstream_timeout_s=float(env("CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS", "5")),
                    redis_url=env("CHAINTAPE_REDIS_URL") or None,
                    trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),
-                   offer=offer_from_env())
+                   offer=offer_from_env(),
+                   oracle_upstream=env("CHAINTAPE_ORACLE_UPSTREAM") or None)

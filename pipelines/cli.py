@@ -115,7 +115,7 @@ def serve(host: str, port: int, interface: str) -> None:
 
     _urls(host, port)
     Server("edge.app:create_app", address=host, port=port, interface=Interfaces(interface),
-           factory=True, websockets=False, loop=Loops.uvloop, http=HTTPModes.http1,
+           factory=True, websockets=True, loop=Loops.uvloop, http=HTTPModes.http1,
            runtime_mode=RuntimeModes.st, log_access=False,
            log_level=LogLevels.warning, working_dir=Path.cwd()).serve()
 

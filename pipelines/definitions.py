@@ -6,6 +6,7 @@ from assets.boards import assets as boards_assets
 from assets.chains import assets as chains_assets
 from assets.farms import assets as farms_assets
 from assets.market import assets as market_assets
+from assets.oracle import assets as oracle_assets
 from assets.perps import assets as perps_assets
 from assets.snapshot import assets as snapshot_assets
 from assets.sql_assets import lake_specs, sql_assets
@@ -17,6 +18,7 @@ from pipelines.schedules import schedules
 
 python_assets = dg.load_assets_from_modules([market_assets, chains_assets, wallets_assets,
                                                   boards_assets, farms_assets, perps_assets,
+                                                  oracle_assets,
                                                   snapshot_assets])
 python_keys = {a.key.path[-1]: a.key for a in python_assets}
 model_assets = sql_assets(python_keys)

@@ -3,7 +3,7 @@
 import dagster as dg
 
 CADENCES = {
-    "every_5_minutes": ("*/5 * * * *", ["market", "chains", "publish"]),
+    "every_5_minutes": ("*/5 * * * *", ["market", "chains", "oracle", "publish"]),
 }
 
 

@@ -6,6 +6,7 @@ import polars as pl
 PAIR_WINDOWS = {"m5": 300, "h1": 3_600, "h6": 21_600, "h24": 86_400}
 TIMEFRAMES = list(PAIR_WINDOWS)
 RESOLUTIONS = ["1m", "5m", "15m", "1h", "4h", "1d"]
+RESOLUTION_SECONDS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3_600, "4h": 14_400, "1d": 86_400}
 TX_TYPES = ["buy", "sell", "add", "remove"]
 SORT_OPTIONS = ["trending", "volume", "liquidity", "price_change", "txns", "created_at", "fdv",
                 "market_cap"]
@@ -24,6 +25,8 @@ def wire_time(seconds: pl.Expr) -> pl.Expr:
 
 
 WIRE_TIME = "%Y-%m-%dT%H:%M:%SZ"
+# How far back the oracle's published history reaches from the watermark.
+ORACLE_HISTORY_S = 30 * 86_400
 VERDICT_STATUSES = ["ok", "watch", "blocked", "unknown"]
 # The id a token row carries when the canonical registry does not know the token.
 UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"

@@ -33,7 +33,7 @@ DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
                "wallet_funding", "wallet_profiles", "wallet_rankings")},
            "board_pairs": "boards", "board_rows": "boards", "season_boards": "boards",
            "farm_rows": "farms", "perp_list": "perps", "perp_history": "perps",
-           "liquidation_days": "perps"}
+           "liquidation_days": "perps", "oracle_feeds": "oracle", "oracle_history": "oracle"}
 # What the edge reads of a pair row to look it up, filter, sort and answer it.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
@@ -116,7 +116,8 @@ def farm_pages(farms: pl.DataFrame, records: pl.DataFrame) -> list[PagedList]:
 
 
 def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
-    """Farms, perp markets, their history and liquidation days, for the edge's lookups."""
+    """Farms, perp markets, their history, liquidation days and the oracle's feeds and history,
+    for the edge's lookups."""
     return [
         ServingTable("farms", frames["farm_rows"].drop("data_quality_flags"),
                      ("chain_id", "address", "pid")),
@@ -125,6 +126,8 @@ def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
                      ("chain_id", "market", "interval", "observed_at")),
         ServingTable("liquidation_days", frames["liquidation_days"],
                      ("chain_id", "market", "day")),
+        ServingTable("oracle_feeds", frames["oracle_feeds"], ("feed_id",)),
+        ServingTable("oracle_history", frames["oracle_history"], ("feed_id", "publish_time")),
     ]
 
 

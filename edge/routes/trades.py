@@ -16,9 +16,8 @@ from edge.snapshots import as_of_seconds, snapshot_headers, table
 from publish.cursor import Cursor
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
+from publish.vocabulary import RESOLUTION_SECONDS
 
-RESOLUTION_SECONDS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3_600, "4h": 14_400,
-                      "1d": 86_400}
 DEFAULT_CANDLES = 300
 MAX_CANDLES = 1_000
 NEWER, OLDER = "newer", "older"

@@ -54,8 +54,8 @@ def simulate(config: SimulationConfig, lake: Lake,
     end = config.end
     start = end - timedelta(days=config.days)
     seeds = np.random.SeedSequence(config.seed)
-    oracle_seed, *chain_seeds = seeds.spawn(config.chains + 1)
-    book = PriceBook(start, end, np.random.default_rng(oracle_seed))
+    chain_seeds = seeds.spawn(config.chains)
+    book = PriceBook(start, end)
     for table in TABLES:
         lake.drop(table)
     templates = CHAIN_TEMPLATES[:config.chains]

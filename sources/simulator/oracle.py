@@ -1,34 +1,42 @@
-"""The oracle price process: every feed's price, confidence and EMA at a fixed cadence."""
+"""The oracle's lake tables: its feeds, and every feed's update at each tick of the process."""
 
 from datetime import datetime
 
 import numpy as np
 import polars as pl
 
+from sources.simulator.prices import (
+    CONF_RATIO,
+    EPOCH,
+    SLOT_EPOCH,
+    SLOTS_PER_SECOND,
+    TICK_S,
+    PricePath,
+    publish_second,
+)
 from sources.simulator.world import FEEDS, FeedSpec, TokenSpec
 
-CADENCE_S = 10
-SLOT_EPOCH = 1_600_000_000
-SECONDS_PER_YEAR = 365 * 86_400
+# Kept for the simulator's callers: the lake samples the process once a tick.
+CADENCE_S = TICK_S
 
 
 class PriceBook:
-    """Simulated USD prices of every feed over [start, end), at CADENCE_S seconds."""
+    """Every feed's USD price over [start, end), sampled each tick of the price process."""
 
-    def __init__(self, start: datetime, end: datetime, rng: np.random.Generator) -> None:
-        self.start = int(start.timestamp())
-        self.steps = int((end - start).total_seconds()) // CADENCE_S
-        dt = CADENCE_S / SECONDS_PER_YEAR
+    def __init__(self, start: datetime, end: datetime) -> None:
+        first = -(-(int(start.timestamp()) - EPOCH) // TICK_S)
+        self.first_tick = first
+        self.start = EPOCH + first * TICK_S
+        self.steps = max(0, (int(end.timestamp()) - 1 - self.start) // TICK_S + 1)
+        self.processes = {feed.symbol: PricePath(feed) for feed in FEEDS}
         self.paths: dict[str, np.ndarray] = {}
+        self.emas: dict[str, np.ndarray] = {}
         for feed in FEEDS:
-            shocks = rng.normal(0.0, feed.annual_vol * np.sqrt(dt), self.steps)
-            if feed.annual_vol < 0.01:
-                self.paths[feed.symbol] = feed.price * (1.0 + np.cumsum(shocks) * 0.02)
-            else:
-                self.paths[feed.symbol] = feed.price * np.exp(np.cumsum(shocks))
+            prices, ema = self.processes[feed.symbol].ticks(first, first + self.steps)
+            self.paths[feed.symbol], self.emas[feed.symbol] = prices, ema
 
     def usd(self, feed: FeedSpec, t: float) -> float:
-        """The feed's price at unix time `t` (its opening price before the window)."""
+        """The feed's price at unix time `t` (its first price before the window)."""
         i = int((t - self.start) // CADENCE_S)
         path = self.paths[feed.symbol]
         return float(path[min(max(i, 0), len(path) - 1)])
@@ -50,33 +58,32 @@ class PriceBook:
         } for f in FEEDS])
 
     def updates(self) -> pl.DataFrame:
-        """The `oracle_updates` table: one update per feed per tick (equities in market hours)."""
-        times = self.start + CADENCE_S * np.arange(self.steps, dtype=np.int64)
+        """The `oracle_updates` table: each feed's update at every tick its market is open,
+        exactly as a live reader of the process sees it at that tick's first slot."""
+        times = self.start + TICK_S * np.arange(self.steps, dtype=np.int64)
         frames = []
         for feed in FEEDS:
-            scale = 10.0 ** -feed.expo
-            frame = pl.DataFrame({"publish_time": times, "p": self.paths[feed.symbol]})
-            if feed.asset_type == "Equity":
-                frame = frame.filter(_market_open(pl.col("publish_time")))
-            frames.append(frame.with_columns(
+            process = self.processes[feed.symbol]
+            scale = process.scale
+            slots = times * 5 // 2
+            previous = np.where(process.hours.open_mask(times - 1 / SLOTS_PER_SECOND),
+                                times - 1, -1)
+            opened = process.hours.open_mask(times)
+            for i in np.flatnonzero(opened & (previous < 0)):
+                before = process.previous_slot(int(slots[i]))
+                previous[i] = times[i] if before is None else publish_second(before)
+            frames.append(pl.DataFrame({
+                "publish_time": times, "p": self.paths[feed.symbol],
+                "e": self.emas[feed.symbol], "prev_publish_time": previous,
+                "slot": slots - SLOT_EPOCH * 5 // 2,
+            }).filter(pl.Series(opened)).with_columns(
                 feed_id=pl.lit(feed.feed_id),
                 price=(pl.col("p") * scale).round().cast(pl.Int64),
-                conf=(pl.col("p") * scale * 4e-4).round().cast(pl.Int64),
+                conf=(pl.col("p") * CONF_RATIO * scale).round().cast(pl.Int64),
                 expo=pl.lit(feed.expo, pl.Int64),
-            ).with_columns(
-                ema_price=pl.col("price").ewm_mean(half_life=360).round().cast(pl.Int64),
-                ema_conf=pl.col("conf").ewm_mean(half_life=360).round().cast(pl.Int64),
-                slot=((pl.col("publish_time") - SLOT_EPOCH) * 5 // 2).cast(pl.Int64),
-                prev_publish_time=pl.col("publish_time").shift(1).fill_null(
-                    pl.col("publish_time")),
-            ).drop("p"))
+                ema_price=(pl.col("e") * scale).round().cast(pl.Int64),
+                ema_conf=(pl.col("e") * CONF_RATIO * scale).round().cast(pl.Int64),
+            ))
         columns = ["feed_id", "publish_time", "price", "conf", "expo", "ema_price", "ema_conf",
                    "slot", "prev_publish_time"]
         return pl.concat(frames).select(columns)
-
-
-def _market_open(publish_time: pl.Expr) -> pl.Expr:
-    """US equity hours, 14:30-21:00 UTC on weekdays (the schedule's hours, without DST)."""
-    ts = pl.from_epoch(publish_time, time_unit="s")
-    minute = ts.dt.hour().cast(pl.Int32) * 60 + ts.dt.minute().cast(pl.Int32)
-    return (ts.dt.weekday() <= 5) & (minute >= 870) & (minute < 1260)

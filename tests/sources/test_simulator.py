@@ -54,7 +54,7 @@ def test_every_wallet_archetype_trades(small_lake):
     end = SMALL.end
     start = end - timedelta(days=2)
     world = build_chain(CHAIN_TEMPLATES[0], "live", start, end, 8_000, rng)
-    book = oracle.PriceBook(start, end, np.random.default_rng(6))
+    book = oracle.PriceBook(start, end)
     events = Events()
     market.deployments(world, events)
     market.simulate_market(world, 8_000, rng, book.quote_usd, events)
