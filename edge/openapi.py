@@ -3,7 +3,7 @@
 import yaml
 
 from edge.registry import Operation
-from edge.schemas import PAYMENT_REQUIRED, PROBLEM, RESPONSES
+from edge.schemas import PAYMENT_REQUIRED, PROBLEM, RESPONSES, STREAMS
 
 PROBLEM_STATUSES = {"400": "Invalid parameter or key in query", "401": "Invalid API key",
                     "403": "Plan required", "404": "Not found (chain, record or route)",
@@ -30,8 +30,8 @@ def _parameter(param) -> dict:
 
 def _operation(op: Operation) -> dict:
     ok = {"description": "OK", "headers": {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}},
-          "content": {"application/json": {"schema": RESPONSES.get((op.method, op.path),
-                                                                   {"type": "object"})}}}
+          "content": {STREAMS.get((op.method, op.path), "application/json"): {
+              "schema": RESPONSES.get((op.method, op.path), {"type": "object"})}}}
     if op.metered:
         ok["headers"].update({h: {"$ref": f"#/components/headers/{h.replace('-', '')}"}
                               for h in RATE_HEADERS})
@@ -51,7 +51,7 @@ def _operation(op: Operation) -> dict:
     if op.body is not None:
         out["requestBody"] = {"required": True,
                               "content": {"application/json": {"schema": op.body.schema}}}
-    if op.hermes:
+    if op.root:
         out["servers"] = [{"url": "/"}]
     return out
 

@@ -417,3 +417,43 @@ RESPONSES.update({
                                          "items": {"type": "array",
                                                    "items": LIQUIDATION_DAY}}),
 })
+PRICE_PART = obj({"price": STRING, "conf": STRING, "expo": INT, "publish_time": INT})
+PARSED_UPDATE = obj({"id": STRING, "price": PRICE_PART, "ema_price": PRICE_PART,
+                     "metadata": obj({"slot": INT, "proof_available_time": INT,
+                                      "prev_publish_time": INT})})
+PRICE_UPDATE = obj({"binary": obj({"encoding": STRING, "data": STRINGS}),
+                    "parsed": {"type": "array", "items": PARSED_UPDATE}}, required=["binary"])
+MARKET_HOURS = obj({"is_open": BOOL, "next_open": NSTR, "next_close": NSTR})
+FEED = obj({"id": STRING, "attributes": {"type": "object", "additionalProperties": STRING,
+                                         "required": ["asset_type", "base", "description",
+                                                      "display_symbol", "quote_currency",
+                                                      "schedule", "symbol", "min_channel",
+                                                      "oracle_id"]},
+            "market_hours": MARKET_HOURS})
+ORACLE_PRICE = obj({k: STRING for k in ("id", "price", "conf", "ema_price", "publish_time")})
+ORACLE_PRICES = obj({"items": {"type": "array", "items": ORACLE_PRICE}})
+NATIVE_FEED = obj({**{k: STRING for k in ("id", "symbol", "asset_type", "base",
+                                          "quote_currency", "description", "display_symbol",
+                                          "schedule")},
+                   "compatible_id": NSTR, "expo": INT, "market_hours": MARKET_HOURS,
+                   "price": {**ORACLE_PRICE, "type": ["object", "null"]}})
+CANDLE = obj({"timestamp": STRING, **{k: NUMBER for k in ("open", "high", "low", "close")},
+              "updates": INT})
+RESPONSES.update({
+    ("GET", "/v2/updates/price/latest"): PRICE_UPDATE,
+    ("GET", "/v2/updates/price/{publish_time}"): PRICE_UPDATE,
+    ("GET", "/v2/updates/price/stream"): PRICE_UPDATE,
+    ("GET", "/v2/price_feeds"): {"type": "array", "items": FEED},
+    ("GET", "/v2/price_feeds/{id}"): FEED,
+    ("GET", "/prices"): ORACLE_PRICES,
+    ("GET", "/prices/at"): ORACLE_PRICES,
+    ("GET", "/v1/feeds"): obj({"items": {"type": "array", "items": NATIVE_FEED}}),
+    ("GET", "/v1/status"): obj({"upstream": {"type": "object"}, "catalog": obj({
+        "feeds": INT, "live": INT}), "history": obj({"from": STRING, "to": STRING,
+                                                     "updates": INT}),
+        "snapshot_id": STRING}),
+    ("GET", "/v1/candles"): obj({"id": STRING, "symbol": STRING, "resolution": STRING,
+                                 "items": {"type": "array", "items": CANDLE}}),
+})
+# Operations that answer with a stream: the media type, and the schema of each event's data.
+STREAMS = {("GET", "/v2/updates/price/stream"): "text/event-stream"}

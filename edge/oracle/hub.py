@@ -60,6 +60,7 @@ class Tick:
         self.updates = updates
         self.firsts = firsts
         self.at = time.time()
+        # Subscribers await it through asyncio.shield: one leaving must not cancel it for all.
         self.next: asyncio.Future[Tick] = asyncio.get_running_loop().create_future()
         self.cache: dict = {}
 
@@ -102,11 +103,17 @@ class Channel:
 
     async def run(self) -> None:
         """Tick on the wall clock's multiples of the period, forever (cancelled on shutdown)."""
-        assert self.period_s is not None
+        period = self.period_s
+        assert period is not None
+        due = (time.time() // period + 1) * period
         while True:
-            now = time.time()
-            await asyncio.sleep(self.period_s - now % self.period_s)
+            late = time.time() - due
+            if late < 0:
+                # A timer may fire a little early: sleep again rather than tick twice.
+                await asyncio.sleep(-late)
+                continue
             self.flush()
+            due = due + period if late < period else (time.time() // period + 1) * period
 
 
 class PriceHub:

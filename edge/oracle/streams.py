@@ -74,7 +74,7 @@ async def sse_events(channel: Channel, chosen: Selection,
     try:
         tick = channel.current
         while True:
-            tick = await tick.next
+            tick = await asyncio.shield(tick.next)
             if not tick.updates:
                 yield KEEPALIVE
                 continue
@@ -163,7 +163,7 @@ class WebSocketSession:
         try:
             tick = channel.current
             while True:
-                tick = await tick.next
+                tick = await asyncio.shield(tick.next)
                 for key, update in tick.updates.items():
                     subscription = self.subscriptions.get(key)
                     if subscription is not None:

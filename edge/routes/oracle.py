@@ -88,11 +88,11 @@ async def latest_updates(request: Request, params: dict) -> Response:
 async def updates_at(request: Request, params: dict) -> Response:
     """GET /v2/updates/price/{publish_time}: each feed's first update at or after the time."""
     found, hub = _catalog(request), _hub(request)
-    feeds = resolve_feeds(found, asked_ids(params), params["ignore_invalid_price_ids"],
-                          lambda f: True)
-    if len(feeds) > MAX_HISTORICAL_FEEDS:
+    ids = asked_ids(params)
+    if len({canonical(i) for i in ids}) > MAX_HISTORICAL_FEEDS:
         raise ApiError("invalid_param", f"at most {MAX_HISTORICAL_FEEDS} distinct feeds are "
                        "accepted on historical routes", "ids[]")
+    feeds = resolve_feeds(found, ids, params["ignore_invalid_price_ids"], lambda f: True)
     items = []
     for feed, asked in feeds:
         update = found.first_at_or_after(feed, params["publish_time"], hub)
@@ -270,12 +270,14 @@ async def candles(request: Request, params: dict) -> Response:
                        f"{params['resolution']}", "from")
     times, values = _series(found, feed, hub, low, high)
     buckets = times // step * step
+    places = -feed.expo
     items = []
     for start in np.unique(buckets):
         chosen = values[buckets == start]
-        items.append({"timestamp": _wire(int(start)), "open": float(chosen[0]),
-                      "high": float(chosen.max()), "low": float(chosen.min()),
-                      "close": float(chosen[-1]), "updates": len(chosen)})
+        items.append({"timestamp": _wire(int(start)), "open": round(float(chosen[0]), places),
+                      "high": round(float(chosen.max()), places),
+                      "low": round(float(chosen.min()), places),
+                      "close": round(float(chosen[-1]), places), "updates": len(chosen)})
     body = {"id": "0x" + canonical(params["id"]), "symbol": feed.attributes["symbol"],
             "resolution": params["resolution"], "items": items}
     return Response(orjson.dumps(body), headers=snapshot_headers(request.state.snapshot))

@@ -33,6 +33,13 @@ COSTS = {
     ("GET", "/leaderboard"): 20, ("GET", "/farms"): 30,
     ("GET", "/chains/{chain}/farms/{address}"): 20, ("GET", "/perps"): 20,
     ("GET", "/perps/{market}/history"): 30, ("GET", "/perps/liquidations"): 30,
+    ("GET", "/prices"): 10, ("GET", "/prices/at"): 20,
+    # The oracle's Hermes-compatible routes are free (spec 5, item 10); its native /v1 routes
+    # are priced like their closest API operations: /status, /prices and pair candles' reads.
+    ("GET", "/v2/updates/price/latest"): 0, ("GET", "/v2/updates/price/stream"): 0,
+    ("GET", "/v2/updates/price/{publish_time}"): 0, ("GET", "/v2/price_feeds"): 0,
+    ("GET", "/v2/price_feeds/{id}"): 0, ("GET", "/v1/status"): 0, ("GET", "/v1/feeds"): 10,
+    ("GET", "/v1/candles"): 30,
 }
 MOUNTED = set(COSTS)
 
@@ -53,5 +60,7 @@ def test_openapi_documents_mounted_operations_with_their_cost(edge) -> None:
 def test_llms_txt_lists_what_is_served_and_nothing_else(edge) -> None:
     text = httpx.get(edge + "/api/v1/llms.txt").text
     assert "### GET /api/v1/chains (10 CU)" in text and "`limit` (query)" in text
-    unmounted = [op for op in OPERATIONS if (op.method, op.path) not in MOUNTED]
-    assert unmounted and all(f"{op.method} /api/v1{op.path} (" not in text for op in unmounted)
+    assert {(op.method, op.path) for op in OPERATIONS} == MOUNTED
+    for op in OPERATIONS:
+        where = op.path if op.path.startswith(("/v1/", "/v2/")) else "/api/v1" + op.path
+        assert f"### {op.method} {where} ({op.cost_cu} CU)" in text

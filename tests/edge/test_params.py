@@ -76,11 +76,16 @@ def test_every_operation_of_the_cost_table_is_declared_once_at_its_cost() -> Non
         for op in ops.split("|"):
             method, route = op.split(" ")
             expected[(method, route)] = int(cost)
+    # The oracle's native routes are not in the spec's table: their costs are ours (docs/oracle.md).
+    expected.update({("GET", "/v1/status"): 0, ("GET", "/v1/feeds"): 10,
+                     ("GET", "/v1/candles"): 30})
     declared = {(op.method, op.path): op.cost_cu for op in OPERATIONS if op.metered}
     assert len(declared) == len([op for op in OPERATIONS if op.metered])
     assert declared == expected
     hermes = {op.path for op in OPERATIONS if not op.metered}
-    assert hermes == {"/v2/updates/price/latest", "/v2/price_feeds", "/v2/price_feeds/{id}"}
+    assert hermes == {"/v2/updates/price/latest", "/v2/updates/price/stream",
+                      "/v2/updates/price/{publish_time}", "/v2/price_feeds",
+                      "/v2/price_feeds/{id}"}
 
 
 def test_evm_addresses_any_case_with_or_without_0x() -> None:
