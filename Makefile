@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: up test ui lint bench bench-edge clean
+.PHONY: up test ui lint bench bench-edge bench-oracle clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,6 +33,11 @@ bench-edge: $(STAMP)
 	command -v nginx >/dev/null && command -v wrk >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light wrk)
 	$(BIN)/python bench/edge.py
+
+bench-oracle: $(STAMP)
+	command -v wrk >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
+	$(BIN)/python bench/oracle.py
 
 clean:
 	rm -rf var

@@ -13,6 +13,9 @@ CHANNELS = {"real_time": None, "fixed_rate@200ms": 0.2, "fixed_rate@1000ms": 1.0
 # How many updates per feed the hub remembers for reads at recent instants (the published
 # history covers the rest): about ten minutes of a feed updating every slot.
 RECENT_PER_FEED = 1_500
+# Fixed-rate ticks fall this long after their boundary, so that the updates of a slot starting
+# on the same boundary go out on that tick instead of waiting a whole period for the next.
+TICK_OFFSET_S = 0.01
 
 
 @dataclass(slots=True)
@@ -105,7 +108,7 @@ class Channel:
         """Tick on the wall clock's multiples of the period, forever (cancelled on shutdown)."""
         period = self.period_s
         assert period is not None
-        due = (time.time() // period + 1) * period
+        due = (time.time() // period + 1) * period + TICK_OFFSET_S
         while True:
             late = time.time() - due
             if late < 0:
@@ -113,7 +116,8 @@ class Channel:
                 await asyncio.sleep(-late)
                 continue
             self.flush()
-            due = due + period if late < period else (time.time() // period + 1) * period
+            due = due + period if late < period else \
+                (time.time() // period + 1) * period + TICK_OFFSET_S
 
 
 class PriceHub:
