@@ -4,6 +4,7 @@ its ids; history in publish order, inside its window and its market's hours)."""
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.lake import OracleUpdate
 from sources.market_hours import MarketHours
 
 HEX_ID = r"^[0-9a-f]{64}$"
@@ -43,18 +44,9 @@ class OracleFeedRow(pa.DataFrameModel):
         return pl.LazyFrame({"ok": ok}, schema={"ok": pl.Boolean})
 
 
-class OracleHistoryRow(pa.DataFrameModel):
-    """One update of the history window, in the feed's integer units."""
-
-    feed_id: str = pa.Field(str_matches=HEX_ID)
-    publish_time: int = pa.Field(gt=0)
-    price: int
-    conf: int = pa.Field(ge=0)
-    expo: int = pa.Field(le=0)
-    ema_price: int
-    ema_conf: int = pa.Field(ge=0)
-    slot: int = pa.Field(ge=0)
-    prev_publish_time: int = pa.Field(gt=0)
+class OracleHistoryRow(OracleUpdate):
+    """One update of the history window, in the feed's integer units: the lake's update record
+    and its rules, in publish order."""
 
     class Config:
         strict = False
@@ -62,13 +54,11 @@ class OracleHistoryRow(pa.DataFrameModel):
 
     @pa.dataframe_check
     def in_publish_order(cls, data) -> pl.LazyFrame:
-        """Each feed's rows run in publish order with rising slots, and each names an earlier
-        (or the same) second as its previous publish time."""
+        """Each feed's rows run in publish order with rising slots."""
         earlier = pl.col("publish_time").shift(1).over("feed_id")
         slot_before = pl.col("slot").shift(1).over("feed_id")
-        return data.lazyframe.select(
-            (earlier.is_null() | ((earlier < pl.col("publish_time")) & (slot_before < pl.col("slot"))))
-            & (pl.col("prev_publish_time") <= pl.col("publish_time")))
+        return data.lazyframe.select(earlier.is_null() | (
+            (earlier < pl.col("publish_time")) & (slot_before < pl.col("slot"))))
 
 
 def history_outside_market_hours(feeds: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame:

@@ -13,7 +13,7 @@ from edge.oracle.feeds import Catalog, Feed, canonical, catalog
 from edge.oracle.hub import PriceHub, Update
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.problems import ApiError
-from edge.routes.trades import DEFAULT_CANDLES, MAX_CANDLES
+from edge.routes.trades import candle_window
 from edge.snapshots import snapshot_headers
 from publish.vocabulary import RESOLUTION_SECONDS, WIRE_TIME
 
@@ -260,14 +260,7 @@ async def candles(request: Request, params: dict) -> Response:
         raise ApiError("not_found", f"no price feed {canonical(params['id'])}", "id")
     step = RESOLUTION_SECONDS[params["resolution"]]
     latest = feed.latest(hub)
-    high = params["to"] if params["to"] is not None else (
-        latest.publish_time if latest is not None else found.window[1])
-    low = params["from"] if params["from"] is not None else high - DEFAULT_CANDLES * step
-    if low > high:
-        raise ApiError("invalid_param", "from is after to", "from")
-    if (high - low) // step > MAX_CANDLES:
-        raise ApiError("invalid_param", f"from..to spans more than {MAX_CANDLES} candles of "
-                       f"{params['resolution']}", "from")
+    low, high = candle_window(params, found.window[1] if latest is None else latest.publish_time)
     times, values = _series(found, feed, hub, low, high)
     buckets = times // step * step
     places = -feed.expo

@@ -135,6 +135,20 @@ def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict]
                           "sells")}} for b in bars.iter_rows(named=True)]
 
 
+def candle_window(params: dict, default_to: int) -> tuple[int, int]:
+    """[from, to] of a candles read: `to` defaults to `default_to`, `from` to DEFAULT_CANDLES
+    before it; at most MAX_CANDLES candles of the resolution."""
+    seconds = RESOLUTION_SECONDS[params["resolution"]]
+    high = params["to"] if params["to"] is not None else default_to
+    low = params["from"] if params["from"] is not None else high - DEFAULT_CANDLES * seconds
+    if low > high:
+        raise ApiError("invalid_param", "from is after to", "from")
+    if (high - low) // seconds > MAX_CANDLES:
+        raise ApiError("invalid_param", f"the window spans more than {MAX_CANDLES} candles of "
+                       f"{params['resolution']}; narrow from and to", "from")
+    return low, high
+
+
 async def get_candles(request: Request, params: dict) -> Response:
     """A pair's candles at one resolution; the window ends at `to` (default: the snapshot's
     watermark) and spans at most 1,000 candles (default 300)."""
@@ -142,13 +156,7 @@ async def get_candles(request: Request, params: dict) -> Response:
     chain: ChainRef = params["chain"]
     rows = pair_trades(snapshot, chain, params["address"])
     seconds = RESOLUTION_SECONDS[params["resolution"]]
-    high = params["to"] if params["to"] is not None else as_of_seconds(snapshot)
-    low = params["from"] if params["from"] is not None else high - DEFAULT_CANDLES * seconds
-    if low > high:
-        raise ApiError("invalid_param", "from is after to", "from")
-    if (high - low) // seconds > MAX_CANDLES:
-        raise ApiError("invalid_param", f"the window spans more than {MAX_CANDLES} candles of "
-                       f"{params['resolution']}; narrow from and to", "from")
+    low, high = candle_window(params, as_of_seconds(snapshot))
     body = {"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
             "pair_address": params["address"], "resolution": params["resolution"],
             "from": low, "to": high, "items": candles(rows, seconds, low, high)}
