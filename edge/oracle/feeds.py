@@ -1,6 +1,7 @@
 """The feed catalog of a snapshot: ids to feeds, feed documents, and the published history."""
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 
 import numpy as np
@@ -10,7 +11,7 @@ from edge.memo import per_snapshot
 from edge.oracle.hub import PriceHub, Update
 from edge.snapshots import as_of_seconds, table
 from publish.snapshot import Snapshot
-from publish.vocabulary import ORACLE_HISTORY_S
+from publish.vocabulary import ORACLE_HISTORY_S, WIRE_TIME
 from sources.market_hours import MarketHours
 
 ATTRIBUTES = ("asset_type", "base", "description", "display_symbol", "generic_symbol",
@@ -68,10 +69,13 @@ class Feed:
                 "market_hours": self.market_hours(at)}
 
 
+def wire(seconds: float) -> str:
+    """Unix seconds as the wire's ISO 8601 UTC text."""
+    return datetime.fromtimestamp(int(seconds), UTC).strftime(WIRE_TIME)
+
+
 def _iso(at: float | None) -> str | None:
-    if at is None:
-        return None
-    return np.datetime_as_string(np.datetime64(int(at), "s"), unit="s") + "Z"
+    return None if at is None else wire(at)
 
 
 class History:

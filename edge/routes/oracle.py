@@ -9,13 +9,13 @@ import orjson
 
 from edge.http import Request, Response
 from edge.memo import Kept
-from edge.oracle.feeds import Catalog, Feed, canonical, catalog
+from edge.oracle.feeds import Catalog, Feed, canonical, catalog, wire
 from edge.oracle.hub import PriceHub, Update
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.problems import ApiError
 from edge.routes.trades import candle_window
 from edge.snapshots import snapshot_headers
-from publish.vocabulary import RESOLUTION_SECONDS, WIRE_TIME
+from publish.vocabulary import RESOLUTION_SECONDS
 
 MAX_IDS = 500
 MAX_HISTORICAL_FEEDS = 100
@@ -140,16 +140,12 @@ def decimal_text(value: int, expo: int) -> str:
     return f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
 
 
-def _wire(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime(WIRE_TIME)
-
-
 def oracle_price(asked: str, update: Update) -> dict:
     """The native price record: exact decimal strings and the ISO publish time."""
     return {"id": "0x" + asked, "price": decimal_text(update.price, update.expo),
             "conf": decimal_text(update.conf, update.expo),
             "ema_price": decimal_text(update.ema_price, update.expo),
-            "publish_time": _wire(update.publish_time)}
+            "publish_time": wire(update.publish_time)}
 
 
 def _native(request: Request, params: dict) -> list[tuple[Feed, str]]:
@@ -185,8 +181,8 @@ async def prices_at(request: Request, params: dict) -> Response:
         if update is None:
             low, high = found.window
             raise ApiError("not_found", f"price feed {asked} has no price at or after "
-                           f"{params['ts']} within the history window ({_wire(low)} to "
-                           f"{_wire(high)}, then what this edge has seen live)", "ts")
+                           f"{params['ts']} within the history window ({wire(low)} to "
+                           f"{wire(high)}, then what this edge has seen live)", "ts")
         items.append(oracle_price(asked, update))
     return Response(orjson.dumps({"items": items}), headers=snapshot_headers(
         request.state.snapshot))
@@ -223,7 +219,7 @@ async def status(request: Request, params: dict) -> Response:
     served = sum(1 for feed in found.feeds if feed.latest(hub) is not None)
     body = {"upstream": request.state.edge.oracle.status(),
             "catalog": {"feeds": len(found.feeds), "live": served},
-            "history": {"from": _wire(low), "to": _wire(high),
+            "history": {"from": wire(low), "to": wire(high),
                         "updates": found.history_rows.height},
             "snapshot_id": request.state.snapshot.snapshot_id}
     return _json(body)
@@ -267,7 +263,7 @@ async def candles(request: Request, params: dict) -> Response:
     items = []
     for start in np.unique(buckets):
         chosen = values[buckets == start]
-        items.append({"timestamp": _wire(int(start)), "open": round(float(chosen[0]), places),
+        items.append({"timestamp": wire(int(start)), "open": round(float(chosen[0]), places),
                       "high": round(float(chosen.max()), places),
                       "low": round(float(chosen.min()), places),
                       "close": round(float(chosen[-1]), places), "updates": len(chosen)})
