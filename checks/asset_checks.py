@@ -1,7 +1,11 @@
 """Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import dagster as dg
 import pandera.polars as pa
+import polars as pl
 
 from assets.warehouse import Warehouse
 from checks.chains import counts_agree_with_lake
@@ -24,7 +28,8 @@ def as_result(outcome: Outcome) -> dg.AssetCheckResult:
 
 
 def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinition]:
-    """One blocking schema check per product, and the chain records' lake cross-check."""
+    """One blocking schema check per product, the chain records' lake cross-check, and every
+    rule across products."""
     checks = [_schema_check(name, model, keys[name]) for name, model in PRODUCT_SCHEMAS.items()]
 
     @dg.asset_check(asset=keys["chain_records"], name="counts_agree_with_lake", blocking=True,
@@ -38,55 +43,58 @@ def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinitio
             warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
         return as_result(outcome)
 
-    @dg.asset_check(asset=keys["wallet_profiles"], name="positions_add_up", blocking=True,
-                    additional_deps=[keys["wallet_positions"], keys["wallet_windows"]])
-    def wallet_identities(warehouse: Warehouse) -> dg.AssetCheckResult:
-        """The `all` window of every wallet equals the sums over its positions."""
-        rows = positions_add_up(*(warehouse.scan(n).collect() for n in (
-            "wallet_windows", "wallet_positions", "wallet_profiles")))
-        return as_result(failed("wallet_windows", "positions_add_up", rows))
+    return [*checks, chain_counts, *(_cross_check(rule, keys) for rule in CROSS_RULES)]
 
-    @dg.asset_check(asset=keys["board_rows"], name="shares_leave_the_unnamed", blocking=True,
-                    additional_deps=[keys["board_pairs"]])
-    def share_identity(warehouse: Warehouse) -> dg.AssetCheckResult:
-        """Each chain's named shares sum to one less exactly the share of unnamed pools."""
-        rows = shares_leave_the_unnamed(warehouse.scan("board_rows").collect(),
-                                        warehouse.scan("board_pairs").collect())
-        return as_result(failed("board_rows", "shares_leave_the_unnamed", rows))
 
-    @dg.asset_check(asset=keys["season_boards"], name="closed_seasons_unchanged", blocking=True)
-    def frozen_seasons(warehouse: Warehouse) -> dg.AssetCheckResult:
-        """Every season closed before this run is carried over exactly as it was."""
-        rows = closed_seasons_changed(warehouse.scan("season_boards_before").collect(),
-                                      warehouse.scan("season_boards").collect())
-        return as_result(failed("season_boards", "closed_seasons_unchanged", rows))
+@dataclass(frozen=True)
+class CrossRule:
+    """A meaning rule across products: the rows `rule` returns from the tables `reads` (in
+    order; `as_of` is the watermark) break it, and are reported under `reported`."""
 
-    @dg.asset_check(asset=keys["farm_rows"], name="no_stale_farm_shown_fresh", blocking=True,
-                    additional_deps=[keys["as_of"]])
-    def farm_freshness(warehouse: Warehouse) -> dg.AssetCheckResult:
-        """No farm observed longer ago than the staleness bound is shown as fresh."""
-        rows = stale_shown_fresh(warehouse.scan("farm_rows").collect(),
-                                 warehouse.clock()["as_of"])
-        return as_result(failed("farm_rows", "no_stale_farm_shown_fresh", rows))
+    product: str
+    name: str
+    reads: tuple[str, ...]
+    rule: Callable[..., pl.DataFrame]
+    description: str
+    reported: str = ""
 
-    @dg.asset_check(asset=keys["oracle_history"], name="updates_while_markets_open", blocking=True,
-                    additional_deps=[keys["oracle_feeds"]])
-    def oracle_hours(warehouse: Warehouse) -> dg.AssetCheckResult:
-        """No update was published while its feed's market was closed."""
-        rows = history_outside_market_hours(warehouse.scan("oracle_feeds").collect(),
-                                            warehouse.scan("oracle_history").collect())
-        return as_result(failed("oracle_history", "updates_while_markets_open", rows))
 
-    @dg.asset_check(asset=keys["oracle_history"], name="updates_of_catalog_feeds", blocking=True,
-                    additional_deps=[keys["oracle_feeds"]])
-    def oracle_catalog(warehouse: Warehouse) -> dg.AssetCheckResult:
-        """Every update belongs to a feed of the catalog and carries that feed's exponent."""
-        rows = history_off_feed(warehouse.scan("oracle_feeds").collect(),
-                                warehouse.scan("oracle_history").collect())
-        return as_result(failed("oracle_history", "updates_of_catalog_feeds", rows))
+CROSS_RULES = (
+    CrossRule("wallet_profiles", "positions_add_up",
+              ("wallet_windows", "wallet_positions", "wallet_profiles"), positions_add_up,
+              "The `all` window of every wallet equals the sums over its positions.",
+              "wallet_windows"),
+    CrossRule("board_rows", "shares_leave_the_unnamed", ("board_rows", "board_pairs"),
+              shares_leave_the_unnamed,
+              "Each chain's named shares sum to one less exactly the share of unnamed pools."),
+    CrossRule("season_boards", "closed_seasons_unchanged",
+              ("season_boards_before", "season_boards"), closed_seasons_changed,
+              "Every season closed before this run is carried over exactly as it was."),
+    CrossRule("farm_rows", "no_stale_farm_shown_fresh", ("farm_rows", "as_of"),
+              stale_shown_fresh,
+              "No farm observed longer ago than the staleness bound is shown as fresh."),
+    CrossRule("oracle_history", "updates_while_markets_open", ("oracle_feeds", "oracle_history"),
+              history_outside_market_hours,
+              "No update was published while its feed's market was closed."),
+    CrossRule("oracle_history", "updates_of_catalog_feeds", ("oracle_feeds", "oracle_history"),
+              history_off_feed,
+              "Every update belongs to a feed of the catalog and carries that feed's exponent."),
+)
 
-    return [*checks, chain_counts, wallet_identities, share_identity, frozen_seasons,
-            farm_freshness, oracle_hours, oracle_catalog]
+
+def _cross_check(rule: CrossRule, keys: dict[str, dg.AssetKey]) -> dg.AssetChecksDefinition:
+    # Inputs the product's own run writes (its previous state) are not assets to depend on.
+    deps = [keys[name] for name in rule.reads if name != rule.product and name in keys]
+
+    @dg.asset_check(asset=keys[rule.product], name=rule.name, blocking=True,
+                    additional_deps=deps, description=rule.description)
+    def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
+        frames = [warehouse.clock()["as_of"] if name == "as_of"
+                  else warehouse.scan(name).collect() for name in rule.reads]
+        rows = rule.rule(*frames)
+        return as_result(failed(rule.reported or rule.product, rule.name, rows))
+
+    return _check
 
 
 def _schema_check(name: str, model: type[pa.DataFrameModel],

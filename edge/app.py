@@ -244,13 +244,13 @@ class Edge:
         try:
             response = await self._dispatch(request)
         except ApiError as err:
-            response = _problem(err, request.request_id, hermes)
+            response = _problem(err, request, hermes)
         except PaymentRequired as err:
             response = Response(orjson.dumps(err.document), 402, headers=err.headers)
         except Exception:
             log.exception("request %s failed", request.request_id)
             err = ApiError("internal", f"unexpected error; quote request id {request.request_id}")
-            response = _problem(err, request.request_id, hermes)
+            response = _problem(err, request, hermes)
         headers = [("content-type", response.content_type),
                    ("x-request-id", request.request_id), *response.headers]
         if request.path.startswith(FORMER_PREFIX + "/"):
@@ -386,20 +386,21 @@ async def _asgi_disconnect(receive) -> None:
         pass
 
 
-def _hermes_text(err: ApiError) -> str:
-    """Hermes' wording: what could not be parsed, or the detail as it stands."""
+def _hermes_text(err: ApiError, path_params: dict[str, str]) -> str:
+    """Hermes' wording: what could not be parsed (the URL's path or its query), or the detail
+    as it stands."""
     if err.code != "invalid_param":
         return err.detail
-    where = "Invalid URL" if err.param in ("id", "publish_time") else \
-        "Failed to deserialize query string"
+    where = "Invalid URL" if err.param in path_params else "Failed to deserialize query string"
     return f"{where}: {err.detail}"
 
 
-def _problem(err: ApiError, request_id: str, hermes: bool) -> Response:
+def _problem(err: ApiError, request: Request, hermes: bool) -> Response:
     if hermes:
-        return Response(_hermes_text(err).encode(), err.status, "text/plain; charset=utf-8",
-                        list(err.headers))
-    return Response(problem_body(err, request_id), err.status, PROBLEM_JSON, list(err.headers))
+        return Response(_hermes_text(err, request.path_params).encode(), err.status,
+                        "text/plain; charset=utf-8", list(err.headers))
+    return Response(problem_body(err, request.request_id), err.status, PROBLEM_JSON,
+                    list(err.headers))
 
 
 def create_app(store: ObjectStore | None = None, signer: CursorSigner | None = None,

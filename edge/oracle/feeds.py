@@ -47,11 +47,8 @@ class Feed:
 
     def latest(self, hub: PriceHub) -> Update | None:
         """The feed's latest update in the hub, under whichever id its upstream uses."""
-        for key in self.keys():
-            found = hub.latest.get(key)
-            if found is not None:
-                return found
-        return None
+        key = self.hub_key(hub)
+        return None if key is None else hub.latest[key]
 
     def hub_key(self, hub: PriceHub) -> str | None:
         """The id the hub keeps the feed's updates under (None while it has none)."""

@@ -42,12 +42,12 @@ def asked_ids(params: dict) -> list[str]:
     return ids
 
 
-def _not_found(missing: list[str]) -> ApiError:
-    return ApiError("not_found", "Price ids not found: " + ", ".join(missing), "ids[]")
+def _not_found(missing: list[str], param: str = "ids[]") -> ApiError:
+    return ApiError("not_found", "Price ids not found: " + ", ".join(missing), param)
 
 
 def resolve_feeds(found: Catalog, ids: list[str], ignore_invalid: bool,
-                  servable: Callable[[Feed], bool]) -> list[tuple[Feed, str]]:
+                  servable: Callable[[Feed], bool], param: str = "ids[]") -> list[tuple[Feed, str]]:
     """Each distinct feed the ids name, with the id it was asked by (canonical form); an unknown
     id, or one whose feed has nothing servable, is 404 unless invalid ids are ignored."""
     out: dict[str, tuple[Feed, str]] = {}
@@ -59,16 +59,12 @@ def resolve_feeds(found: Catalog, ids: list[str], ignore_invalid: bool,
         elif feed.feed_id not in out:
             out[feed.feed_id] = (feed, canonical(raw))
     if missing and not ignore_invalid:
-        raise _not_found(list(dict.fromkeys(missing)))
+        raise _not_found(list(dict.fromkeys(missing)), param)
     return list(out.values())
 
 
 def _rendering(params: dict) -> Rendering:
     return Rendering(params["encoding"], params["parsed"], params["benchmarks_only"])
-
-
-def _json(doc: object) -> Response:
-    return Response(orjson.dumps(doc))
 
 
 async def latest_updates(request: Request, params: dict) -> Response:
@@ -99,7 +95,7 @@ async def updates_at(request: Request, params: dict) -> Response:
         if update is None:
             raise ApiError("not_found", "Update data not found", "publish_time")
         items.append((asked, update.body()))
-    return _json(price_update(items, _rendering(params)))
+    return Response.json(price_update(items, _rendering(params)))
 
 
 async def stream_updates(request: Request, params: dict) -> Response:
@@ -118,7 +114,7 @@ async def price_feeds(request: Request, params: dict) -> Response:
     now = datetime.now(UTC).timestamp()
     query = (params["query"] or "").lower()
     kind = params["asset_type"]
-    return _json([feed.document(feed.primary_id, now) for feed in _catalog(request).feeds
+    return Response.json([feed.document(feed.primary_id, now) for feed in _catalog(request).feeds
                   if query in feed.attributes["symbol"].lower()
                   and (kind is None or feed.attributes["asset_type"].lower() == kind)])
 
@@ -128,7 +124,7 @@ async def price_feed(request: Request, params: dict) -> Response:
     feed = _catalog(request).find(params["id"])
     if feed is None:
         raise _not_found([canonical(params["id"])])
-    return _json(feed.document(canonical(params["id"]), datetime.now(UTC).timestamp()))
+    return Response.json(feed.document(canonical(params["id"]), datetime.now(UTC).timestamp()))
 
 
 def decimal_text(value: int, expo: int) -> str:
@@ -149,14 +145,7 @@ def oracle_price(asked: str, update: Update) -> dict:
 
 
 def _native(request: Request, params: dict) -> list[tuple[Feed, str]]:
-    found = _catalog(request)
-    out: dict[str, tuple[Feed, str]] = {}
-    for raw in params["ids"]:
-        feed = found.find(raw)
-        if feed is None:
-            raise ApiError("not_found", f"no price feed {canonical(raw)}", "ids")
-        out.setdefault(feed.feed_id, (feed, canonical(raw)))
-    return list(out.values())
+    return resolve_feeds(_catalog(request), params["ids"], False, lambda f: True, "ids")
 
 
 async def prices(request: Request, params: dict) -> Response:
@@ -222,7 +211,7 @@ async def status(request: Request, params: dict) -> Response:
             "history": {"from": wire(low), "to": wire(high),
                         "updates": found.history_rows.height},
             "snapshot_id": request.state.snapshot.snapshot_id}
-    return _json(body)
+    return Response.json(body)
 
 
 def _series(found: Catalog, feed: Feed, hub: PriceHub, low: int,

@@ -72,6 +72,7 @@ class PricePath:
         self._day_stream = np.random.default_rng([self.seed, 0])
         self._day_starts = np.zeros(1)
         self._bridges: dict[int, np.ndarray] = {}
+        self._tick: tuple[int, np.ndarray, float] | None = None
 
     def _day_start(self, day: int) -> float:
         if day < 0:
@@ -142,16 +143,22 @@ class PricePath:
         last = int(np.ceil(session[1] * SLOTS_PER_SECOND - 1e-9)) - 1
         return last if slot_time(last) >= session[0] else None
 
+    def _tick_state(self, tick: int) -> tuple[np.ndarray, float]:
+        """The tick's slot prices and EMA, kept while live readers walk its 25 slots."""
+        if self._tick is None or self._tick[0] != tick:
+            self._tick = (tick, self.slot_prices(tick), float(self.ticks(tick, tick + 1)[1][0]))
+        return self._tick[1], self._tick[2]
+
     def update(self, slot: int) -> SlotUpdate:
         """The feed's update at `slot` (whether or not the market publishes then)."""
         tick, within = divmod(slot - EPOCH * 5 // 2, SLOTS_PER_TICK)
-        price = float(self.slot_prices(tick)[within])
-        _, ema = self.ticks(tick, tick + 1)
+        slots, ema = self._tick_state(tick)
+        price = float(slots[within])
         previous = self.previous_slot(slot)
         publish = publish_second(slot)
         return SlotUpdate(
             price=self.units(price), conf=self.units(price * CONF_RATIO),
-            ema_price=self.units(float(ema[0])), ema_conf=self.units(float(ema[0]) * CONF_RATIO),
+            ema_price=self.units(ema), ema_conf=self.units(ema * CONF_RATIO),
             publish_time=publish,
             prev_publish_time=publish if previous is None else publish_second(previous),
             slot=slot - SLOT_EPOCH * 5 // 2)
