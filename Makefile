@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: up test ui lint bench bench-edge bench-oracle clean
+.PHONY: up test ui lint bench bench-edge bench-oracle bench-wallets clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,6 +38,11 @@ bench-oracle: $(STAMP)
 	command -v wrk >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
 	$(BIN)/python bench/oracle.py
+
+bench-wallets: $(STAMP)
+	command -v wrk >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
+	$(BIN)/python bench/wallet_profile.py
 
 clean:
 	rm -rf var

@@ -72,14 +72,18 @@ def selections(domain: str) -> tuple[list, list]:
 
 
 def products_seconds(domain: str) -> tuple[float, dict[str, float]]:
-    """Materialise the domain's products, blocking checks included, as the pipeline does; also
-    each step's seconds, longest first. Missing upstream products are made first, untimed."""
+    """Materialise the domain's products from nothing, blocking checks included, as the
+    pipeline does; also each step's seconds, longest first. Missing upstream products are made
+    first, untimed; the domain's own are deleted first, so that nothing an earlier run kept
+    (a frozen season) is carried over."""
     from assets.warehouse import default_root
 
     keys, upstream = selections(domain)
     if any(not (default_root() / f"{k.path[-1]}.parquet").exists() for k in upstream):
         say(f"materialising {len(upstream)} upstream products first (untimed) ...")
         _run(upstream)
+    for key in keys:
+        (default_root() / f"{key.path[-1]}.parquet").unlink(missing_ok=True)
     say(f"materialising the {domain} products ...")
     return _run(keys)
 

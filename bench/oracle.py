@@ -35,14 +35,15 @@ PACED_CONNECTIONS = 25
 SLOT = re.compile(rb'"slot":(\d+)')
 
 
-def prepared_home(given: str | None) -> Path:
-    """A home with a published snapshot: the one given, else a fresh small one."""
+def prepared_home(given: str | None, days: int = 2, swaps: int = 6000) -> Path:
+    """A home with a published snapshot: the one given, else a fresh one of `days` and `swaps`
+    (the simulator's and the pipeline's progress go to stderr)."""
     if given:
         return Path(given)
-    home = Path(tempfile.mkdtemp(prefix="chaintape-oracle-bench-"))
+    home = Path(tempfile.mkdtemp(prefix="chaintape-bench-"))
     env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
-    for args in (["simulate", "--days", "2", "--swaps", "6000"], ["materialize"]):
-        subprocess.run([str(CLI), *args], env=env, check=True, capture_output=True)
+    for args in (["simulate", "--days", str(days), "--swaps", str(swaps)], ["materialize"]):
+        subprocess.run([str(CLI), *args], env=env, check=True, stdout=sys.stderr)
     return home
 
 

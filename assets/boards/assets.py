@@ -6,17 +6,18 @@ from datetime import UTC, datetime
 import dagster as dg
 import polars as pl
 
-from assets.boards.flows import pair_flows
+from assets.boards.buyers import row_buyers
+from assets.boards.flows import pair_flows, router_flows
 from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
 from assets.boards.seasons import (
     Seasons,
     day_closes,
     season_board,
-    season_buyers,
     season_figures,
     season_liquidity,
     season_pair_flows,
 )
+from assets.sql_models import BOARD_PERIODS
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "boards"
@@ -39,14 +40,33 @@ def _keys(*names: str) -> list[dg.AssetKey]:
     return [dg.AssetKey(["lake" if n in lake else domains.get(n, GROUP), n]) for n in names]
 
 
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("swap_legs", "as_of"))
+def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Per pool, router and board period (the day to the watermark, the day before, the day a
+    week before): volume, buy volume, swaps and wash volume (immediate round trips)."""
+    frame = router_flows(warehouse.scan("swap_legs"), warehouse.clock()["as_of_s"])
+    return materialized(warehouse, "board_router_flows", frame)
+
+
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("swap_legs", "pair_tokens", "venues", "as_of"))
+          deps=_keys("board_router_flows", "pair_tokens", "venues"))
 def board_pair_flows(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Per pair and board period (the day to the watermark, the day before, the day a week
-    before): volume, buy volume, swaps, wash and own volume; and the day's hosted volume."""
-    frame = pair_flows(warehouse.scan("swap_legs"), warehouse.scan("pair_tokens"),
-                       warehouse.scan("venues"), warehouse.clock()["as_of_s"])
+    """Per pair and board period: volume, buy volume, swaps, wash and own volume; and the
+    day's hosted volume."""
+    frame = pair_flows(warehouse.scan("board_router_flows"), warehouse.scan("pair_tokens"),
+                       warehouse.scan("venues"))
     return materialized(warehouse, "board_pair_flows", frame)
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("swap_legs", "board_pairs", "as_of"))
+def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Distinct wallets that bought in the day to the watermark, per protocol row and per
+    chain: a wallet buying on two of a row's pools counts once."""
+    as_of_s = warehouse.clock()["as_of_s"]
+    ends, starts = BOARD_PERIODS["now"]
+    day = (pl.col("ts") > as_of_s - starts) & (pl.col("ts") <= as_of_s - ends)
+    frame = row_buyers(warehouse.scan("swap_legs"), warehouse.scan("board_pairs"), day)
+    return materialized(warehouse, "board_row_buyers", frame.rename({"buyers": "buyers_now"}))
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
@@ -75,28 +95,32 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
               else None)
     frozen = before.filter("closed") if before is not None else None
     done = set(frozen["season"].unique()) if frozen is not None else set()
-    first = history_start(warehouse)["history_start_s"].min()
+    reach = history_start(warehouse)["history_start_s"].min()
     running = SEASONS.number(as_of)
-    wanted = [n for n in range(SEASONS.number(datetime.fromtimestamp(first, UTC)), running + 1)
+    wanted = [n for n in range(SEASONS.number(datetime.fromtimestamp(reach, UTC)), running + 1)
               if n == running or n not in done]
     pairs = warehouse.scan("board_pairs").collect()
     live = warehouse.scan("board_rows").collect()
     tokens = warehouse.scan("pair_tokens").collect()
     prices = warehouse.scan("quote_prices").collect()
     minimum = warehouse.scan("chain_records").select("chain_id", "min_liquidity_usd").collect()
-    legs = warehouse.scan("swap_legs").select("chain_id", "pair", "maker", "side", "block_time",
-                                              "volume_usd")
-    latest_end = min(SEASONS.window(running)[1], as_of)
+    legs = warehouse.scan("swap_legs")
+    # Every wanted season's flows and buyers in one pass over their legs.
+    first, latest = SEASONS.window(min(wanted))[0], min(SEASONS.window(running)[1], as_of)
     closes = day_closes(warehouse.scan("reserves").select(
-        "chain_id", "pair", "block_time", "reserve0", "reserve1"), latest_end)
+        "chain_id", "pair", "block_time", "reserve0", "reserve1"), latest)
+    flows = season_pair_flows(legs, warehouse.scan("perp_snapshots"), SEASONS, first, latest)
+    buyers = row_buyers(legs, pairs.lazy(), (pl.col("block_time") >= first)
+                        & (pl.col("block_time") < latest), SEASONS.of(pl.col("block_time")))
     boards = [] if frozen is None else [frozen]
     for number in wanted:
         start, end = SEASONS.window(number)
         closed, until = end <= as_of, min(end, as_of)
+        mine = pl.col("season") == number
         figures = season_figures(
-            pairs, season_pair_flows(legs, warehouse.scan("perp_snapshots"), start, until),
+            pairs, flows.filter(mine).drop("season"),
             season_liquidity(closes, tokens, prices, start, until),
-            season_buyers(legs, pairs, start, until), minimum, start, until)
+            buyers.filter(mine).drop("season"), minimum, start, until)
         boards.append(season_board(live, figures, number, start, end, closed, as_of))
     # Frozen rows keep the columns they were frozen with, which a later product may extend.
     frame = pl.concat(boards, how="diagonal_relaxed").sort("season", *BOARD_KEY, nulls_last=True)

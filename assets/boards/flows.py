@@ -1,47 +1,84 @@
 """Per-pair board flows: what each pool traded in each board period, with its wash (immediate
-round trips) and hosted (routed in by another venue) parts. Round trips read each swap's
-neighbours in its pool, which the lake's order gives without sorting 10M rows."""
+round trips) and hosted (routed in by another venue) parts. Swaps are only ever grouped and
+gathered by position: the lake's order within a pool gives each swap's next one, and the
+addresses are compared by hash before the few candidates are compared in full."""
 
 import polars as pl
 
 from assets.sql_models import BOARD_PERIODS
 
 POOL = ["chain_id", "pair"]
+FIGURES = ("volume", "buy_volume", "txns", "wash_volume", "own_volume")
 
 
-def pair_flows(legs: pl.LazyFrame, pairs: pl.LazyFrame, venues: pl.LazyFrame,
-               as_of_s: int) -> pl.DataFrame:
+def period_of(age: pl.Expr) -> pl.Expr:
+    """The board period (its name) a swap `age` seconds before the watermark falls in."""
+    expr = pl.lit(None, pl.String)
+    for period, (ends, starts) in reversed(BOARD_PERIODS.items()):
+        expr = pl.when((age >= ends) & (age < starts)).then(pl.lit(period)).otherwise(expr)
+    return expr
+
+
+def round_trips(swaps: pl.DataFrame, *within: str) -> pl.Series:
+    """Per swap (in the lake's order), whether it is a leg of an immediate round trip: a buy
+    that the same wallet sells back in the pool's very next swap (next among the swaps sharing
+    the columns `within`, such as a board period)."""
+    following = (swaps.select(*POOL, *within).with_row_index()
+                 .select(pl.col("index").shift(-1).over(*POOL, *within)).to_series())
+    buy, maker = swaps["buy"], swaps["maker"]
+    fingerprint = maker.hash()
+    candidates = (buy & ~buy.gather(following).fill_null(True)
+                  & (fingerprint == fingerprint.gather(following)).fill_null(False))
+    at = candidates.arg_true()
+    sold_back = following.gather(at)
+    confirmed = maker.gather(at) == maker.gather(sold_back)
+    legs = pl.concat([at.filter(confirmed), sold_back.filter(confirmed)])
+    return pl.zeros(swaps.height, pl.Boolean, eager=True).alias("wash").scatter(legs, True)
+
+
+def router_flows(legs: pl.LazyFrame, as_of_s: int) -> pl.DataFrame:
+    """Per pool, router (the swap's sender) and board period: volume, buy volume, swaps and wash
+    volume, a round trip counting in a period when both its legs are in it. The one pass over
+    the legs; everything the boards sum per router or pair is here."""
+    longest = max(starts for _, starts in BOARD_PERIODS.values())
+    swaps = (legs.filter(pl.col("ts") > as_of_s - longest, pl.col("ts") <= as_of_s)
+             .select(*POOL, "maker", "sender", buy=pl.col("side") == "buy",
+                     period=period_of(as_of_s - pl.col("ts")),
+                     usd=pl.col("volume_usd").fill_null(0.0))
+             .drop_nulls("period").collect())
+    usd, wash = pl.col("usd"), pl.col("wash")
+    return (swaps.lazy().with_columns(round_trips(swaps, "period"))
+            .group_by(*POOL, "sender", "period")
+            .agg(volume=usd.sum(), buy_volume=usd.filter("buy").sum(),
+                 txns=pl.len().cast(pl.Int64), wash_volume=usd.filter(wash).sum())
+            .sort(*POOL, "sender", "period").collect())
+
+
+def pair_flows(by_router: pl.LazyFrame, pairs: pl.LazyFrame,
+               venues: pl.LazyFrame) -> pl.DataFrame:
     """Per pair and board period: volume, buy volume, swaps, wash volume (a buy the same wallet
     sells back in the pool's very next swap: both legs) and own volume (neither wash nor hosted:
-    what the board ranks); and the day's hosted volume."""
-    longest = max(starts for _, starts in BOARD_PERIODS.values())
-    maker, side = pl.col("maker"), pl.col("side")
+    what the board ranks); and the day's hosted volume (what another venue's router brought in:
+    not the pool's own venue or its launchpad)."""
     routers = venues.select("chain_id", sender="router", sender_venue="venue_id").unique()
     hosted = (pl.col("sender_venue").is_not_null()
               & (pl.col("sender_venue") != pl.col("venue_id").fill_null(""))
               & (pl.col("sender_venue") != pl.col("launchpad").fill_null(""))).fill_null(False)
-    flagged = (legs.filter(pl.col("ts") > as_of_s - longest, pl.col("ts") <= as_of_s)
-               .select(*POOL, "maker", "side", "sender", "ts",
-                       usd=pl.col("volume_usd").fill_null(0.0))
-               .with_columns(
-                   wash=((side == "buy") & (maker.shift(-1).over(POOL) == maker)
-                         & (side.shift(-1).over(POOL) == "sell"))
-                   | ((side == "sell") & (maker.shift(1).over(POOL) == maker)
-                      & (side.shift(1).over(POOL) == "buy")),
-                   age=as_of_s - pl.col("ts"))
-               .join(pairs.select(*POOL, "venue_id", "launchpad"), on=POOL, how="left")
-               .join(routers, on=["chain_id", "sender"], how="left")
-               .with_columns(hosted=hosted))
-    usd, wash = pl.col("usd"), pl.col("wash").fill_null(False)
-    sums = []
-    for period, (ends, starts) in BOARD_PERIODS.items():
-        inside = (pl.col("age") >= ends) & (pl.col("age") < starts)
-        sums += [usd.filter(inside).sum().alias(f"volume_{period}"),
-                 usd.filter(inside & (side == "buy")).sum().alias(f"buy_volume_{period}"),
-                 inside.sum().cast(pl.Int64).alias(f"txns_{period}"),
-                 usd.filter(inside & wash).sum().alias(f"wash_volume_{period}"),
-                 usd.filter(inside & ~wash & ~pl.col("hosted")).sum()
-                 .alias(f"own_volume_{period}")]
-    day = pl.col("age") < BOARD_PERIODS["now"][1]
-    sums.append(usd.filter(day & pl.col("hosted")).sum().alias("hosted_volume_now"))
-    return flagged.group_by(POOL).agg(sums).sort(POOL).collect()
+    per_period = (by_router.join(routers, on=["chain_id", "sender"], how="left")
+                  .join(pairs.select(*POOL, "venue_id", "launchpad"), on=POOL, how="left")
+                  .with_columns(hosted=hosted)
+                  .group_by(*POOL, "period").agg(
+                      pl.col("volume", "buy_volume", "txns", "wash_volume").sum(),
+                      hosted_volume=pl.col("volume").filter("hosted").sum(),
+                      own_volume=(pl.col("volume") - pl.col("wash_volume"))
+                      .filter(~pl.col("hosted")).sum())
+                  .collect())
+    wide = per_period.select(*POOL).unique()
+    for period in BOARD_PERIODS:
+        wide = wide.join(per_period.filter(pl.col("period") == period).select(
+            *POOL, *[pl.col(f).alias(f"{f}_{period}") for f in FIGURES],
+            *([pl.col("hosted_volume").alias("hosted_volume_now")] if period == "now" else [])),
+            on=POOL, how="left")
+    return wide.with_columns(
+        pl.selectors.starts_with(*[f"{f}_" for f in FIGURES], "hosted_").fill_null(0)
+    ).sort(POOL)

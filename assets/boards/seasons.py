@@ -25,6 +25,11 @@ class Seasons:
         """The season running at an instant."""
         return (at - self.epoch) // timedelta(days=self.length_days) + 1
 
+    def of(self, at: pl.Expr) -> pl.Expr:
+        """The season (its number) an instant column falls in."""
+        length_us = self.length_days * 86_400 * 1_000_000
+        return ((at - pl.lit(self.epoch)).dt.total_microseconds() // length_us + 1).alias("season")
+
     def window(self, number: int) -> tuple[datetime, datetime]:
         """A season's start (inclusive) and end (exclusive)."""
         start = self.epoch + timedelta(days=self.length_days) * (number - 1)
@@ -63,33 +68,20 @@ def season_liquidity(closes: pl.DataFrame, pairs: pl.DataFrame, prices: pl.DataF
                     / pl.lit(10.0).pow(pl.col("quote_decimals")) * pl.col("price_usd")))
 
 
-def season_pair_flows(legs: pl.LazyFrame, perps: pl.LazyFrame, start: datetime,
-                      end: datetime) -> pl.DataFrame:
-    """Per pair: the season's USD volume, buy volume and swaps (perp markets: notional)."""
-    inside = (pl.col("block_time") >= start) & (pl.col("block_time") < end)
+def season_pair_flows(legs: pl.LazyFrame, perps: pl.LazyFrame, seasons: Seasons,
+                      start: datetime, end: datetime) -> pl.DataFrame:
+    """Per season from `start` to `end` and pair: its USD volume, buy volume and swaps (perp
+    markets: notional)."""
     usd = pl.col("volume_usd").fill_null(0.0)
-    swaps = legs.filter(inside).group_by("chain_id", "pair").agg(
-        volume=usd.sum(), buy_volume=usd.filter(pl.col("side") == "buy").sum(),
-        txns=pl.len().cast(pl.Int64))
-    notional = (perps.filter((pl.col("observed_at") >= start) & (pl.col("observed_at") < end))
-                .group_by("chain_id", pair="market").agg(volume=pl.col("volume_usd").sum())
+    swaps = (legs.filter(pl.col("block_time") >= start, pl.col("block_time") < end)
+             .group_by(seasons.of(pl.col("block_time")), "chain_id", "pair").agg(
+                 volume=usd.sum(), buy_volume=usd.filter(pl.col("side") == "buy").sum(),
+                 txns=pl.len().cast(pl.Int64)))
+    notional = (perps.filter(pl.col("observed_at") >= start, pl.col("observed_at") < end)
+                .group_by(seasons.of(pl.col("observed_at")), "chain_id", pair="market")
+                .agg(volume=pl.col("volume_usd").sum())
                 .with_columns(buy_volume=pl.lit(0.0), txns=pl.lit(0, pl.Int64)))
     return pl.concat([swaps, notional], how="vertical").collect()
-
-
-def season_buyers(legs: pl.LazyFrame, pairs: pl.DataFrame, start: datetime,
-                  end: datetime) -> pl.DataFrame:
-    """Distinct buyers of the season per protocol row and per chain."""
-    buys = (legs.filter(pl.col("block_time") >= start, pl.col("block_time") < end,
-                        pl.col("side") == "buy")
-            .select("chain_id", "pair", "maker")
-            .join(pairs.lazy().select("chain_id", "pair", "row_key"), on=["chain_id", "pair"])
-            .select("chain_id", "row_key", "maker").unique().collect())
-    protocols = (buys.drop_nulls("row_key").group_by("chain_id", "row_key")
-                 .agg(buyers=pl.len().cast(pl.Int64)).with_columns(scope=pl.lit("protocols")))
-    chains = (buys.group_by("chain_id").agg(buyers=pl.col("maker").n_unique().cast(pl.Int64))
-              .with_columns(scope=pl.lit("chains"), row_key=pl.lit(None, pl.String)))
-    return pl.concat([protocols, chains.select(protocols.columns)])
 
 
 def season_figures(pairs: pl.DataFrame, flows: pl.DataFrame, liquidity: pl.DataFrame,

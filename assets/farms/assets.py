@@ -18,9 +18,11 @@ def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every farm (chain, contract, pid): TVL and APRs, verification, lifecycle and the data
     quality flags that say what its figures are worth."""
     as_of = warehouse.clock()["as_of"]
-    pools = warehouse.scan("pair_rows").select(
-        "chain_id", "slug", "pair", "ticker", "liquidity_usd",
-        pair_apr=pl.col("item").str.json_path_match("$.apr").cast(pl.Float64)).collect()
+    farmed = warehouse.scan("farm_pools").select("chain_id", pair="lp_token").unique()
+    pools = (warehouse.scan("pair_rows").join(farmed, on=["chain_id", "pair"], how="semi")
+             .select("chain_id", "slug", "pair", "ticker", "liquidity_usd",
+                     pair_apr=pl.col("item").str.json_path_match("$.apr").cast(pl.Float64))
+             .collect())
     prices = warehouse.scan("token_rows").select("chain_id", "address", "price_usd")
     tokens = (warehouse.scan("tokens").select("chain_id", "address", "name", "symbol",
                                               "decimals")

@@ -4,10 +4,9 @@
 SELECT
     v.chain_id,
     v.venue_id,
-    SUM(COALESCE(s.volume_usd, 0.0)) AS routed_volume_now,
-    COUNT(*) AS routed_txns_now
-FROM swap_legs AS s
-CROSS JOIN as_of AS a
-JOIN venues AS v ON s.chain_id = v.chain_id AND s.sender = v.router
-WHERE v.category = 'aggregator' AND s.ts > a.as_of_s - {{ day_s }} AND s.ts <= a.as_of_s
+    SUM(f.volume) AS routed_volume_now,
+    SUM(f.txns) AS routed_txns_now
+FROM board_router_flows AS f
+JOIN venues AS v ON f.chain_id = v.chain_id AND f.sender = v.router
+WHERE v.category = 'aggregator' AND f.period = 'now'
 GROUP BY v.chain_id, v.venue_id
