@@ -1,13 +1,11 @@
 """Per-pair board flows: what each pool traded in each board period, with its wash (immediate
-round trips) and hosted (routed in by another venue) parts. Swaps are only ever grouped and
-gathered by position: the lake's order within a pool gives each swap's next one, and the
-addresses are compared by hash before the few candidates are compared in full."""
+round trips) and hosted (routed in by another venue) parts, from one pass over the legs."""
 
 import polars as pl
 
+from assets.round_trips import POOL, round_trips
 from assets.sql_models import BOARD_PERIODS
 
-POOL = ["chain_id", "pair"]
 FIGURES = ("volume", "buy_volume", "txns", "wash_volume", "own_volume")
 
 
@@ -17,23 +15,6 @@ def period_of(age: pl.Expr) -> pl.Expr:
     for period, (ends, starts) in reversed(BOARD_PERIODS.items()):
         expr = pl.when((age >= ends) & (age < starts)).then(pl.lit(period)).otherwise(expr)
     return expr
-
-
-def round_trips(swaps: pl.DataFrame, *within: str) -> pl.Series:
-    """Per swap (in the lake's order), whether it is a leg of an immediate round trip: a buy
-    that the same wallet sells back in the pool's very next swap (next among the swaps sharing
-    the columns `within`, such as a board period)."""
-    following = (swaps.select(*POOL, *within).with_row_index()
-                 .select(pl.col("index").shift(-1).over(*POOL, *within)).to_series())
-    buy, maker = swaps["buy"], swaps["maker"]
-    fingerprint = maker.hash()
-    candidates = (buy & ~buy.gather(following).fill_null(True)
-                  & (fingerprint == fingerprint.gather(following)).fill_null(False))
-    at = candidates.arg_true()
-    sold_back = following.gather(at)
-    confirmed = maker.gather(at) == maker.gather(sold_back)
-    legs = pl.concat([at.filter(confirmed), sold_back.filter(confirmed)])
-    return pl.zeros(swaps.height, pl.Boolean, eager=True).alias("wash").scatter(legs, True)
 
 
 def router_flows(legs: pl.LazyFrame, as_of_s: int) -> pl.DataFrame:

@@ -4,6 +4,8 @@ a wallet is."""
 
 import polars as pl
 
+from assets.round_trips import round_trips
+
 # Entering a pool among its first swaps is sniping.
 SNIPE_SWAPS = 10
 # A pool younger than this is a launch; market makers quote established pools.
@@ -16,17 +18,13 @@ def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
     the distinct hours of day it traded in, and pools traded."""
     swaps = ledger.filter(pl.col("side").is_in(["buy", "sell"]))
     in_pool = ["chain_id", "pair"]
+    legs = swaps.select(*in_pool, maker="wallet", buy=pl.col("side") == "buy")
     marked = (swaps.select("chain_id", "wallet", "token", "pair", "side", "ts")
-              .with_columns(
-                  ordinal=pl.int_range(pl.len()).over(in_pool),
-                  next_wallet=pl.col("wallet").shift(-1).over(in_pool),
-                  next_side=pl.col("side").shift(-1).over(in_pool))
+              .with_columns(ordinal=pl.int_range(pl.len()).over(in_pool),
+                            round_trip=round_trips(legs) & legs["buy"])
               .join(pools.select("chain_id", "pair", "created_at"), on=in_pool, how="left")
-              .with_columns(
-                  round_trip=(pl.col("side") == "buy") & (pl.col("next_wallet") == pl.col("wallet"))
-                  & (pl.col("next_side") == "sell"),
-                  established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))
-                  >= ESTABLISHED_S))
+              .with_columns(established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))
+                            >= ESTABLISHED_S))
     entries = (marked.filter(pl.col("side") == "buy")
                .group_by("chain_id", "wallet", "pair").agg(pl.col("ordinal", "established").first())
                .group_by("chain_id", "wallet").agg(

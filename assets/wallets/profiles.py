@@ -292,24 +292,24 @@ def assemble_rankings(profiles: pl.DataFrame, windows: pl.DataFrame) -> pl.DataF
     """One ranking row per wallet and window (spec 2.5): the figures filters and sorts read,
     and the list item with that window's metrics record."""
     grid = metric_grid(profiles, windows)
+    # The list item's parts cut from the profile once per wallet, not once per window.
     head = profiles.select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "scammer_band",
-        "item", labels=pl.col("item").str.json_path_match("$.labels"))
+        *[pl.col("item").str.json_path_match(f"$.{part}").alias(f"_{part}")
+          for part in ("labels", "chain", "user_score", "scammer_score")],
+        _address=pl.col("wallet").map_batches(_json_strings, return_dtype=pl.String))
     return (grid.join(head, on=["chain_id", "wallet"])
             .with_columns(record=metrics_record().struct.json_encode())
             .with_columns(item=pl.concat_str(
-                pl.lit('{"address":'), pl.col("wallet").map_batches(_json_strings,
-                                                                     return_dtype=pl.String),
-                pl.lit(',"chain":'), pl.col("item").str.json_path_match("$.chain"),
+                pl.lit('{"address":'), "_address", pl.lit(',"chain":'), "_chain",
                 pl.lit(',"tier":"'), "tier", pl.lit('","type":"'), "type",
-                pl.lit('","labels":'), "labels",
+                pl.lit('","labels":'), "_labels",
                 pl.lit(',"copy_eligible":'),
                 pl.col("copy_eligible").cast(pl.String).str.to_lowercase(),
-                pl.lit(',"user_score":'), pl.col("item").str.json_path_match("$.user_score"),
-                pl.lit(',"scammer_score":'),
-                pl.col("item").str.json_path_match("$.scammer_score"),
+                pl.lit(',"user_score":'), "_user_score",
+                pl.lit(',"scammer_score":'), "_scammer_score",
                 pl.lit(',"metrics":'), "record", pl.lit("}")))
-            .drop("record", "labels", "window_order", "rebuild_skipped"))
+            .drop(pl.selectors.starts_with("_"), "record", "window_order", "rebuild_skipped"))
 
 
 def _json_strings(values: pl.Series) -> pl.Series:
