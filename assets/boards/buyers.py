@@ -5,8 +5,6 @@ about 1 in 10^8 for a board of a million buyers) would count once."""
 
 import polars as pl
 
-POOL = ["chain_id", "pair"]
-
 
 def row_buyers(legs: pl.LazyFrame, pairs: pl.LazyFrame, inside: pl.Expr,
                *per: pl.Expr) -> pl.DataFrame:

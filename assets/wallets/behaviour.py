@@ -4,7 +4,7 @@ a wallet is."""
 
 import polars as pl
 
-from assets.round_trips import round_trips
+from assets.round_trips import POOL, round_trips
 
 # Entering a pool among its first swaps is sniping.
 SNIPE_SWAPS = 10
@@ -17,12 +17,11 @@ def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
     wallet selling), sniped entries, two-sided flow, the share of swaps in established pools,
     the distinct hours of day it traded in, and pools traded."""
     swaps = ledger.filter(pl.col("side").is_in(["buy", "sell"]))
-    in_pool = ["chain_id", "pair"]
-    legs = swaps.select(*in_pool, maker="wallet", buy=pl.col("side") == "buy")
+    legs = swaps.select(*POOL, maker="wallet", buy=pl.col("side") == "buy")
     marked = (swaps.select("chain_id", "wallet", "token", "pair", "side", "ts")
-              .with_columns(ordinal=pl.int_range(pl.len()).over(in_pool),
+              .with_columns(ordinal=pl.int_range(pl.len()).over(POOL),
                             round_trip=round_trips(legs) & legs["buy"])
-              .join(pools.select("chain_id", "pair", "created_at"), on=in_pool, how="left")
+              .join(pools.select("chain_id", "pair", "created_at"), on=POOL, how="left")
               .with_columns(established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))
                             >= ESTABLISHED_S))
     entries = (marked.filter(pl.col("side") == "buy")
