@@ -61,6 +61,13 @@ def wrk(url: str, seconds: int, connections: int, script: Path) -> dict:
             "non_2xx": int(bad.group(1)) if bad else 0}
 
 
+def internal_key(env: dict) -> str:
+    """A fresh `internal`-plan API key in the home `env` names."""
+    return subprocess.run([str(CLI), "keys", "create", "--name", "bench", "--plan", "internal"],
+                          capture_output=True, text=True, check=True, cwd=REPO,
+                          env=env).stdout.strip()
+
+
 def publish_bench(root: Path) -> tuple[str, str]:
     """Publish 60 chains and 5,000 pair rows of full size: the first chains page's path, and
     the address of the pair nginx gets as a file."""
@@ -101,9 +108,7 @@ def main() -> None:
         root.chmod(0o755)  # nginx workers run as an unprivileged user
         os.environ["CHAINTAPE_HOME"] = str(root)
         page, pair = publish_bench(root)
-        key = subprocess.run([str(CLI), "keys", "create", "--name",
-                              "bench", "--plan", "internal"], capture_output=True, text=True,
-                             check=True, cwd=REPO, env=os.environ).stdout.strip()
+        key = internal_key(dict(os.environ))
         (root / "keyed.lua").write_text(KEYED.format(key=key))
         # wrk waits `delay` after each answer, so the pace is a little under the target rate.
         (root / "paced.lua").write_text(PACE.format(

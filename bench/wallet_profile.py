@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
-from bench.edge import wrk  # noqa: E402
+from bench.edge import internal_key, wrk  # noqa: E402
 from bench.oracle import prepared_home  # noqa: E402
 from publish.home import home as home_of  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
@@ -67,8 +67,7 @@ def main() -> None:
     home = prepared_home(args.home, days=7, swaps=args.swaps)
     paths = wallet_paths(home, args.wallets)
     env = {**os.environ, "CHAINTAPE_HOME": str(home)}
-    key = subprocess.run([str(CLI), "keys", "create", "--name", "bench", "--plan", "internal"],
-                         capture_output=True, text=True, check=True, env=env).stdout.strip()
+    key = internal_key(env)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([str(CLI), "serve", "--port", str(port)], env=env,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import orjson
 import polars as pl
 
+from edge.http import Response
 from edge.problems import ApiError
 from publish.snapshot import LATEST, Snapshot, load_snapshot
 from publish.store import NotFound, ObjectStore, StoreUnavailable
@@ -19,6 +20,11 @@ PINNED = 4
 def snapshot_headers(snapshot: Snapshot) -> list[tuple[str, str]]:
     """The header naming the snapshot an answer comes from."""
     return [("x-snapshot-id", snapshot.snapshot_id)]
+
+
+def snapshot_json(snapshot: Snapshot, value: object) -> Response:
+    """A JSON answer from a snapshot, with the header naming it."""
+    return Response(orjson.dumps(value), headers=snapshot_headers(snapshot))
 
 
 def table(snapshot: Snapshot, name: str) -> pl.DataFrame:

@@ -8,7 +8,7 @@ from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.problems import ApiError
-from edge.snapshots import snapshot_headers
+from edge.snapshots import snapshot_headers, snapshot_json
 from publish.snapshot import Snapshot
 
 # Batch rows carry no LP lock figures (spec 2.3): these are taken out of them.
@@ -65,7 +65,7 @@ async def batch_pairs(request: Request, params: dict) -> Response:
         rows = index.get(chain_id, {})
         for position in positions:
             answers[position] = _batch_item(wanted[position], refs[position], rows)
-    return Response(orjson.dumps({"items": answers}), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, {"items": answers})
 
 
 def _batch_item(asked: dict, ref: ChainRef | None, rows: dict[str, str]) -> dict:

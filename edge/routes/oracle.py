@@ -14,7 +14,7 @@ from edge.oracle.hub import PriceHub, Update
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.problems import ApiError
 from edge.routes.trades import candle_window
-from edge.snapshots import snapshot_headers
+from edge.snapshots import snapshot_json
 from publish.vocabulary import RESOLUTION_SECONDS
 
 MAX_IDS = 500
@@ -157,8 +157,7 @@ async def prices(request: Request, params: dict) -> Response:
         if update is None:
             raise ApiError("not_found", f"price feed {asked} has no price yet", "ids")
         items.append(oracle_price(asked, update))
-    return Response(orjson.dumps({"items": items}), headers=snapshot_headers(
-        request.state.snapshot))
+    return snapshot_json(request.state.snapshot, {"items": items})
 
 
 async def prices_at(request: Request, params: dict) -> Response:
@@ -173,8 +172,7 @@ async def prices_at(request: Request, params: dict) -> Response:
                            f"{params['ts']} within the history window ({wire(low)} to "
                            f"{wire(high)}, then what this edge has seen live)", "ts")
         items.append(oracle_price(asked, update))
-    return Response(orjson.dumps({"items": items}), headers=snapshot_headers(
-        request.state.snapshot))
+    return snapshot_json(request.state.snapshot, {"items": items})
 
 
 async def feeds_native(request: Request, params: dict) -> Response:
@@ -197,8 +195,7 @@ async def feeds_native(request: Request, params: dict) -> Response:
                       "display_symbol": a["display_symbol"], "schedule": a["schedule"],
                       "expo": feed.expo, "market_hours": feed.market_hours(now),
                       "price": None if update is None else oracle_price(feed.feed_id, update)})
-    return Response(orjson.dumps({"items": items}), headers=snapshot_headers(
-        request.state.snapshot))
+    return snapshot_json(request.state.snapshot, {"items": items})
 
 
 async def status(request: Request, params: dict) -> Response:
@@ -258,7 +255,7 @@ async def candles(request: Request, params: dict) -> Response:
                       "close": round(float(chosen[-1]), places), "updates": len(chosen)})
     body = {"id": "0x" + canonical(params["id"]), "symbol": feed.attributes["symbol"],
             "resolution": params["resolution"], "items": items}
-    return Response(orjson.dumps(body), headers=snapshot_headers(request.state.snapshot))
+    return snapshot_json(request.state.snapshot, body)
 
 
 def websocket_session(edge, snapshot_source, send) -> WebSocketSession:

@@ -3,14 +3,13 @@ per UTC day."""
 
 from datetime import UTC, datetime
 
-import orjson
 import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.paging import page, table_listing
 from edge.problems import ApiError
-from edge.snapshots import as_of_seconds, snapshot_headers, table
+from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.snapshot import Snapshot
 from publish.vocabulary import WIRE_TIME
 
@@ -76,7 +75,7 @@ async def perp_history(request: Request, params: dict) -> Response:
               **{f: r[f] for f in POINT_FIELDS}} for r in rows.iter_rows(named=True)]
     body = {"chain": chain.slug, "market": market, "interval": params["interval"],
             "items": items}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 async def liquidations(request: Request, params: dict) -> Response:
@@ -95,7 +94,7 @@ async def liquidations(request: Request, params: dict) -> Response:
     items = [{"day": r["day"].isoformat(), **{f: r[f] for f in DAY_FIELDS}}
              for r in rows.iter_rows(named=True)]
     body = {"chain": chain.slug, "market": market, "stale": stale, "items": items}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 HANDLERS = {("GET", "/perps"): list_perps, ("GET", "/perps/{market}/history"): perp_history,

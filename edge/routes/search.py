@@ -1,12 +1,11 @@
 """GET /search (spec 4.7): tokens by symbol, pairs by ticker, both by exact address."""
 
-import orjson
 import polars as pl
 
 from edge.addresses import EVM
 from edge.http import Request, Response
 from edge.routes.lists import asked_chains, in_scope
-from edge.snapshots import snapshot_headers, table
+from edge.snapshots import snapshot_json, table
 
 # Exact matches first, then prefixes, then any other place; deeper liquidity first within each.
 EXACT, PREFIX, INSIDE = 0, 1, 2
@@ -53,7 +52,7 @@ async def search(request: Request, params: dict) -> Response:
         quote_symbol="quote_symbol", dex_name="venue_name", liquidity_usd="liquidity_usd",
         price_usd="base_price_usd", price_change_24h="price_change_h24")
     body = {"tokens": token_hits.to_dicts(), "pairs": pair_hits.to_dicts()}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 HANDLERS = {("GET", "/search"): search}

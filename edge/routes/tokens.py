@@ -21,7 +21,7 @@ from edge.routes.trades import (
     pair_trades,
     trade_items,
 )
-from edge.snapshots import as_of_seconds, snapshot_headers, table
+from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
 from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
@@ -109,7 +109,7 @@ async def batch_tokens(request: Request, params: dict) -> Response:
         answers.append({"chain": ref.slug if ref else asked["chain"], "address": address,
                         "found": item is not None,
                         "token": None if item is None else orjson.Fragment(item)})
-    return Response(orjson.dumps({"items": answers}), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, {"items": answers})
 
 
 def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:

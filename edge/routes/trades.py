@@ -3,7 +3,6 @@ and its candles at every resolution /config lists."""
 
 import time
 
-import orjson
 import polars as pl
 
 from edge.addresses import ChainRef, normalize
@@ -12,7 +11,7 @@ from edge.memo import per_snapshot
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.routes.market import pair_index
-from edge.snapshots import as_of_seconds, snapshot_headers, table
+from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.cursor import Cursor
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
@@ -114,7 +113,7 @@ async def list_trades(request: Request, params: dict) -> Response:
     body = {"items": items,
             "next_cursor": older if newest_first else newer,
             "prev_cursor": newer if newest_first else older}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict]:
@@ -160,7 +159,7 @@ async def get_candles(request: Request, params: dict) -> Response:
     body = {"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
             "pair_address": params["address"], "resolution": params["resolution"],
             "from": low, "to": high, "items": candles(rows, seconds, low, high)}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 HANDLERS = {("GET", "/chains/{chain}/pairs/{address}/trades"): list_trades,

@@ -8,7 +8,7 @@ from edge.addresses import ChainRef
 from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
 from edge.problems import ApiError
-from edge.snapshots import snapshot_headers, table
+from edge.snapshots import snapshot_json, table
 from publish.snapshot import Snapshot
 from publish.verdicts import merkle_proof, root_of, verdict_message
 
@@ -66,7 +66,7 @@ async def get_verdict(request: Request, params: dict) -> Response:
         "TokenVerdict", verdict_message(chain.chain_id, address, status, found.number)))
     body = {**_head(snapshot, chain, address, found, status), "listed": index is not None,
             "leaf_index": index, **signed}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 async def get_proof(request: Request, params: dict) -> Response:
@@ -89,7 +89,7 @@ async def get_proof(request: Request, params: dict) -> Response:
             "leaf": "0x" + found.levels[0][index].hex(), "leaf_index": index,
             "proof": ["0x" + h.hex() for h in merkle_proof(found.levels, index)],
             "root": "0x" + found.root.hex(), "leaves": len(found.levels[0]), "root_signed": signed}
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
+    return snapshot_json(snapshot, body)
 
 
 HANDLERS = {("GET", "/chains/{chain}/tokens/{address}/verdict"): get_verdict,

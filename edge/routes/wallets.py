@@ -15,7 +15,7 @@ from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.routes.lists import chain_states
 from edge.routes.tokens import token_row
-from edge.snapshots import as_of_seconds, snapshot_headers, table
+from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
 from publish.vocabulary import (
@@ -92,10 +92,6 @@ def rebuilt(snapshot: Snapshot, index: Spans, chain: ChainRef, address: str) -> 
     return index.frame.clear() if _skipped(item) else index.rows((chain.chain_id, address))
 
 
-def _json(snapshot: Snapshot, body: object) -> Response:
-    return Response(orjson.dumps(body), headers=snapshot_headers(snapshot))
-
-
 def _items(frame: pl.DataFrame) -> list[orjson.Fragment]:
     return [orjson.Fragment(i) for i in frame["item"].to_list()]
 
@@ -113,7 +109,7 @@ async def get_positions(request: Request, params: dict) -> Response:
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     rows = rebuilt(snapshot, positions_of(snapshot), chain, address).sort(
         ["is_open", "last_trade_at", "token"], descending=[True, True, False])
-    return _json(snapshot, {"items": _items(rows)})
+    return snapshot_json(snapshot, {"items": _items(rows)})
 
 
 async def get_rounds(request: Request, params: dict) -> Response:
@@ -121,7 +117,7 @@ async def get_rounds(request: Request, params: dict) -> Response:
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     rows = rebuilt(snapshot, rounds_of(snapshot), chain, address).sort(
         ["opened_at", "token", "round"], descending=[True, False, False])
-    return _json(snapshot, {"items": _items(rows)})
+    return snapshot_json(snapshot, {"items": _items(rows)})
 
 
 def trade_items(rows: pl.DataFrame) -> list[str]:
@@ -190,7 +186,7 @@ async def get_chart(request: Request, params: dict) -> Response:
     item = profile(snapshot, chain, address)
     buckets = buckets_of(snapshot).frame.clear() if _skipped(item) else pl.concat(
         [buckets_of(snapshot).rows((chain.chain_id, address, r)) for r in ("1h", "1d")])
-    return _json(snapshot, {"window": params["window"], "points": chart_points(
+    return snapshot_json(snapshot, {"window": params["window"], "points": chart_points(
         buckets, params["window"], as_of_seconds(snapshot))})
 
 
@@ -213,7 +209,7 @@ async def get_funding(request: Request, params: dict) -> Response:
         first_at=pl.col("ts").min(), last_at=pl.col("ts").max())
         .sort(["first_at", "funder"]))
     cluster = item["cluster_id"]
-    return _json(snapshot, {
+    return snapshot_json(snapshot, {
         "address": address, "chain": item["chain"], "first_funding": first,
         "funders": [{**f, "first_at": _iso(f["first_at"]), "last_at": _iso(f["last_at"]),
                      "labels": labels(f["funder"])} for f in funders.iter_rows(named=True)],
@@ -257,7 +253,7 @@ async def best_trades(request: Request, params: dict) -> Response:
     if span is not None:
         rows = rows.filter(pl.col("closed_at") > as_of_seconds(snapshot) - span)
     rows = rows.sort(["realized_usd", "token"], descending=[True, False]).head(BEST_TRADES)
-    return _json(snapshot, {"window": params["window"], "items": _items(rows)})
+    return snapshot_json(snapshot, {"window": params["window"], "items": _items(rows)})
 
 
 async def list_wallets(request: Request, params: dict) -> Response:
@@ -331,7 +327,7 @@ async def label_batch(request: Request, params: dict) -> Response:
                       "labels": labels,
                       "copy_eligible": item["copy_eligible"] if item else False,
                       "user_score": item["user_score"]["value"] if item else 0})
-    return _json(snapshot, {"items": items})
+    return snapshot_json(snapshot, {"items": items})
 
 
 async def overview(request: Request, params: dict) -> Response:
@@ -364,7 +360,7 @@ async def overview(request: Request, params: dict) -> Response:
     best = max(per_chain, key=lambda c: c["total_pnl_usd"], default=None)
     if not found and not unavailable:
         raise ApiError("not_found", f"no wallet {address} on the chains asked", "address")
-    return _json(snapshot, {
+    return snapshot_json(snapshot, {
         "address": address, "window": window, "profiles": found, "per_chain": per_chain,
         "most_profitable_chain": best["chain"] if best else None,
         "unavailable_chains": unavailable, "lifetime": lifetime})
