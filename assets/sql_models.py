@@ -114,7 +114,10 @@ class SqlModel:
             raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
         context = pl.SQLContext({name: frames[name] for name in self.tables})
         try:
-            return context.execute(self.render(), eager=True)
+            # Joins run in the order the model writes them: polars' reordering by estimated
+            # cardinality can pair two tables on a shared chain id alone (a cross product).
+            return context.execute(self.render(), eager=False).collect(
+                optimizations=pl.QueryOptFlags(join_order=False))
         except (pl.exceptions.PolarsError, pl.exceptions.SQLInterfaceError) as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 

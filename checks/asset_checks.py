@@ -102,6 +102,14 @@ def _schema_check(name: str, model: type[pa.DataFrameModel],
     @dg.asset_check(asset=key, name="schema_and_meaning_rules", blocking=True,
                     description=f"{model.__name__}: types, bounds and the spec's meaning rules")
     def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
-        return as_result(validate(name, model, warehouse.scan(name).collect()))
+        return as_result(validate(name, model, warehouse.scan(name).select(
+            _read_by(model)).collect()))
 
     return _check
+
+
+def _read_by(model: type[pa.DataFrameModel]) -> list[str] | pl.Expr:
+    """The columns a check of `model` reads: only its fields when nothing else can break it
+    (a strict model also fails on a column it does not name, a frame-wide rule may read any)."""
+    schema = model.to_schema()
+    return pl.all() if schema.strict or schema.checks else list(schema.columns)

@@ -7,7 +7,14 @@ from checks.outcome import Outcome, validate
 from checks.schemas.boards import BoardPair, BoardRow, SeasonBoardRow
 from checks.schemas.chains import ChainRecord, Config
 from checks.schemas.farms import FarmRow
-from checks.schemas.market import HolderBalance, PairRow, PairTrade, RegistryToken, TokenRow
+from checks.schemas.market import (
+    HolderBalance,
+    LiquidityTrade,
+    PairRow,
+    RegistryToken,
+    SwapLeg,
+    TokenRow,
+)
 from checks.schemas.oracle import OracleFeedRow, OracleHistoryRow
 from checks.schemas.perps import LiquidationDay, PerpMarketRow, PerpPoint
 from checks.schemas.wallets import (
@@ -27,7 +34,8 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "token_rows": TokenRow,
     "registry_tokens": RegistryToken,
     "holder_balances": HolderBalance,
-    "pair_trades": PairTrade,
+    "swap_legs": SwapLeg,
+    "liquidity_trades": LiquidityTrade,
     "wallet_ledger": LedgerRow,
     "wallet_positions": PositionRow,
     "wallet_rounds": RoundRow,

@@ -6,8 +6,9 @@ from datetime import timedelta
 import dagster as dg
 import polars as pl
 
+from assets.market.holders import assemble_holders
 from assets.market.pair_rows import assemble, prices_at
-from assets.market.pair_trades import assemble_legs, assemble_trades, human
+from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.sql_assets import input_key
 from assets.warehouse import Warehouse, materialized
@@ -142,6 +143,18 @@ def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
                         assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
 
 
+HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP,
+          deps=[dg.AssetKey(["lake", t]) for t in HOLDER_INPUTS] + [dg.AssetKey([GROUP, "as_of"])])
+def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
+    """What every address holds of every token at the lake's watermark (pools and the mint
+    address are not holders)."""
+    return materialized(warehouse, "holder_balances", assemble_holders(
+        warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
+
+
 TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",
                     "quote_prices", "pair_rows", "token_activity", "holder_balances")
 
@@ -163,12 +176,11 @@ def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
         warehouse.scan("token_registry"), warehouse.scan("token_rows").collect()))
 
 
-TRADE_INPUTS = ("swap_legs", "liquidity_events", "pair_tokens", "quote_prices")
-
-
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[input_key(name, GROUP) for name in TRADE_INPUTS])
-def pair_trades(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Every swap and liquidity event of every pair, priced (spec 2.7 pair trade)."""
-    return materialized(warehouse, "pair_trades",
-                        assemble_trades(warehouse.frames(TRADE_INPUTS)))
+          deps=[input_key(name, GROUP) for name in ("liquidity_events", "pair_tokens",
+                                                     "quote_prices")])
+def liquidity_trades(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every liquidity event of every pair as a priced pair trade (spec 2.7): with the swap
+    legs, the trades the edge pages."""
+    return materialized(warehouse, "liquidity_trades", assemble_liquidity_trades(
+        warehouse.frames(("liquidity_events", "pair_tokens", "quote_prices"))))

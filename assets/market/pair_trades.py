@@ -1,14 +1,60 @@
-"""Pair trades (spec 2.7, 4.6): every swap and liquidity event of every pair, priced, as the
-edge pages them."""
+"""Pair trades (spec 2.7, 4.6): every swap of every pair from its base token's side (the legs
+every market, board and wallet product reads), every liquidity event, both priced; and the
+trade rows the edge pages, which the snapshot builds from the two."""
+
+from dataclasses import dataclass
 
 import polars as pl
 
+from assets.fingerprints import distinct, keyed, lookup
 from assets.market.pair_rows import KEY
 
 TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", "maker",
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",
                  "amount1", "price0", "price1", "price_usd0", "price_usd1", "price_usd",
                  "volume_usd")
+LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash", "pair",
+               "maker", "sender", "recipient", "side", "base_is_token0", "base_amount",
+               "quote_amount", "quote_usd", "volume_usd", "gas_used", "fee_usd", "price_usd")
+# A price's position in FeedPrices: its feed's index in this many seconds plus its second.
+_FEED_SPAN = 2**33
+
+
+@dataclass(frozen=True)
+class FeedPrices:
+    """Every oracle feed's USD prices in (feed, time) order, searched for many instants at once
+    without sorting them: what an as-of join by feed would do, on any order of rows."""
+
+    feeds: pl.Series
+    positions: pl.Series
+    prices: pl.Series
+
+    @classmethod
+    def of(cls, quote_prices: pl.DataFrame) -> "FeedPrices":
+        """From the quote prices product (feed_id, ts, price_usd)."""
+        feeds = quote_prices["feed_id"].unique().sort()
+        ordered = quote_prices.with_columns(ix=_index(pl.col("feed_id"), feeds)).sort("ix", "ts")
+        return cls(feeds, ordered["ix"] * _FEED_SPAN + ordered["ts"], ordered["price_usd"])
+
+    def index(self, feed_ids: pl.Series) -> pl.Series:
+        """Each feed id's index (null for no feed or one without prices)."""
+        return pl.select(_index(pl.lit(feed_ids), self.feeds)).to_series()
+
+    def at(self, feed: pl.Series, ts: pl.Series) -> pl.Series:
+        """The latest price of feed index `feed` at or before unix second `ts`, row by row (null
+        without a feed, or before the feed's first price)."""
+        feed = feed.fill_null(-1)
+        if self.positions.is_empty():
+            return pl.Series("price_usd", [None] * len(feed), pl.Float64)
+        found = self.positions.search_sorted(feed * _FEED_SPAN + ts, side="right").cast(pl.Int64) - 1
+        at = found.clip(0)
+        same = (self.positions.gather(at) // _FEED_SPAN) == feed
+        return pl.select(price_usd=pl.when((found >= 0) & same)
+                         .then(self.prices.gather(at))).to_series()
+
+
+def _index(feed_id: pl.Expr, feeds: pl.Series) -> pl.Expr:
+    return feed_id.replace_strict(feeds, pl.int_range(len(feeds), eager=True), default=None)
 
 
 def _by_position(base: str, quote: str) -> dict[str, pl.Expr]:
@@ -33,94 +79,121 @@ def human(raw: str, decimals: str) -> pl.Expr:
     return pl.col(raw).cast(pl.Float64) / pl.lit(10.0).pow(pl.col(decimals))
 
 
-def per_chain(prices: pl.LazyFrame, chains: pl.LazyFrame) -> pl.LazyFrame:
-    """Quote prices repeated for every chain and in time order within each chain and feed: the
-    lake keeps a chain's events in time order, so as-of joins by chain need no global sort."""
-    return (chains.select("chain_id").join(prices, how="cross")
-            .select("chain_id", "ts", quote_feed_id="feed_id", quote_usd="price_usd")
-            .sort("chain_id", "quote_feed_id", "ts"))
+def _pools(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.DataFrame:
+    """Per pair (by fingerprint): which side is the base, both decimals and the quote's feed."""
+    pools = frames["pair_tokens"].select(
+        *KEY, "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id").collect()
+    return pools.with_columns(key=distinct(pools.select(keyed(*KEY)).to_series(), "pair_tokens"),
+                              quote_ix=prices.index(pools["quote_feed_id"]))
+
+
+def _natives(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.DataFrame:
+    """Per chain: its native token's decimals and feed."""
+    natives = (frames["chains"].join(
+        frames["tokens"].select("chain_id", "address", "decimals", "price_feed_id"),
+        left_on=["chain_id", "native_token"], right_on=["chain_id", "address"], how="left")
+        .select("chain_id", "decimals", "price_feed_id").collect())
+    return natives.with_columns(native_ix=prices.index(natives["price_feed_id"]))
 
 
 def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
     """Every swap from its base token's side, in the lake's order (by chain, then block and
-    log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD."""
-    pairs = frames["pair_tokens"].select(*KEY, "base_is_token0", "base_decimals",
-                                         "quote_decimals", "quote_feed_id")
+    log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD.
+
+    Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
+    the feeds' price series: no address string is joined on and no row is moved, so the
+    lake's strings pass through as they were read."""
+    prices = FeedPrices.of(frames["quote_prices"].collect())
+    pools, natives = _pools(frames, prices), _natives(frames, prices)
+    raw = ("amount0_in", "amount1_in", "amount0_out", "amount1_out", "tx_fee_raw")
+    swaps = (frames["swaps"]
+             .select("chain_id", "block_number", "log_index", "block_time", "tx_hash", "pair",
+                     "maker", "sender", "recipient", "gas_used", pl.col(raw).cast(pl.Float64),
+                     ts=pl.col("block_time").dt.epoch("s"),
+                     pool=lookup(keyed(*KEY), pools["key"]))
+             .collect())
+    if swaps["pool"].null_count():
+        swaps = swaps.filter(pl.col("pool").is_not_null())
+    chain = swaps["chain_id"].replace_strict(natives["chain_id"],
+                                             pl.int_range(natives.height, eager=True))
+    pool = swaps["pool"]
+    swaps = swaps.with_columns(
+        base_is_token0=pools["base_is_token0"].gather(pool),
+        base_decimals=pools["base_decimals"].gather(pool),
+        quote_decimals=pools["quote_decimals"].gather(pool),
+        quote_usd=prices.at(pools["quote_ix"].gather(pool), swaps["ts"]),
+        native_decimals=natives["decimals"].gather(chain),
+        native_usd=prices.at(natives["native_ix"].gather(chain), swaps["ts"]))
     b0 = pl.col("base_is_token0")
-    native = native_prices(frames["chains"], frames["tokens"], frames["quote_prices"])
-    return (frames["swaps"].join(pairs, on=KEY, how="inner", maintain_order="left")
+    scale = {side: pl.lit(10.0).pow(pl.col(f"{side}_decimals")) for side in ("base", "quote")}
+    return (swaps.lazy()
             .with_columns(
-                base_in=pl.when(b0).then("amount0_in").otherwise("amount1_in"),
-                base_out=pl.when(b0).then("amount0_out").otherwise("amount1_out"),
-                quote_in=pl.when(b0).then("amount1_in").otherwise("amount0_in"),
-                quote_out=pl.when(b0).then("amount1_out").otherwise("amount0_out"),
-                ts=pl.col("block_time").dt.epoch("s"))
-            .with_columns(
-                side=pl.when(pl.col("base_out") > 0).then(pl.lit("buy")).otherwise(pl.lit("sell")),
-                base_amount=human("base_in", "base_decimals") + human("base_out", "base_decimals"),
-                quote_amount=(human("quote_in", "quote_decimals")
-                              + human("quote_out", "quote_decimals")))
-            .join_asof(per_chain(frames["quote_prices"], frames["chains"]), on="ts",
-                       by=["chain_id", "quote_feed_id"], strategy="backward",
-                       check_sortedness=False)
-            .join_asof(native, on="ts", by="chain_id", strategy="backward",
-                       check_sortedness=False)
+                side=pl.when(pl.when(b0).then("amount0_out").otherwise("amount1_out") > 0)
+                .then(pl.lit("buy")).otherwise(pl.lit("sell")),
+                base_amount=pl.when(b0).then(pl.col("amount0_in") + pl.col("amount0_out"))
+                .otherwise(pl.col("amount1_in") + pl.col("amount1_out")) / scale["base"],
+                quote_amount=pl.when(b0).then(pl.col("amount1_in") + pl.col("amount1_out"))
+                .otherwise(pl.col("amount0_in") + pl.col("amount0_out")) / scale["quote"])
             .with_columns(volume_usd=pl.col("quote_amount") * pl.col("quote_usd"),
-                          fee_usd=human("tx_fee_raw", "native_decimals") * pl.col("native_usd"))
-            .select("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash",
-                    "pair", "maker", "sender", "recipient", "side", "base_is_token0",
-                    "base_amount", "quote_amount", "quote_usd", "volume_usd", "gas_used",
-                    "fee_usd", price_usd=pl.col("volume_usd") / pl.col("base_amount"))
+                          fee_usd=pl.col("tx_fee_raw") / pl.lit(10.0).pow(
+                              pl.col("native_decimals")) * pl.col("native_usd"))
+            .with_columns(price_usd=pl.col("volume_usd") / pl.col("base_amount"))
+            .select(LEG_COLUMNS)
             .collect())
 
 
-def assemble_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
-    """Swaps (from the legs) and liquidity events with both tokens' amounts and prices; in no
-    particular order (the trades serving table is sorted when it is published)."""
+def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
+    """Every liquidity event as a pair trade (an add or a remove), priced at the time; its USD
+    volume counts both sides of the pool."""
     pairs = frames["pair_tokens"].select(*KEY, "base_is_token0", "base_decimals",
                                          "quote_decimals", "quote_feed_id")
     quote_usd = (frames["quote_prices"].rename({"feed_id": "quote_feed_id",
                                                 "price_usd": "quote_usd"}).sort("ts"))
-    swaps = frames["swap_legs"].select(
+    adds = pl.col("kind") == "mint"
+    return (frames["liquidity_events"].join(pairs, on=KEY)
+            .with_columns(**{f"human{i}": pl.col(f"amount{i}").cast(pl.Float64)
+                             / pl.lit(10.0).pow(pl.when(pl.col("base_is_token0") == (i == 0))
+                                                .then("base_decimals")
+                                                .otherwise("quote_decimals"))
+                             for i in (0, 1)})
+            .select(*KEY, "block_number", "log_index", "quote_feed_id", "base_is_token0",
+                    ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash", maker="owner",
+                    from_address=pl.when(adds).then("owner").otherwise("pair"),
+                    to_address=pl.when(adds).then("pair").otherwise("owner"),
+                    tx_type=pl.when(adds).then(pl.lit("add")).otherwise(pl.lit("remove")),
+                    base_amount=pl.when("base_is_token0").then("human0").otherwise("human1"),
+                    quote_amount=pl.when("base_is_token0").then("human1").otherwise("human0"))
+            .sort("ts")
+            .join_asof(quote_usd, on="ts", by="quote_feed_id", strategy="backward",
+                       check_sortedness=False)
+            .with_columns(volume_usd=pl.col("quote_amount") * pl.col("quote_usd") * 2.0,
+                          price_usd=pl.when(pl.col("base_amount") > 0).then(
+                              pl.col("quote_amount") * pl.col("quote_usd")
+                              / pl.col("base_amount")),
+                          gas_used=pl.lit(None, pl.Int64), fee_usd=pl.lit(None, pl.Float64))
+            .select(*KEY, "block_number", "log_index", "ts", "hash", "maker", "from_address",
+                    "to_address", "tx_type", "gas_used", "fee_usd", "base_is_token0",
+                    "base_amount", "quote_amount", "quote_usd", "price_usd", "volume_usd")
+            .collect())
+
+
+def trade_rows(legs: pl.DataFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
+    """The pair trades the edge pages: swaps (from the legs) and liquidity trades with both
+    tokens' amounts and prices, sorted by pair, block and log."""
+    swaps = legs.select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
         hash="tx_hash", maker="maker", from_address="sender", to_address="recipient",
         tx_type="side")
-    adds = pl.col("kind") == "mint"
-    liquidity = (frames["liquidity_events"].join(pairs, on=KEY)
-                 .with_columns(**{f"human{i}": pl.col(f"amount{i}").cast(pl.Float64)
-                                  / pl.lit(10.0).pow(pl.when(pl.col("base_is_token0") == (i == 0))
-                                                     .then("base_decimals")
-                                                     .otherwise("quote_decimals"))
-                                  for i in (0, 1)})
-                 .select(*KEY, "block_number", "log_index", "quote_feed_id", "base_is_token0",
-                         ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash", maker="owner",
-                         from_address=pl.when(adds).then("owner").otherwise("pair"),
-                         to_address=pl.when(adds).then("pair").otherwise("owner"),
-                         tx_type=pl.when(adds).then(pl.lit("add")).otherwise(pl.lit("remove")),
-                         base_amount=pl.when("base_is_token0").then("human0").otherwise("human1"),
-                         quote_amount=pl.when("base_is_token0").then("human1")
-                         .otherwise("human0"))
-                 .sort("ts")
-                 .join_asof(quote_usd, on="ts", by="quote_feed_id", strategy="backward",
-                            check_sortedness=False)
-                 .with_columns(volume_usd=pl.col("quote_amount") * pl.col("quote_usd") * 2.0,
-                               price_usd=pl.when(pl.col("base_amount") > 0).then(
-                                   pl.col("quote_amount") * pl.col("quote_usd")
-                                   / pl.col("base_amount")),
-                               gas_used=pl.lit(None, pl.Int64),
-                               fee_usd=pl.lit(None, pl.Float64))
-                 .drop("quote_feed_id"))
-    events = pl.concat([swaps, liquidity], how="diagonal_relaxed")
     amount = _by_position("base_amount", "quote_amount")
     usd = _by_position("price_usd", "quote_usd")
-    return (events.select(
-        *KEY, "block_number", "log_index", "ts", "hash", "maker", "from_address", "to_address",
-        "tx_type", "gas_used", "price_usd", "volume_usd", "fee_usd",
-        amount0=amount["0"], amount1=amount["1"], price_usd0=usd["0"], price_usd1=usd["1"])
-        .with_columns(price0=pl.when(pl.col("amount0") > 0).then(
-                          pl.col("amount1") / pl.col("amount0")),
-                      price1=pl.when(pl.col("amount1") > 0).then(
-                          pl.col("amount0") / pl.col("amount1")))
-        .select(TRADE_COLUMNS)
-        .collect())
+    return (pl.concat([swaps, liquidity], how="diagonal_relaxed").lazy()
+            .with_columns(amount0=amount["0"], amount1=amount["1"], price_usd0=usd["0"],
+                          price_usd1=usd["1"])
+            .with_columns(price0=pl.when(pl.col("amount0") > 0).then(
+                              pl.col("amount1") / pl.col("amount0")),
+                          price1=pl.when(pl.col("amount1") > 0).then(
+                              pl.col("amount0") / pl.col("amount1")))
+            .select(TRADE_COLUMNS)
+            .sort("chain_id", "pair", "block_number", "log_index")
+            .collect())

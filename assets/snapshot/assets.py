@@ -7,6 +7,7 @@ import polars as pl
 
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
+from assets.market.pair_trades import trade_rows
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
 from publish.boards import board_documents
@@ -28,7 +29,7 @@ from publish.wallet_tables import ranking_pages, wallet_serving
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
-           "pair_trades": "market", **{name: "wallets" for name in (
+           "swap_legs": "market", "liquidity_trades": "market", **{name: "wallets" for name in (
                "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_windows",
                "wallet_funding", "wallet_profiles", "wallet_rankings")},
            "board_pairs": "boards", "board_rows": "boards", "season_boards": "boards",
@@ -96,7 +97,7 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
         ServingTable("tokens", tokens.drop("instance"), ("chain_id", "address")),
         ServingTable("registry", frames["registry_tokens"], ("token_id",)),
         ServingTable("holders", holders, ("chain_id", "token", "rank")),
-        ServingTable("trades", frames["pair_trades"],
+        ServingTable("trades", trade_rows(frames["swap_legs"], frames["liquidity_trades"]),
                      ("chain_id", "pair", "block_number", "log_index")),
         ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
         ServingTable("verdict_tree", verdicts[1], ("level", "position")),

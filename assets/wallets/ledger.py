@@ -3,6 +3,7 @@ average-cost accounting per wallet and token (held, cost basis, realised profit,
 
 import polars as pl
 
+from assets.fingerprints import keyed
 from assets.market.pair_trades import human
 
 SWAP_SIDES = ("buy", "sell")
@@ -98,10 +99,10 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
     with them; a sell realises its proceeds less that share. Units sold beyond what the ledger
     saw arrive (oversold) break even. A round runs from the first unit in to the last unit out.
     """
-    g = list(POSITION)
+    g = "position"
     inflow = pl.col("side").is_in(["buy", "transfer_in"])
     priced = pl.col("notional_usd").is_not_null()
-    flow = (events.with_columns(
+    flow = (events.with_columns(position=keyed(*POSITION)).with_columns(
         inflow=inflow,
         x=pl.when(inflow).then("qty").otherwise(-pl.col("qty")),
         came_in=pl.when(inflow).then("qty").otherwise(0.0))
@@ -126,12 +127,12 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
                           .otherwise(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)))
                       .when(pl.col("side") == "transfer_in")
                       .then(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)).otherwise(0.0))
-        .with_columns(scale=pl.col("a").log().cum_sum().over(*g, "round"))
+        .with_columns(scale=pl.col("a").log().cum_sum().over(g, "round"))
         .with_columns(cost=(pl.col("scale").exp()
                             * (pl.col("b") * (-pl.col("scale")).exp()).cum_sum()
-                            .over(*g, "round")))
+                            .over(g, "round")))
         .collect())
-    wide = flow.group_by(*g, "round").agg(pl.col("scale").min().alias("low")).filter(
+    wide = flow.group_by(g, "round").agg(pl.col("scale").min().alias("low")).filter(
         pl.col("low") < -LOG_SCALE_LIMIT)
     if wide.height:
         flow = _recompute_costs(flow, wide)
@@ -151,7 +152,7 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
                 .otherwise(0.0),
                 opens=pl.col("inflow") & (pl.col("prev") == 0),
                 cost_in_usd=pl.col("b"),
-                round_opened_at=pl.col("ts").first().over(*g, "round"),
+                round_opened_at=pl.col("ts").first().over(g, "round"),
                 incomplete=(pl.col("side") == "transfer_in")
                 | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
                 | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")
@@ -162,14 +163,13 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
 
 def _recompute_costs(flow: pl.DataFrame, wide: pl.DataFrame) -> pl.DataFrame:
     """The cost column of rounds whose log-scale leaves the float range, redone row by row."""
-    keyed = flow.with_row_index("_row")
-    rows = keyed.join(wide.select(*POSITION, "round"), on=[*POSITION, "round"]).sort("_row")
+    indexed = flow.with_row_index("_row")
+    rows = indexed.join(wide.select("position", "round"), on=["position", "round"]).sort("_row")
     costs, last = [], {}
-    for key, a, b in zip(rows.select(*POSITION, "round").iter_rows(), rows["a"], rows["b"],
+    for key, a, b in zip(rows.select("position", "round").iter_rows(), rows["a"], rows["b"],
                          strict=True):
         last[key] = last.get(key, 0.0) * a + b
         costs.append(last[key])
     fixed = pl.DataFrame({"_row": rows["_row"], "_cost": costs})
-    return (keyed.join(fixed, on="_row", how="left")
+    return (indexed.join(fixed, on="_row", how="left")
             .with_columns(cost=pl.coalesce("_cost", "cost")).sort("_row").drop("_row", "_cost"))
-

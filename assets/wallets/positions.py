@@ -9,8 +9,9 @@ from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 BUY, SELL = pl.col("side") == "buy", pl.col("side") == "sell"
 SWAP = BUY | SELL
 PRICED = pl.col("notional_usd").is_not_null()
-# What positions and rounds read of the ledger: never its hashes, pairs or fees.
-ACCOUNTS = (*POSITION, "round", "ts", "side", "qty", "notional_usd", "cost_in_usd",
+# What positions and rounds read of the ledger: never its hashes, pairs or fees. A position
+# is grouped by its fingerprint (see assets/fingerprints.py), its strings taken from its rows.
+ACCOUNTS = ("position", *POSITION, "round", "ts", "side", "qty", "notional_usd", "cost_in_usd",
             "realized_usd", "cost_closed_usd", "held", "cost", "incomplete", "opens", "closes",
             "round_opened_at")
 
@@ -56,8 +57,8 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFra
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
-    return (ledger.group_by(*POSITION).agg(
-        *_flows(), pl.col("opens").sum().alias("rounds"),
+    return (ledger.group_by("position").agg(
+        pl.col(POSITION).first(), *_flows(), pl.col("opens").sum().alias("rounds"),
         pl.col("ts").filter(SWAP).min().alias("first_trade_at"),
         pl.col("ts").filter(SWAP).max().alias("last_trade_at"),
         pl.col("ts").filter(pl.col("side") == "transfer_in").min().alias("_first_in"))
@@ -80,14 +81,15 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFra
             unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
             .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
         .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
-        .drop("_priced_in", "_priced_out", "_priced_swaps", "_first_in", "token_price_usd"))
+        .drop("position", "_priced_in", "_priced_out", "_priced_swaps", "_first_in",
+              "token_price_usd"))
 
 
 def assemble_rounds(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
-    return (ledger.group_by(*POSITION, "round").agg(
-        *_flows(), pl.col("opens").any().alias("_opened"),
+    return (ledger.group_by("position", "round").agg(
+        pl.col(POSITION).first(), *_flows(), pl.col("opens").any().alias("_opened"),
         pl.col("round_opened_at").first().alias("opened_at"),
         pl.col("ts").filter(pl.col("closes")).last().alias("closed_at"),
         (pl.col("side") == "sell").filter(pl.col("closes")).any().alias("closed_by_sell"))
@@ -96,4 +98,4 @@ def assemble_rounds(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
             is_open=pl.col("closed_at").is_null(),
             hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_s)) - pl.col("opened_at"),
             **_prices())
-        .drop("_priced_in", "_priced_out", "_priced_swaps", "_opened"))
+        .drop("position", "_priced_in", "_priced_out", "_priced_swaps", "_opened"))

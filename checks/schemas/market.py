@@ -4,7 +4,6 @@ import pandera.polars as pa
 import polars as pl
 
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import TX_TYPES
 from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
@@ -165,18 +164,16 @@ class HolderBalance(pa.DataFrameModel):
 
 
 class PairTrade(pa.DataFrameModel):
-    """One swap or liquidity event of a pair, priced (spec 2.7 pair trade)."""
+    """What every pair trade (spec 2.7) has: its event's key, hash, maker and amounts."""
 
     chain_id: int = pa.Field(gt=0)
     pair: str
     block_number: int = pa.Field(ge=0)
     log_index: int = pa.Field(ge=0)
     ts: int = pa.Field(ge=0)
-    hash: str
     maker: str
-    tx_type: str = pa.Field(isin=TX_TYPES)
-    amount0: float = pa.Field(ge=0)
-    amount1: float = pa.Field(ge=0)
+    base_amount: float = pa.Field(ge=0)
+    quote_amount: float = pa.Field(ge=0)
     fee_usd: float | None = pa.Field(nullable=True, ge=0)
 
     class Config:
@@ -184,8 +181,22 @@ class PairTrade(pa.DataFrameModel):
         coerce = True
         unique = ["chain_id", "block_number", "log_index"]
 
+
+class SwapLeg(PairTrade):
+    """A swap from its base token's side: a buy or a sell, and it carries gas."""
+
+    tx_hash: str
+    side: str = pa.Field(isin=["buy", "sell"])
+    gas_used: int = pa.Field(gt=0)
+
+
+class LiquidityTrade(PairTrade):
+    """A liquidity event as a pair trade: an add or a remove, with no gas or fee of its own."""
+
+    hash: str
+    tx_type: str = pa.Field(isin=["add", "remove"])
+
     @pa.dataframe_check
-    def swaps_are_buys_or_sells(cls, data) -> pl.LazyFrame:
-        """A swap is a buy or a sell and carries gas; a liquidity event is an add or a remove."""
-        is_swap = pl.col("tx_type").is_in(["buy", "sell"])
-        return data.lazyframe.select(is_swap == pl.col("gas_used").is_not_null())
+    def carries_no_gas(cls, data) -> pl.LazyFrame:
+        """Gas and fees are the swap's; a liquidity trade carries neither."""
+        return data.lazyframe.select(pl.col("gas_used").is_null() & pl.col("fee_usd").is_null())

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
+from assets.market.holders import assemble_holders
 from assets.market.token_rows import log_part, pair_rollup, plain_decimal, token_pairs
 from assets.sql_models import load_models
 from checks.outcome import validate
@@ -21,7 +22,7 @@ def raw(values: list[int]) -> pl.Series:
 def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
     # TKN (token0 of pool P, 2 decimals): 1,000.00 minted to D from Z; D adds 600.00 to P;
     # A buys 50.00 out of P; A gives 20.00 to B; C sells 5.00 it never received (no holding);
-    # a move after the watermark is ignored.
+    # E buys 10.00 paid out to F; a move after the watermark is ignored.
     t = [AS_OF - timedelta(hours=h) for h in (5, 4, 3, 2, 1)]
     frames = {
         "as_of": pl.DataFrame({"as_of": [AS_OF]}),
@@ -38,15 +39,15 @@ def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
             "chain_id": [1], "pair": ["P"], "owner": ["D"], "kind": ["mint"],
             "amount0": raw([60_000]), "amount1": raw([10]), "block_time": [t[1]]}),
         "swaps": pl.DataFrame({
-            "chain_id": [1, 1], "pair": ["P", "P"], "maker": ["A", "C"], "recipient": ["A", "C"],
-            "amount0_in": raw([0, 500]), "amount1_in": raw([3, 0]),
-            "amount0_out": raw([5_000, 0]), "amount1_out": raw([0, 1]),
-            "block_time": [t[2], t[4]]}),
+            "chain_id": [1, 1, 1], "pair": ["P"] * 3, "maker": ["A", "C", "E"],
+            "recipient": ["A", "C", "F"], "amount0_in": raw([0, 500, 0]),
+            "amount1_in": raw([3, 0, 1]), "amount0_out": raw([5_000, 0, 1_000]),
+            "amount1_out": raw([0, 1, 0]), "block_time": [t[2], t[4], t[4]]}),
     }
-    model = load_models()["holder_balances"]
-    got = model.run({n: frames[n].lazy() for n in model.tables}).filter(pl.col("token") == "TKN")
+    got = assemble_holders({n: f.lazy() for n, f in frames.items()}, AS_OF).filter(
+        pl.col("token") == "TKN")
     assert dict(got.select("holder", "balance").iter_rows()) == {
-        "D": 400.0, "A": 30.0, "B": 20.0}
+        "D": 400.0, "A": 30.0, "B": 20.0, "F": 10.0}
 
 
 def test_a_token_buys_when_it_leaves_the_pool_on_either_side() -> None:

@@ -1,0 +1,29 @@
+"""64-bit fingerprints of addresses: what the folds over every swap group, look up and compare on
+instead of the address strings, which cost several times more to hash into a table each time.
+Two different values share a fingerprint with odds of about 1 in 10^8 among a million of them;
+lookups that must be exact check that their table's fingerprints are distinct."""
+
+from functools import reduce
+
+import polars as pl
+
+
+def keyed(*columns: str | pl.Expr) -> pl.Expr:
+    """One fingerprint of several columns, in order (each position hashes with its own seed, so
+    a wallet paying and receiving in one swap does not cancel out); the same values in the same
+    order give the same fingerprint whatever their columns are named."""
+    parts = [(pl.col(c) if isinstance(c, str) else c).hash(position)
+             for position, c in enumerate(columns)]
+    return reduce(lambda a, b: a.xor(b), parts).alias("key")
+
+
+def lookup(key: pl.Expr, keys: pl.Series) -> pl.Expr:
+    """Each row's position in a table whose rows have fingerprints `keys` (null when absent)."""
+    return key.replace_strict(keys, pl.int_range(len(keys), eager=True), default=None)
+
+
+def distinct(keys: pl.Series, table: str) -> pl.Series:
+    """`keys` when no two rows of `table` share one; a lookup through them is then exact."""
+    if keys.is_duplicated().any():
+        raise ValueError(f"two rows of {table} share a 64-bit fingerprint")
+    return keys
