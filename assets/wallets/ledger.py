@@ -3,7 +3,7 @@ average-cost accounting per wallet and token (held, cost basis, realised profit,
 
 import polars as pl
 
-from assets.fingerprints import keyed
+from assets.fingerprints import distinct, keyed, lookup
 from assets.market.pair_trades import human
 
 SWAP_SIDES = ("buy", "sell")
@@ -19,13 +19,15 @@ LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
 
 def swap_events(legs: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
     """Each swap as its maker's buy or sell of the pair's base token; a swap whose quote has no
-    USD price keeps a null notional."""
-    bases = pair_tokens.select("chain_id", "pair", token="base")
-    return legs.join(bases, on=["chain_id", "pair"], how="inner", maintain_order="left").select(
-        "chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
-        wallet="maker", side="side", qty="base_amount",
-        price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
-        notional_usd="volume_usd", fee_usd="fee_usd", gas_used="gas_used")
+    USD price keeps a null notional. The pool's base is found by fingerprint, so the legs keep
+    their order and no address is joined on."""
+    pools = pair_tokens.select("base", key=keyed("chain_id", "pair")).collect()
+    pool = lookup(keyed("chain_id", "pair"), distinct(pools["key"], "pair_tokens"))
+    return (legs.with_columns(token=pl.lit(pools["base"]).gather(pool)).drop_nulls("token")
+            .select("chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
+                    wallet="maker", side="side", qty="base_amount",
+                    price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
+                    notional_usd="volume_usd", fee_usd="fee_usd", gas_used="gas_used"))
 
 
 def movement_events(transfers: pl.LazyFrame, liquidity: pl.LazyFrame,
