@@ -22,6 +22,13 @@ def lookup(key: pl.Expr, keys: pl.Series) -> pl.Expr:
     return key.replace_strict(keys, pl.int_range(len(keys), eager=True), default=None)
 
 
+def gathered(table: pl.Series, position: str | pl.Expr) -> pl.Expr:
+    """A column of a small table at each row's position in it (from `lookup`), named as the
+    table's column."""
+    at = pl.col(position) if isinstance(position, str) else position
+    return pl.lit(table).gather(at).alias(table.name)
+
+
 def distinct(keys: pl.Series, table: str) -> pl.Series:
     """`keys` when no two rows of `table` share one; a lookup through them is then exact."""
     if keys.is_duplicated().any():

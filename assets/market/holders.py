@@ -11,7 +11,7 @@ from datetime import datetime
 
 import polars as pl
 
-from assets.fingerprints import distinct, keyed, lookup
+from assets.fingerprints import distinct, gathered, keyed, lookup
 
 RAW = pl.Int128
 RAW_SWAPPED = ("amount0_in", "amount1_in", "amount0_out", "amount1_out")
@@ -20,11 +20,6 @@ RAW_SWAPPED = ("amount0_in", "amount1_in", "amount0_out", "amount1_out")
 def _negated(column: str) -> pl.Expr:
     # Int128 has subtraction but no negation.
     return pl.lit(0, RAW) - pl.col(column)
-
-
-def _at(table: pl.Series, position: str) -> pl.Expr:
-    """A column of a small table, gathered at each row's `position` in it."""
-    return pl.lit(table).gather(pl.col(position)).alias(table.name)
 
 
 def _swap_moves(swaps: pl.LazyFrame, pools: pl.DataFrame) -> pl.LazyFrame:
@@ -64,7 +59,7 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
     moves = [transfers.select("token", holder="to_address", amount="amount"),
              transfers.select("token", holder="from_address", amount=_negated("amount"))]
     for i in (0, 1):
-        token = _at(pools[f"token{i}"], "pool").alias("token")
+        token = gathered(pools[f"token{i}"], "pool").alias("token")
         moves += [swaps.select(token, holder="holder", amount=f"amount{i}"),
                   liquidity.select(token, holder="owner",
                                    amount=pl.col(f"amount{i}").cast(RAW) * pl.col("sign"))]
@@ -77,10 +72,10 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
             .group_by(keyed("token", "holder"))
             .agg(pl.col("token", "holder").first(), raw=pl.col("amount").sum())
             .filter(pl.col("raw") > 0)
-            .with_columns(_at(tokens["chain_id"], "token"))
+            .with_columns(gathered(tokens["chain_id"], "token"))
             .with_columns(keyed("chain_id", "holder"))
             .join(not_holders, on="key", how="anti")
-            .select("chain_id", _at(tokens["address"], "token").alias("token"), "holder",
+            .select("chain_id", gathered(tokens["address"], "token").alias("token"), "holder",
                     balance=pl.col("raw").cast(pl.Float64)
-                    / pl.lit(10.0).pow(_at(tokens["decimals"], "token")))
+                    / pl.lit(10.0).pow(gathered(tokens["decimals"], "token")))
             .collect())

@@ -33,12 +33,12 @@ class FeedPrices:
     def of(cls, quote_prices: pl.DataFrame) -> "FeedPrices":
         """From the quote prices product (feed_id, ts, price_usd)."""
         feeds = quote_prices["feed_id"].unique().sort()
-        ordered = quote_prices.with_columns(ix=_index(pl.col("feed_id"), feeds)).sort("ix", "ts")
+        ordered = quote_prices.with_columns(ix=lookup(pl.col("feed_id"), feeds)).sort("ix", "ts")
         return cls(feeds, ordered["ix"] * _FEED_SPAN + ordered["ts"], ordered["price_usd"])
 
     def index(self, feed_ids: pl.Series) -> pl.Series:
         """Each feed id's index (null for no feed or one without prices)."""
-        return pl.select(_index(pl.lit(feed_ids), self.feeds)).to_series()
+        return pl.select(lookup(pl.lit(feed_ids), self.feeds)).to_series()
 
     def at(self, feed: pl.Series, ts: pl.Series) -> pl.Series:
         """The latest price of feed index `feed` at or before unix second `ts`, row by row (null
@@ -51,10 +51,6 @@ class FeedPrices:
         same = (self.positions.gather(at) // _FEED_SPAN) == feed
         return pl.select(price_usd=pl.when((found >= 0) & same)
                          .then(self.prices.gather(at))).to_series()
-
-
-def _index(feed_id: pl.Expr, feeds: pl.Series) -> pl.Expr:
-    return feed_id.replace_strict(feeds, pl.int_range(len(feeds), eager=True), default=None)
 
 
 def _by_position(base: str, quote: str) -> dict[str, pl.Expr]:

@@ -3,7 +3,7 @@ average-cost accounting per wallet and token (held, cost basis, realised profit,
 
 import polars as pl
 
-from assets.fingerprints import distinct, keyed, lookup
+from assets.fingerprints import distinct, gathered, keyed, lookup
 from assets.market.pair_trades import human
 
 SWAP_SIDES = ("buy", "sell")
@@ -23,7 +23,7 @@ def swap_events(legs: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
     their order and no address is joined on."""
     pools = pair_tokens.select("base", key=keyed("chain_id", "pair")).collect()
     pool = lookup(keyed("chain_id", "pair"), distinct(pools["key"], "pair_tokens"))
-    return (legs.with_columns(token=pl.lit(pools["base"]).gather(pool)).drop_nulls("token")
+    return (legs.with_columns(token=gathered(pools["base"], pool)).drop_nulls("token")
             .select("chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
                     wallet="maker", side="side", qty="base_amount",
                     price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
