@@ -110,8 +110,7 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
              .collect())
     if swaps["pool"].null_count():
         swaps = swaps.filter(pl.col("pool").is_not_null())
-    chain = swaps["chain_id"].replace_strict(natives["chain_id"],
-                                             pl.int_range(natives.height, eager=True))
+    chain = swaps.select(lookup(pl.col("chain_id"), natives["chain_id"])).to_series()
     pool = swaps["pool"]
     swaps = swaps.with_columns(
         base_is_token0=pools["base_is_token0"].gather(pool),
@@ -139,29 +138,29 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
 
 
 def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
-    """Every liquidity event as a pair trade (an add or a remove), priced at the time; its USD
-    volume counts both sides of the pool."""
+    """Every liquidity event as a pair trade (an add or a remove), priced at the time like the
+    legs; its USD volume counts both sides of the pool."""
+    prices = FeedPrices.of(frames["quote_prices"].collect())
     pairs = frames["pair_tokens"].select(*KEY, "base_is_token0", "base_decimals",
                                          "quote_decimals", "quote_feed_id")
-    quote_usd = (frames["quote_prices"].rename({"feed_id": "quote_feed_id",
-                                                "price_usd": "quote_usd"}).sort("ts"))
     adds = pl.col("kind") == "mint"
-    return (frames["liquidity_events"].join(pairs, on=KEY)
-            .with_columns(**{f"human{i}": pl.col(f"amount{i}").cast(pl.Float64)
-                             / pl.lit(10.0).pow(pl.when(pl.col("base_is_token0") == (i == 0))
-                                                .then("base_decimals")
-                                                .otherwise("quote_decimals"))
-                             for i in (0, 1)})
-            .select(*KEY, "block_number", "log_index", "quote_feed_id", "base_is_token0",
-                    ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash", maker="owner",
-                    from_address=pl.when(adds).then("owner").otherwise("pair"),
-                    to_address=pl.when(adds).then("pair").otherwise("owner"),
-                    tx_type=pl.when(adds).then(pl.lit("add")).otherwise(pl.lit("remove")),
-                    base_amount=pl.when("base_is_token0").then("human0").otherwise("human1"),
-                    quote_amount=pl.when("base_is_token0").then("human1").otherwise("human0"))
-            .sort("ts")
-            .join_asof(quote_usd, on="ts", by="quote_feed_id", strategy="backward",
-                       check_sortedness=False)
+    events = (frames["liquidity_events"].join(pairs, on=KEY)
+              .with_columns(**{f"human{i}": pl.col(f"amount{i}").cast(pl.Float64)
+                               / pl.lit(10.0).pow(pl.when(pl.col("base_is_token0") == (i == 0))
+                                                  .then("base_decimals")
+                                                  .otherwise("quote_decimals"))
+                               for i in (0, 1)})
+              .select(*KEY, "block_number", "log_index", "quote_feed_id", "base_is_token0",
+                      ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash", maker="owner",
+                      from_address=pl.when(adds).then("owner").otherwise("pair"),
+                      to_address=pl.when(adds).then("pair").otherwise("owner"),
+                      tx_type=pl.when(adds).then(pl.lit("add")).otherwise(pl.lit("remove")),
+                      base_amount=pl.when("base_is_token0").then("human0").otherwise("human1"),
+                      quote_amount=pl.when("base_is_token0").then("human1")
+                      .otherwise("human0"))
+              .collect())
+    return (events.with_columns(quote_usd=prices.at(prices.index(events["quote_feed_id"]),
+                                                    events["ts"]))
             .with_columns(volume_usd=pl.col("quote_amount") * pl.col("quote_usd") * 2.0,
                           price_usd=pl.when(pl.col("base_amount") > 0).then(
                               pl.col("quote_amount") * pl.col("quote_usd")
@@ -169,8 +168,7 @@ def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                           gas_used=pl.lit(None, pl.Int64), fee_usd=pl.lit(None, pl.Float64))
             .select(*KEY, "block_number", "log_index", "ts", "hash", "maker", "from_address",
                     "to_address", "tx_type", "gas_used", "fee_usd", "base_is_token0",
-                    "base_amount", "quote_amount", "quote_usd", "price_usd", "volume_usd")
-            .collect())
+                    "base_amount", "quote_amount", "quote_usd", "price_usd", "volume_usd"))
 
 
 def trade_rows(legs: pl.DataFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
