@@ -26,6 +26,8 @@ DAY_FIELDS = ("liquidated_long_usd", "liquidated_short_usd", "max_liquidation_us
 async def list_perps(request: Request, params: dict) -> Response:
     """Every perp market with the perp block of its pair row, paged."""
     return await page(request, PERPS, params["limit"], params["cursor"])
+# 9999-12-31T23:59:59Z, the last instant a datetime holds.
+LAST_SECOND = 253_402_300_799
 
 
 def venue_chain(snapshot: Snapshot, params: dict) -> ChainRef:
@@ -58,7 +60,8 @@ def window(snapshot: Snapshot, params: dict) -> tuple[int, int]:
 
 
 def _instant(seconds: int) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
+    # Any 64-bit second is a valid bound; past the calendar's end it means the calendar's end.
+    return datetime.fromtimestamp(min(seconds, LAST_SECOND), UTC)
 
 
 async def perp_history(request: Request, params: dict) -> Response:
