@@ -16,6 +16,8 @@ from publish.vocabulary import WIRE_TIME
 PERPS = table_listing("perps")
 # `from` defaults to this long before `to`: the longest window the history serves.
 LONGEST_WINDOW_S = 7 * 86_400
+# 9999-12-31T23:59:59Z, the last instant a datetime holds.
+LAST_SECOND = 253_402_300_799
 POINT_FIELDS = ("mark_price", "oracle_price", "premium", "oi_usd", "oi_long_usd",
                 "oi_short_usd", "funding_long_1h", "funding_short_1h", "borrow_long_1h",
                 "borrow_short_1h", "oi_known")
@@ -26,8 +28,6 @@ DAY_FIELDS = ("liquidated_long_usd", "liquidated_short_usd", "max_liquidation_us
 async def list_perps(request: Request, params: dict) -> Response:
     """Every perp market with the perp block of its pair row, paged."""
     return await page(request, PERPS, params["limit"], params["cursor"])
-# 9999-12-31T23:59:59Z, the last instant a datetime holds.
-LAST_SECOND = 253_402_300_799
 
 
 def venue_chain(snapshot: Snapshot, params: dict) -> ChainRef:
