@@ -60,16 +60,6 @@ def _by_position(base: str, quote: str) -> dict[str, pl.Expr]:
             "1": pl.when(b0).then(pl.col(quote)).otherwise(pl.col(base))}
 
 
-def native_prices(chains: pl.LazyFrame, tokens: pl.LazyFrame,
-                  prices: pl.LazyFrame) -> pl.LazyFrame:
-    """Each chain's native token: decimals and its USD price at every oracle update."""
-    native = chains.join(tokens.select("chain_id", "address", "decimals", "price_feed_id"),
-                         left_on=["chain_id", "native_token"], right_on=["chain_id", "address"])
-    return (native.join(prices, left_on="price_feed_id", right_on="feed_id")
-            .select("chain_id", "ts", native_decimals="decimals", native_usd="price_usd")
-            .sort("ts"))
-
-
 def human(raw: str, decimals: str) -> pl.Expr:
     """A raw integer amount in whole tokens."""
     return pl.col(raw).cast(pl.Float64) / pl.lit(10.0).pow(pl.col(decimals))
@@ -83,12 +73,12 @@ def _pools(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.DataFrame:
                               quote_ix=prices.index(pools["quote_feed_id"]))
 
 
-def _natives(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.DataFrame:
-    """Per chain: its native token's decimals and feed."""
+def native_tokens(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.DataFrame:
+    """Per chain: its native token, the token's decimals and its feed's index in `prices`."""
     natives = (frames["chains"].join(
         frames["tokens"].select("chain_id", "address", "decimals", "price_feed_id"),
         left_on=["chain_id", "native_token"], right_on=["chain_id", "address"], how="left")
-        .select("chain_id", "decimals", "price_feed_id").collect())
+        .select("chain_id", "native_token", "decimals", "price_feed_id").collect())
     return natives.with_columns(native_ix=prices.index(natives["price_feed_id"]))
 
 
@@ -100,7 +90,7 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
     the feeds' price series: no address string is joined on and no row is moved, so the
     lake's strings pass through as they were read."""
     prices = FeedPrices.of(frames["quote_prices"].collect())
-    pools, natives = _pools(frames, prices), _natives(frames, prices)
+    pools, natives = _pools(frames, prices), native_tokens(frames, prices)
     raw = ("amount0_in", "amount1_in", "amount0_out", "amount1_out", "tx_fee_raw")
     swaps = (frames["swaps"]
              .select("chain_id", "block_number", "log_index", "block_time", "tx_hash", "pair",
