@@ -395,11 +395,22 @@ def deployed(snapshot: Snapshot) -> dict[tuple[int, str], float]:
                     rows["deployed_usd"].to_list(), strict=True))
 
 
-def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.DataFrame:
-    rows = table(snapshot, "wallet_positions").filter(pl.col("chain_id") == chain_id,
-                                                      pl.col("token") == token)
+@per_snapshot(kept=2)
+def traders_by_token(snapshot: Snapshot) -> Spans:
+    """Every position with its wallet's tier and type, indexed by (chain id, token) once per
+    snapshot: a token's traders are then a slice, not a scan and join of every position."""
     kinds = table(snapshot, "wallet_profiles").select("chain_id", "wallet", "tier", "type")
-    return (rows.join(kinds, on=["chain_id", "wallet"], how="left")
+    rows = (table(snapshot, "wallet_positions")
+            .select("chain_id", "wallet", "token", "bought_usd", "sold_usd", "buys", "sells",
+                    "realized_usd", "unrealized_usd", "total_pnl_usd", "held",
+                    "basis_is_incomplete", "first_trade_at", "last_trade_at")
+            .join(kinds, on=["chain_id", "wallet"], how="left")
+            .sort("chain_id", "token"))
+    return spans(rows, ("chain_id", "token"))
+
+
+def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.DataFrame:
+    return (traders_by_token(snapshot).rows((chain_id, token))
             .with_columns(volume_usd=pl.col("bought_usd") + pl.col("sold_usd"),
                           trades=pl.col("buys") + pl.col("sells"))
             .sort([TRADER_SORTS[sort], "wallet"], descending=[True, False], nulls_last=True)
