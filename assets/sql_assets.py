@@ -48,6 +48,8 @@ def _sql_asset(model: SqlModel, keys: dict[str, dg.AssetKey]) -> dg.AssetsDefini
               metadata={"grain": model.grain, "sql_path": str(model.path)},
               kinds={"sql", "polars"})
     def _model(warehouse: Warehouse) -> dg.MaterializeResult:
-        return materialized(warehouse, model.name, model.run(warehouse.frames(model.tables)))
+        watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
+        return materialized(warehouse, model.name,
+                            model.run(warehouse.frames(model.tables), watermark))
 
     return _model

@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 
@@ -24,6 +25,8 @@ _HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
 # Models may import the macros under SQL_ROOT (`macros.jinja`).
 _JINJA = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_ROOT),
                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+_JINJA.filters["seconds_before"] = lambda instant, seconds: (
+    instant - timedelta(seconds=seconds)).isoformat()
 
 
 class SqlModelError(ValueError):
@@ -43,6 +46,9 @@ def model_context() -> dict:
         "rug_pulled_share": 0.9,
         # Figures of a chain whose indexer trails its head by more than this are stale.
         "stale_lag_seconds": 120,
+        # The lake's watermark when the run knows it (see SqlModel.run); None when a model is
+        # only rendered, parsed or transpiled.
+        "watermark": None,
     }
 
 
@@ -107,8 +113,10 @@ class SqlModel:
         except sqlglot.errors.UnsupportedError as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 
-    def run(self, frames: dict[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
-        """Execute with polars' SQL engine over `frames` (one per table in the lineage)."""
+    def run(self, frames: dict[str, pl.LazyFrame | pl.DataFrame],
+            watermark: datetime | None = None) -> pl.DataFrame:
+        """Execute with polars' SQL engine over `frames` (one per table in the lineage). The
+        `watermark` (the `as_of` table's instant) lets a model bound its scans by a literal."""
         missing = set(self.tables) - frames.keys()
         if missing:
             raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
@@ -116,7 +124,7 @@ class SqlModel:
         try:
             # Joins run in the order the model writes them: polars' reordering by estimated
             # cardinality can pair two tables on a shared chain id alone (a cross product).
-            return context.execute(self.render(), eager=False).collect(
+            return context.execute(self.render(watermark=watermark), eager=False).collect(
                 optimizations=pl.QueryOptFlags(join_order=False))
         except (pl.exceptions.PolarsError, pl.exceptions.SQLInterfaceError) as err:
             raise SqlModelError(f"{self.path}: {err}") from err

@@ -3,13 +3,15 @@
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
+import pytest
 
 from assets.sql_models import load_models
 
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
 
 
-def test_pair_activity_windows_keep_sub_second_swaps_inside_the_day() -> None:
+@pytest.mark.parametrize("watermark", [None, AS_OF], ids=["bound_by_as_of", "bound_by_literal"])
+def test_pair_activity_windows_keep_sub_second_swaps_inside_the_day(watermark) -> None:
     day_ago = AS_OF - timedelta(days=1)
     times = [day_ago, day_ago + timedelta(milliseconds=300), AS_OF - timedelta(minutes=4),
              AS_OF, AS_OF + timedelta(seconds=1)]
@@ -20,7 +22,11 @@ def test_pair_activity_windows_keep_sub_second_swaps_inside_the_day() -> None:
         "maker": ["a", "a", "b", "a", "c"], "side": ["buy", "buy", "sell", "buy", "sell"],
     })
     as_of = pl.DataFrame({"as_of": pl.Series([AS_OF], dtype=pl.Datetime("us", "UTC"))})
-    row = load_models()["pair_activity"].run({"swap_legs": legs, "as_of": as_of}).row(0, named=True)
+    model = load_models()["pair_activity"]
+    row = model.run({"swap_legs": legs, "as_of": as_of}, watermark).row(0, named=True)
+    # Known at run time, the watermark also bounds the scan as a literal.
+    assert ("TIMESTAMPTZ '2026-11-19T00:00:00+00:00'" in model.render(watermark=watermark)) \
+        == (watermark is not None)
     # Exactly a day old is out; 300 ms younger is in; after the watermark is out.
     assert (row["txns_h24"], row["volume_h24_usd"]) == (3, 14.0)
     assert (row["txns_m5"], row["volume_m5_usd"]) == (2, 12.0)

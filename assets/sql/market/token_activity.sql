@@ -1,7 +1,7 @@
 -- name: token_activity
 -- grain: one row per token with at least one swap in the longest window (chain_id, token)
 -- description: Each token's window block over all its pairs, ending at the lake's watermark: a swap buys the token when the token left the pool (a sell of the base buys the quote), with USD volume, distinct buyers, sellers and makers across pairs.
-{% from "macros.jinja" import window_flags, in_longest_window, activity %}
+{% from "macros.jinja" import window_flags, in_longest_window, activity with context %}
 -- Each swap counts once for the base and once for the quote: a two-row VALUES table gives the
 -- two sides, so the legs are read once rather than once per side.
 WITH recent AS (
