@@ -48,12 +48,16 @@ class Warehouse(dg.ConfigurableResource):
         """Several tables by name, for a SQL model's lineage."""
         return {name: self.scan(name) for name in names}
 
-    def write(self, name: str, frame: pl.DataFrame) -> Path:
-        """Replace a product's file atomically."""
+    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame) -> Path:
+        """Replace a product's file atomically; a lazy frame streams into it, computed and
+        written batch by batch."""
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        frame.write_parquet(tmp, compression="lz4")
+        if isinstance(frame, pl.LazyFrame):
+            frame.sink_parquet(tmp, compression="lz4")
+        else:
+            frame.write_parquet(tmp, compression="lz4")
         os.replace(tmp, path)
         return path
 
@@ -66,10 +70,16 @@ def preview(frame: pl.DataFrame, rows: int = 5) -> str:
     return "\n".join(lines)
 
 
-def materialized(warehouse: Warehouse, name: str, frame: pl.DataFrame) -> dg.MaterializeResult:
+def materialized(warehouse: Warehouse, name: str,
+                 frame: pl.DataFrame | pl.LazyFrame) -> dg.MaterializeResult:
     """Store a product and report its row count and a preview."""
-    warehouse.write(name, frame)
+    path = warehouse.write(name, frame)
+    if isinstance(frame, pl.LazyFrame):
+        frame = pl.scan_parquet(path)
+        height, frame = frame.select(pl.len()).collect().item(), frame.head(5).collect()
+    else:
+        height = frame.height
     return dg.MaterializeResult(metadata={
-        "dagster/row_count": frame.height,
+        "dagster/row_count": height,
         "preview": dg.MetadataValue.md(preview(frame)),
     })

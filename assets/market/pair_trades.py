@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from assets.fingerprints import distinct, keyed, lookup
+from assets.fingerprints import distinct, gathered, keyed, lookup
 from assets.market.pair_rows import KEY
 
 TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", "maker",
@@ -52,6 +52,12 @@ class FeedPrices:
         return pl.select(price_usd=pl.when((found >= 0) & same)
                          .then(self.prices.gather(at))).to_series()
 
+    def expr(self, feed: pl.Expr, ts: pl.Expr) -> pl.Expr:
+        """`at` as an expression, row by row over any batch of rows."""
+        return pl.struct(feed=feed, ts=ts).map_batches(
+            lambda rows: self.at(rows.struct.field("feed"), rows.struct.field("ts")),
+            return_dtype=pl.Float64, is_elementwise=True)
+
 
 def _by_position(base: str, quote: str) -> dict[str, pl.Expr]:
     """token0 and token1 figures from base and quote ones."""
@@ -82,36 +88,31 @@ def native_tokens(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.Dat
     return natives.with_columns(native_ix=prices.index(natives["price_feed_id"]))
 
 
-def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
+def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     """Every swap from its base token's side, in the lake's order (by chain, then block and
     log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD.
 
     Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
     the feeds' price series: no address string is joined on and no row is moved, so the
-    lake's strings pass through as they were read."""
+    lake's strings pass through as they were read, and the legs stream batch by batch."""
     prices = FeedPrices.of(frames["quote_prices"].collect())
     pools, natives = _pools(frames, prices), native_tokens(frames, prices)
     raw = ("amount0_in", "amount1_in", "amount0_out", "amount1_out", "tx_fee_raw")
-    swaps = (frames["swaps"]
-             .select("chain_id", "block_number", "log_index", "block_time", "tx_hash", "pair",
-                     "maker", "sender", "recipient", "gas_used", pl.col(raw).cast(pl.Float64),
-                     ts=pl.col("block_time").dt.epoch("s"),
-                     pool=lookup(keyed(*KEY), pools["key"]))
-             .collect())
-    if swaps["pool"].null_count():
-        swaps = swaps.filter(pl.col("pool").is_not_null())
-    chain = swaps.select(lookup(pl.col("chain_id"), natives["chain_id"])).to_series()
-    pool = swaps["pool"]
-    swaps = swaps.with_columns(
-        base_is_token0=pools["base_is_token0"].gather(pool),
-        base_decimals=pools["base_decimals"].gather(pool),
-        quote_decimals=pools["quote_decimals"].gather(pool),
-        quote_usd=prices.at(pools["quote_ix"].gather(pool), swaps["ts"]),
-        native_decimals=natives["decimals"].gather(chain),
-        native_usd=prices.at(natives["native_ix"].gather(chain), swaps["ts"]))
     b0 = pl.col("base_is_token0")
     scale = {side: pl.lit(10.0).pow(pl.col(f"{side}_decimals")) for side in ("base", "quote")}
-    return (swaps.lazy()
+    return (frames["swaps"]
+            .select("chain_id", "block_number", "log_index", "block_time", "tx_hash", "pair",
+                    "maker", "sender", "recipient", "gas_used", pl.col(raw).cast(pl.Float64),
+                    ts=pl.col("block_time").dt.epoch("s"),
+                    pool=lookup(keyed(*KEY), pools["key"]))
+            .filter(pl.col("pool").is_not_null())
+            .with_columns(chain=lookup(pl.col("chain_id"), natives["chain_id"]))
+            .with_columns(
+                *[gathered(pools[c], "pool")
+                  for c in ("base_is_token0", "base_decimals", "quote_decimals")],
+                quote_usd=prices.expr(gathered(pools["quote_ix"], "pool"), pl.col("ts")),
+                native_decimals=gathered(natives["decimals"], "chain"),
+                native_usd=prices.expr(gathered(natives["native_ix"], "chain"), pl.col("ts")))
             .with_columns(
                 side=pl.when(pl.when(b0).then("amount0_out").otherwise("amount1_out") > 0)
                 .then(pl.lit("buy")).otherwise(pl.lit("sell")),
@@ -123,8 +124,7 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                           fee_usd=pl.col("tx_fee_raw") / pl.lit(10.0).pow(
                               pl.col("native_decimals")) * pl.col("native_usd"))
             .with_columns(price_usd=pl.col("volume_usd") / pl.col("base_amount"))
-            .select(LEG_COLUMNS)
-            .collect())
+            .select(LEG_COLUMNS))
 
 
 def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:

@@ -4,6 +4,7 @@ import pandera.polars as pa
 import polars as pl
 
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+from checks.schemas.types import events_unique
 from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
@@ -179,7 +180,11 @@ class PairTrade(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "block_number", "log_index"]
+
+    @pa.check("log_index")
+    def one_trade_per_event(cls, data) -> bool | pl.LazyFrame:
+        """No two trades share a log of one block of one chain."""
+        return events_unique(data.lazyframe)
 
 
 class SwapLeg(PairTrade):
