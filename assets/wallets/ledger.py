@@ -1,6 +1,8 @@
 """The wallet ledger: every swap and bare token movement of every wallet, in chain order, with
 average-cost accounting per wallet and token (held, cost basis, realised profit, rounds)."""
 
+import numba
+import numpy as np
 import polars as pl
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
@@ -10,9 +12,6 @@ SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
 DUST = 1e-9
-# exp() of a cumulative log-scale beyond this loses the float range; such rounds are redone
-# row by row (a round that sells a sliver hundreds of times over).
-LOG_SCALE_LIMIT = 600.0
 POSITION = ("chain_id", "wallet", "token")
 LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
 
@@ -101,49 +100,25 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
     with them; a sell realises its proceeds less that share. Units sold beyond what the ledger
     saw arrive (oversold) break even. A round runs from the first unit in to the last unit out.
     """
-    g = "position"
-    inflow = pl.col("side").is_in(["buy", "transfer_in"])
     priced = pl.col("notional_usd").is_not_null()
-    flow = (events.with_columns(position=keyed(*POSITION)).with_columns(
-        inflow=inflow,
-        x=pl.when(inflow).then("qty").otherwise(-pl.col("qty")),
-        came_in=pl.when(inflow).then("qty").otherwise(0.0))
-        .with_columns(c=pl.col("x").cum_sum().over(g),
-                      gross_in=pl.col("came_in").cum_sum().over(g))
-        .with_columns(held=pl.col("c") - pl.min_horizontal(pl.col("c").cum_min().over(g), 0.0))
-        .with_columns(held=pl.when(pl.col("held") <= DUST * pl.col("gross_in")).then(0.0)
-                      .otherwise("held"))
-        .with_columns(prev=pl.col("held").shift(1).over(g).fill_null(0.0))
-        .with_columns(closes=~pl.col("inflow") & (pl.col("held") == 0.0) & (pl.col("prev") > 0))
-        .with_columns(stray=~pl.col("inflow") & (pl.col("prev") == 0))
-        .with_columns(round=(pl.col("closes").cast(pl.Int32).cum_sum().over(g)
-                             - pl.col("closes").cast(pl.Int32)))
-        .with_columns(round=pl.when(pl.col("stray") & (pl.col("round") > 0))
-                      .then(pl.col("round") - 1).otherwise("round"),
-                      covered=pl.when(pl.col("inflow")).then(0.0)
-                      .otherwise(pl.min_horizontal("qty", "prev")),
-                      a=pl.when(pl.col("inflow") | (pl.col("prev") == 0) | pl.col("closes"))
-                      .then(1.0).otherwise(pl.col("held") / pl.col("prev")),
-                      b=pl.when(pl.col("side") == "buy").then(
-                          pl.when(priced).then("notional_usd")
-                          .otherwise(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)))
-                      .when(pl.col("side") == "transfer_in")
-                      .then(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)).otherwise(0.0))
-        .with_columns(scale=pl.col("a").log().cum_sum().over(g, "round"))
-        .with_columns(cost=(pl.col("scale").exp()
-                            * (pl.col("b") * (-pl.col("scale")).exp()).cum_sum()
-                            .over(g, "round")))
-        .collect())
-    wide = flow.group_by(g, "round").agg(pl.col("scale").min().alias("low")).filter(
-        pl.col("low") < -LOG_SCALE_LIMIT)
-    if wide.height:
-        flow = _recompute_costs(flow, wide)
-    cost = pl.when(pl.col("closes") | pl.col("stray")).then(0.0).otherwise("cost")
-    return (flow.with_columns(cost=cost)
-            .with_columns(prior_cost=pl.col("cost").shift(1).over(g).fill_null(0.0))
+    flow = events.with_columns(position=keyed(*POSITION)).with_columns(
+        inflow=pl.col("side").is_in(["buy", "transfer_in"]),
+        b=pl.when(pl.col("side") == "buy").then(
+            pl.when(priced).then("notional_usd")
+            .otherwise(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)))
+        .when(pl.col("side") == "transfer_in")
+        .then(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)).otherwise(0.0),
+        slot=pl.col("position").rank("dense").cast(pl.Int64) - 1).collect()
+    books = _books(flow["slot"].to_numpy(), flow["inflow"].to_numpy(), flow["qty"].to_numpy(),
+                   flow["b"].to_numpy(), flow["ts"].to_numpy(), flow["slot"].max() + 1)
+    return (flow.with_columns(**{name: pl.Series(name, values)
+                                 for name, values in zip(BOOK_COLUMNS, books, strict=True)})
             .with_columns(
+                covered=pl.when(pl.col("inflow")).then(0.0)
+                .otherwise(pl.min_horizontal("qty", "prev")),
                 cost_out=pl.when(pl.col("inflow")).then(0.0)
-                .otherwise(pl.col("prior_cost") - pl.col("cost")),
+                .otherwise(pl.col("prior_cost") - pl.col("cost")))
+            .with_columns(
                 proceeds=pl.when(pl.col("side") == "sell").then(
                     pl.col("notional_usd").fill_null(0.0) * pl.col("covered")
                     / pl.col("qty")).otherwise(0.0))
@@ -154,24 +129,57 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
                 .otherwise(0.0),
                 opens=pl.col("inflow") & (pl.col("prev") == 0),
                 cost_in_usd=pl.col("b"),
-                round_opened_at=pl.col("ts").first().over(g, "round"),
                 incomplete=(pl.col("side") == "transfer_in")
                 | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
                 | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")
                                       > DUST * pl.col("gross_in").clip(lower_bound=pl.col("qty"))))
-            .drop("inflow", "stray", "x", "came_in", "c", "gross_in", "prev", "covered", "a", "b", "scale",
-                  "prior_cost", "cost_out", "proceeds"))
+            .drop("inflow", "slot", "stray", "gross_in", "prev", "covered", "b", "prior_cost",
+                  "cost_out", "proceeds"))
 
 
-def _recompute_costs(flow: pl.DataFrame, wide: pl.DataFrame) -> pl.DataFrame:
-    """The cost column of rounds whose log-scale leaves the float range, redone row by row."""
-    indexed = flow.with_row_index("_row")
-    rows = indexed.join(wide.select("position", "round"), on=["position", "round"]).sort("_row")
-    costs, last = [], {}
-    for key, a, b in zip(rows.select("position", "round").iter_rows(), rows["a"], rows["b"],
-                         strict=True):
-        last[key] = last.get(key, 0.0) * a + b
-        costs.append(last[key])
-    fixed = pl.DataFrame({"_row": rows["_row"], "_cost": costs})
-    return (indexed.join(fixed, on="_row", how="left")
-            .with_columns(cost=pl.coalesce("_cost", "cost")).sort("_row").drop("_row", "_cost"))
+# What `_books` gives for every row, in its order.
+BOOK_COLUMNS = ("held", "prev", "gross_in", "closes", "stray", "round", "cost", "prior_cost",
+                "round_opened_at")
+
+
+@numba.njit(cache=True)
+def _books(slot, inflow, qty, cost_in, ts, positions):
+    """The running books of every position, row by row in chain order: a position's state sits
+    in its slot. Held is what came in less what went out, floored at zero and at float dust;
+    the cost carries over scaled by the share of the holding kept, and a round restarts it."""
+    n = len(slot)
+    held, prev, gross = np.empty(n), np.empty(n), np.empty(n)
+    closes, stray = np.zeros(n, np.bool_), np.zeros(n, np.bool_)
+    rounds, opened = np.empty(n, np.int32), np.empty(n, np.int64)
+    cost, prior = np.empty(n), np.empty(n)
+    net, low, came = np.zeros(positions), np.zeros(positions), np.zeros(positions)
+    last_held, running, last_cost = np.zeros(positions), np.zeros(positions), np.zeros(positions)
+    closed, current = np.zeros(positions, np.int32), np.full(positions, -1, np.int32)
+    round_start = np.zeros(positions, np.int64)
+    for i in range(n):
+        p = slot[i]
+        if inflow[i]:
+            net[p] += qty[i]
+            came[p] += qty[i]
+        else:
+            net[p] -= qty[i]
+        low[p] = min(low[p], net[p])
+        h = net[p] - min(low[p], 0.0)
+        if h <= DUST * came[p]:
+            h = 0.0
+        before = last_held[p]
+        closing = not inflow[i] and h == 0.0 and before > 0.0
+        straying = not inflow[i] and before == 0.0
+        # Rows past a round's close that take out what was never there belong to that round.
+        r = closed[p] - 1 if straying and closed[p] > 0 else closed[p]
+        if closing:
+            closed[p] += 1
+        if r != current[p]:
+            current[p], running[p], round_start[p] = r, 0.0, ts[i]
+        kept = 1.0 if inflow[i] or before == 0.0 or closing else h / before
+        running[p] = running[p] * kept + cost_in[i]
+        c = 0.0 if closing or straying else running[p]
+        held[i], prev[i], gross[i], closes[i], stray[i] = h, before, came[p], closing, straying
+        rounds[i], cost[i], prior[i], opened[i] = r, c, last_cost[p], round_start[p]
+        last_held[p], last_cost[p] = h, c
+    return held, prev, gross, closes, stray, rounds, cost, prior, opened

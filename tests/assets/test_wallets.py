@@ -107,9 +107,10 @@ def test_rounds_run_from_first_unit_in_to_last_unit_out(ledger) -> None:
     assert second["open_cost_usd"] == pytest.approx(60)
 
 
-def test_a_round_beyond_the_float_range_of_its_scale_is_redone_row_by_row() -> None:
+def test_a_thousand_partial_exits_in_one_round_keep_the_average_cost() -> None:
     # One unit at 1 USD, then a thousand times: sell half, buy it back, always at 1 USD. The
-    # log-scale reaches 1000 x ln(1/2) = -693; the average cost stays 1 and nothing is realised.
+    # basis is halved a thousand times over (2^-1000 of it left from the first buy), yet the
+    # average cost stays 1 and nothing is realised.
     rows = [(W, T, "buy", 1.0, 1.0, 1.0)]
     for _ in range(1000):
         rows += [(W, T, "sell", 0.5, 0.5, 1.0), (W, T, "buy", 0.5, 0.5, 1.0)]
