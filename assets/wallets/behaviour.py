@@ -4,6 +4,7 @@ a wallet is."""
 
 import polars as pl
 
+from assets.fingerprints import keyed
 from assets.round_trips import POOL, round_trips
 
 # Entering a pool among its first swaps is sniping.
@@ -40,8 +41,11 @@ def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
 
 
 def peak_capital(ledger: pl.DataFrame) -> pl.DataFrame:
-    """Per wallet: the most cost basis it ever had open at once, across all its tokens."""
-    step = pl.col("cost") - pl.col("cost").shift(1).over("chain_id", "wallet", "token").fill_null(0.0)
-    return (ledger.select("chain_id", "wallet", step=step)
-            .with_columns(open=pl.col("step").cum_sum().over("chain_id", "wallet"))
-            .group_by("chain_id", "wallet").agg(deployed_usd=pl.col("open").max().clip(0.0)))
+    """Per wallet: the most cost basis it ever had open at once, across all its tokens (the
+    running sum of every row's change to its position's open cost, per wallet fingerprint)."""
+    return (ledger.lazy().select("chain_id", "wallet", "cost_change",
+                                 wallet_key=keyed("chain_id", "wallet"))
+            .with_columns(open=pl.col("cost_change").cum_sum().over("wallet_key"))
+            .group_by("wallet_key").agg(pl.col("chain_id", "wallet").first(),
+                                        deployed_usd=pl.col("open").max().clip(0.0))
+            .drop("wallet_key").collect())

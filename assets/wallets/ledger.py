@@ -129,6 +129,7 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
                 .otherwise(0.0),
                 opens=pl.col("inflow") & (pl.col("prev") == 0),
                 cost_in_usd=pl.col("b"),
+                cost_change=pl.col("cost") - pl.col("prior_cost"),
                 incomplete=(pl.col("side") == "transfer_in")
                 | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
                 | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")

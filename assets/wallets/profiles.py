@@ -96,8 +96,8 @@ def _signal(kind: str, title: str, detail: pl.Expr, subject: pl.Expr, points: pl
                      direction=pl.lit(direction), target=pl.lit(target))
 
 
-def scammer_signals(frame: pl.DataFrame) -> pl.DataFrame:
-    """Scammer evidence as signals and the score they add up to (0..100)."""
+def scammer_signals() -> list[tuple[pl.Expr, pl.Expr]]:
+    """Scammer evidence: when each signal is raised, and the signal."""
     iso = pl.col("last_active_at")
     candidates = [
         (pl.col("condemned_tokens") > 0,
@@ -120,11 +120,12 @@ def scammer_signals(frame: pl.DataFrame) -> pl.DataFrame:
                  pl.lit("shares its first funder with a wallet that deployed condemned tokens"),
                  pl.col("cluster_id"), pl.lit(20), pl.lit(1), iso, "negative", "scammer_score")),
     ]
-    return _with_signals(frame, candidates, "scam_signals", "scammer_value", 100)
+    return candidates
 
 
-def user_signals(frame: pl.DataFrame) -> pl.DataFrame:
-    """What the 30-day record says for copying a wallet, as signals and a 0..100 score."""
+def user_signals() -> list[tuple[pl.Expr, pl.Expr]]:
+    """What the 30-day record says for copying a wallet: when each signal is raised, and the
+    signal."""
     rate = pl.when(pl.col("m_rated_positions") >= COPY_MIN_RATED).then("m_win_rate") \
         .otherwise("m_trade_win_rate")
     candidates = [
@@ -150,12 +151,7 @@ def user_signals(frame: pl.DataFrame) -> pl.DataFrame:
                  pl.lit("30d"), pl.lit(10), pl.col("m_winning_trades"),
                  pl.col("last_active_at"), "positive", "user_score")),
     ]
-    return _with_signals(frame, candidates, "user_signals", "user_raw", 100)
-
-
-def _only_if(item: pl.Expr, cond: pl.Expr) -> pl.Expr:
-    """A one-item list when `cond` holds, else an empty one."""
-    return pl.concat_list(item).list.head(cond.fill_null(False).cast(pl.Int64))
+    return candidates
 
 
 def _label(code: int, name: str) -> pl.Expr:
@@ -163,12 +159,25 @@ def _label(code: int, name: str) -> pl.Expr:
                      token_address=pl.lit(None, pl.String))
 
 
-def _with_signals(frame: pl.DataFrame, candidates: list[tuple[pl.Expr, pl.Expr]], name: str,
-                  value: str, cap: int) -> pl.DataFrame:
-    kept = pl.concat_list([_only_if(sig, cond) for cond, sig in candidates])
-    return frame.with_columns(kept.alias(name)).with_columns(
-        pl.col(name).list.eval(pl.element().struct.field("points")).list.sum()
-        .clip(0, cap).round(0).cast(pl.Int64).alias(value))
+def _listed(frame: pl.DataFrame, candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Series:
+    """Per row of `frame`, the items whose condition holds there, in the candidates' order (an
+    empty list for none). Items are made only for the rows that keep them and gathered into
+    lists once, which costs a fraction of a per-row list literal for every candidate."""
+    rows = frame.select(pl.int_range(pl.len()).alias("_row"), *[
+        c.fill_null(False).alias(f"_if{i}") for i, (c, _) in enumerate(candidates)])
+    items = pl.concat([frame.filter(rows[f"_if{i}"]).select(
+        rows.filter(rows[f"_if{i}"])["_row"], item.alias("item"))
+        for i, (_, item) in enumerate(candidates)])
+    lists = items.sort("_row", maintain_order=True).group_by("_row").agg("item")
+    return (rows.select("_row").join(lists, on="_row", how="left", maintain_order="left")
+            .select(pl.col("item").fill_null([]))).to_series()
+
+
+def score(candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """The points of the signals raised, added up to a 0..100 score."""
+    points = pl.sum_horizontal([pl.when(cond).then(sig.struct.field("points")).otherwise(0.0)
+                                for cond, sig in candidates])
+    return points.clip(0, 100).round(0).cast(pl.Int64)
 
 
 def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
@@ -249,8 +258,9 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     month = grid.filter(pl.col("window") == "30d").select(
         "chain_id", "wallet", *[pl.col(c).alias(f"m_{c}") for c in (*METRIC_FIGURES,
                                                                     *METRIC_COUNTS)])
-    frame = scammer_signals(frame).join(month, on=["chain_id", "wallet"], how="left")
-    frame = user_signals(frame).with_columns(
+    frame = frame.with_columns(scammer_value=score(scammer_signals())).join(
+        month, on=["chain_id", "wallet"], how="left")
+    frame = frame.with_columns(user_raw=score(user_signals())).with_columns(
         scammer_band=band_of(pl.col("scammer_value")),
         user_score=pl.when(pl.col("rebuild_skipped")).then(0)
         .when(~pl.col("human_known")).then(pl.min_horizontal("user_raw", HUMAN_UNKNOWN_CAP))
@@ -266,9 +276,9 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
-    behaviour = pl.concat_list([_only_if(_label(code, name), pl.col("type") == kind)
+    behaviour = _listed(frame, [(pl.col("type") == kind, _label(code, name))
                                 for kind, (code, name) in BEHAVIOUR_LABELS.items()])
-    lake = pl.col("lake_labels").fill_null(_only_if(_label(0, ""), pl.lit(False)))
+    lake = pl.col("lake_labels").fill_null(pl.lit([], frame.schema["lake_labels"]))
     records = grid.group_by("chain_id", "wallet", maintain_order=True).agg(
         metrics=metrics_record())
     chain = pl.struct(slug="slug", chain_id="chain_id")
@@ -277,7 +287,7 @@ def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
         chain=chain,
         user=pl.struct(value="user_score", status="user_status"),
         scammer=pl.struct(value="scammer_value", band="scammer_band"),
-        signals=pl.concat_list("scam_signals", "user_signals"))
+        signals=_listed(frame, scammer_signals() + user_signals()))
     return frame.with_columns(item=pl.struct(
         address="wallet", chain="chain", tier="tier", type="type", labels="labels",
         human_known="human_known", rebuild_skipped="rebuild_skipped",

@@ -7,6 +7,7 @@ import math
 import polars as pl
 import pytest
 
+from assets.wallets.behaviour import peak_capital
 from assets.wallets.ledger import account
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from checks.outcome import validate
@@ -118,6 +119,17 @@ def test_a_thousand_partial_exits_in_one_round_keep_the_average_cost() -> None:
     assert ledger["cost"][-1] == pytest.approx(1.0)
     assert ledger["realized_usd"].abs().max() == pytest.approx(0.0, abs=1e-9)
     assert not any(math.isnan(c) for c in ledger["cost"])
+
+
+def test_peak_capital_is_the_most_cost_open_at_once_across_tokens() -> None:
+    # W: T for 100 (100 open), U for 50 (150), half of T out (100), all of T out (50), U for
+    # 30 more (80). V: one T for 20, sold (20 at most).
+    rows = [(W, T, "buy", 10.0, 100.0, 10.0), (W, U, "buy", 5.0, 50.0, 10.0),
+            (W, T, "sell", 5.0, 60.0, 12.0), (W, T, "sell", 5.0, 60.0, 12.0),
+            (W, U, "buy", 3.0, 30.0, 10.0), (V, T, "buy", 2.0, 20.0, 10.0),
+            (V, T, "sell", 2.0, 30.0, 15.0)]
+    peaks = dict(peak_capital(account(events(rows))).select("wallet", "deployed_usd").rows())
+    assert peaks == pytest.approx({W: 150.0, V: 20.0})
 
 
 def window_row(**overrides) -> pl.DataFrame:
