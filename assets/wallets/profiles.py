@@ -26,6 +26,10 @@ SCAMMER_BANDS = ((60, "high"), (30, "medium"), (1, "low"), (0, "none"))
 BEHAVIOUR_LABELS = {"bot": (7, "Bot"), "market_maker": (6, "Market Maker"),
                     "sniper": (8, "Sniper"), "deployer": (9, "Token Deployer")}
 COPY_MIN_RATED = 5
+# The profile's list item parts (spec 2.5) kept as JSON beside it, by the column they come
+# from: a ranking item is made of them and one window's metrics record.
+ITEM_PARTS = {"address": "wallet", "chain": "chain", "labels": "labels", "user_score": "user",
+              "scammer_score": "scammer"}
 METRIC_FIGURES = (
     "realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_usd",
     "gross_profit_usd", "gross_loss_usd", "invested_usd", "volume_usd", "roi", "win_rate",
@@ -288,7 +292,8 @@ def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
         user=pl.struct(value="user_score", status="user_status"),
         scammer=pl.struct(value="scammer_value", band="scammer_band"),
         signals=_listed(frame, scammer_signals() + user_signals()))
-    return frame.with_columns(item=pl.struct(
+    return frame.with_columns(**{f"item_{part}": _json(pl.col(column))
+                                 for part, column in ITEM_PARTS.items()}, item=pl.struct(
         address="wallet", chain="chain", tier="tier", type="type", labels="labels",
         human_known="human_known", rebuild_skipped="rebuild_skipped",
         copy_eligible="copy_eligible", age_is_estimated="age_is_estimated",
@@ -302,26 +307,23 @@ def assemble_rankings(profiles: pl.DataFrame, windows: pl.DataFrame) -> pl.DataF
     """One ranking row per wallet and window (spec 2.5): the figures filters and sorts read,
     and the list item with that window's metrics record."""
     grid = metric_grid(profiles, windows)
-    # The list item's parts cut from the profile once per wallet, not once per window.
-    head = profiles.select(
-        "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "scammer_band",
-        *[pl.col("item").str.json_path_match(f"$.{part}").alias(f"_{part}")
-          for part in ("labels", "chain", "user_score", "scammer_score")],
-        _address=pl.col("wallet").map_batches(_json_strings, return_dtype=pl.String))
+    head = profiles.select("chain_id", "wallet", "tier", "type", "copy_eligible", "user_score",
+                           "scammer_band", *[f"item_{part}" for part in ITEM_PARTS])
     return (grid.join(head, on=["chain_id", "wallet"])
             .with_columns(record=metrics_record().struct.json_encode())
             .with_columns(item=pl.concat_str(
-                pl.lit('{"address":'), "_address", pl.lit(',"chain":'), "_chain",
+                pl.lit('{"address":'), "item_address", pl.lit(',"chain":'), "item_chain",
                 pl.lit(',"tier":"'), "tier", pl.lit('","type":"'), "type",
-                pl.lit('","labels":'), "_labels",
+                pl.lit('","labels":'), "item_labels",
                 pl.lit(',"copy_eligible":'),
                 pl.col("copy_eligible").cast(pl.String).str.to_lowercase(),
-                pl.lit(',"user_score":'), "_user_score",
-                pl.lit(',"scammer_score":'), "_scammer_score",
+                pl.lit(',"user_score":'), "item_user_score",
+                pl.lit(',"scammer_score":'), "item_scammer_score",
                 pl.lit(',"metrics":'), "record", pl.lit("}")))
-            .drop(pl.selectors.starts_with("_"), "record", "window_order", "rebuild_skipped"))
+            .drop(pl.selectors.starts_with("item_"), "record", "window_order",
+                  "rebuild_skipped"))
 
 
-def _json_strings(values: pl.Series) -> pl.Series:
-    return pl.DataFrame({"v": values}).select(pl.struct("v").struct.json_encode()
-                                              .str.slice(5).str.head(-1))["v"]
+def _json(value: pl.Expr) -> pl.Expr:
+    """A column's values as JSON text, each on its own."""
+    return pl.struct(value.alias("v")).struct.json_encode().str.slice(5).str.head(-1)
