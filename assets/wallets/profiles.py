@@ -167,11 +167,9 @@ def _listed(frame: pl.DataFrame, candidates: list[tuple[pl.Expr, pl.Expr]]) -> p
     """Per row of `frame`, the items whose condition holds there, in the candidates' order (an
     empty list for none). Items are made only for the rows that keep them and gathered into
     lists once, which costs a fraction of a per-row list literal for every candidate."""
-    rows = frame.select(pl.int_range(pl.len()).alias("_row"), *[
-        c.fill_null(False).alias(f"_if{i}") for i, (c, _) in enumerate(candidates)])
-    items = pl.concat([frame.filter(rows[f"_if{i}"]).select(
-        rows.filter(rows[f"_if{i}"])["_row"], item.alias("item"))
-        for i, (_, item) in enumerate(candidates)])
+    rows = frame.with_row_index("_row")
+    items = pl.concat([rows.filter(cond.fill_null(False)).select("_row", item=item)
+                       for cond, item in candidates])
     lists = items.sort("_row", maintain_order=True).group_by("_row").agg("item")
     return (rows.select("_row").join(lists, on="_row", how="left", maintain_order="left")
             .select(pl.col("item").fill_null([]))).to_series()
