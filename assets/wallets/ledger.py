@@ -134,12 +134,12 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
                 | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
                 | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")
                                       > DUST * pl.col("gross_in").clip(lower_bound=pl.col("qty"))))
-            .drop("inflow", "slot", "stray", "gross_in", "prev", "covered", "b", "prior_cost",
+            .drop("inflow", "slot", "gross_in", "prev", "covered", "b", "prior_cost",
                   "cost_out", "proceeds"))
 
 
 # What `_books` gives for every row, in its order.
-BOOK_COLUMNS = ("held", "prev", "gross_in", "closes", "stray", "round", "cost", "prior_cost",
+BOOK_COLUMNS = ("held", "prev", "gross_in", "closes", "round", "cost", "prior_cost",
                 "round_opened_at")
 
 
@@ -150,7 +150,7 @@ def _books(slot, inflow, qty, cost_in, ts, positions):
     the cost carries over scaled by the share of the holding kept, and a round restarts it."""
     n = len(slot)
     held, prev, gross = np.empty(n), np.empty(n), np.empty(n)
-    closes, stray = np.zeros(n, np.bool_), np.zeros(n, np.bool_)
+    closes = np.zeros(n, np.bool_)
     rounds, opened = np.empty(n, np.int32), np.empty(n, np.int64)
     cost, prior = np.empty(n), np.empty(n)
     net, low, came = np.zeros(positions), np.zeros(positions), np.zeros(positions)
@@ -180,7 +180,7 @@ def _books(slot, inflow, qty, cost_in, ts, positions):
         kept = 1.0 if inflow[i] or before == 0.0 or closing else h / before
         running[p] = running[p] * kept + cost_in[i]
         c = 0.0 if closing or straying else running[p]
-        held[i], prev[i], gross[i], closes[i], stray[i] = h, before, came[p], closing, straying
+        held[i], prev[i], gross[i], closes[i] = h, before, came[p], closing
         rounds[i], cost[i], prior[i], opened[i] = r, c, last_cost[p], round_start[p]
         last_held[p], last_cost[p] = h, c
-    return held, prev, gross, closes, stray, rounds, cost, prior, opened
+    return held, prev, gross, closes, rounds, cost, prior, opened
