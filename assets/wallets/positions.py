@@ -3,6 +3,7 @@
 
 import polars as pl
 
+from assets.fingerprints import keyed
 from assets.wallets.ledger import POSITION
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
@@ -16,25 +17,28 @@ ACCOUNTS = ("position", *POSITION, "round", "ts", "side", "qty", "notional_usd",
             "round_opened_at")
 
 
+def _contributions() -> dict[str, pl.Expr]:
+    """What each ledger row adds to its group's flows, as plain columns: a group then sums
+    them rather than filtering its rows once per figure."""
+    def when(kept: pl.Expr, column: str) -> pl.Expr:
+        return pl.when(kept).then(pl.col(column)).otherwise(0.0)
+
+    return {
+        "buys": BUY, "sells": SELL, "transfers_in": pl.col("side") == "transfer_in",
+        "transfers_out": pl.col("side") == "transfer_out",
+        "bought_qty": when(BUY, "qty"), "sold_qty": when(SELL, "qty"),
+        "bought_usd": when(BUY, "notional_usd"), "sold_usd": when(SELL, "notional_usd"),
+        "_priced_in": when(BUY & PRICED, "qty"), "_priced_out": when(SELL & PRICED, "qty"),
+        "_priced_swaps": SWAP & PRICED,
+    }
+
+
 def _flows() -> list[pl.Expr]:
     """What a set of ledger rows adds up to: counts, quantities, money and accounting."""
     return [
-        BUY.sum().alias("buys"), SELL.sum().alias("sells"),
-        (pl.col("side") == "transfer_in").sum().alias("transfers_in"),
-        (pl.col("side") == "transfer_out").sum().alias("transfers_out"),
-        pl.col("qty").filter(BUY).sum().alias("bought_qty"),
-        pl.col("qty").filter(SELL).sum().alias("sold_qty"),
-        pl.col("notional_usd").filter(BUY).sum().alias("bought_usd"),
-        pl.col("notional_usd").filter(SELL).sum().alias("sold_usd"),
-        pl.col("qty").filter(BUY & PRICED).sum().alias("_priced_in"),
-        pl.col("qty").filter(SELL & PRICED).sum().alias("_priced_out"),
-        pl.col("cost_in_usd").sum().alias("cost_in_usd"),
-        pl.col("realized_usd").sum().alias("realized_usd"),
-        pl.col("cost_closed_usd").sum().alias("cost_closed_usd"),
-        pl.col("held").last().alias("held"),
-        pl.col("cost").last().alias("open_cost_usd"),
+        pl.col(*_contributions(), "cost_in_usd", "realized_usd", "cost_closed_usd").sum(),
+        pl.col("held").last(), pl.col("cost").last().alias("open_cost_usd"),
         pl.col("incomplete").any().alias("basis_is_incomplete"),
-        (SWAP & PRICED).sum().alias("_priced_swaps"),
     ]
 
 
@@ -57,11 +61,11 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFra
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
-    return (ledger.group_by("position").agg(
+    return (ledger.with_columns(**_contributions(), swapped_at=pl.when(SWAP).then("ts"))
+        .group_by("position").agg(
         pl.col(POSITION).first(), *_flows(), pl.col("opens").sum().alias("rounds"),
-        pl.col("ts").filter(SWAP).min().alias("first_trade_at"),
-        pl.col("ts").filter(SWAP).max().alias("last_trade_at"),
-        pl.col("ts").filter(pl.col("side") == "transfer_in").min().alias("_first_in"))
+        pl.col("swapped_at").min().alias("first_trade_at"),
+        pl.col("swapped_at").max().alias("last_trade_at"))
         .filter(pl.col("buys") + pl.col("sells") > 0)
         .join(marks, on=["chain_id", "token"], how="left")
         .with_columns(
@@ -81,21 +85,22 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFra
             unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
             .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
         .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
-        .drop("position", "_priced_in", "_priced_out", "_priced_swaps", "_first_in",
-              "token_price_usd"))
+        .drop("position", "_priced_in", "_priced_out", "_priced_swaps", "token_price_usd"))
 
 
 def assemble_rounds(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
-    return (ledger.group_by("position", "round").agg(
-        pl.col(POSITION).first(), *_flows(), pl.col("opens").any().alias("_opened"),
+    # A round closes on one row at most: the one that took its holding to zero.
+    return (ledger.with_columns(**_contributions(), closed_at=pl.when("closes").then("ts"),
+                                closed_by_sell=SELL & pl.col("closes"))
+        .group_by(keyed("position", "round")).agg(
+        pl.col("round", *POSITION).first(), *_flows(), pl.col("opens").any().alias("_opened"),
         pl.col("round_opened_at").first().alias("opened_at"),
-        pl.col("ts").filter(pl.col("closes")).last().alias("closed_at"),
-        (pl.col("side") == "sell").filter(pl.col("closes")).any().alias("closed_by_sell"))
+        pl.col("closed_at").max(), pl.col("closed_by_sell").any())
         .filter("_opened", pl.col("buys") + pl.col("sells") > 0)
         .with_columns(
             is_open=pl.col("closed_at").is_null(),
             hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_s)) - pl.col("opened_at"),
             **_prices())
-        .drop("position", "_priced_in", "_priced_out", "_priced_swaps", "_opened"))
+        .drop("key", "_priced_in", "_priced_out", "_priced_swaps", "_opened"))
