@@ -4,7 +4,7 @@ a wallet is."""
 
 import polars as pl
 
-from assets.fingerprints import keyed
+from assets.fingerprints import distinct, gathered, keyed, lookup
 from assets.round_trips import POOL, round_trips
 
 # Entering a pool among its first swaps is sniping.
@@ -16,28 +16,34 @@ ESTABLISHED_S = 7 * 86_400
 def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
     """Per wallet: immediate round trips (a buy whose very next swap in the pool is the same
     wallet selling), sniped entries, two-sided flow, the share of swaps in established pools,
-    the distinct hours of day it traded in, and pools traded."""
+    the distinct hours of day it traded in, and pools traded. Wallets and pools are grouped
+    and found by fingerprint, their addresses taken from their first row."""
     swaps = ledger.filter(pl.col("side").is_in(["buy", "sell"]))
     legs = swaps.select(*POOL, maker="wallet", buy=pl.col("side") == "buy")
-    marked = (swaps.select("chain_id", "wallet", "token", "pair", "side", "ts")
-              .with_columns(ordinal=pl.int_range(pl.len()).over(POOL),
-                            round_trip=round_trips(legs) & legs["buy"])
-              .join(pools.select("chain_id", "pair", "created_at"), on=POOL, how="left")
-              .with_columns(established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))
+    known = pools.select("created_at", key=keyed(*POOL))
+    pool = lookup(keyed(*POOL), distinct(known["key"], "pair_tokens"))
+    marked = (swaps.select("chain_id", "wallet", "side", "ts", wallet_key=keyed("chain_id", "wallet"),
+                           pool_key=keyed(*POOL), created_at=gathered(known["created_at"], pool))
+              .with_columns(ordinal=pl.int_range(pl.len()).over("pool_key"),
+                            round_trip=round_trips(legs) & legs["buy"],
+                            established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))
                             >= ESTABLISHED_S))
     entries = (marked.filter(pl.col("side") == "buy")
-               .group_by("chain_id", "wallet", "pair").agg(pl.col("ordinal", "established").first())
-               .group_by("chain_id", "wallet").agg(
+               .group_by(keyed("wallet_key", "pool_key"))
+               .agg(pl.col("wallet_key", "ordinal", "established").first())
+               .group_by("wallet_key").agg(
                    entries=pl.len(),
                    sniped=((pl.col("ordinal") < SNIPE_SWAPS) & ~pl.col("established")).sum()))
-    return (marked.group_by("chain_id", "wallet").agg(
+    return (marked.group_by("wallet_key").agg(
+        pl.col("chain_id", "wallet").first(),
         swaps=pl.len(), buys=(pl.col("side") == "buy").sum(),
         sells=(pl.col("side") == "sell").sum(), round_trips=pl.col("round_trip").sum(),
-        established=pl.col("established").sum(), pools=pl.col("pair").n_unique(),
+        established=pl.col("established").sum(), pools=pl.col("pool_key").n_unique(),
         hours=(pl.col("ts") // 3600 % 24).n_unique(),
         first_swap=pl.col("ts").min(), last_swap=pl.col("ts").max())
-        .join(entries, on=["chain_id", "wallet"], how="left")
-        .with_columns(pl.col("entries", "sniped").fill_null(0)))
+        .join(entries, on="wallet_key", how="left")
+        .with_columns(pl.col("entries", "sniped").fill_null(0))
+        .drop("wallet_key"))
 
 
 def peak_capital(ledger: pl.DataFrame) -> pl.DataFrame:
