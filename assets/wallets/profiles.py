@@ -5,6 +5,7 @@ import hashlib
 
 import polars as pl
 
+from assets.fingerprints import keyed
 from publish.vocabulary import WALLET_WINDOWS, wire_time
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
@@ -206,8 +207,9 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
     and its wire JSON with one metrics record per window."""
     ledger, chains = parts["ledger"], parts["chains"]
-    seen = ledger.group_by("chain_id", "wallet").agg(
-        first_seen=pl.col("ts").min(), last_active=pl.col("ts").max())
+    seen = ledger.group_by(keyed("chain_id", "wallet")).agg(
+        pl.col("chain_id", "wallet").first(), first_seen=pl.col("ts").min(),
+        last_active=pl.col("ts").max()).drop("key")
     tokens = parts["tokens"]
     deployed = tokens.group_by("chain_id", wallet="deployer").agg(
         deployed_tokens=pl.len(),
