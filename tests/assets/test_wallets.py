@@ -7,6 +7,7 @@ import math
 import polars as pl
 import pytest
 
+from assets.sql_models import load_models
 from assets.wallets.behaviour import peak_capital
 from assets.wallets.ledger import account
 from assets.wallets.positions import assemble_positions, assemble_rounds
@@ -168,3 +169,29 @@ def test_the_lifetime_record_must_equal_the_sums_over_positions(ledger) -> None:
     assert positions_add_up(off, positions, profiles).height == 1
     skipped = profiles.with_columns(rebuild_skipped=pl.lit(True))
     assert positions_add_up(off, positions, skipped).is_empty()
+
+
+def test_position_windows_count_each_row_in_every_window_that_holds_it() -> None:
+    # W buys T 500, 200 and 20 days ago (10, 20 and 40 USD), sells one of three units 3 days
+    # ago for 30 (average cost 70 / 3, so 20 / 3 realised) and buys again 12 hours ago (80).
+    # V receives T by transfer 10 days ago.
+    day, now = 86_400, 100_000_000
+    rows = [(W, T, "buy", 1.0, 10.0, 10.0), (W, T, "buy", 1.0, 20.0, 20.0),
+            (V, T, "transfer_in", 1.0, None, 40.0), (W, T, "buy", 1.0, 40.0, 40.0),
+            (W, T, "sell", 1.0, 30.0, 30.0), (W, T, "buy", 1.0, 80.0, 80.0)]
+    ages = [500 * day, 200 * day, 20 * day, 10 * day, 3 * day, day // 2]
+    ledger = account(events(rows).with_columns(ts=pl.Series([now - a for a in ages])))
+    model = load_models()["wallet_position_windows"]
+    frame = model.run({"wallet_ledger": ledger.lazy(),
+                       "as_of": pl.DataFrame({"as_of_s": [now]}).lazy()})
+    w = frame.filter(pl.col("wallet") == W).row(0, named=True)
+    v = frame.filter(pl.col("wallet") == V).row(0, named=True)
+    windows = ("1d", "7d", "30d", "1y", "all")
+    assert [w[f"swaps_{x}"] for x in windows] == [1, 2, 3, 4, 5]
+    assert [w[f"sells_{x}"] for x in windows] == [0, 1, 1, 1, 1]
+    assert [w[f"invested_{x}"] for x in windows] == pytest.approx([80, 80, 120, 140, 150])
+    assert [w[f"volume_{x}"] for x in windows] == pytest.approx([80, 110, 150, 170, 180])
+    assert [w[f"realized_{x}"] for x in windows] == pytest.approx([0] + [20 / 3] * 4)
+    assert [w[f"winning_{x}"] for x in windows] == [0, 1, 1, 1, 1]
+    assert [v[f"transfers_{x}"] for x in windows] == [0, 0, 1, 1, 1]
+    assert [v[f"swaps_{x}"] for x in windows] == [0] * 5
