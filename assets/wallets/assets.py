@@ -65,7 +65,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
     activity, and one metrics record per window."""
     ledger = warehouse.scan("wallet_ledger").select(
-        "chain_id", "wallet", "token", "pair", "side", "ts", "cost_change").collect()
+        "chain_id", "wallet", "pair", "side", "ts", "cost_change").collect()
     pools = warehouse.scan("pair_tokens").collect()
     parts = {
         "ledger": ledger, "pair_tokens": pools,
