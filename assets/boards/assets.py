@@ -36,15 +36,16 @@ def history_start(warehouse: Warehouse) -> pl.DataFrame:
 def _keys(*names: str) -> list[dg.AssetKey]:
     domains = {"chain_records": "chains", **{n: "market" for n in (
         "as_of", "swap_legs", "pair_tokens", "quote_prices")}}
-    lake = {"venues", "heads", "perp_snapshots", "reserves"}
+    lake = {"venues", "heads", "perp_snapshots", "reserves", "swaps"}
     return [dg.AssetKey(["lake" if n in lake else domains.get(n, GROUP), n]) for n in names]
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("swap_legs", "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("swap_legs", "swaps", "as_of"))
 def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Per pool, router and board period (the day to the watermark, the day before, the day a
     week before): volume, buy volume, swaps and wash volume (immediate round trips)."""
-    frame = router_flows(warehouse.scan("swap_legs"), warehouse.clock()["as_of_s"])
+    frame = router_flows(warehouse.scan("swap_legs"), warehouse.scan("swaps"),
+                         warehouse.clock()["as_of_s"])
     return materialized(warehouse, "board_router_flows", frame)
 
 

@@ -3,6 +3,7 @@ round trips) and hosted (routed in by another venue) parts, from one pass over t
 
 import polars as pl
 
+from assets.market.pair_trades import EVENT, with_swap_strings
 from assets.round_trips import POOL, round_trips
 from assets.sql_models import BOARD_PERIODS
 
@@ -17,16 +18,17 @@ def period_of(age: pl.Expr) -> pl.Expr:
     return expr
 
 
-def router_flows(legs: pl.LazyFrame, as_of_s: int) -> pl.DataFrame:
-    """Per pool, router (the swap's sender) and board period: volume, buy volume, swaps and wash
-    volume, a round trip counting in a period when both its legs are in it. The one pass over
-    the legs; everything the boards sum per router or pair is here."""
+def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of_s: int) -> pl.DataFrame:
+    """Per pool, router (the sender of the lake's swap, `raw`) and board period: volume, buy
+    volume, swaps and wash volume, a round trip counting in a period when both its legs are in
+    it. The one pass over the legs; everything the boards sum per router or pair is here."""
     longest = max(starts for _, starts in BOARD_PERIODS.values())
     swaps = (legs.filter(pl.col("ts") > as_of_s - longest, pl.col("ts") <= as_of_s)
-             .select(*POOL, "maker", "sender", buy=pl.col("side") == "buy",
+             .select(*EVENT, "swap", "pair", "maker", buy=pl.col("side") == "buy",
                      period=period_of(as_of_s - pl.col("ts")),
                      usd=pl.col("volume_usd").fill_null(0.0))
              .drop_nulls("period").collect())
+    swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index", "swap")
     usd, wash = pl.col("usd"), pl.col("wash")
     return (swaps.lazy().with_columns(round_trips(swaps, "period"))
             .group_by(*POOL, "sender", "period")

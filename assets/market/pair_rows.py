@@ -51,6 +51,14 @@ def iso(column: str | pl.Expr) -> pl.Expr:
     return expr.dt.strftime(ISO)
 
 
+def first_at(at: str, value: str, extreme: str) -> pl.Expr:
+    """When `value` first reached its lowest (`extreme` "min") or highest ("max"): of several
+    instants at the same extreme the earliest, so a range's instant does not depend on the order
+    its rows were read in."""
+    figure = pl.col(value)
+    return pl.col(at).filter(figure == getattr(figure, extreme)()).min()
+
+
 def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
     """Per pair: the last swap price, the price each window opened at, and the 24h range (the
     legs are in block and log order within each chain, so first and last follow time)."""
@@ -64,8 +72,8 @@ def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
            for w, c in cut.items()})
     day = live.filter(pl.col("block_time") > cut["h24"]).group_by(KEY).agg(
         range_low=pl.col("price_usd").min(), range_high=pl.col("price_usd").max(),
-        range_low_at=pl.col("block_time").sort_by("price_usd").first(),
-        range_high_at=pl.col("block_time").sort_by("price_usd").last())
+        range_low_at=first_at("block_time", "price_usd", "min"),
+        range_high_at=first_at("block_time", "price_usd", "max"))
     opened = {w: pl.coalesce(f"open_{w}", f"first_{w}") for w in PAIR_WINDOWS}
     return last.join(day, on=KEY, how="left").select(
         *KEY, "last_price", "last_trade_at", "range_low", "range_high", "range_low_at",
@@ -88,8 +96,8 @@ def quote_ranges(prices: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
             .group_by("feed_id").agg(
                 quote_range_low=pl.col("price_usd").min(),
                 quote_range_high=pl.col("price_usd").max(),
-                quote_range_low_at=pl.col("at").sort_by("price_usd").first(),
-                quote_range_high_at=pl.col("at").sort_by("price_usd").last())
+                quote_range_low_at=first_at("at", "price_usd", "min"),
+                quote_range_high_at=first_at("at", "price_usd", "max"))
             .rename({"feed_id": "quote_feed_id"}))
 
 
@@ -104,8 +112,8 @@ def liquidity_range(reserves: pl.LazyFrame, pairs: pl.LazyFrame, as_of: datetime
         / pl.lit(10.0).pow(pl.col("quote_decimals")) * pl.col("quote_usd"))
     return valued.group_by(KEY).agg(
         liq_low=pl.col("usd").min(), liq_high=pl.col("usd").max(),
-        liq_low_at=pl.col("block_time").sort_by("usd").first(),
-        liq_high_at=pl.col("block_time").sort_by("usd").last())
+        liq_low_at=first_at("block_time", "usd", "min"),
+        liq_high_at=first_at("block_time", "usd", "max"))
 
 
 def lp_supply(events: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:

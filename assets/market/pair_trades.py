@@ -13,9 +13,10 @@ TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", 
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",
                  "amount1", "price0", "price1", "price_usd0", "price_usd1", "price_usd",
                  "volume_usd")
-LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "tx_hash", "pair",
-               "maker", "sender", "recipient", "side", "base_is_token0", "base_amount",
-               "quote_amount", "quote_usd", "volume_usd", "gas_used", "fee_usd", "price_usd")
+LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "swap", "pair",
+               "maker", "side", "base_is_token0", "base_amount", "quote_amount", "quote_usd",
+               "volume_usd", "gas_used", "fee_usd", "price_usd")
+EVENT = ("chain_id", "block_number", "log_index")
 # A price's position in FeedPrices: its feed's index in this many seconds plus its second.
 _FEED_SPAN = 2**33
 
@@ -59,6 +60,22 @@ class FeedPrices:
             return_dtype=pl.Float64, is_elementwise=True)
 
 
+def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
+                      columns: tuple[str, ...]) -> pl.DataFrame:
+    """The legs with these columns of their raw swaps (hash, sender, recipient), read from the
+    lake at each leg's position there (`swap`); legs made from another state of the lake are
+    refused, not matched to the wrong swaps."""
+    raw = swaps.select(*EVENT, *columns).collect()
+    stale = ValueError("swap_legs were made from an earlier state of the lake's swaps: "
+                       "materialise swap_legs again")
+    if legs.height and (legs["swap"].max() or 0) >= raw.height:
+        raise stale
+    picked = raw.select(pl.all().gather(legs["swap"]))
+    if not picked.select(EVENT).equals(legs.select(EVENT)):
+        raise stale
+    return legs.with_columns(picked.select(columns))
+
+
 def _by_position(base: str, quote: str) -> dict[str, pl.Expr]:
     """token0 and token1 figures from base and quote ones."""
     b0 = pl.col("base_is_token0")
@@ -93,16 +110,18 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD.
 
     Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
-    the feeds' price series: no address string is joined on and no row is moved, so the
-    lake's strings pass through as they were read, and the legs stream batch by batch."""
+    the feeds' price series: no address string is joined on and no row is moved, and the legs
+    stream batch by batch. A leg keeps its swap's position in the lake (`swap`) instead of the
+    hash, sender and recipient, which only trade records and routers read: they are taken from
+    the lake where they are needed (`with_swap_strings`), not written here a second time."""
     prices = FeedPrices.of(frames["quote_prices"].collect())
     pools, natives = _pools(frames, prices), native_tokens(frames, prices)
     raw = ("amount0_in", "amount1_in", "amount0_out", "amount1_out", "tx_fee_raw")
     b0 = pl.col("base_is_token0")
     scale = {side: pl.lit(10.0).pow(pl.col(f"{side}_decimals")) for side in ("base", "quote")}
-    return (frames["swaps"]
-            .select("chain_id", "block_number", "log_index", "block_time", "tx_hash", "pair",
-                    "maker", "sender", "recipient", "gas_used", pl.col(raw).cast(pl.Float64),
+    return (frames["swaps"].with_row_index("swap")
+            .select("chain_id", "block_number", "log_index", "block_time", "swap", "pair",
+                    "maker", "gas_used", pl.col(raw).cast(pl.Float64),
                     ts=pl.col("block_time").dt.epoch("s"),
                     pool=lookup(keyed(*KEY), pools["key"]))
             .filter(pl.col("pool").is_not_null())
@@ -161,10 +180,11 @@ def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                     "base_amount", "quote_amount", "quote_usd", "price_usd", "volume_usd"))
 
 
-def trade_rows(legs: pl.DataFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
-    """The pair trades the edge pages: swaps (from the legs) and liquidity trades with both
-    tokens' amounts and prices, sorted by pair, block and log."""
-    swaps = legs.select(
+def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
+    """The pair trades the edge pages: swaps (from the legs, with the hash, sender and recipient
+    of the lake's `swaps`) and liquidity trades with both tokens' amounts and prices, sorted by
+    pair, block and log."""
+    swaps = with_swap_strings(legs, swaps, ("tx_hash", "sender", "recipient")).select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
         hash="tx_hash", maker="maker", from_address="sender", to_address="recipient",

@@ -86,9 +86,11 @@ def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFram
 
 
 def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
-                   verdicts: tuple[pl.DataFrame, pl.DataFrame]) -> list[ServingTable]:
+                   verdicts: tuple[pl.DataFrame, pl.DataFrame],
+                   swaps: pl.LazyFrame) -> list[ServingTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
-    `verdicts`: the epoch's verdict leaves and tree)."""
+    `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
+    trades' hashes and addresses)."""
     tokens = frames["token_rows"]
     holders = frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token"))
@@ -97,7 +99,7 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
         ServingTable("tokens", tokens.drop("instance"), ("chain_id", "address")),
         ServingTable("registry", frames["registry_tokens"], ("token_id",)),
         ServingTable("holders", holders, ("chain_id", "token", "rank")),
-        ServingTable("trades", trade_rows(frames["swap_legs"], frames["liquidity_trades"]),
+        ServingTable("trades", trade_rows(frames["swap_legs"], swaps, frames["liquidity_trades"]),
                      ("chain_id", "pair", "block_number", "log_index")),
         ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
         ServingTable("verdict_tree", verdicts[1], ("level", "position")),
@@ -134,7 +136,8 @@ def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
 
 @dg.asset(key_prefix="publish", group_name="publish",
           deps=[dg.AssetKey([DOMAINS[name], name]) for name in PRODUCT_SCHEMAS]
-          + [dg.AssetKey(["market", "as_of"]), dg.AssetKey(["lake", "address_labels"])])
+          + [dg.AssetKey(["market", "as_of"]), dg.AssetKey(["lake", "address_labels"]),
+             dg.AssetKey(["lake", "swaps"])])
 def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
              store: Store) -> dg.MaterializeResult:
     """Publishes the checked products as one snapshot and flips LATEST to it."""
@@ -164,7 +167,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                          ("chain_id", "market"))],
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
-        tables=[*serving_tables(frames, pairs, (leaves, nodes)),
+        tables=[*serving_tables(frames, pairs, (leaves, nodes), warehouse.scan("swaps")),
                 *wallet_serving(frames, warehouse.scan("address_labels").collect(),
                                 int(as_of.timestamp())),
                 *derivative_tables(frames)],

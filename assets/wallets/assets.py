@@ -22,13 +22,13 @@ def _keys(*names: str) -> list[dg.AssetKey]:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("swap_legs", "pair_tokens", "transfers", "liquidity_events", "tokens",
-                     "as_of"))
+          deps=_keys("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events",
+                     "tokens", "as_of"))
 def wallet_ledger(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every swap and bare token movement of every wallet in chain order, with average-cost
     accounting: held, cost basis, realised profit, the cost a sell closed, and rounds."""
-    frames = warehouse.frames(("swap_legs", "pair_tokens", "transfers", "liquidity_events",
-                               "tokens"))
+    frames = warehouse.frames(("swap_legs", "swaps", "pair_tokens", "transfers",
+                               "liquidity_events", "tokens"))
     return materialized(warehouse, "wallet_ledger",
                         account(wallet_events(frames, warehouse.clock()["as_of"])))
 

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
-from assets.market.pair_trades import human
+from assets.market.pair_trades import human, with_swap_strings
 
 SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")
@@ -16,13 +16,14 @@ POSITION = ("chain_id", "wallet", "token")
 LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
 
 
-def swap_events(legs: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
-    """Each swap as its maker's buy or sell of the pair's base token; a swap whose quote has no
-    USD price keeps a null notional. The pool's base is found by fingerprint, so the legs keep
-    their order and no address is joined on."""
+def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
+    """Each swap as its maker's buy or sell of the pair's base token, with the hash of the
+    lake's swap (`raw`); a swap whose quote has no USD price keeps a null notional. The pool's
+    base is found by fingerprint, so the legs keep their order and no address is joined on."""
     pools = pair_tokens.select("base", key=keyed("chain_id", "pair")).collect()
     pool = lookup(keyed("chain_id", "pair"), distinct(pools["key"], "pair_tokens"))
-    return (legs.with_columns(token=gathered(pools["base"], pool)).drop_nulls("token")
+    kept = legs.with_columns(token=gathered(pools["base"], pool)).drop_nulls("token").collect()
+    return (with_swap_strings(kept, raw, ("tx_hash",)).lazy()
             .select("chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
                     wallet="maker", side="side", qty="base_amount",
                     price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
@@ -77,7 +78,7 @@ def fee_model(swaps: pl.LazyFrame) -> pl.LazyFrame:
 def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.LazyFrame:
     """Swaps and movements up to the watermark, one row per wallet and event, in chain order
     (block, log, then the swap before movements of the same log)."""
-    swaps = swap_events(frames["swap_legs"], frames["pair_tokens"]).filter(
+    swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp()))
     live = [frames[t].filter(pl.col("block_time") <= as_of)
             for t in ("transfers", "liquidity_events")]

@@ -188,9 +188,10 @@ class PairTrade(pa.DataFrameModel):
 
 
 class SwapLeg(PairTrade):
-    """A swap from its base token's side: a buy or a sell, and it carries gas."""
+    """A swap from its base token's side: a buy or a sell, and it carries gas; `swap` is its
+    position in the lake's swaps, where its hash, sender and recipient are read."""
 
-    tx_hash: str
+    swap: int = pa.Field(ge=0)
     side: str = pa.Field(isin=["buy", "sell"])
     gas_used: int = pa.Field(gt=0)
 

@@ -32,14 +32,23 @@ SWAPS = [
 
 
 def legs() -> pl.LazyFrame:
-    pool, age, maker, side, sender, usd = zip(*SWAPS, strict=True)
-    return pl.LazyFrame({"chain_id": [1] * len(SWAPS), "pair": pool,
+    pool, age, maker, side, _, usd = zip(*SWAPS, strict=True)
+    n = len(SWAPS)
+    return pl.LazyFrame({"chain_id": [1] * n, "block_number": range(n), "log_index": [0] * n,
+                         "swap": pl.Series(range(n), dtype=pl.UInt32), "pair": pool,
                          "ts": [AS_OF - a for a in age], "maker": maker, "side": side,
-                         "sender": sender, "volume_usd": usd})
+                         "volume_usd": usd})
+
+
+def lake() -> pl.LazyFrame:
+    """The raw swaps the legs come from, in the same order: where the routers are read."""
+    n = len(SWAPS)
+    return pl.LazyFrame({"chain_id": [1] * n, "block_number": range(n), "log_index": [0] * n,
+                         "sender": [s[4] for s in SWAPS]})
 
 
 def test_round_trips_hosted_and_own_volume_per_period() -> None:
-    flows = pair_flows(router_flows(legs(), AS_OF).lazy(), PAIRS.lazy(), VENUES.lazy())
+    flows = pair_flows(router_flows(legs(), lake(), AS_OF).lazy(), PAIRS.lazy(), VENUES.lazy())
     p1, p2 = flows.sort("pair").iter_rows(named=True)
     # P1 today: 8 + 10 + 20 + 40 + 5; buys 10 + 40; wash 10 + 20; hosted 40; own the rest.
     assert (p1["volume_now"], p1["buy_volume_now"], p1["txns_now"]) == (83.0, 50.0, 5)
@@ -54,7 +63,7 @@ def test_round_trips_hosted_and_own_volume_per_period() -> None:
 
 def test_routed_volume_is_the_aggregator_router_volume_of_the_day() -> None:
     routed = load_models()["board_routed"].run(
-        {"board_router_flows": router_flows(legs(), AS_OF), "venues": VENUES})
+        {"board_router_flows": router_flows(legs(), lake(), AS_OF), "venues": VENUES})
     assert routed.rows() == [(1, "agg", 42.0, 2)]
 
 

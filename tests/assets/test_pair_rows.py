@@ -5,7 +5,12 @@ from decimal import Decimal
 
 import polars as pl
 
-from assets.market.pair_rows import deployer_reputation, lp_security, window_prices
+from assets.market.pair_rows import (
+    deployer_reputation,
+    liquidity_range,
+    lp_security,
+    window_prices,
+)
 from checks.outcome import validate
 from checks.schemas.market import PairRow
 
@@ -27,6 +32,22 @@ def test_window_prices_open_at_the_last_swap_before_each_window() -> None:
     # The day's range leaves out the 30-hour-old swap.
     assert (row["range_low"], row["range_high"]) == (2.0, 5.0)
     assert row["range_low_at"] == times[1] and row["range_high_at"] == times[3]
+
+
+def test_a_range_reached_twice_is_dated_at_its_first_time() -> None:
+    # Liquidity 2 x 5 quote units x 2 USD = 20 USD at hours 20 and 10 before, 60 at hours 15 and
+    # 5 before; the rows come in no particular order.
+    hours = [10, 15, 20, 5]
+    reserves = pl.LazyFrame({"chain_id": [1] * 4, "pair": ["p"] * 4,
+                             "block_time": pl.Series([AS_OF - timedelta(hours=h) for h in hours],
+                                                     dtype=TS),
+                             "reserve0": [1, 1, 1, 1], "reserve1": [5, 15, 5, 15]})
+    pairs = pl.LazyFrame({"chain_id": [1], "pair": ["p"], "base_is_token0": [True],
+                          "quote_decimals": [0], "quote_usd": [2.0]})
+    row = liquidity_range(reserves, pairs, AS_OF).collect().row(0, named=True)
+    assert (row["liq_low"], row["liq_high"]) == (20.0, 60.0)
+    assert row["liq_low_at"] == AS_OF - timedelta(hours=20)
+    assert row["liq_high_at"] == AS_OF - timedelta(hours=15)
 
 
 def test_a_pair_born_inside_a_window_opens_at_its_first_swap() -> None:

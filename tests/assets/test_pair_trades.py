@@ -3,7 +3,9 @@ liquidity trades, by hand."""
 
 import polars as pl
 
-from assets.market.pair_trades import FeedPrices, trade_rows
+import pytest
+
+from assets.market.pair_trades import FeedPrices, trade_rows, with_swap_strings
 
 
 def test_a_price_is_the_feeds_latest_at_or_before_the_instant() -> None:
@@ -20,12 +22,16 @@ def test_a_price_is_the_feeds_latest_at_or_before_the_instant() -> None:
 def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
     # Pool P's base is token1: a buy of 5 base for 10 quote at 2 USD a quote unit (4 USD a base
     # unit); an add of liquidity one block earlier.
+    # The buy is the lake's second swap (position 1); the first is another pool's.
     legs = pl.DataFrame({
         "chain_id": [1], "pair": ["P"], "block_number": [2], "log_index": [0], "ts": [20],
-        "base_is_token0": [False], "base_amount": [5.0], "quote_amount": [10.0],
-        "quote_usd": [2.0], "gas_used": [21_000], "fee_usd": [0.5], "price_usd": [4.0],
-        "volume_usd": [20.0], "tx_hash": ["h2"], "maker": ["M"], "sender": ["R"],
-        "recipient": ["M"], "side": ["buy"]})
+        "swap": pl.Series([1], dtype=pl.UInt32), "base_is_token0": [False],
+        "base_amount": [5.0], "quote_amount": [10.0], "quote_usd": [2.0], "gas_used": [21_000],
+        "fee_usd": [0.5], "price_usd": [4.0], "volume_usd": [20.0], "maker": ["M"],
+        "side": ["buy"]})
+    swaps = pl.LazyFrame({"chain_id": [1, 1], "block_number": [1, 2], "log_index": [0, 0],
+                          "tx_hash": ["h0", "h2"], "sender": ["X", "R"],
+                          "recipient": ["Y", "M"]})
     liquidity = pl.DataFrame({
         "chain_id": [1], "pair": ["P"], "block_number": [1], "log_index": [3], "ts": [10],
         "hash": ["h1"], "maker": ["O"], "from_address": ["O"], "to_address": ["P"],
@@ -33,10 +39,26 @@ def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
         "fee_usd": pl.Series([None], dtype=pl.Float64), "base_is_token0": [False],
         "base_amount": [1.0], "quote_amount": [4.0], "quote_usd": [2.0], "price_usd": [8.0],
         "volume_usd": [16.0]})
-    add, buy = trade_rows(legs, liquidity).iter_rows(named=True)
+    add, buy = trade_rows(legs, swaps, liquidity).iter_rows(named=True)
     assert (add["tx_type"], add["hash"], buy["tx_type"], buy["hash"]) == ("add", "h1", "buy", "h2")
     assert (buy["amount0"], buy["amount1"]) == (10.0, 5.0)
     assert (buy["price0"], buy["price1"]) == (0.5, 2.0)
     assert (buy["price_usd0"], buy["price_usd1"]) == (2.0, 4.0)
     assert (buy["from_address"], buy["to_address"], buy["fee_usd"]) == ("R", "M", 0.5)
     assert (add["amount0"], add["amount1"], add["gas_used"]) == (4.0, 1.0, None)
+
+
+def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake() -> None:
+    swaps = pl.LazyFrame({"chain_id": [1, 1, 2], "block_number": [5, 6, 5],
+                          "log_index": [0, 1, 0], "tx_hash": ["a", "b", "c"]})
+    legs = pl.DataFrame({"chain_id": [2, 1], "block_number": [5, 5], "log_index": [0, 0],
+                         "swap": pl.Series([2, 0], dtype=pl.UInt32)})
+    assert with_swap_strings(legs, swaps, ("tx_hash",))["tx_hash"].to_list() == ["c", "a"]
+    # A swap inserted at the front of the lake since: every position now points one row early.
+    moved = pl.concat([pl.LazyFrame({"chain_id": [1], "block_number": [4], "log_index": [0],
+                                     "tx_hash": ["z"]}), swaps])
+    with pytest.raises(ValueError, match="materialise swap_legs again"):
+        with_swap_strings(legs, moved, ("tx_hash",))
+    # A lake with fewer swaps than a leg's position.
+    with pytest.raises(ValueError, match="materialise swap_legs again"):
+        with_swap_strings(legs, swaps.head(2), ("tx_hash",))
