@@ -2,7 +2,6 @@
 liquidity trades, by hand."""
 
 import polars as pl
-
 import pytest
 
 from assets.market.pair_trades import FeedPrices, trade_rows, with_swap_strings
