@@ -11,11 +11,12 @@ POOL = ["chain_id", "pair"]
 def round_trips(swaps: pl.DataFrame, *within: str) -> pl.Series:
     """Per swap (in the lake's order), whether it is a leg of an immediate round trip: a buy
     that the same wallet sells back in the pool's very next swap (next among the swaps sharing
-    the columns `within`, such as a board period)."""
+    the columns `within`, such as a board period). The maker is an address or already a
+    fingerprint (the legs' `maker_key`)."""
     following = (swaps.select(*POOL, *within).with_row_index()
                  .select(pl.col("index").shift(-1).over(*POOL, *within)).to_series())
     buy, maker = swaps["buy"], swaps["maker"]
-    fingerprint = maker.hash()
+    fingerprint = maker.hash() if maker.dtype == pl.String else maker
     candidates = (buy & ~buy.gather(following).fill_null(True)
                   & (fingerprint == fingerprint.gather(following)).fill_null(False))
     at = candidates.arg_true()

@@ -13,7 +13,7 @@ def row_buyers(legs: pl.LazyFrame, pairs: pl.LazyFrame, inside: pl.Expr,
     (named) expression of `per`, such as a leg's season."""
     rows = pairs.select("chain_id", "row_key", pool=pl.col("pair").hash())
     buys = (legs.filter(inside, pl.col("side") == "buy")
-            .select("chain_id", *per, pool=pl.col("pair").hash(), wallet=pl.col("maker").hash())
+            .select("chain_id", *per, pool=pl.col("pair").hash(), wallet="maker_key")
             .join(rows, on=["chain_id", "pool"]))
     keys = [e.meta.output_name() for e in per]
     wallets = pl.col("wallet").n_unique().cast(pl.Int64)

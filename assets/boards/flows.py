@@ -24,7 +24,7 @@ def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of_s: int) -> pl.Data
     it. The one pass over the legs; everything the boards sum per router or pair is here."""
     longest = max(starts for _, starts in BOARD_PERIODS.values())
     swaps = (legs.filter(pl.col("ts") > as_of_s - longest, pl.col("ts") <= as_of_s)
-             .select(*EVENT, "swap", "pair", "maker", buy=pl.col("side") == "buy",
+             .select(*EVENT, "swap", "pair", maker="maker_key", buy=pl.col("side") == "buy",
                      period=period_of(as_of_s - pl.col("ts")),
                      usd=pl.col("volume_usd").fill_null(0.0))
              .drop_nulls("period").collect())

@@ -1,13 +1,13 @@
 """Market products: the lake's watermark, quote prices, priced swap legs, pair state, pair rows,
 token rows and registry tokens."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
 from assets.market.holders import assemble_holders
-from assets.market.pair_rows import assemble, prices_at
+from assets.market.pair_rows import KEY, around, assemble, prices_at
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.sql_assets import input_key
@@ -57,15 +57,13 @@ def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
     """Per pair in one pass: the reserves at the watermark, a day and a week before, and the
     first ones (the lake keeps each chain's events in block and log order, so last and first
     follow time)."""
-    def last_by(cutoff, suffix: str) -> list[pl.Expr]:
-        kept = pl.col("block_time") <= cutoff
-        return [pl.col(c).filter(kept).last().name.suffix(suffix)
-                for c in ("reserve0", "reserve1")]
-
-    return reserves.group_by("chain_id", "pair").agg(
-        *last_by(clock["as_of"], "_now"), *last_by(clock["as_of_minus_day"], "_then"),
-        *last_by(clock["as_of"] - WEEK, "_week"),
-        *[pl.col(c).first().name.suffix("_first") for c in ("reserve0", "reserve1")])
+    cutoffs = {"now": clock["as_of"], "then": clock["as_of_minus_day"],
+               "week": clock["as_of"] - WEEK, "first": datetime.min.replace(tzinfo=UTC)}
+    sides = ("reserve0", "reserve1")
+    return around(reserves, "block_time", sides, cutoffs).select(
+        *KEY, **{f"{c}_{name}": f"{c}_before_{name}" for c in sides
+                 for name in ("now", "then", "week")},
+        **{f"{c}_first": f"{c}_after_first" for c in sides})
 
 
 def _liquidity(suffix: str) -> pl.Expr:

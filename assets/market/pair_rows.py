@@ -1,6 +1,6 @@
 """Pair rows (spec 2.3): every block of a pair, one row per pair, with its JSON `item`."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -51,6 +51,29 @@ def iso(column: str | pl.Expr) -> pl.Expr:
     return expr.dt.strftime(ISO)
 
 
+def around(frame: pl.LazyFrame, at: str, values: tuple[str, ...],
+           cutoffs: dict[str, datetime]) -> pl.LazyFrame:
+    """Per pair, its rows in time order: each value's last at or before every cutoff
+    (`{value}_before_{name}`, null when none is) and first after it (`{value}_after_{name}`).
+
+    The cutoffs cut time into bands and each row falls in one; the rows are folded per band
+    with plain firsts and lasts, and each cutoff then picks among its pair's few bands. Done
+    directly, every cutoff's filtered last would be evaluated pair by pair over every row."""
+    ordered = sorted(cutoffs.items(), key=lambda item: item[1])
+    # A row's band is how many cutoffs it comes after: at or before cutoff i when band <= i.
+    band = pl.sum_horizontal([(pl.col(at) > pl.lit(c)).cast(pl.Int8) for _, c in ordered])
+    bands = (frame.group_by(*KEY, band.alias("band"))
+             .agg(*[pl.col(v).last().alias(f"{v}_last") for v in values],
+                  *[pl.col(v).first().alias(f"{v}_first") for v in values])
+             .sort(*KEY, "band"))
+    inside = {i: pl.col("band") <= i for i in range(len(ordered))}
+    return bands.group_by(KEY).agg(
+        *[pl.col(f"{v}_last").filter(inside[i]).last().alias(f"{v}_before_{name}")
+          for v in values for i, (name, _) in enumerate(ordered)],
+        *[pl.col(f"{v}_first").filter(~inside[i]).first().alias(f"{v}_after_{name}")
+          for v in values for i, (name, _) in enumerate(ordered)])
+
+
 def first_at(at: str, value: str, extreme: str) -> pl.Expr:
     """When `value` first reached its lowest (`extreme` "min") or highest ("max"): of several
     instants at the same extreme the earliest, so a range's instant does not depend on the order
@@ -62,14 +85,12 @@ def first_at(at: str, value: str, extreme: str) -> pl.Expr:
 def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
     """Per pair: the last swap price, the price each window opened at, and the 24h range (the
     legs are in block and log order within each chain, so first and last follow time)."""
-    cut = {w: pl.lit(as_of) - pl.duration(seconds=s) for w, s in PAIR_WINDOWS.items()}
+    cut = {w: as_of - timedelta(seconds=s) for w, s in PAIR_WINDOWS.items()}
     live = legs.filter(pl.col("block_time") <= as_of, pl.col("price_usd").is_not_null())
-    last = live.group_by(KEY).agg(
-        last_price=pl.col("price_usd").last(), last_trade_at=pl.col("block_time").last(),
-        **{f"open_{w}": pl.col("price_usd").filter(pl.col("block_time") <= c).last()
-           for w, c in cut.items()},
-        **{f"first_{w}": pl.col("price_usd").filter(pl.col("block_time") > c).first()
-           for w, c in cut.items()})
+    last = around(live, "block_time", ("price_usd", "block_time"), {"now": as_of, **cut}).select(
+        *KEY, last_price="price_usd_before_now", last_trade_at="block_time_before_now",
+        **{f"open_{w}": f"price_usd_before_{w}" for w in cut},
+        **{f"first_{w}": f"price_usd_after_{w}" for w in cut})
     day = live.filter(pl.col("block_time") > cut["h24"]).group_by(KEY).agg(
         range_low=pl.col("price_usd").min(), range_high=pl.col("price_usd").max(),
         range_low_at=first_at("block_time", "price_usd", "min"),

@@ -14,7 +14,7 @@ TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", 
                  "amount1", "price0", "price1", "price_usd0", "price_usd1", "price_usd",
                  "volume_usd")
 LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "swap", "pair",
-               "maker", "side", "base_is_token0", "base_amount", "quote_amount", "quote_usd",
+               "maker_key", "side", "base_is_token0", "base_amount", "quote_amount", "quote_usd",
                "volume_usd", "gas_used", "fee_usd", "price_usd")
 EVENT = ("chain_id", "block_number", "log_index")
 # A price's position in FeedPrices: its feed's index in this many seconds plus its second.
@@ -62,7 +62,7 @@ class FeedPrices:
 
 def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
                       columns: tuple[str, ...]) -> pl.DataFrame:
-    """The legs with these columns of their raw swaps (hash, sender, recipient), read from the
+    """The legs with these columns of their raw swaps (hash, maker, sender, recipient), read from the
     lake at each leg's position there (`swap`); legs made from another state of the lake are
     refused, not matched to the wrong swaps."""
     raw = swaps.select(*EVENT, *columns).collect()
@@ -111,9 +111,10 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
 
     Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
     the feeds' price series: no address string is joined on and no row is moved, and the legs
-    stream batch by batch. A leg keeps its swap's position in the lake (`swap`) instead of the
-    hash, sender and recipient, which only trade records and routers read: they are taken from
-    the lake where they are needed (`with_swap_strings`), not written here a second time."""
+    stream batch by batch. The maker is kept as its fingerprint (`maker_key`), which is all that
+    counting and comparing wallets needs, and the swap's position in the lake (`swap`) instead
+    of its hash and addresses: the few readers that show those take them from the lake
+    (`with_swap_strings`), so they are not written here a second time."""
     prices = FeedPrices.of(frames["quote_prices"].collect())
     pools, natives = _pools(frames, prices), native_tokens(frames, prices)
     raw = ("amount0_in", "amount1_in", "amount0_out", "amount1_out", "tx_fee_raw")
@@ -121,7 +122,7 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     scale = {side: pl.lit(10.0).pow(pl.col(f"{side}_decimals")) for side in ("base", "quote")}
     return (frames["swaps"].with_row_index("swap")
             .select("chain_id", "block_number", "log_index", "block_time", "swap", "pair",
-                    "maker", "gas_used", pl.col(raw).cast(pl.Float64),
+                    "gas_used", pl.col(raw).cast(pl.Float64), maker_key=keyed("maker"),
                     ts=pl.col("block_time").dt.epoch("s"),
                     pool=lookup(keyed(*KEY), pools["key"]))
             .filter(pl.col("pool").is_not_null())
@@ -181,10 +182,10 @@ def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
 
 
 def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
-    """The pair trades the edge pages: swaps (from the legs, with the hash, sender and recipient
-    of the lake's `swaps`) and liquidity trades with both tokens' amounts and prices, sorted by
+    """The pair trades the edge pages: swaps (from the legs, with the hash, maker, sender and
+    recipient of the lake's `swaps`) and liquidity trades with both tokens' amounts and prices, sorted by
     pair, block and log."""
-    swaps = with_swap_strings(legs, swaps, ("tx_hash", "sender", "recipient")).select(
+    swaps = with_swap_strings(legs, swaps, ("tx_hash", "maker", "sender", "recipient")).select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
         hash="tx_hash", maker="maker", from_address="sender", to_address="recipient",

@@ -17,13 +17,13 @@ LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
-    """Each swap as its maker's buy or sell of the pair's base token, with the hash of the
-    lake's swap (`raw`); a swap whose quote has no USD price keeps a null notional. The pool's
+    """Each swap as its maker's buy or sell of the pair's base token, with the hash and maker of
+    the lake's swap (`raw`); a swap whose quote has no USD price keeps a null notional. The pool's
     base is found by fingerprint, so the legs keep their order and no address is joined on."""
     pools = pair_tokens.select("base", key=keyed("chain_id", "pair")).collect()
     pool = lookup(keyed("chain_id", "pair"), distinct(pools["key"], "pair_tokens"))
     kept = legs.with_columns(token=gathered(pools["base"], pool)).drop_nulls("token").collect()
-    return (with_swap_strings(kept, raw, ("tx_hash",)).lazy()
+    return (with_swap_strings(kept, raw, ("tx_hash", "maker")).lazy()
             .select("chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
                     wallet="maker", side="side", qty="base_amount",
                     price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),

@@ -165,14 +165,13 @@ class HolderBalance(pa.DataFrameModel):
 
 
 class PairTrade(pa.DataFrameModel):
-    """What every pair trade (spec 2.7) has: its event's key, hash, maker and amounts."""
+    """What every pair trade (spec 2.7) has: its event's key and amounts."""
 
     chain_id: int = pa.Field(gt=0)
     pair: str
     block_number: int = pa.Field(ge=0)
     log_index: int = pa.Field(ge=0)
     ts: int = pa.Field(ge=0)
-    maker: str
     base_amount: float = pa.Field(ge=0)
     quote_amount: float = pa.Field(ge=0)
     fee_usd: float | None = pa.Field(nullable=True, ge=0)
@@ -192,6 +191,7 @@ class SwapLeg(PairTrade):
     position in the lake's swaps, where its hash, sender and recipient are read."""
 
     swap: int = pa.Field(ge=0)
+    maker_key: pl.UInt64
     side: str = pa.Field(isin=["buy", "sell"])
     gas_used: int = pa.Field(gt=0)
 
@@ -200,6 +200,7 @@ class LiquidityTrade(PairTrade):
     """A liquidity event as a pair trade: an add or a remove, with no gas or fee of its own."""
 
     hash: str
+    maker: str
     tx_type: str = pa.Field(isin=["add", "remove"])
 
     @pa.dataframe_check

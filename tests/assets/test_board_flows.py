@@ -36,7 +36,8 @@ def legs() -> pl.LazyFrame:
     n = len(SWAPS)
     return pl.LazyFrame({"chain_id": [1] * n, "block_number": range(n), "log_index": [0] * n,
                          "swap": pl.Series(range(n), dtype=pl.UInt32), "pair": pool,
-                         "ts": [AS_OF - a for a in age], "maker": maker, "side": side,
+                         "ts": [AS_OF - a for a in age], "side": side,
+                         "maker_key": pl.Series([int(m[1:]) for m in maker], dtype=pl.UInt64),
                          "volume_usd": usd})
 
 

@@ -19,7 +19,8 @@ def test_pair_activity_windows_keep_sub_second_swaps_inside_the_day(watermark) -
         "chain_id": [1] * 5, "pair": ["p"] * 5,
         "block_time": pl.Series(times, dtype=pl.Datetime("us", "UTC")),
         "volume_usd": [1.0, 2.0, 4.0, 8.0, 16.0],
-        "maker": ["a", "a", "b", "a", "c"], "side": ["buy", "buy", "sell", "buy", "sell"],
+        "maker_key": pl.Series([1, 1, 2, 1, 3], dtype=pl.UInt64),
+        "side": ["buy", "buy", "sell", "buy", "sell"],
     })
     as_of = pl.DataFrame({"as_of": pl.Series([AS_OF], dtype=pl.Datetime("us", "UTC"))})
     model = load_models()["pair_activity"]

@@ -6,6 +6,7 @@ from decimal import Decimal
 import polars as pl
 
 from assets.market.pair_rows import (
+    around,
     deployer_reputation,
     liquidity_range,
     lp_security,
@@ -32,6 +33,27 @@ def test_window_prices_open_at_the_last_swap_before_each_window() -> None:
     # The day's range leaves out the 30-hour-old swap.
     assert (row["range_low"], row["range_high"]) == (2.0, 5.0)
     assert row["range_low_at"] == times[1] and row["range_high_at"] == times[3]
+
+
+def test_around_takes_the_last_value_before_and_the_first_after_each_cutoff() -> None:
+    # Pair p: values 1..4 at hours 50, 30, 10 and 1 before; pair q: one value 9 at hour 5.
+    hours = {"p": [50, 30, 10, 1], "q": [5]}
+    rows = [(pair, h, v) for pair, hs in hours.items() for h, v in
+            zip(hs, [1.0, 2.0, 3.0, 4.0] if pair == "p" else [9.0], strict=True)]
+    frame = pl.LazyFrame({"chain_id": [1] * len(rows), "pair": [r[0] for r in rows],
+                          "block_time": pl.Series([AS_OF - timedelta(hours=r[1]) for r in rows],
+                                                  dtype=TS),
+                          "v": [r[2] for r in rows]})
+    cutoffs = {"day": AS_OF - timedelta(hours=24), "hour": AS_OF - timedelta(hours=2),
+               "week": AS_OF - timedelta(days=7)}
+    got = {r["pair"]: r for r in around(frame, "block_time", ("v",), cutoffs)
+           .collect().iter_rows(named=True)}
+    p, q = got["p"], got["q"]
+    assert (p["v_before_week"], p["v_before_day"], p["v_before_hour"]) == (None, 2.0, 3.0)
+    assert (p["v_after_week"], p["v_after_day"], p["v_after_hour"]) == (1.0, 3.0, 4.0)
+    # q's only value, 5 hours old, is after the week's and the day's cutoffs, before the hour's.
+    assert (q["v_before_week"], q["v_before_day"], q["v_before_hour"]) == (None, None, 9.0)
+    assert (q["v_after_week"], q["v_after_day"], q["v_after_hour"]) == (9.0, 9.0, None)
 
 
 def test_a_range_reached_twice_is_dated_at_its_first_time() -> None:

@@ -26,10 +26,10 @@ def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
         "chain_id": [1], "pair": ["P"], "block_number": [2], "log_index": [0], "ts": [20],
         "swap": pl.Series([1], dtype=pl.UInt32), "base_is_token0": [False],
         "base_amount": [5.0], "quote_amount": [10.0], "quote_usd": [2.0], "gas_used": [21_000],
-        "fee_usd": [0.5], "price_usd": [4.0], "volume_usd": [20.0], "maker": ["M"],
-        "side": ["buy"]})
+        "fee_usd": [0.5], "price_usd": [4.0], "volume_usd": [20.0],
+        "maker_key": pl.Series([7], dtype=pl.UInt64), "side": ["buy"]})
     swaps = pl.LazyFrame({"chain_id": [1, 1], "block_number": [1, 2], "log_index": [0, 0],
-                          "tx_hash": ["h0", "h2"], "sender": ["X", "R"],
+                          "tx_hash": ["h0", "h2"], "maker": ["Y", "M"], "sender": ["X", "R"],
                           "recipient": ["Y", "M"]})
     liquidity = pl.DataFrame({
         "chain_id": [1], "pair": ["P"], "block_number": [1], "log_index": [3], "ts": [10],

@@ -53,8 +53,9 @@ def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
 def test_a_token_buys_when_it_leaves_the_pool_on_either_side() -> None:
     # Pool P: X (base) / W (quote). A buys X (a sell of W), B sells X (a buy of W), A buys again.
     legs = pl.DataFrame({
-        "chain_id": [1, 1, 1], "pair": ["P"] * 3, "maker": ["A", "B", "A"],
-        "side": ["buy", "sell", "buy"], "volume_usd": [10.0, 4.0, 6.0],
+        "chain_id": [1, 1, 1], "pair": ["P"] * 3,
+        "maker_key": pl.Series([1, 2, 1], dtype=pl.UInt64), "side": ["buy", "sell", "buy"],
+        "volume_usd": [10.0, 4.0, 6.0],
         "block_time": [AS_OF - timedelta(minutes=m) for m in (90, 30, 2)]})
     frames = {"swap_legs": legs, "as_of": pl.DataFrame({"as_of": [AS_OF]}),
               "pair_tokens": pl.DataFrame({"chain_id": [1], "pair": ["P"], "base": ["X"],

@@ -6,7 +6,7 @@ WITH windowed AS (
     SELECT
         s.chain_id,
         s.pair,
-        s.maker,
+        s.maker_key AS maker,
         s.side,
         COALESCE(s.volume_usd, 0.0) AS usd,
 {{- window_flags(windows, "s") }}

@@ -5,7 +5,7 @@
 -- Each swap counts once for the base and once for the quote: a two-row VALUES table gives the
 -- two sides, so the legs are read once rather than once per side.
 WITH recent AS (
-    SELECT s.chain_id, s.pair, s.maker, s.side, s.block_time, s.volume_usd
+    SELECT s.chain_id, s.pair, s.maker_key AS maker, s.side, s.block_time, s.volume_usd
     FROM swap_legs AS s
     CROSS JOIN as_of AS a
     WHERE {{ in_longest_window(windows, "s") }}
