@@ -53,11 +53,15 @@ def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake() -> 
     legs = pl.DataFrame({"chain_id": [2, 1], "block_number": [5, 5], "log_index": [0, 0],
                          "swap": pl.Series([2, 0], dtype=pl.UInt32)})
     assert with_swap_strings(legs, swaps, ("tx_hash",))["tx_hash"].to_list() == ["c", "a"]
+    stretch = pl.DataFrame({"chain_id": [1, 2], "block_number": [6, 5], "log_index": [1, 0],
+                            "swap": pl.Series([1, 2], dtype=pl.UInt32)})
+    assert with_swap_strings(stretch, swaps, ("tx_hash",))["tx_hash"].to_list() == ["b", "c"]
     # A swap inserted at the front of the lake since: every position now points one row early.
     moved = pl.concat([pl.LazyFrame({"chain_id": [1], "block_number": [4], "log_index": [0],
                                      "tx_hash": ["z"]}), swaps])
-    with pytest.raises(ValueError, match="materialise swap_legs again"):
-        with_swap_strings(legs, moved, ("tx_hash",))
+    for positions in (legs, stretch):
+        with pytest.raises(ValueError, match="materialise swap_legs again"):
+            with_swap_strings(positions, moved, ("tx_hash",))
     # A lake with fewer swaps than a leg's position.
     with pytest.raises(ValueError, match="materialise swap_legs again"):
         with_swap_strings(legs, swaps.head(2), ("tx_hash",))
