@@ -62,15 +62,15 @@ class FeedPrices:
 
 def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
                       columns: tuple[str, ...]) -> pl.DataFrame:
-    """The legs with these columns of their raw swaps (hash, maker, sender, recipient), read from the
-    lake at each leg's position there (`swap`); legs made from another state of the lake are
-    refused, not matched to the wrong swaps."""
+    """The legs with these columns of their raw swaps (hash, maker, sender, recipient), read
+    from the lake at each leg's position there (`swap`); legs made from another state of the
+    lake are refused, not matched to the wrong swaps."""
     raw = swaps.select(*EVENT, *columns).collect()
+    positions = legs["swap"]
     stale = ValueError("swap_legs were made from an earlier state of the lake's swaps: "
                        "materialise swap_legs again")
-    if legs.height and (legs["swap"].max() or 0) >= raw.height:
+    if legs.height and positions.max() >= raw.height:
         raise stale
-    positions = legs["swap"]
     if legs.height and (positions.diff().drop_nulls() == 1).all():
         # Every swap of a stretch of the lake, in order (the usual case): a slice, not a gather.
         picked = raw.slice(positions[0], legs.height)
@@ -188,8 +188,8 @@ def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
 
 def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
     """The pair trades the edge pages: swaps (from the legs, with the hash, maker, sender and
-    recipient of the lake's `swaps`) and liquidity trades with both tokens' amounts and prices, sorted by
-    pair, block and log."""
+    recipient of the lake's `swaps`) and liquidity trades with both tokens' amounts and prices,
+    sorted by pair, block and log."""
     swaps = with_swap_strings(legs, swaps, ("tx_hash", "maker", "sender", "recipient")).select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
