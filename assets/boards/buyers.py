@@ -5,16 +5,19 @@ about 1 in 10^8 for a board of a million buyers) would count once."""
 
 import polars as pl
 
+from assets.fingerprints import keyed
+from assets.round_trips import POOL
+
 
 def row_buyers(legs: pl.LazyFrame, pairs: pl.LazyFrame, inside: pl.Expr,
                *per: pl.Expr) -> pl.DataFrame:
     """Distinct wallets that bought in the legs `inside` selects, per protocol row (scope
     `protocols`, `row_key`) and per chain (scope `chains`, `row_key` null); and per each
     (named) expression of `per`, such as a leg's season."""
-    rows = pairs.select("chain_id", "row_key", pool=pl.col("pair").hash())
+    rows = pairs.select("row_key", pool=keyed(*POOL))
     buys = (legs.filter(inside, pl.col("side") == "buy")
-            .select("chain_id", *per, pool=pl.col("pair").hash(), wallet="maker_key")
-            .join(rows, on=["chain_id", "pool"]))
+            .select("chain_id", *per, pool=keyed(*POOL), wallet="maker_key")
+            .join(rows, on="pool"))
     keys = [e.meta.output_name() for e in per]
     wallets = pl.col("wallet").n_unique().cast(pl.Int64)
     # Collected together: the buys are read and joined once for both scopes.

@@ -18,12 +18,13 @@ def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
     wallet selling), sniped entries, two-sided flow, the share of swaps in established pools,
     the distinct hours of day it traded in, and pools traded. Wallets and pools are grouped
     and found by fingerprint, their addresses taken from their first row."""
-    swaps = ledger.filter(pl.col("side").is_in(["buy", "sell"]))
-    legs = swaps.select(*POOL, maker="wallet", buy=pl.col("side") == "buy")
+    swaps = ledger.filter(pl.col("side").is_in(["buy", "sell"])).with_columns(
+        wallet_key=keyed("chain_id", "wallet"), pool_key=keyed(*POOL))
+    legs = swaps.select(*POOL, maker="wallet_key", buy=pl.col("side") == "buy")
     known = pools.select("created_at", key=keyed(*POOL))
-    pool = lookup(keyed(*POOL), distinct(known["key"], "pair_tokens"))
-    marked = (swaps.select("chain_id", "wallet", "side", "ts", wallet_key=keyed("chain_id", "wallet"),
-                           pool_key=keyed(*POOL), created_at=gathered(known["created_at"], pool))
+    pool = lookup(pl.col("pool_key"), distinct(known["key"], "pair_tokens"))
+    marked = (swaps.select("chain_id", "wallet", "side", "ts", "wallet_key", "pool_key",
+                           created_at=gathered(known["created_at"], pool))
               .with_columns(ordinal=pl.int_range(pl.len()).over("pool_key"),
                             round_trip=round_trips(legs) & legs["buy"],
                             established=(pl.col("ts") - pl.col("created_at").dt.epoch("s"))

@@ -188,7 +188,7 @@ class PairTrade(pa.DataFrameModel):
 
 class SwapLeg(PairTrade):
     """A swap from its base token's side: a buy or a sell, and it carries gas; `swap` is its
-    position in the lake's swaps, where its hash, sender and recipient are read."""
+    position in the lake's swaps, where its hash, maker, sender and recipient are read."""
 
     swap: int = pa.Field(ge=0)
     maker_key: pl.UInt64
