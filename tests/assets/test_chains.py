@@ -25,9 +25,11 @@ def test_pair_activity_windows_keep_sub_second_swaps_inside_the_day(watermark) -
     as_of = pl.DataFrame({"as_of": pl.Series([AS_OF], dtype=pl.Datetime("us", "UTC"))})
     model = load_models()["pair_activity"]
     row = model.run({"swap_legs": legs, "as_of": as_of}, watermark).row(0, named=True)
-    # Known at run time, the watermark also bounds the scan as a literal.
-    assert ("TIMESTAMPTZ '2026-11-19T00:00:00+00:00'" in model.render(watermark=watermark)) \
-        == (watermark is not None)
+    # Known at run time, the watermark bounds the windows as literals, and no row is joined to
+    # the clock.
+    sql = model.render(watermark=watermark)
+    assert ("TIMESTAMPTZ '2026-11-19T00:00:00+00:00'" in sql) == (watermark is not None)
+    assert ("CROSS JOIN as_of" in sql) == (watermark is None)
     # Exactly a day old is out; 300 ms younger is in; after the watermark is out.
     assert (row["txns_h24"], row["volume_h24_usd"]) == (3, 14.0)
     assert (row["txns_m5"], row["volume_m5_usd"]) == (2, 12.0)

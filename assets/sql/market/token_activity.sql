@@ -1,13 +1,13 @@
 -- name: token_activity
 -- grain: one row per token with at least one swap in the longest window (chain_id, token)
 -- description: Each token's window block over all its pairs, ending at the lake's watermark: a swap buys the token when the token left the pool (a sell of the base buys the quote), with USD volume, distinct buyers, sellers and makers across pairs.
-{% from "macros.jinja" import window_flags, in_longest_window, activity with context %}
+{% from "macros.jinja" import clock, window_flags, in_longest_window, activity with context %}
 -- Each swap counts once for the base and once for the quote: a two-row VALUES table gives the
 -- two sides, so the legs are read once rather than once per side.
 WITH recent AS (
     SELECT s.chain_id, s.pair, s.maker_key AS maker, s.side, s.block_time, s.volume_usd
     FROM swap_legs AS s
-    CROSS JOIN as_of AS a
+{{- clock() }}
     WHERE {{ in_longest_window(windows, "s") }}
 ),
 legs AS (
@@ -31,6 +31,6 @@ windowed AS (
         l.usd,
 {{- window_flags(windows, "l") }}
     FROM legs AS l
-    CROSS JOIN as_of AS a
+{{- clock() }}
 ),
 {{ activity(windows, "token") }}
