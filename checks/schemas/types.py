@@ -35,15 +35,20 @@ _BLOCK_BITS, _LOG_BITS = 44, 20
 
 def events_unique(frame: pl.LazyFrame) -> bool | pl.LazyFrame:
     """True when no two rows share an event (chain_id, block_number, log_index); else which
-    rows do. Ten million keys are counted as one packed integer each, a fraction of the cost
-    of comparing rows of three columns, which is left for the rows of a failing frame."""
+    rows do. Rows in chain order prove it in one pass: each chain in one run whose keys only
+    rise. Otherwise ten million keys are counted as one packed integer each, a fraction of the
+    cost of comparing rows of three columns, which is left for the rows of a failing frame."""
+    new_chain = pl.col("chain_id").diff().fill_null(1) != 0
+    rising = (pl.col("block_number").diff() > 0) | (
+        (pl.col("block_number").diff() == 0) & (pl.col("log_index").diff() > 0))
     bounds = frame.select(
         low=pl.min_horizontal(pl.col("chain_id", "block_number", "log_index").min()),
         block=pl.col("block_number").max(), log=pl.col("log_index").max(),
-        rows=pl.len()).collect().row(0, named=True)
-    fits = (bounds["rows"] == 0 or (bounds["low"] >= 0 and bounds["block"] < 2**_BLOCK_BITS
-            and bounds["log"] < 2**_LOG_BITS))
-    if fits:
+        rows=pl.len(), runs=new_chain.sum(), chains=pl.col("chain_id").n_unique(),
+        ordered=(new_chain | rising).all()).collect().row(0, named=True)
+    if bounds["rows"] == 0 or (bounds["ordered"] and bounds["runs"] == bounds["chains"]):
+        return True
+    if bounds["low"] >= 0 and bounds["block"] < 2**_BLOCK_BITS and bounds["log"] < 2**_LOG_BITS:
         packed = (pl.col("chain_id").cast(pl.Int128) * 2**(_BLOCK_BITS + _LOG_BITS)
                   + pl.col("block_number").cast(pl.Int128) * 2**_LOG_BITS
                   + pl.col("log_index"))

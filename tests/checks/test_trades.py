@@ -21,7 +21,10 @@ def legs(keys: list[tuple[int, int, int]]) -> pl.DataFrame:
     [(1, 7, 0), (1, 7, 1), (2, 7, 0)],
     # Would share one packed integer if a log index of 2^20 were packed: told apart by rows.
     [(1, 0, 2**20), (1, 1, 0)],
-], ids=["distinct", "beyond_the_packed_bits"])
+    # Not in chain order: counted rather than proved by order.
+    [(1, 7, 1), (1, 7, 0), (2, 3, 0)],
+    [(1, 7, 0), (2, 7, 0), (1, 8, 0)],
+], ids=["distinct", "beyond_the_packed_bits", "log_out_of_order", "chain_in_two_runs"])
 def test_distinct_events_pass(keys) -> None:
     assert validate("swap_legs", SwapLeg, legs(keys)).passed
 
@@ -29,7 +32,9 @@ def test_distinct_events_pass(keys) -> None:
 @pytest.mark.parametrize("keys", [
     [(1, 7, 0), (1, 7, 1), (1, 7, 0)],
     [(1, 2**50, 0), (5, 1, 1), (1, 2**50, 0)],
-], ids=["packed", "beyond_the_packed_bits"])
+    # Each chain's run rises, but chain 1 comes back with an event it had.
+    [(1, 7, 0), (2, 7, 0), (1, 7, 0)],
+], ids=["packed", "beyond_the_packed_bits", "chain_in_two_runs"])
 def test_a_repeated_event_fails_on_both_of_its_rows(keys) -> None:
     outcome = validate("swap_legs", SwapLeg, legs(keys))
     assert not outcome.passed
