@@ -13,6 +13,15 @@ WALLET_SORT_COLUMNS = {
 }
 # Wallets a ranking keeps from the published pages: its head; the edge pages further.
 PUBLISHED_DEPTH = 200
+# A metrics record's figures and counts (spec 2.4), in the order the wire carries them.
+METRIC_FIGURES = (
+    "realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_usd",
+    "gross_profit_usd", "gross_loss_usd", "invested_usd", "volume_usd", "roi", "win_rate",
+    "trade_win_rate", "median_roi", "profit_factor", "avg_trade_usd")
+METRIC_COUNTS = (
+    "avg_hold_seconds", "trades", "winning_trades", "losing_trades", "tokens_traded",
+    "closed_positions", "open_positions", "rated_positions", "excluded_transfer_only",
+    "excluded_untracked", "excluded_no_outcome")
 
 
 @dataclass(frozen=True)
@@ -67,3 +76,22 @@ def wallet_list(rankings: pl.DataFrame, query: WalletQuery, min_rated: int) -> p
         rows = rows.filter(f("rated_positions") >= min_rated)
     return rows.sort([WALLET_SORT_COLUMNS[query.sort], "wallet"],
                      descending=[query.descending, False], nulls_last=True)
+
+
+def metrics_record() -> pl.Expr:
+    """A metrics record (spec 2.4) from a row of one wallet's figures in one window."""
+    return pl.struct("window", *METRIC_FIGURES, *METRIC_COUNTS)
+
+
+def ranking_items(rows: pl.DataFrame) -> pl.Series:
+    """The list item (spec 2.5) of each ranking row: the wallet's JSON parts and the window's
+    metrics record. Made for the rows a page shows, not stored for every wallet and window."""
+    return rows.select(pl.concat_str(
+        pl.lit('{"address":'), "item_address", pl.lit(',"chain":'), "item_chain",
+        pl.lit(',"tier":"'), "tier", pl.lit('","type":"'), "type",
+        pl.lit('","labels":'), "item_labels",
+        pl.lit(',"copy_eligible":'), pl.col("copy_eligible").cast(pl.String).str.to_lowercase(),
+        pl.lit(',"user_score":'), "item_user_score",
+        pl.lit(',"scammer_score":'), "item_scammer_score",
+        pl.lit(',"metrics":'), metrics_record().struct.json_encode(), pl.lit("}")
+    ).alias("item")).to_series()

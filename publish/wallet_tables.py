@@ -5,7 +5,14 @@ import polars as pl
 
 from publish.snapshot import PagedList, ServingTable
 from publish.vocabulary import WALLET_WINDOWS, wire_time
-from publish.wallet_lists import PUBLISHED_DEPTH, WALLET_SORT_COLUMNS, WalletQuery, wallet_list, wallet_scope
+from publish.wallet_lists import (
+    PUBLISHED_DEPTH,
+    WALLET_SORT_COLUMNS,
+    WalletQuery,
+    ranking_items,
+    wallet_list,
+    wallet_scope,
+)
 
 HOUR, DAY, WEEK = 3_600, 86_400, 7 * 86_400
 POSITION_FIELDS = (
@@ -86,7 +93,8 @@ def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
             for sort in WALLET_SORT_COLUMNS:
                 query = WalletQuery(chain_id=chain_id, window=window, sort=sort)
                 rows = wallet_list(rankings, query, min_rated)
-                out.append(PagedList("wallets", rows.head(PUBLISHED_DEPTH).select(
-                    "chain_id", "wallet", "item"), ("chain_id", "wallet"), wallet_scope(query),
+                head = rows.head(PUBLISHED_DEPTH)
+                out.append(PagedList("wallets", head.select("chain_id", "wallet").with_columns(
+                    ranking_items(head)), ("chain_id", "wallet"), wallet_scope(query),
                     f"wallets/{slug}/{window}/{sort}", False, backward=False, total=rows.height))
     return out

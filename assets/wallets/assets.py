@@ -8,7 +8,7 @@ from assets.wallets.behaviour import peak_capital, swap_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
 from assets.wallets.positions import ACCOUNTS, assemble_positions, assemble_rounds
-from assets.wallets.profiles import assemble_profiles, assemble_rankings
+from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
@@ -86,6 +86,6 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     """One ranking row per wallet and window: what GET /wallets filters and sorts on, and the
     list item (spec 2.5) with that window's metrics record."""
-    frame = assemble_rankings(warehouse.scan("wallet_profiles").collect(),
-                              warehouse.scan("wallet_windows").collect())
+    profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS).collect()
+    frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
     return materialized(warehouse, "wallet_rankings", frame)

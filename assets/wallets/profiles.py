@@ -7,6 +7,7 @@ import polars as pl
 
 from assets.fingerprints import keyed
 from publish.vocabulary import WALLET_WINDOWS, wire_time
+from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES, metrics_record
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
 BOT_ROUND_TRIPS, BOT_SHARE = 3, 0.5
@@ -31,14 +32,7 @@ COPY_MIN_RATED = 5
 # from: a ranking item is made of them and one window's metrics record.
 ITEM_PARTS = {"address": "wallet", "chain": "chain", "labels": "labels", "user_score": "user",
               "scammer_score": "scammer"}
-METRIC_FIGURES = (
-    "realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_usd",
-    "gross_profit_usd", "gross_loss_usd", "invested_usd", "volume_usd", "roi", "win_rate",
-    "trade_win_rate", "median_roi", "profit_factor", "avg_trade_usd")
-METRIC_COUNTS = (
-    "avg_hold_seconds", "trades", "winning_trades", "losing_trades", "tokens_traded",
-    "closed_positions", "open_positions", "rated_positions", "excluded_transfer_only",
-    "excluded_untracked", "excluded_no_outcome")
+
 
 
 def cluster_number(chain_id: int, funder: str) -> int:
@@ -198,11 +192,6 @@ def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
             .sort("chain_id", "wallet", "window_order"))
 
 
-def metrics_record() -> pl.Expr:
-    """A metrics record (spec 2.4) from a metric grid row."""
-    return pl.struct("window", *METRIC_FIGURES, *METRIC_COUNTS)
-
-
 def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
     and its wire JSON with one metrics record per window."""
@@ -303,25 +292,18 @@ def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
         signals="signals", metrics="metrics").struct.json_encode())
 
 
+# What a ranking reads of a profile: never its full item, which is most of the profile's bytes.
+RANKING_INPUTS = ("chain_id", "wallet", "rebuild_skipped", "tier", "type", "copy_eligible",
+                  "user_score", "scammer_band", *[f"item_{part}" for part in ITEM_PARTS])
+
+
 def assemble_rankings(profiles: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     """One ranking row per wallet and window (spec 2.5): the figures filters and sorts read,
-    and the list item with that window's metrics record."""
-    grid = metric_grid(profiles, windows)
-    head = profiles.select("chain_id", "wallet", "tier", "type", "copy_eligible", "user_score",
-                           "scammer_band", *[f"item_{part}" for part in ITEM_PARTS])
-    return (grid.join(head, on=["chain_id", "wallet"])
-            .with_columns(record=metrics_record().struct.json_encode())
-            .with_columns(item=pl.concat_str(
-                pl.lit('{"address":'), "item_address", pl.lit(',"chain":'), "item_chain",
-                pl.lit(',"tier":"'), "tier", pl.lit('","type":"'), "type",
-                pl.lit('","labels":'), "item_labels",
-                pl.lit(',"copy_eligible":'),
-                pl.col("copy_eligible").cast(pl.String).str.to_lowercase(),
-                pl.lit(',"user_score":'), "item_user_score",
-                pl.lit(',"scammer_score":'), "item_scammer_score",
-                pl.lit(',"metrics":'), "record", pl.lit("}")))
-            .drop(pl.selectors.starts_with("item_"), "record", "window_order",
-                  "rebuild_skipped"))
+    that window's metrics, and the wallet's parts of the list item as JSON; the item itself is
+    put together only for the rows a page shows (`publish.wallet_lists.ranking_items`)."""
+    head = profiles.select(c for c in RANKING_INPUTS if c != "rebuild_skipped")
+    return (metric_grid(profiles, windows).join(head, on=["chain_id", "wallet"])
+            .drop("window_order", "rebuild_skipped"))
 
 
 def _json(value: pl.Expr) -> pl.Expr:

@@ -244,7 +244,9 @@ class WalletRanking(pa.DataFrameModel):
     wallet: str
     window: str = pa.Field(isin=WALLET_WINDOWS)
     win_rate: float = pa.Field(ge=0, le=1)
-    item: str = pa.Field(str_startswith='{"address":')
+    item_address: str = pa.Field(str_startswith='"')
+    item_chain: str = pa.Field(str_startswith='{"slug":')
+    item_labels: str = pa.Field(str_startswith="[")
 
     class Config:
         strict = False

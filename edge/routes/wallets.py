@@ -24,7 +24,7 @@ from publish.vocabulary import (
     WIRE_TIME,
     wire_time,
 )
-from publish.wallet_lists import WalletQuery, wallet_list, wallet_scope
+from publish.wallet_lists import WalletQuery, ranking_items, wallet_list, wallet_scope
 
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400
@@ -272,7 +272,8 @@ async def list_wallets(request: Request, params: dict) -> Response:
         tiers=None if tiers is None else tuple(sorted({t.lower() for t in tiers})))
     listing = Listing("wallets", lambda s: wallet_list(table(s, "wallet_rankings"), query,
                                                        MIN_RATED_POSITIONS),
-                      wallet_scope(query), backward=False)
+                      wallet_scope(query), render=lambda rows: ranking_items(rows).to_list(),
+                      backward=False)
     return await page(request, listing, params["limit"], params["cursor"])
 
 
