@@ -17,6 +17,8 @@ LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "swa
                "maker_key", "side", "base_is_token0", "base_amount", "quote_amount", "quote_usd",
                "volume_usd", "gas_used", "fee_usd", "price_usd")
 EVENT = ("chain_id", "block_number", "log_index")
+# Legs in at most this many stretches of consecutive swaps read only those from the lake.
+MAX_RUNS = 256
 # A price's position in FeedPrices: its feed's index in this many seconds plus its second.
 _FEED_SPAN = 2**33
 
@@ -65,17 +67,22 @@ def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
     """The legs with these columns of their raw swaps (hash, maker, sender, recipient), read
     from the lake at each leg's position there (`swap`); legs made from another state of the
     lake are refused, not matched to the wrong swaps."""
-    raw = swaps.select(*EVENT, *columns).collect()
-    positions = legs["swap"]
     stale = ValueError("swap_legs were made from an earlier state of the lake's swaps: "
                        "materialise swap_legs again")
-    if legs.height and positions.max() >= raw.height:
-        raise stale
-    if legs.height and (positions.diff().drop_nulls() == 1).all():
-        # Every swap of a stretch of the lake, in order (the usual case): a slice, not a gather.
-        picked = raw.slice(positions[0], legs.height)
+    runs = (legs.select(at="swap")
+            .with_columns(run=(pl.col("at").diff() != 1).fill_null(True).cum_sum())
+            .group_by("run", maintain_order=True).agg(start=pl.col("at").first(), rows=pl.len()))
+    if runs.height <= MAX_RUNS:
+        # Stretches of consecutive swaps (a chain's days, the usual case): only they are read.
+        picked = pl.concat(pl.collect_all(
+            [swaps.slice(start, rows).select(*EVENT, *columns)
+             for start, rows in runs.select("start", "rows").iter_rows()])
+            or [pl.DataFrame(schema=swaps.select(*EVENT, *columns).collect_schema())])
     else:
-        picked = raw.select(pl.all().gather(positions))
+        raw = swaps.select(*EVENT, *columns).collect()
+        if legs["swap"].max() >= raw.height:
+            raise stale
+        picked = raw.select(pl.all().gather(legs["swap"]))
     if not picked.select(EVENT).equals(legs.select(EVENT)):
         raise stale
     return legs.with_columns(picked.select(columns))

@@ -47,7 +47,11 @@ def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
     assert (add["amount0"], add["amount1"], add["gas_used"]) == (4.0, 1.0, None)
 
 
-def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake() -> None:
+@pytest.mark.parametrize("max_runs", [256, 1], ids=["read_by_stretch", "gathered_from_all"])
+def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake(
+        max_runs, monkeypatch) -> None:
+    # Legs in more stretches of consecutive swaps than this are gathered from the whole lake.
+    monkeypatch.setattr("assets.market.pair_trades.MAX_RUNS", max_runs)
     swaps = pl.LazyFrame({"chain_id": [1, 1, 2], "block_number": [5, 6, 5],
                           "log_index": [0, 1, 0], "tx_hash": ["a", "b", "c"]})
     legs = pl.DataFrame({"chain_id": [2, 1], "block_number": [5, 5], "log_index": [0, 0],
@@ -63,5 +67,6 @@ def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake() -> 
         with pytest.raises(ValueError, match="materialise swap_legs again"):
             with_swap_strings(positions, moved, ("tx_hash",))
     # A lake with fewer swaps than a leg's position.
-    with pytest.raises(ValueError, match="materialise swap_legs again"):
-        with_swap_strings(legs, swaps.head(2), ("tx_hash",))
+    for positions in (legs, stretch):
+        with pytest.raises(ValueError, match="materialise swap_legs again"):
+            with_swap_strings(positions, swaps.head(2), ("tx_hash",))
