@@ -8,6 +8,7 @@ import polars as pl
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.market.pair_trades import trade_rows
+from assets.wallets.ledger import with_swap_hashes
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
 from publish.boards import board_documents
@@ -168,8 +169,9 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
         tables=[*serving_tables(frames, pairs, (leaves, nodes), warehouse.scan("swaps")),
-                *wallet_serving(frames, warehouse.scan("address_labels").collect(),
-                                int(as_of.timestamp())),
+                *wallet_serving({**frames, "wallet_ledger": with_swap_hashes(
+                    frames["wallet_ledger"], warehouse.scan("swaps"))},
+                    warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
                 *derivative_tables(frames)],
         now=now, frozen=frozen,
     )

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
-from assets.market.pair_trades import human, with_swap_strings
+from assets.market.pair_trades import EVENT, human, with_swap_strings
 
 SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")
@@ -17,14 +17,15 @@ LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
-    """Each swap as its maker's buy or sell of the pair's base token, with the hash and maker of
-    the lake's swap (`raw`); a swap whose quote has no USD price keeps a null notional. The pool's
-    base is found by fingerprint, so the legs keep their order and no address is joined on."""
+    """Each swap as its maker's buy or sell of the pair's base token, with the maker of the
+    lake's swap (`raw`) and its position there (`swap`, where its hash is read when a trade is
+    shown); a swap whose quote has no USD price keeps a null notional. The pool's base is found
+    by fingerprint, so the legs keep their order and no address is joined on."""
     pools = pair_tokens.select("base", key=keyed("chain_id", "pair")).collect()
     pool = lookup(keyed("chain_id", "pair"), distinct(pools["key"], "pair_tokens"))
     kept = legs.with_columns(token=gathered(pools["base"], pool)).drop_nulls("token").collect()
-    return (with_swap_strings(kept, raw, ("tx_hash", "maker")).lazy()
-            .select("chain_id", "block_number", "log_index", "ts", "tx_hash", "pair", "token",
+    return (with_swap_strings(kept, raw, ("maker",)).lazy()
+            .select("chain_id", "block_number", "log_index", "ts", "swap", "pair", "token",
                     wallet="maker", side="side", qty="base_amount",
                     price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
                     notional_usd="volume_usd", fee_usd="fee_usd", gas_used="gas_used"))
@@ -77,7 +78,9 @@ def fee_model(swaps: pl.LazyFrame) -> pl.LazyFrame:
 
 def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.LazyFrame:
     """Swaps and movements up to the watermark, one row per wallet and event, in chain order
-    (block, log, then the swap before movements of the same log)."""
+    (block, log, then the swap before movements of the same log). A movement carries its hash;
+    a swap its position in the lake, the 705 MB of a week's swap hashes not being written again
+    (`with_swap_hashes`)."""
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp()))
     live = [frames[t].filter(pl.col("block_time") <= as_of)
@@ -185,3 +188,12 @@ def _books(slot, inflow, qty, cost_in, ts, positions):
         rounds[i], cost[i], prior[i], opened[i] = r, c, last_cost[p], round_start[p]
         last_held[p], last_cost[p] = h, c
     return held, prev, gross, closes, rounds, cost, prior, opened
+
+
+def with_swap_hashes(ledger: pl.DataFrame, swaps: pl.LazyFrame) -> pl.DataFrame:
+    """The ledger's rows with every hash: a movement's its own, a swap's read from the lake at
+    its position (refused when the lake changed since the ledger was made)."""
+    traded = ledger.filter(pl.col("swap").is_not_null())
+    hashes = with_swap_strings(traded.select(*EVENT, "swap"), swaps, ("tx_hash",))["tx_hash"]
+    return pl.concat([traded.with_columns(tx_hash=hashes),
+                      ledger.filter(pl.col("swap").is_null())])

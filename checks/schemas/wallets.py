@@ -46,6 +46,14 @@ class LedgerRow(pa.DataFrameModel):
                                                & (pl.col("realized_usd") == 0)))
 
     @pa.dataframe_check
+    def each_event_names_its_transaction(cls, data) -> pl.LazyFrame:
+        """A swap keeps its position in the lake (where its hash is read); a movement its
+        hash."""
+        swapped = pl.col("side").is_in(["buy", "sell"])
+        return data.lazyframe.select(pl.when(swapped).then(pl.col("swap").is_not_null())
+                                     .otherwise(pl.col("tx_hash").is_not_null()))
+
+    @pa.dataframe_check
     def only_sells_realise(cls, data) -> pl.LazyFrame:
         """Only a sell realises profit or closes cost basis."""
         return data.lazyframe.select((pl.col("side") == "sell")

@@ -9,10 +9,10 @@ import pytest
 
 from assets.sql_models import load_models
 from assets.wallets.behaviour import peak_capital
-from assets.wallets.ledger import account
+from assets.wallets.ledger import account, with_swap_hashes
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from checks.outcome import validate
-from checks.schemas.wallets import PositionRow, WalletWindow, positions_add_up
+from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
 
 W, V, T, U = "0xw", "0xv", "0xt", "0xu"
 
@@ -195,3 +195,40 @@ def test_position_windows_count_each_row_in_every_window_that_holds_it() -> None
     assert [w[f"winning_{x}"] for x in windows] == [0, 1, 1, 1, 1]
     assert [v[f"transfers_{x}"] for x in windows] == [0, 0, 1, 1, 1]
     assert [v[f"swaps_{x}"] for x in windows] == [0] * 5
+
+
+def accounted_rows(sides: list[str], swaps: list, hashes: list) -> pl.DataFrame:
+    """Ledger rows that break no accounting rule: a unit of a token in or out at no price."""
+    n = len(sides)
+    return pl.DataFrame({
+        "chain_id": [1] * n, "block_number": [5, 6, 7][:n], "log_index": [0] * n,
+        "wallet": [W] * n, "token": [T] * n, "side": sides, "qty": [1.0] * n, "held": [1.0] * n,
+        "cost": [0.0] * n, "realized_usd": [0.0] * n, "cost_closed_usd": [0.0] * n,
+        "fee_is_estimated": [False] * n, "price_usd": [None] * n, "notional_usd": [None] * n,
+        "fee_usd": [None] * n, "swap": pl.Series(swaps, dtype=pl.UInt32),
+        "tx_hash": pl.Series(hashes, dtype=pl.String)},
+        schema_overrides={c: pl.Float64 for c in ("price_usd", "notional_usd", "fee_usd")})
+
+
+def test_a_swap_keeps_its_lake_position_and_a_movement_its_hash() -> None:
+    good = accounted_rows(["buy", "transfer_out"], [0, None], [None, "0xm"])
+    assert validate("wallet_ledger", LedgerRow, good).passed
+    for broken in (accounted_rows(["buy"], [None], ["0xh"]),
+                   accounted_rows(["transfer_in"], [None], [None])):
+        outcome = validate("wallet_ledger", LedgerRow, broken)
+        assert outcome.failures["check"].to_list() == ["each_event_names_its_transaction"]
+
+
+def test_trades_take_the_swaps_hashes_from_the_lake_and_keep_the_movements_own() -> None:
+    # The lake's swaps: blocks 4, 5 and 7; the ledger's buy at block 5 is the second (1) and its
+    # sell at block 7 the third (2); the transfer at block 6 carries its own hash.
+    lake = pl.LazyFrame({"chain_id": [1, 1, 1], "block_number": [4, 5, 7],
+                         "log_index": [0, 0, 0], "tx_hash": ["0xa", "0xb", "0xc"]})
+    ledger = accounted_rows(["buy", "transfer_in", "sell"], [1, None, 2], [None, "0xm", None])
+    got = with_swap_hashes(ledger, lake).sort("block_number")
+    assert got.select("block_number", "tx_hash").rows() == [(5, "0xb"), (6, "0xm"), (7, "0xc")]
+    # The lake gained a swap at its front since: the positions no longer point at these swaps.
+    moved = pl.concat([pl.LazyFrame({"chain_id": [1], "block_number": [3], "log_index": [0],
+                                     "tx_hash": ["0xz"]}), lake])
+    with pytest.raises(ValueError, match="materialise swap_legs again"):
+        with_swap_hashes(ledger, moved)
