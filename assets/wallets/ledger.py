@@ -34,13 +34,15 @@ def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame
 def movement_events(transfers: pl.LazyFrame, liquidity: pl.LazyFrame,
                     pair_tokens: pl.LazyFrame, tokens: pl.LazyFrame) -> pl.LazyFrame:
     """Bare movements of non-quote tokens: transfers between wallets (both ends) and the base
-    tokens a wallet puts into a pool or takes out of it. The mint address is no wallet."""
+    tokens a wallet puts into a pool or takes out of it. The mint address is no wallet, and a
+    transfer to oneself moves nothing (its two ends, one event, would have no order)."""
     tradable = tokens.filter(~pl.col("is_quote")).select("chain_id", token="address",
                                                          decimals="decimals")
     mints = (transfers.join(tokens.select("chain_id", token="address", tx_hash="deploy_tx"),
                             on=["chain_id", "token", "tx_hash"])
              .select("chain_id", wallet="from_address").unique())
-    moved = transfers.join(tradable, on=["chain_id", "token"]).with_columns(
+    moved = transfers.filter(pl.col("from_address") != pl.col("to_address")).join(
+        tradable, on=["chain_id", "token"]).with_columns(
         qty=human("amount", "decimals"))
     ends = [moved.select("chain_id", "block_number", "log_index", "block_time", "tx_hash",
                          "token", "qty", wallet=col, side=pl.lit(side))

@@ -3,13 +3,14 @@ transfer in, a re-entry, a token without a price and an oversold sell, with ever
 figure worked out by hand below."""
 
 import math
+from datetime import UTC, datetime
 
 import polars as pl
 import pytest
 
 from assets.sql_models import load_models
 from assets.wallets.behaviour import peak_capital
-from assets.wallets.ledger import account, with_swap_hashes
+from assets.wallets.ledger import account, movement_events, with_swap_hashes
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from checks.outcome import validate
 from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
@@ -232,3 +233,23 @@ def test_trades_take_the_swaps_hashes_from_the_lake_and_keep_the_movements_own()
                                      "tx_hash": ["0xz"]}), lake])
     with pytest.raises(ValueError, match="materialise swap_legs again"):
         with_swap_hashes(ledger, moved)
+
+
+def test_a_transfer_to_oneself_moves_nothing() -> None:
+    # T (6 decimals) moves twice in block 9: 2 units from W to V, then 5 units from W to W.
+    transfers = pl.LazyFrame({
+        "chain_id": [1, 1], "block_number": [9, 9], "log_index": [0, 1],
+        "block_time": [datetime(2026, 11, 1, tzinfo=UTC)] * 2, "tx_hash": ["0x1", "0x2"],
+        "token": [T, T], "from_address": [W, W], "to_address": [V, W],
+        "amount": [2_000_000, 5_000_000]})
+    tokens = pl.LazyFrame({"chain_id": [1], "address": [T], "decimals": [6],
+                           "is_quote": [False], "deploy_tx": ["0x0"]})
+    liquidity = pl.LazyFrame(schema={
+        "chain_id": pl.Int64, "block_number": pl.Int64, "log_index": pl.Int64,
+        "block_time": pl.Datetime("us", "UTC"), "tx_hash": pl.String, "pair": pl.String,
+        "owner": pl.String, "kind": pl.String, "amount0": pl.Int64, "amount1": pl.Int64})
+    pools = pl.LazyFrame(schema={"chain_id": pl.Int64, "pair": pl.String, "base": pl.String,
+                                 "base_is_token0": pl.Boolean, "base_decimals": pl.Int64})
+    moved = movement_events(transfers, liquidity, pools, tokens).collect()
+    assert sorted(moved.select("wallet", "side", "qty").rows()) == [
+        (V, "transfer_in", 2.0), (W, "transfer_out", 2.0)]
