@@ -1,5 +1,6 @@
-"""The wallet ranking's filters and orderings (spec 4.5), shared by the publisher (the default
-pages per chain, window and sort) and the edge (every filtered query), so they always agree."""
+"""The wallet ranking's filters, orderings and list items (spec 4.5, 2.5), shared by the
+publisher (the default pages per chain, window and sort) and the edge (every filtered query),
+so they always agree."""
 
 from dataclasses import asdict, dataclass
 

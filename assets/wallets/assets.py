@@ -84,8 +84,8 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_profiles", "wallet_windows"))
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
-    """One ranking row per wallet and window: what GET /wallets filters and sorts on, and the
-    list item (spec 2.5) with that window's metrics record."""
+    """One ranking row per wallet and window: what GET /wallets filters and sorts on, that
+    window's metrics, and the wallet's parts of the list item (spec 2.5)."""
     profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS).collect()
     frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
     return materialized(warehouse, "wallet_rankings", frame)

@@ -34,7 +34,6 @@ ITEM_PARTS = {"address": "wallet", "chain": "chain", "labels": "labels", "user_s
               "scammer_score": "scammer"}
 
 
-
 def cluster_number(chain_id: int, funder: str) -> int:
     """A funding cluster's id: stable across snapshots, from the chain and the funder."""
     return int.from_bytes(hashlib.sha256(f"{chain_id}:{funder}".encode()).digest()[:6], "big")
