@@ -3,7 +3,7 @@
 
 import polars as pl
 
-from assets.fingerprints import keyed
+from assets.fingerprints import first_rows, keyed
 from assets.wallets.ledger import POSITION
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
@@ -61,12 +61,14 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFra
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
-    return (ledger.with_columns(**_contributions(), swapped_at=pl.when(SWAP).then("ts"))
-        .group_by("position").agg(
-        pl.col(POSITION).first(), *_flows(), pl.col("opens").sum().alias("rounds"),
-        pl.col("swapped_at").min().alias("first_trade_at"),
-        pl.col("swapped_at").max().alias("last_trade_at"))
-        .filter(pl.col("buys") + pl.col("sells") > 0)
+    folded = (ledger.lazy().with_row_index("_row")
+              .with_columns(**_contributions(), swapped_at=pl.when(SWAP).then("ts"))
+              .group_by("position").agg(
+                  pl.col("_row").first(), *_flows(), pl.col("opens").sum().alias("rounds"),
+                  pl.col("swapped_at").min().alias("first_trade_at"),
+                  pl.col("swapped_at").max().alias("last_trade_at"))
+              .filter(pl.col("buys") + pl.col("sells") > 0).collect())
+    return (first_rows(ledger, folded, POSITION)
         .join(marks, on=["chain_id", "token"], how="left")
         .with_columns(
             tracked=pl.col("_priced_swaps") > 0,
@@ -92,13 +94,16 @@ def assemble_rounds(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
     # A round closes on one row at most: the one that took its holding to zero.
-    return (ledger.with_columns(**_contributions(), closed_at=pl.when("closes").then("ts"),
-                                closed_by_sell=SELL & pl.col("closes"))
-        .group_by(keyed("position", "round")).agg(
-        pl.col("round", *POSITION).first(), *_flows(), pl.col("opens").any().alias("_opened"),
-        pl.col("round_opened_at").first().alias("opened_at"),
-        pl.col("closed_at").max(), pl.col("closed_by_sell").any())
-        .filter("_opened", pl.col("buys") + pl.col("sells") > 0)
+    folded = (ledger.lazy().with_row_index("_row")
+              .with_columns(**_contributions(), closed_at=pl.when("closes").then("ts"),
+                            closed_by_sell=SELL & pl.col("closes"))
+              .group_by(keyed("position", "round")).agg(
+                  pl.col("_row", "round").first(), *_flows(),
+                  pl.col("opens").any().alias("_opened"),
+                  pl.col("round_opened_at").first().alias("opened_at"),
+                  pl.col("closed_at").max(), pl.col("closed_by_sell").any())
+              .filter("_opened", pl.col("buys") + pl.col("sells") > 0).collect())
+    return (first_rows(ledger, folded, POSITION)
         .with_columns(
             is_open=pl.col("closed_at").is_null(),
             hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_s)) - pl.col("opened_at"),
