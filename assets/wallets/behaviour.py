@@ -4,7 +4,7 @@ a wallet is."""
 
 import polars as pl
 
-from assets.fingerprints import distinct, gathered, keyed, lookup
+from assets.fingerprints import distinct, first_rows, gathered, keyed, lookup
 from assets.round_trips import POOL, round_trips
 
 # Entering a pool among its first swaps is sniping.
@@ -35,24 +35,26 @@ def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
                .group_by("wallet_key").agg(
                    entries=pl.len(),
                    sniped=((pl.col("ordinal") < SNIPE_SWAPS) & ~pl.col("established")).sum()))
-    return (marked.group_by("wallet_key").agg(
-        pl.col("chain_id", "wallet").first(),
+    folded = marked.with_row_index("_row").group_by("wallet_key").agg(
+        pl.col("_row").first(),
         swaps=pl.len(), buys=(pl.col("side") == "buy").sum(),
         sells=(pl.col("side") == "sell").sum(), round_trips=pl.col("round_trip").sum(),
         established=pl.col("established").sum(), pools=pl.col("pool_key").n_unique(),
         hours=(pl.col("ts") // 3600 % 24).n_unique(),
         first_swap=pl.col("ts").min(), last_swap=pl.col("ts").max())
-        .join(entries, on="wallet_key", how="left")
-        .with_columns(pl.col("entries", "sniped").fill_null(0))
-        .drop("wallet_key"))
+    return (first_rows(marked, folded, ("chain_id", "wallet"))
+            .join(entries, on="wallet_key", how="left")
+            .with_columns(pl.col("entries", "sniped").fill_null(0))
+            .drop("wallet_key"))
 
 
 def peak_capital(ledger: pl.DataFrame) -> pl.DataFrame:
     """Per wallet: the most cost basis it ever had open at once, across all its tokens (the
     running sum of every row's change to its position's open cost, per wallet fingerprint)."""
-    return (ledger.lazy().select("chain_id", "wallet", "cost_change",
-                                 wallet_key=keyed("chain_id", "wallet"))
-            .with_columns(open=pl.col("cost_change").cum_sum().over("wallet_key"))
-            .group_by("wallet_key").agg(pl.col("chain_id", "wallet").first(),
-                                        deployed_usd=pl.col("open").max().clip(0.0))
-            .drop("wallet_key").collect())
+    folded = (ledger.lazy().with_row_index("_row")
+              .select("_row", "cost_change", wallet_key=keyed("chain_id", "wallet"))
+              .with_columns(open=pl.col("cost_change").cum_sum().over("wallet_key"))
+              .group_by("wallet_key").agg(pl.col("_row").first(),
+                                          deployed_usd=pl.col("open").max().clip(0.0))
+              .drop("wallet_key").collect())
+    return first_rows(ledger, folded, ("chain_id", "wallet"))

@@ -5,7 +5,7 @@ import hashlib
 
 import polars as pl
 
-from assets.fingerprints import keyed
+from assets.fingerprints import first_rows, keyed
 from publish.vocabulary import WALLET_WINDOWS, wire_time
 from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES, metrics_record
 
@@ -195,9 +195,11 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
     and its wire JSON with one metrics record per window."""
     ledger, chains = parts["ledger"], parts["chains"]
-    seen = ledger.group_by(keyed("chain_id", "wallet")).agg(
-        pl.col("chain_id", "wallet").first(), first_seen=pl.col("ts").min(),
-        last_active=pl.col("ts").max()).drop("key")
+    seen = first_rows(ledger, ledger.lazy().with_row_index("_row")
+                      .group_by(keyed("chain_id", "wallet")).agg(
+                          pl.col("_row").first(), first_seen=pl.col("ts").min(),
+                          last_active=pl.col("ts").max()).drop("key").collect(),
+                      ("chain_id", "wallet"))
     tokens = parts["tokens"]
     deployed = tokens.group_by("chain_id", wallet="deployer").agg(
         deployed_tokens=pl.len(),
