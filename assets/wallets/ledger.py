@@ -80,9 +80,9 @@ def fee_model(swaps: pl.LazyFrame) -> pl.LazyFrame:
 
 def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.LazyFrame:
     """Swaps and movements up to the watermark, one row per wallet and event, in chain order
-    (block, log, then the swap before movements of the same log). A movement carries its hash;
-    a swap its position in the lake, the 705 MB of a week's swap hashes not being written again
-    (`with_swap_hashes`)."""
+    (block, log, then the swap, then a movement's sending end, then its receiving end). A
+    movement carries its hash; a swap its position in the lake, the 705 MB of a week's swap
+    hashes not being written again (`with_swap_hashes`)."""
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp()))
     live = [frames[t].filter(pl.col("block_time") <= as_of)
@@ -92,7 +92,11 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.LazyFrame:
         fee_is_estimated=pl.col("fee_usd").is_null() & pl.col("usd_per_gas").is_not_null(),
         fee_usd=pl.coalesce("fee_usd", pl.col("usd_per_gas") * pl.col("gas_used")),
         mark_usd=pl.col("price_usd"), seq=pl.lit(0, pl.UInt8))
-    moves = moves.with_columns(seq=pl.lit(1, pl.UInt8), fee_is_estimated=pl.lit(False))
+    # A transfer's sending end before its receiving end: every row then has its own key and
+    # the order is the same from run to run.
+    moves = moves.with_columns(
+        seq=pl.when(pl.col("side") == "transfer_in").then(2).otherwise(1).cast(pl.UInt8),
+        fee_is_estimated=pl.lit(False))
     return (pl.concat([modelled.drop("usd_per_gas", "gas_used"), moves], how="diagonal_relaxed")
             .sort(*LEDGER_ORDER))
 

@@ -10,7 +10,7 @@ import pytest
 
 from assets.sql_models import load_models
 from assets.wallets.behaviour import peak_capital
-from assets.wallets.ledger import account, movement_events, with_swap_hashes
+from assets.wallets.ledger import account, movement_events, wallet_events, with_swap_hashes
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from checks.outcome import validate
 from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
@@ -235,21 +235,49 @@ def test_trades_take_the_swaps_hashes_from_the_lake_and_keep_the_movements_own()
         with_swap_hashes(ledger, moved)
 
 
+AT = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def movement_frames() -> dict[str, pl.LazyFrame]:
+    """T (6 decimals) moves twice in block 9: 2 units from W to V, then 5 units from W to W;
+    no pool and no liquidity."""
+    return {
+        "transfers": pl.LazyFrame({
+            "chain_id": [1, 1], "block_number": [9, 9], "log_index": [1, 2],
+            "block_time": [AT] * 2, "tx_hash": ["0x1", "0x2"], "token": [T, T],
+            "from_address": [W, W], "to_address": [V, W], "amount": [2_000_000, 5_000_000]}),
+        "tokens": pl.LazyFrame({"chain_id": [1], "address": [T], "decimals": [6],
+                                "is_quote": [False], "deploy_tx": ["0x0"]}),
+        "liquidity_events": pl.LazyFrame(schema={
+            "chain_id": pl.Int64, "block_number": pl.Int64, "log_index": pl.Int64,
+            "block_time": pl.Datetime("us", "UTC"), "tx_hash": pl.String, "pair": pl.String,
+            "owner": pl.String, "kind": pl.String, "amount0": pl.Int64, "amount1": pl.Int64}),
+        "pair_tokens": pl.LazyFrame(schema={
+            "chain_id": pl.Int64, "pair": pl.String, "base": pl.String,
+            "base_is_token0": pl.Boolean, "base_decimals": pl.Int64}),
+    }
+
+
 def test_a_transfer_to_oneself_moves_nothing() -> None:
-    # T (6 decimals) moves twice in block 9: 2 units from W to V, then 5 units from W to W.
-    transfers = pl.LazyFrame({
-        "chain_id": [1, 1], "block_number": [9, 9], "log_index": [0, 1],
-        "block_time": [datetime(2026, 11, 1, tzinfo=UTC)] * 2, "tx_hash": ["0x1", "0x2"],
-        "token": [T, T], "from_address": [W, W], "to_address": [V, W],
-        "amount": [2_000_000, 5_000_000]})
-    tokens = pl.LazyFrame({"chain_id": [1], "address": [T], "decimals": [6],
-                           "is_quote": [False], "deploy_tx": ["0x0"]})
-    liquidity = pl.LazyFrame(schema={
-        "chain_id": pl.Int64, "block_number": pl.Int64, "log_index": pl.Int64,
-        "block_time": pl.Datetime("us", "UTC"), "tx_hash": pl.String, "pair": pl.String,
-        "owner": pl.String, "kind": pl.String, "amount0": pl.Int64, "amount1": pl.Int64})
-    pools = pl.LazyFrame(schema={"chain_id": pl.Int64, "pair": pl.String, "base": pl.String,
-                                 "base_is_token0": pl.Boolean, "base_decimals": pl.Int64})
-    moved = movement_events(transfers, liquidity, pools, tokens).collect()
+    f = movement_frames()
+    moved = movement_events(f["transfers"], f["liquidity_events"], f["pair_tokens"],
+                            f["tokens"]).collect()
     assert sorted(moved.select("wallet", "side", "qty").rows()) == [
         (V, "transfer_in", 2.0), (W, "transfer_out", 2.0)]
+
+
+def test_a_transfers_sending_end_comes_before_its_receiving_end() -> None:
+    # A swap of pool P (base T) by V in block 9, log 0, then the transfer W -> V at log 1.
+    legs = pl.LazyFrame({
+        "chain_id": [1], "block_number": [9], "log_index": [0], "ts": [int(AT.timestamp())],
+        "swap": pl.Series([0], dtype=pl.UInt32), "pair": ["P"], "side": ["buy"],
+        "base_amount": [1.0], "price_usd": [3.0], "volume_usd": [3.0], "fee_usd": [0.1],
+        "gas_used": [100]})
+    lake = pl.LazyFrame({"chain_id": [1], "block_number": [9], "log_index": [0],
+                         "maker": [V]})
+    frames = {**movement_frames(), "swap_legs": legs, "swaps": lake,
+              "pair_tokens": pl.LazyFrame({"chain_id": [1], "pair": ["P"], "base": [T],
+                                           "base_is_token0": [True], "base_decimals": [6]})}
+    rows = wallet_events(frames, AT).collect().select("log_index", "seq", "wallet", "side")
+    assert rows.rows() == [(0, 0, V, "buy"), (1, 1, W, "transfer_out"),
+                           (1, 2, V, "transfer_in")]
