@@ -33,20 +33,42 @@ def strings(**kw) -> object:
 _BLOCK_BITS, _LOG_BITS = 44, 20
 
 
+def _order_of(keys: tuple[str, ...]) -> dict[str, pl.Expr]:
+    """What shows that rows come in key order: runs of the first key (a chain), and within a
+    run the rest of the key strictly rising."""
+    head, rest = keys[0], keys[1:]
+    new_run = pl.col(head).diff().fill_null(1) != 0
+    rising, tied = pl.lit(False), pl.lit(True)
+    for key in rest:
+        step = pl.col(key).diff()
+        rising, tied = rising | (tied & (step > 0)), tied & (step == 0)
+    return {"runs": new_run.sum(), "heads": pl.col(head).n_unique(),
+            "ordered": (new_run | rising).all()}
+
+
+def _proved(bounds: dict) -> bool:
+    return bounds["rows"] == 0 or (bounds["ordered"] and bounds["runs"] == bounds["heads"])
+
+
+def keys_unique(frame: pl.LazyFrame, keys: tuple[str, ...]) -> bool | pl.LazyFrame:
+    """True when no two rows share `keys`; else which rows do. Rows in key order prove it in
+    one pass: each value of the first key in one run, the rest of the key only rising in it."""
+    if _proved(frame.select(rows=pl.len(), **_order_of(keys)).collect().row(0, named=True)):
+        return True
+    return frame.select(~pl.struct(*keys).is_duplicated())
+
+
 def events_unique(frame: pl.LazyFrame) -> bool | pl.LazyFrame:
     """True when no two rows share an event (chain_id, block_number, log_index); else which
-    rows do. Rows in chain order prove it in one pass: each chain in one run whose keys only
-    rise. Otherwise ten million keys are counted as one packed integer each, a fraction of the
-    cost of comparing rows of three columns, which is left for the rows of a failing frame."""
-    new_chain = pl.col("chain_id").diff().fill_null(1) != 0
-    rising = (pl.col("block_number").diff() > 0) | (
-        (pl.col("block_number").diff() == 0) & (pl.col("log_index").diff() > 0))
+    rows do. Rows in chain order prove it in one pass (`keys_unique`). Otherwise ten million
+    keys are counted as one packed integer each, a fraction of the cost of comparing rows of
+    three columns, which is left for the rows of a failing frame."""
+    event = ("chain_id", "block_number", "log_index")
     bounds = frame.select(
-        low=pl.min_horizontal(pl.col("chain_id", "block_number", "log_index").min()),
+        low=pl.min_horizontal(pl.col(*event).min()),
         block=pl.col("block_number").max(), log=pl.col("log_index").max(),
-        rows=pl.len(), runs=new_chain.sum(), chains=pl.col("chain_id").n_unique(),
-        ordered=(new_chain | rising).all()).collect().row(0, named=True)
-    if bounds["rows"] == 0 or (bounds["ordered"] and bounds["runs"] == bounds["chains"]):
+        rows=pl.len(), **_order_of(event)).collect().row(0, named=True)
+    if _proved(bounds):
         return True
     if bounds["low"] >= 0 and bounds["block"] < 2**_BLOCK_BITS and bounds["log"] < 2**_LOG_BITS:
         packed = (pl.col("chain_id").cast(pl.Int128) * 2**(_BLOCK_BITS + _LOG_BITS)
@@ -54,4 +76,4 @@ def events_unique(frame: pl.LazyFrame) -> bool | pl.LazyFrame:
                   + pl.col("log_index"))
         if frame.select(packed.n_unique()).collect().item() == bounds["rows"]:
             return True
-    return frame.select(~pl.struct("chain_id", "block_number", "log_index").is_duplicated())
+    return frame.select(~pl.struct(*event).is_duplicated())

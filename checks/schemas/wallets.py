@@ -6,6 +6,7 @@ import polars as pl
 
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+from checks.schemas.types import keys_unique
 from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOWS
 
 # Float sums in a different order differ in the last digits: a cent, or a millionth of the
@@ -44,6 +45,11 @@ class LedgerRow(pa.DataFrameModel):
         return data.lazyframe.select(~moved | (pl.col("price_usd").is_null()
                                                & pl.col("notional_usd").is_null()
                                                & (pl.col("realized_usd") == 0)))
+
+    @pa.dataframe_check
+    def one_row_per_event_end(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain, block, log, seq): a swap, or one end of a movement."""
+        return keys_unique(data.lazyframe, ("chain_id", "block_number", "log_index", "seq"))
 
     @pa.dataframe_check
     def each_event_names_its_transaction(cls, data) -> pl.LazyFrame:

@@ -207,6 +207,8 @@ def accounted_rows(sides: list[str], swaps: list, hashes: list) -> pl.DataFrame:
         "cost": [0.0] * n, "realized_usd": [0.0] * n, "cost_closed_usd": [0.0] * n,
         "fee_is_estimated": [False] * n, "price_usd": [None] * n, "notional_usd": [None] * n,
         "fee_usd": [None] * n, "swap": pl.Series(swaps, dtype=pl.UInt32),
+        "seq": pl.Series([{"transfer_out": 1, "transfer_in": 2}.get(x, 0) for x in sides],
+                         dtype=pl.UInt8),
         "tx_hash": pl.Series(hashes, dtype=pl.String)},
         schema_overrides={c: pl.Float64 for c in ("price_usd", "notional_usd", "fee_usd")})
 
@@ -218,6 +220,17 @@ def test_a_swap_keeps_its_lake_position_and_a_movement_its_hash() -> None:
                    accounted_rows(["transfer_in"], [None], [None])):
         outcome = validate("wallet_ledger", LedgerRow, broken)
         assert outcome.failures["check"].to_list() == ["each_event_names_its_transaction"]
+
+
+def test_no_two_ledger_rows_share_an_event_end() -> None:
+    rows = accounted_rows(["buy", "transfer_out", "sell"], [0, None, 2], [None, "0xm", None])
+    assert validate("wallet_ledger", LedgerRow, rows).passed
+    # Out of chain order but distinct: counted, not proved by order, and still passes.
+    assert validate("wallet_ledger", LedgerRow, rows.reverse()).passed
+    # The sell moved onto the buy's block: two swaps (seq 0) of one event.
+    twice = rows.with_columns(block_number=pl.Series([5, 6, 5]))
+    outcome = validate("wallet_ledger", LedgerRow, twice)
+    assert outcome.failures["check"].to_list() == ["one_row_per_event_end"] * 2
 
 
 def test_trades_take_the_swaps_hashes_from_the_lake_and_keep_the_movements_own() -> None:
