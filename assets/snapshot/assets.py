@@ -148,6 +148,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     if broken:
         raise dg.Failure("refusing to publish: " + "; ".join(broken))
     as_of = warehouse.clock()["as_of"]
+    # The lake's swaps, where the trades the edge serves take their hashes and addresses.
+    swaps = warehouse.scan("swaps")
     publisher = Publisher(open_store(store.url), default_signer(),
                           retention=timedelta(hours=store.retention_hours),
                           progress=context.log.info)
@@ -168,9 +170,9 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                          ("chain_id", "market"))],
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
-        tables=[*serving_tables(frames, pairs, (leaves, nodes), warehouse.scan("swaps")),
+        tables=[*serving_tables(frames, pairs, (leaves, nodes), swaps),
                 *wallet_serving({**frames, "wallet_ledger": with_swap_hashes(
-                    frames["wallet_ledger"], warehouse.scan("swaps"))},
+                    frames["wallet_ledger"], swaps)},
                     warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
                 *derivative_tables(frames)],
         now=now, frozen=frozen,

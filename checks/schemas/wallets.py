@@ -4,6 +4,7 @@ accounting identities (total = realised + unrealised; positions add up to the wa
 import pandera.polars as pa
 import polars as pl
 
+from assets.wallets.ledger import LEDGER_ORDER
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from checks.schemas.types import keys_unique
@@ -49,7 +50,7 @@ class LedgerRow(pa.DataFrameModel):
     @pa.dataframe_check
     def one_row_per_event_end(cls, data) -> bool | pl.LazyFrame:
         """No two rows share (chain, block, log, seq): a swap, or one end of a movement."""
-        return keys_unique(data.lazyframe, ("chain_id", "block_number", "log_index", "seq"))
+        return keys_unique(data.lazyframe, LEDGER_ORDER)
 
     @pa.dataframe_check
     def each_event_names_its_transaction(cls, data) -> pl.LazyFrame:
