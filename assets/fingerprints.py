@@ -39,5 +39,9 @@ def distinct(keys: pl.Series, table: str) -> pl.Series:
 def first_rows(frame: pl.DataFrame, folded: pl.DataFrame, columns: tuple[str, ...]) -> pl.DataFrame:
     """`folded`, a fold of `frame` that kept each group's first row number as `_row`, with these
     columns of that row: gathered for the groups once, not carried through the fold, where
-    address strings cost twice what the fold itself does."""
+    address strings cost twice what the fold itself does. The groups come out in the order of
+    their first rows, so two runs give the same rows in the same order."""
+    # A frame read from a file is in many chunks: strings gathered at positions in order read
+    # each chunk once, at random positions they cost several times more.
+    folded = folded.sort("_row")
     return folded.with_columns(frame.select(pl.col(*columns).gather(folded["_row"]))).drop("_row")

@@ -4,6 +4,8 @@ trade rows the edge pages, which the snapshot builds from the two."""
 
 from dataclasses import dataclass
 
+import numba
+import numpy as np
 import polars as pl
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
@@ -46,20 +48,48 @@ class FeedPrices:
     def at(self, feed: pl.Series, ts: pl.Series) -> pl.Series:
         """The latest price of feed index `feed` at or before unix second `ts`, row by row (null
         without a feed, or before the feed's first price)."""
-        feed = feed.fill_null(-1)
-        if self.positions.is_empty():
-            return pl.Series("price_usd", [None] * len(feed), pl.Float64)
-        found = self.positions.search_sorted(feed * _FEED_SPAN + ts, side="right").cast(pl.Int64) - 1
-        at = found.clip(0)
-        same = (self.positions.gather(at) // _FEED_SPAN) == feed
-        return pl.select(price_usd=pl.when((found >= 0) & same)
-                         .then(self.prices.gather(at))).to_series()
+        found = _latest(self.positions.cast(pl.Int64).to_numpy(),
+                        feed.cast(pl.Int64).fill_null(-1).to_numpy(),
+                        ts.cast(pl.Int64).to_numpy(), _FEED_SPAN)
+        if self.prices.is_empty():
+            return pl.Series("price_usd", [None] * len(found), pl.Float64)
+        price = self.prices.to_numpy()[np.maximum(found, 0)]
+        return pl.select(price_usd=pl.when(pl.lit(found >= 0)).then(pl.lit(price))).to_series()
 
     def expr(self, feed: pl.Expr, ts: pl.Expr) -> pl.Expr:
         """`at` as an expression, row by row over any batch of rows."""
         return pl.struct(feed=feed, ts=ts).map_batches(
             lambda rows: self.at(rows.struct.field("feed"), rows.struct.field("ts")),
             return_dtype=pl.Float64, is_elementwise=True)
+
+
+@numba.njit(nogil=True, cache=True)
+def _latest(positions, feed, ts, span):
+    """For each row, the index in `positions` (sorted feed * span + second) of its feed's
+    latest price at or before its second, or -1. Rows in time order per feed, as a chain's
+    swaps are, move each feed's cursor forward a step or two instead of searching again."""
+    n, m = len(feed), len(positions)
+    found = np.full(n, -1, np.int64)
+    cursor = np.full(max(1, feed.max() + 1) if n else 1, -1, np.int64)
+    for i in range(n):
+        f = feed[i]
+        if f < 0:
+            continue
+        key = f * span + ts[i]
+        c = cursor[f]
+        if c < 0 or positions[c] > key:
+            c = np.searchsorted(positions, key, side="right") - 1
+        else:
+            steps = 0
+            while c + 1 < m and positions[c + 1] <= key and steps < 16:
+                c += 1
+                steps += 1
+            if c + 1 < m and positions[c + 1] <= key:
+                c = np.searchsorted(positions, key, side="right") - 1
+        cursor[f] = c
+        if c >= 0 and positions[c] // span == f:
+            found[i] = c
+    return found
 
 
 def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,

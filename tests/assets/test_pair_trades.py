@@ -18,6 +18,17 @@ def test_a_price_is_the_feeds_latest_at_or_before_the_instant() -> None:
     assert prices.at(feed, ts).to_list() == [None, 2.0, 3.0, None, 10.0, 10.0, None]
 
 
+def test_a_price_is_found_whichever_way_the_rows_move_in_time() -> None:
+    # Feed A's price is its second (0 to 99); feed B is 7.0 from second 40. Rows step forward,
+    # leap far ahead, go back, pass the last price and interleave the two feeds.
+    prices = FeedPrices.of(pl.DataFrame({
+        "feed_id": ["A"] * 100 + ["B"], "ts": [*range(100), 40],
+        "price_usd": [float(s) for s in range(100)] + [7.0]}))
+    feed = pl.Series([0, 0, 1, 0, 0, 1, 0, 0, 1])
+    ts = pl.Series([5, 6, 39, 80, 81, 41, 3, 500, 40])
+    assert prices.at(feed, ts).to_list() == [5.0, 6.0, None, 80.0, 81.0, 7.0, 3.0, 99.0, 7.0]
+
+
 def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
     # Pool P's base is token1: a buy of 5 base for 10 quote at 2 USD a quote unit (4 USD a base
     # unit); an add of liquidity one block earlier.
