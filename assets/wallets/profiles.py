@@ -39,6 +39,25 @@ def cluster_number(chain_id: int, funder: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{chain_id}:{funder}".encode()).digest()[:6], "big")
 
 
+def funding_clusters(funding: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
+    """Per funded wallet: its first funder, when, and its funding cluster: the wallets one
+    funder was first to fund, when it did so for 2 to CLUSTER_MAX of them and is no exchange
+    or bridge (0 for no cluster)."""
+    first = funding.sort("ts").group_by("chain_id", "wallet").agg(
+        funder=pl.col("funder").first(), funded_at=pl.col("ts").first())
+    services = (labels.filter(pl.col("kind").is_in([1, 2]))
+                .select("chain_id", funder="address").unique().with_columns(service=pl.lit(True)))
+    # A cluster's id is worked out once per funder (a hundred or so), not once per wallet.
+    owners = (first.group_by("chain_id", "funder").agg(wallets=pl.len())
+              .join(services, on=["chain_id", "funder"], how="left")
+              .filter(pl.col("service").is_null(), pl.col("wallets").is_between(2, CLUSTER_MAX))
+              .select("chain_id", "funder", cluster_id=pl.struct("chain_id", "funder")
+                      .map_elements(lambda r: cluster_number(r["chain_id"], r["funder"]),
+                                    return_dtype=pl.Int64)))
+    return first.join(owners, on=["chain_id", "funder"], how="left").with_columns(
+        pl.col("cluster_id").fill_null(0))
+
+
 def classify(traits: pl.DataFrame) -> pl.DataFrame:
     """Type from behaviour, in order: bot, market maker, deployer, sniper, trader; a wallet
     that never swapped is a holder. Also why machinery is skipped, and the timing verdict."""
@@ -212,11 +231,6 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
         lake_labels=pl.struct(kind="kind", name="name", confidence="confidence",
                               token_address="token_address"),
         scam_label=(pl.col("kind") == 4).any())
-    funding = parts["funding"].sort("ts").group_by("chain_id", "wallet").agg(
-        funder=pl.col("funder").first(), funded_at=pl.col("ts").first())
-    service = parts["labels"].filter(pl.col("kind").is_in([1, 2])).select(
-        "chain_id", funder="address")
-    sizes = funding.group_by("chain_id", "funder").agg(cluster_size=pl.len())
     traits = parts["traits"]
     frame = (seen.join(traits, on=["chain_id", "wallet"], how="left")
              .with_columns(pl.col("swaps", "buys", "sells", "round_trips", "established",
@@ -224,20 +238,14 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
              .join(deployed, on=["chain_id", "wallet"], how="left")
              .join(rugged, on=["chain_id", "wallet"], how="left")
              .join(labels, on=["chain_id", "wallet"], how="left")
-             .join(funding, on=["chain_id", "wallet"], how="left")
-             .join(sizes, on=["chain_id", "funder"], how="left")
-             .join(service.with_columns(service=pl.lit(True)), on=["chain_id", "funder"],
-                   how="left")
+             .join(funding_clusters(parts["funding"], parts["labels"]),
+                   on=["chain_id", "wallet"], how="left")
              .join(parts["capital"], on=["chain_id", "wallet"], how="left")
              .with_columns(pl.col("deployed_tokens", "condemned_tokens", "rugged_pools")
                            .fill_null(0), pl.col("scam_label").fill_null(False),
+                           cluster_id=pl.col("cluster_id").fill_null(0),
                            deployed_usd=pl.col("deployed_usd").fill_null(0.0)))
     frame = classify(frame).with_columns(
-        cluster_id=pl.when(pl.col("funder").is_not_null() & pl.col("service").is_null()
-                           & pl.col("cluster_size").is_between(2, CLUSTER_MAX))
-        .then(pl.struct("chain_id", "funder").map_elements(
-            lambda r: cluster_number(r["chain_id"], r["funder"]), return_dtype=pl.Int64))
-        .otherwise(0),
         tier=tier_of(pl.col("deployed_usd")),
         first_onchain=pl.min_horizontal("first_seen", "funded_at"),
         age_is_estimated=pl.col("funded_at").is_null())

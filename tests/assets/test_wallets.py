@@ -2,6 +2,7 @@
 transfer in, a re-entry, a token without a price and an oversold sell, with every expected
 figure worked out by hand below."""
 
+import hashlib
 import math
 from datetime import UTC, datetime
 
@@ -294,3 +295,21 @@ def test_a_transfers_sending_end_comes_before_its_receiving_end() -> None:
     rows = wallet_events(frames, AT).collect().select("log_index", "seq", "wallet", "side")
     assert rows.rows() == [(0, 0, V, "buy"), (1, 1, W, "transfer_out"),
                            (1, 2, V, "transfer_in")]
+
+
+def test_a_funding_cluster_is_a_funders_first_funded_wallets_from_two_to_fifty() -> None:
+    from assets.wallets.profiles import funding_clusters
+
+    # F first funds A and B (B is later funded by G too); S, an exchange labelled twice, funds C
+    # and D; M funds 51 wallets; O funds only E; F's one wallet on chain 2 is no cluster.
+    rows = [(1, "A", "F", 10), (1, "B", "F", 20), (1, "B", "G", 5_000), (1, "C", "S", 30),
+            (1, "D", "S", 40), (1, "E", "O", 50), (2, "H", "F", 60)]
+    rows += [(1, f"m{i}", "M", 100 + i) for i in range(51)]
+    funding = pl.DataFrame(rows, schema=["chain_id", "wallet", "funder", "ts"], orient="row")
+    labels = pl.DataFrame({"chain_id": [1, 1], "address": ["S", "S"], "kind": [1, 2]})
+    got = dict(funding_clusters(funding, labels).select("wallet", "cluster_id").iter_rows())
+    f_on_1 = int.from_bytes(hashlib.sha256(b"1:F").digest()[:6], "big")
+    assert len(got) == 6 + 51
+    assert got["A"] == got["B"] == f_on_1 > 0
+    assert got["C"] == got["D"] == got["E"] == got["H"] == got["m0"] == 0
+    assert {got[f"m{i}"] for i in range(51)} == {0}
