@@ -48,11 +48,11 @@ class FeedPrices:
     def at(self, feed: pl.Series, ts: pl.Series) -> pl.Series:
         """The latest price of feed index `feed` at or before unix second `ts`, row by row (null
         without a feed, or before the feed's first price)."""
+        if self.prices.is_empty():
+            return pl.Series("price_usd", [None] * len(feed), pl.Float64)
         found = _latest(self.positions.cast(pl.Int64).to_numpy(),
                         feed.cast(pl.Int64).fill_null(-1).to_numpy(),
                         ts.cast(pl.Int64).to_numpy(), _FEED_SPAN)
-        if self.prices.is_empty():
-            return pl.Series("price_usd", [None] * len(found), pl.Float64)
         price = self.prices.to_numpy()[np.maximum(found, 0)]
         return pl.select(price_usd=pl.when(pl.lit(found >= 0)).then(pl.lit(price))).to_series()
 
@@ -67,7 +67,7 @@ class FeedPrices:
 def _latest(positions, feed, ts, span):
     """For each row, the index in `positions` (sorted feed * span + second) of its feed's
     latest price at or before its second, or -1. Rows in time order per feed, as a chain's
-    swaps are, move each feed's cursor forward a step or two instead of searching again."""
+    swaps are, move each feed's cursor a few steps forward instead of searching again."""
     n, m = len(feed), len(positions)
     found = np.full(n, -1, np.int64)
     cursor = np.full(max(1, feed.max() + 1) if n else 1, -1, np.int64)

@@ -1,6 +1,6 @@
 """Wallet accounting on hand-made ledgers: buys and sells at known prices, a partial exit, a
 transfer in, a re-entry, a token without a price and an oversold sell, with every expected
-figure worked out by hand below."""
+figure worked out by hand below; and funding clusters, by hand."""
 
 import hashlib
 import math
@@ -13,6 +13,7 @@ from assets.sql_models import load_models
 from assets.wallets.behaviour import peak_capital
 from assets.wallets.ledger import account, movement_events, wallet_events, with_swap_hashes
 from assets.wallets.positions import assemble_positions, assemble_rounds
+from assets.wallets.profiles import funding_clusters
 from checks.outcome import validate
 from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
 
@@ -298,8 +299,6 @@ def test_a_transfers_sending_end_comes_before_its_receiving_end() -> None:
 
 
 def test_a_funding_cluster_is_a_funders_first_funded_wallets_from_two_to_fifty() -> None:
-    from assets.wallets.profiles import funding_clusters
-
     # F first funds A and B (B is later funded by G too); S, an exchange labelled twice, funds C
     # and D; M funds 51 wallets; O funds only E; F's one wallet on chain 2 is no cluster.
     rows = [(1, "A", "F", 10), (1, "B", "F", 20), (1, "B", "G", 5_000), (1, "C", "S", 30),
