@@ -10,6 +10,7 @@ import polars as pl
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
 from assets.market.pair_rows import KEY
+from checks.schemas.types import EVENT
 
 TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", "maker",
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",
@@ -18,7 +19,6 @@ TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", 
 LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "swap", "pair",
                "maker_key", "side", "base_is_token0", "base_amount", "quote_amount", "quote_usd",
                "volume_usd", "gas_used", "fee_usd", "price_usd")
-EVENT = ("chain_id", "block_number", "log_index")
 # Legs in at most this many stretches of consecutive swaps read only those from the lake.
 MAX_RUNS = 256
 # A price's position in FeedPrices: its feed's index in this many seconds plus its second.

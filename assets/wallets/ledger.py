@@ -13,7 +13,7 @@ TRANSFER_SIDES = ("transfer_in", "transfer_out")
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
 DUST = 1e-9
 POSITION = ("chain_id", "wallet", "token")
-LEDGER_ORDER = ("chain_id", "block_number", "log_index", "seq")
+LEDGER_ORDER = (*EVENT, "seq")
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:

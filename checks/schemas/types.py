@@ -31,6 +31,8 @@ def strings(**kw) -> object:
 # An event key packs into one 128-bit integer when its parts fit these bits: the chain id the
 # top 64, the block the next 44, the log index the last 20.
 _BLOCK_BITS, _LOG_BITS = 44, 20
+# What names one on-chain event: a trade, a transfer, a liquidity change.
+EVENT = ("chain_id", "block_number", "log_index")
 
 
 def _order_of(keys: tuple[str, ...]) -> dict[str, pl.Expr]:
@@ -63,11 +65,10 @@ def events_unique(frame: pl.LazyFrame) -> bool | pl.LazyFrame:
     rows do. Rows in chain order prove it in one pass (`keys_unique`). Otherwise ten million
     keys are counted as one packed integer each, a fraction of the cost of comparing rows of
     three columns, which is left for the rows of a failing frame."""
-    event = ("chain_id", "block_number", "log_index")
     bounds = frame.select(
-        low=pl.min_horizontal(pl.col(*event).min()),
+        low=pl.min_horizontal(pl.col(*EVENT).min()),
         block=pl.col("block_number").max(), log=pl.col("log_index").max(),
-        rows=pl.len(), **_order_of(event)).collect().row(0, named=True)
+        rows=pl.len(), **_order_of(EVENT)).collect().row(0, named=True)
     if _proved(bounds):
         return True
     if bounds["low"] >= 0 and bounds["block"] < 2**_BLOCK_BITS and bounds["log"] < 2**_LOG_BITS:
@@ -76,4 +77,4 @@ def events_unique(frame: pl.LazyFrame) -> bool | pl.LazyFrame:
                   + pl.col("log_index"))
         if frame.select(packed.n_unique()).collect().item() == bounds["rows"]:
             return True
-    return frame.select(~pl.struct(*event).is_duplicated())
+    return frame.select(~pl.struct(*EVENT).is_duplicated())
