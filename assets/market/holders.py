@@ -2,76 +2,259 @@
 supply mints and wallet moves, swaps (paid in by the maker, paid out to the recipient) and the
 liquidity a wallet added or removed. Pools and the mint address are not holders.
 
-Every swap is folded by the fingerprint of its (chain, pair, maker, recipient) before it fans
-out to the pair's two tokens, so the ten million swaps of a week are summed in one hash table
-of integers, not of address strings; amounts stay exact raw integers until the last division.
-"""
+Every move is summed straight into one table keyed by (token, holder fingerprint) as the swaps
+are read, each swap's two or four moves at once: the ten million swaps of a week never fan out
+into rows, and no address string is hashed into the table. Amounts stay exact 128-bit integers
+(two 64-bit halves) until the last division. Each balance remembers the first move that made it,
+and its holder's address is read back from there."""
 
 from datetime import datetime
 
+import numba
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
 
 RAW = pl.Int128
 RAW_SWAPPED = ("amount0_in", "amount1_in", "amount0_out", "amount1_out")
+# Where a balance's holder address is read back: a move's source and row, in its slot's tag.
+SOURCES = ("maker", "recipient", "to_address", "from_address", "owner")
+_MAKER, _RECIPIENT = SOURCES.index("maker"), SOURCES.index("recipient")
+TRANSFERRED = ("to_address", "from_address")
+# A tag's bits: the token (plus one, so that 0 is an empty slot) above 40, the source above 37.
+_ROW_BITS, _TOKEN_SHIFT = 37, 40
+_MAX_TOKENS = (1 << 64 - _TOKEN_SHIFT) - 1
+# A slot is four words: holder fingerprint, tag (token + 1, source, row), low and high halves.
+_HOLDER, _TAG, _LO, _HI = range(4)
+_ONE = np.uint64(1)
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _negated(column: str) -> pl.Expr:
-    # Int128 has subtraction but no negation.
-    return pl.lit(0, RAW) - pl.col(column)
+def _halves(values: pa.Array) -> np.ndarray:
+    """Exact raw amounts (decimal128, no nulls) as rows of low and high 64-bit halves, read in
+    place."""
+    words = np.frombuffer(values.buffers()[1], dtype=np.uint64)
+    return words[2 * values.offset:2 * (values.offset + len(values))].reshape(-1, 2)
 
 
-def _swap_moves(swaps: pl.LazyFrame, pools: pl.DataFrame) -> pl.LazyFrame:
-    """Per pool and wallet, the net raw amounts of token0 and token1 its swaps moved: the
-    maker pays in, the recipient is paid out (one row when they are the same wallet)."""
-    moved = swaps.select(pool=lookup(keyed("chain_id", "pair"), pools["key"]), holder="maker",
-                         recipient="recipient",
-                         **{c: pl.col(c).cast(RAW) for c in RAW_SWAPPED})
-    same = pl.col("holder") == pl.col("recipient")
-    kept = {f"amount{i}": pl.when(same).then(pl.col(f"amount{i}_out")).otherwise(pl.lit(0, RAW))
-            - pl.col(f"amount{i}_in") for i in (0, 1)}
-    return (pl.concat([moved.select("pool", "holder", **kept),
-                       moved.filter(~same).select("pool", holder="recipient",
-                                                  amount0="amount0_out", amount1="amount1_out")])
-            .drop_nulls("pool")
-            .group_by(keyed("pool", "holder"))
-            .agg(pl.col("pool", "holder").first(), pl.col("amount0", "amount1").sum()))
+def _column(values: pa.Array) -> np.ndarray:
+    """A batch's column as the fold reads it: amounts as halves, the rest as plain numbers."""
+    if pa.types.is_decimal(values.type):
+        return _halves(values)
+    return values.to_numpy(zero_copy_only=False)
+
+
+@numba.njit(nogil=True, inline="always")
+def _negated(lo, hi):
+    lo = (lo ^ _ONES) + _ONE
+    return lo, (hi ^ _ONES) + (_ONE if lo == np.uint64(0) else np.uint64(0))
+
+
+@numba.njit(nogil=True, inline="always")
+def _plus(lo, hi, other_lo, other_hi):
+    total = lo + other_lo
+    return total, hi + other_hi + (_ONE if total < lo else np.uint64(0))
+
+
+@numba.njit(nogil=True, inline="always")
+def _add(slots, token, holder, lo, hi, source, row):
+    """Add one 128-bit amount (two's complement halves) to (token, holder)'s balance; 1 when it
+    opened a slot."""
+    mask = np.uint64(len(slots) - 1)
+    owner = np.uint64(token + 1)
+    at = (holder ^ (np.uint64(token) * _MIX)) & mask
+    while True:
+        tag = slots[at, _TAG]
+        if tag == np.uint64(0):
+            slots[at, _HOLDER] = holder
+            slots[at, _TAG] = ((owner << np.uint64(_TOKEN_SHIFT))
+                               | (np.uint64(source) << np.uint64(_ROW_BITS)) | np.uint64(row))
+            slots[at, _LO] = lo
+            slots[at, _HI] = hi
+            return 1
+        if slots[at, _HOLDER] == holder and tag >> np.uint64(_TOKEN_SHIFT) == owner:
+            slots[at, _LO], slots[at, _HI] = _plus(slots[at, _LO], slots[at, _HI], lo, hi)
+            return 0
+        at = (at + _ONE) & mask
+
+
+@numba.njit(nogil=True, inline="always")
+def _add_side(slots, token, maker, recipient, paid, got, row):
+    """One side of a swap: the maker pays `paid` in, the recipient is paid `got` out."""
+    if token < 0:
+        return 0
+    paid_lo, paid_hi = _negated(paid[0], paid[1])
+    if maker == recipient:
+        lo, hi = _plus(got[0], got[1], paid_lo, paid_hi)
+        return _add(slots, token, maker, lo, hi, _MAKER, row)
+    return (_add(slots, token, maker, paid_lo, paid_hi, _MAKER, row)
+            + _add(slots, token, recipient, got[0], got[1], _RECIPIENT, row))
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_swaps(slots, used, start, offset, token0, token1, pool, maker, recipient, in0, in1,
+               out0, out1):
+    """Fold a batch of swaps (the lake's rows from `offset` on) from its row `start` on; stops
+    at the row where the table is half full and answers it (the batch's length when all are
+    in) and the slots now used."""
+    n, room = len(pool), len(slots) // 2
+    for r in range(start, n):
+        if used + 4 > room:
+            return r, used
+        p = pool[r]
+        if p < 0:
+            continue
+        row = offset + r
+        used += _add_side(slots, token0[p], maker[r], recipient[r], in0[r], out0[r], row)
+        used += _add_side(slots, token1[p], maker[r], recipient[r], in1[r], out1[r], row)
+    return n, used
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_moves(slots, used, start, offset, source, token, holder, amount, negative):
+    """Fold a batch of plain moves (a token, a holder, an amount to add or take away) like
+    `_add_swaps`."""
+    n, room = len(token), len(slots) // 2
+    for r in range(start, n):
+        if used + 1 > room:
+            return r, used
+        if token[r] < 0:
+            continue
+        lo, hi = amount[r, 0], amount[r, 1]
+        if negative[r]:
+            lo, hi = _negated(lo, hi)
+        used += _add(slots, token[r], holder[r], lo, hi, source, offset + r)
+    return n, used
+
+
+@numba.njit(nogil=True, cache=True)
+def _rehash(slots, old):
+    """Move every used slot of the old table into the new, larger one."""
+    mask = np.uint64(len(slots) - 1)
+    for k in range(len(old)):
+        tag = old[k, _TAG]
+        if tag == np.uint64(0):
+            continue
+        token = (tag >> np.uint64(_TOKEN_SHIFT)) - _ONE
+        at = (old[k, _HOLDER] ^ (token * _MIX)) & mask
+        while slots[at, _TAG] != np.uint64(0):
+            at = (at + _ONE) & mask
+        slots[at] = old[k]
+
+
+@numba.njit(nogil=True, cache=True)
+def _positive(slots):
+    """The slots holding a balance above zero."""
+    out = np.empty(len(slots), np.int64)
+    k = 0
+    for at in range(len(slots)):
+        hi = np.int64(slots[at, _HI])
+        if slots[at, _TAG] != np.uint64(0) and (hi > 0 or (hi == 0 and slots[at, _LO] > 0)):
+            out[k] = at
+            k += 1
+    return out[:k]
+
+
+class _Balances:
+    """An open-addressed table of 128-bit balances by (token, holder fingerprint), doubled when
+    half full."""
+
+    def __init__(self, rows: int) -> None:
+        self.used = 0
+        # Room for a balance per two to four swaps before the table first doubles; a week's
+        # lake has about one per three.
+        self.slots = np.zeros((max(1 << 16, 1 << (max(1, rows - 1).bit_length() - 1)), 4),
+                              np.uint64)
+
+    def fold(self, kernel, rows: pl.DataFrame, *fixed) -> None:
+        """Fold every row of `rows` (numbers and raw amounts, no nulls) through `kernel`, the
+        fixed arguments first."""
+        if rows.height >= 1 << _ROW_BITS:
+            raise ValueError(f"{rows.height} rows are too many for one fold")
+        offset = 0
+        for batch in rows.to_arrow().to_batches():
+            columns = [_column(c) for c in batch.columns]
+            start = 0
+            while True:
+                start, self.used = kernel(self.slots, self.used, start, offset, *fixed, *columns)
+                if start == batch.num_rows:
+                    break
+                old, self.slots = self.slots, np.zeros((len(self.slots) * 2, 4), np.uint64)
+                _rehash(self.slots, old)
+            offset += batch.num_rows
+
+    def positive(self) -> pl.DataFrame:
+        """Token, where its holder's address is read back (source, row), and raw balance of
+        every balance above zero."""
+        slots = self.slots[_positive(self.slots)]
+        tags = slots[:, _TAG]
+        return pl.DataFrame({
+            "token": (tags >> np.uint64(_TOKEN_SHIFT)).astype(np.int64) - 1,
+            "source": ((tags >> np.uint64(_ROW_BITS)) & np.uint64(7)).astype(np.int64),
+            "row": (tags & np.uint64((1 << _ROW_BITS) - 1)).astype(np.int64),
+            "lo": slots[:, _LO], "hi": slots[:, _HI].view(np.int64)}).select(
+            "token", "source", "row",
+            raw=pl.col("hi").cast(RAW) * pl.lit(2**64, RAW) + pl.col("lo").cast(RAW))
+
+
+def _index(key: pl.Expr, keys: pl.Series) -> pl.Expr:
+    """`lookup` with -1 for absent, as the fold reads it."""
+    return lookup(key, keys).fill_null(-1).cast(pl.Int64)
 
 
 def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     """One row per token and holding address with a positive balance (chain_id, token, holder,
     balance in whole tokens)."""
     tokens = frames["tokens"].select("chain_id", "address", "decimals").collect()
+    if tokens.height > _MAX_TOKENS:
+        raise ValueError(f"{tokens.height} tokens are too many for one fold")
     tokens = tokens.with_columns(
         key=distinct(tokens.select(keyed("chain_id", "address")).to_series(), "tokens"))
     pools = frames["pairs"].select("chain_id", "address", "token0", "token1").collect()
     pools = pools.with_columns(
         key=distinct(pools.select(keyed("chain_id", "address")).to_series(), "pairs"),
-        **{f"token{i}": lookup(keyed("chain_id", f"token{i}"), tokens["key"]) for i in (0, 1)})
+        **{f"token{i}": _index(keyed("chain_id", f"token{i}"), tokens["key"]) for i in (0, 1)})
     live = pl.col("block_time") <= as_of
-    transfers = frames["transfers"].filter(live).with_columns(
-        token=lookup(keyed("chain_id", "token"), tokens["key"]), amount=pl.col("amount").cast(RAW))
-    swaps = _swap_moves(frames["swaps"].filter(live), pools)
-    liquidity = frames["liquidity_events"].filter(live).with_columns(
-        pool=lookup(keyed("chain_id", "pair"), pools["key"]),
-        sign=pl.when(pl.col("kind") == "mint").then(pl.lit(-1, RAW)).otherwise(pl.lit(1, RAW)))
-    moves = [transfers.select("token", holder="to_address", amount="amount"),
-             transfers.select("token", holder="from_address", amount=_negated("amount"))]
+    swaps = frames["swaps"].filter(live)
+    moved = swaps.select(*RAW_SWAPPED, pool=_index(keyed("chain_id", "pair"), pools["key"]),
+                         maker_key=keyed("maker"), recipient_key=keyed("recipient")).collect()
+    transfers = frames["transfers"].filter(live).select(
+        "to_address", "from_address", token=_index(keyed("chain_id", "token"), tokens["key"]),
+        amount="amount", **{f"{source}_key": keyed(source) for source in TRANSFERRED}).collect()
+    liquidity = frames["liquidity_events"].filter(live).select(
+        "owner", "amount0", "amount1", owner_key=keyed("owner"),
+        negative=pl.col("kind") == "mint",
+        pool=lookup(keyed("chain_id", "pair"), pools["key"])).drop_nulls("pool").collect()
+    balances = _Balances(moved.height)
+    balances.fold(_add_swaps, moved.select("pool", "maker_key", "recipient_key", *RAW_SWAPPED),
+                  pools["token0"].to_numpy(), pools["token1"].to_numpy())
+    for source in TRANSFERRED:
+        balances.fold(_add_moves, transfers.select(
+            "token", f"{source}_key", "amount", negative=pl.lit(source == "from_address")),
+            SOURCES.index(source))
     for i in (0, 1):
-        token = gathered(pools[f"token{i}"], "pool").alias("token")
-        moves += [swaps.select(token, holder="holder", amount=f"amount{i}"),
-                  liquidity.select(token, holder="owner",
-                                   amount=pl.col(f"amount{i}").cast(RAW) * pl.col("sign"))]
+        balances.fold(_add_moves, liquidity.select(
+            gathered(pools[f"token{i}"], "pool"), "owner_key", f"amount{i}", "negative"),
+            SOURCES.index("owner"))
+    # A swap's addresses are read again only where a balance needs them: where every maker is
+    # paid out to itself, as most are, no recipient is read at all.
+    where = {"maker": swaps, "recipient": swaps, "to_address": transfers.lazy(),
+             "from_address": transfers.lazy(), "owner": liquidity.lazy()}
+    positive = balances.positive().sort("row")
+    parts = {source: positive.filter(pl.col("source") == i) for i, source in enumerate(SOURCES)}
+    held = pl.concat([part.with_columns(holder=where[source].select(source).collect()
+                                        .to_series().gather(part["row"]) if part.height
+                                        else pl.Series([], dtype=pl.String))
+                      for source, part in parts.items()])
     mints = (frames["transfers"].filter(live)
              .join(frames["tokens"].select("chain_id", token="address", tx_hash="deploy_tx"),
                    on=["chain_id", "token", "tx_hash"])
              .select(keyed("chain_id", "from_address")))
     not_holders = pl.concat([pools.lazy().select("key"), mints])
-    return (pl.concat(moves).drop_nulls("token")
-            .group_by(keyed("token", "holder"))
-            .agg(pl.col("token", "holder").first(), raw=pl.col("amount").sum())
-            .filter(pl.col("raw") > 0)
+    return (held.lazy()
             .with_columns(gathered(tokens["chain_id"], "token"))
             .with_columns(keyed("chain_id", "holder"))
             .join(not_holders, on="key", how="anti")

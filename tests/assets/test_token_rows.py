@@ -1,6 +1,7 @@
 """Token rows: the holder and activity models, the pair roll-up and the token rules, by hand."""
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import polars as pl
 import pytest
@@ -16,7 +17,7 @@ RAW = pl.Decimal(38, 0)
 
 
 def raw(values: list[int]) -> pl.Series:
-    return pl.Series(values, dtype=RAW)
+    return pl.Series([Decimal(v) for v in values], dtype=RAW)
 
 
 def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
@@ -48,6 +49,58 @@ def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
         pl.col("token") == "TKN")
     assert dict(got.select("holder", "balance").iter_rows()) == {
         "D": 400.0, "A": 30.0, "B": 20.0, "F": 10.0}
+
+
+def _one_pool_lake(swaps: dict, transfers: dict | None = None) -> dict[str, pl.LazyFrame]:
+    """Pool P trades token T (token0, no decimals) for U; the swaps and transfers given."""
+    at = AS_OF - timedelta(hours=1)
+    swaps = pl.DataFrame(swaps).with_columns(chain_id=pl.lit(1), pair=pl.lit("P"),
+                                             block_time=pl.lit(at))
+    transfers = pl.DataFrame(transfers or {"from_address": [], "to_address": [],
+                                           "amount": raw([])}, schema_overrides={
+        "from_address": pl.String, "to_address": pl.String}).with_columns(
+        chain_id=pl.lit(1), token=pl.lit("T"), tx_hash=pl.lit("move"), block_time=pl.lit(at))
+    return {n: f.lazy() for n, f in {
+        "tokens": pl.DataFrame({"chain_id": [1, 1], "address": ["T", "U"], "decimals": [0, 0],
+                                "deploy_tx": ["deploy", "deploy"]}),
+        "pairs": pl.DataFrame({"chain_id": [1], "address": ["P"], "token0": ["T"],
+                               "token1": ["U"]}),
+        "transfers": transfers,
+        "liquidity_events": pl.DataFrame(schema={
+            "chain_id": pl.Int64, "pair": pl.String, "owner": pl.String, "kind": pl.String,
+            "amount0": RAW, "amount1": RAW, "block_time": pl.Datetime("us", "UTC")}),
+        "swaps": swaps}.items()}
+
+
+def test_holder_balances_are_exact_past_64_bits() -> None:
+    # A buys 2^100 + 5 T paying 3 U, then sends 2^100 T to B: A keeps exactly 5, B holds 2^100.
+    # C buys 2^64 - 1 T and then 1 more: the low half carries into the high one, 2^64 in all.
+    # D buys 2^70 + 1 T and sells the same amount back: exactly nothing is left, no holding.
+    big, low = 2**100, 2**64 - 1
+    lake = _one_pool_lake({
+        "maker": ["A", "C", "C", "D", "D", "E"], "recipient": ["A", "C", "C", "D", "D", "E"],
+        "amount0_in": raw([0, 0, 0, 0, 2**70 + 1, 0]),
+        "amount1_in": raw([3, 1, 1, 1, 0, 1]),
+        "amount0_out": raw([big + 5, low, 1, 2**70 + 1, 0, 7]),
+        "amount1_out": raw([0, 0, 0, 0, 1, 0])},
+        {"from_address": ["A"], "to_address": ["B"], "amount": raw([big])})
+    got = assemble_holders(lake, AS_OF).filter(pl.col("token") == "T")
+    assert dict(got.select("holder", "balance").iter_rows()) == {
+        "A": 5.0, "B": float(big), "C": float(2**64), "E": 7.0}
+
+
+def test_holder_balances_past_the_first_table() -> None:
+    # 70,000 wallets each buy i + 1 T: more balances than the table first has room for.
+    wallets = 70_000
+    makers = [f"W{i}" for i in range(wallets)]
+    lake = _one_pool_lake({
+        "maker": makers, "recipient": makers, "amount0_in": raw([0] * wallets),
+        "amount1_in": raw([1] * wallets), "amount0_out": raw(list(range(1, wallets + 1))),
+        "amount1_out": raw([0] * wallets)})
+    got = assemble_holders(lake, AS_OF).filter(pl.col("token") == "T")
+    assert got.height == wallets
+    assert dict(got.select("holder", "balance").iter_rows()) == {
+        f"W{i}": float(i + 1) for i in range(wallets)}
 
 
 def test_a_token_buys_when_it_leaves_the_pool_on_either_side() -> None:
