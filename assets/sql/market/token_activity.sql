@@ -1,36 +1,40 @@
 -- name: token_activity
 -- grain: one row per token with at least one swap in the longest window (chain_id, token)
 -- description: Each token's window block over all its pairs, ending at the lake's watermark: a swap buys the token when the token left the pool (a sell of the base buys the quote), with USD volume, distinct buyers, sellers and makers across pairs.
-{% from "macros.jinja" import clock, window_flags, in_longest_window, activity with context %}
--- Each swap counts once for the base and once for the quote: a two-row VALUES table gives the
--- two sides, so the legs are read once rather than once per side.
-WITH recent AS (
-    SELECT s.chain_id, s.pair, s.maker_key AS maker, s.side, s.block_time, s.volume_usd
+{% from "macros.jinja" import clock, window_flags, in_longest_window, maker_fold, maker_sums, quote_sides, window_blocks with context %}
+-- Swaps are summed per pair and maker first, as for pairs; each of those rows then counts once
+-- for the base and once, buys and sells swapped, for the quote (a two-row VALUES table gives
+-- the two sides), so the token join and the doubling happen on the folded rows, not the swaps.
+WITH windowed AS (
+    SELECT
+        s.chain_id,
+        s.pair,
+        s.maker_key AS maker,
+        s.side,
+        COALESCE(s.volume_usd, 0.0) AS usd,
+{{- window_flags(windows, "s") }}
     FROM swap_legs AS s
 {{- clock() }}
     WHERE {{ in_longest_window(windows, "s") }}
 ),
-legs AS (
-    SELECT s.chain_id,
-           CASE WHEN k.quote = 1 THEN pt.quote ELSE pt.base END AS token,
-           s.maker,
-           CASE WHEN k.quote = 0 THEN s.side WHEN s.side = 'buy' THEN 'sell' ELSE 'buy' END
-               AS side,
-           s.block_time,
-           COALESCE(s.volume_usd, 0.0) AS usd
-    FROM recent AS s
-    JOIN pair_tokens AS pt ON s.chain_id = pt.chain_id AND s.pair = pt.pair
+{{ maker_fold(windows, "pair", "per_pair") }},
+sided AS (
+    SELECT
+        m.chain_id,
+        CASE WHEN k.quote = 1 THEN pt.quote ELSE pt.base END AS token,
+        m.maker,
+{{- quote_sides(windows, "m") }}
+    FROM per_pair AS m
+    JOIN pair_tokens AS pt ON m.chain_id = pt.chain_id AND m.pair = pt.pair
     CROSS JOIN (VALUES (0), (1)) AS k(quote)
 ),
-windowed AS (
+per_maker AS (
     SELECT
-        l.chain_id,
-        l.token,
-        l.maker,
-        l.side,
-        l.usd,
-{{- window_flags(windows, "l") }}
-    FROM legs AS l
-{{- clock() }}
+        chain_id,
+        token,
+        maker,
+{{- maker_sums(windows) }}
+    FROM sided
+    GROUP BY chain_id, token, maker
 ),
-{{ activity(windows, "token") }}
+{{ window_blocks(windows, "token", "per_maker") }}
