@@ -8,6 +8,7 @@ into rows, and no address string is hashed into the table. Amounts stay exact 12
 (two 64-bit halves) until the last division. Each balance remembers the first move that made it,
 and its holder's address is read back from there."""
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import numba
@@ -223,14 +224,20 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
                          maker_key=keyed("maker"), recipient_key=keyed("recipient")).collect()
     transfers = frames["transfers"].filter(live).select(
         "to_address", "from_address", token=_index(keyed("chain_id", "token"), tokens["key"]),
-        amount="amount", **{f"{source}_key": keyed(source) for source in TRANSFERRED}).collect()
+        amount="amount", **{f"{source}_key": keyed(source) for source in TRANSFERRED})
     liquidity = frames["liquidity_events"].filter(live).select(
         "owner", "amount0", "amount1", owner_key=keyed("owner"),
         negative=pl.col("kind") == "mint",
-        pool=lookup(keyed("chain_id", "pair"), pools["key"])).drop_nulls("pool").collect()
+        pool=lookup(keyed("chain_id", "pair"), pools["key"])).drop_nulls("pool")
     balances = _Balances(moved.height)
-    balances.fold(_add_swaps, moved.select("pool", "maker_key", "recipient_key", *RAW_SWAPPED),
-                  pools["token0"].to_numpy(), pools["token1"].to_numpy())
+    # The swaps' fold runs on one core and lets go of the interpreter: the other reads (the
+    # transfers, the liquidity events and the makers' addresses) are made meanwhile.
+    with ThreadPoolExecutor(1) as reader:
+        others = reader.submit(pl.collect_all, [transfers, liquidity, swaps.select("maker")])
+        balances.fold(_add_swaps, moved.select("pool", "maker_key", "recipient_key",
+                                               *RAW_SWAPPED),
+                      pools["token0"].to_numpy(), pools["token1"].to_numpy())
+        transfers, liquidity, makers = others.result()
     for source in TRANSFERRED:
         balances.fold(_add_moves, transfers.select(
             "token", f"{source}_key", "amount", negative=pl.lit(source == "from_address")),
@@ -239,13 +246,13 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
         balances.fold(_add_moves, liquidity.select(
             gathered(pools[f"token{i}"], "pool"), "owner_key", f"amount{i}", "negative"),
             SOURCES.index("owner"))
-    # A swap's addresses are read again only where a balance needs them: where every maker is
-    # paid out to itself, as most are, no recipient is read at all.
-    where = {"maker": swaps, "recipient": swaps, "to_address": transfers.lazy(),
-             "from_address": transfers.lazy(), "owner": liquidity.lazy()}
+    # A recipient's address is read again only where a balance needs it: where every maker is
+    # paid out to itself, as most are, none is.
+    where = {"maker": makers, "recipient": swaps, "to_address": transfers,
+             "from_address": transfers, "owner": liquidity}
     positive = balances.positive().sort("row")
     parts = {source: positive.filter(pl.col("source") == i) for i, source in enumerate(SOURCES)}
-    held = pl.concat([part.with_columns(holder=where[source].select(source).collect()
+    held = pl.concat([part.with_columns(holder=where[source].lazy().select(source).collect()
                                         .to_series().gather(part["row"]) if part.height
                                         else pl.Series([], dtype=pl.String))
                       for source, part in parts.items()])
