@@ -1,22 +1,11 @@
 -- name: token_activity
 -- grain: one row per token with at least one swap in the longest window (chain_id, token)
 -- description: Each token's window block over all its pairs, ending at the lake's watermark: a swap buys the token when the token left the pool (a sell of the base buys the quote), with USD volume, distinct buyers, sellers and makers across pairs.
-{% from "macros.jinja" import clock, window_flags, in_longest_window, maker_fold, maker_sums, quote_sides, window_blocks with context %}
+{% from "macros.jinja" import windowed_legs, maker_fold, maker_sums, quote_sides, window_blocks with context %}
 -- Swaps are summed per pair and maker first, as for pairs; each of those rows then counts once
 -- for the base and once, buys and sells swapped, for the quote (a two-row VALUES table gives
 -- the two sides), so the token join and the doubling happen on the folded rows, not the swaps.
-WITH windowed AS (
-    SELECT
-        s.chain_id,
-        s.pair,
-        s.maker_key AS maker,
-        s.side,
-        COALESCE(s.volume_usd, 0.0) AS usd,
-{{- window_flags(windows, "s") }}
-    FROM swap_legs AS s
-{{- clock() }}
-    WHERE {{ in_longest_window(windows, "s") }}
-),
+WITH {{ windowed_legs(windows) }},
 {{ maker_fold(windows, "pair", "per_pair") }},
 sided AS (
     SELECT
