@@ -3,9 +3,10 @@ round trips) and hosted (routed in by another venue) parts, from one pass over t
 
 import polars as pl
 
-from assets.market.pair_trades import EVENT, with_swap_strings
+from assets.market.pair_trades import with_swap_strings
 from assets.round_trips import POOL, round_trips
 from assets.sql_models import BOARD_PERIODS
+from checks.schemas.types import EVENT
 
 FIGURES = ("volume", "buy_volume", "txns", "wash_volume", "own_volume")
 

@@ -209,7 +209,7 @@ def _index(key: pl.Expr, keys: pl.Series) -> pl.Expr:
 def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     """One row per token and holding address with a positive balance (chain_id, token, holder,
     balance in whole tokens)."""
-    tokens = frames["tokens"].select("chain_id", "address", "decimals").collect()
+    tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
     if tokens.height > _MAX_TOKENS:
         raise ValueError(f"{tokens.height} tokens are too many for one fold")
     tokens = tokens.with_columns(
@@ -223,7 +223,7 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
     moved = swaps.select(*RAW_SWAPPED, pool=_index(keyed("chain_id", "pair"), pools["key"]),
                          maker_key=keyed("maker"), recipient_key=keyed("recipient")).collect()
     transfers = frames["transfers"].filter(live).select(
-        "to_address", "from_address", token=_index(keyed("chain_id", "token"), tokens["key"]),
+        "to_address", "from_address", "tx_hash", token=_index(keyed("chain_id", "token"), tokens["key"]),
         amount="amount", **{f"{source}_key": keyed(source) for source in TRANSFERRED})
     liquidity = frames["liquidity_events"].filter(live).select(
         "owner", "amount0", "amount1", owner_key=keyed("owner"),
@@ -256,10 +256,11 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
                                         .to_series().gather(part["row"]) if part.height
                                         else pl.Series([], dtype=pl.String))
                       for source, part in parts.items()])
-    mints = (frames["transfers"].filter(live)
-             .join(frames["tokens"].select("chain_id", token="address", tx_hash="deploy_tx"),
-                   on=["chain_id", "token", "tx_hash"])
-             .select(keyed("chain_id", "from_address")))
+    # The mint address sends a token's supply out in the token's deploy transaction.
+    mints = transfers.lazy().filter(
+        pl.col("token") >= 0,
+        pl.col("tx_hash") == gathered(tokens["deploy_tx"], pl.col("token").clip(0))).select(
+        keyed(gathered(tokens["chain_id"], "token"), "from_address"))
     not_holders = pl.concat([pools.lazy().select("key"), mints])
     return (held.lazy()
             .with_columns(gathered(tokens["chain_id"], "token"))

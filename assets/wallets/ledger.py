@@ -6,7 +6,8 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
-from assets.market.pair_trades import EVENT, human, with_swap_strings
+from assets.market.pair_trades import human, with_swap_strings
+from checks.schemas.types import EVENT
 
 SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")
