@@ -17,9 +17,9 @@ import polars as pl
 import pyarrow as pa
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
+from assets.raw_amounts import RAW_SWAPPED, halves
 
 RAW = pl.Int128
-RAW_SWAPPED = ("amount0_in", "amount1_in", "amount0_out", "amount1_out")
 # Where a balance's holder address is read back: a move's source and row, in its slot's tag.
 SOURCES = ("maker", "recipient", "to_address", "from_address", "owner")
 _MAKER, _RECIPIENT = SOURCES.index("maker"), SOURCES.index("recipient")
@@ -34,17 +34,10 @@ _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _halves(values: pa.Array) -> np.ndarray:
-    """Exact raw amounts (decimal128, no nulls) as rows of low and high 64-bit halves, read in
-    place."""
-    words = np.frombuffer(values.buffers()[1], dtype=np.uint64)
-    return words[2 * values.offset:2 * (values.offset + len(values))].reshape(-1, 2)
-
-
 def _column(values: pa.Array) -> np.ndarray:
     """A batch's column as the fold reads it: amounts as halves, the rest as plain numbers."""
     if pa.types.is_decimal(values.type):
-        return _halves(values)
+        return halves(values)
     return values.to_numpy(zero_copy_only=False)
 
 

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
-from assets.fingerprints import distinct, gathered, keyed, lookup
+from assets.fingerprints import distinct, keyed, lookup
 from assets.market.pair_rows import KEY
+from assets.raw_amounts import RAW_SWAPPED, as_float, halves
 from checks.schemas.types import EVENT
 
 TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", "maker",
@@ -147,46 +149,128 @@ def native_tokens(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.Dat
     return natives.with_columns(native_ix=prices.index(natives["price_feed_id"]))
 
 
+@numba.njit(nogil=True, cache=True)
+def _priced(pool, chain, ts, in0, in1, out0, out1, fee, fee_known, base_is_token0,
+            base_scale, quote_scale, quote_feed, native_scale, native_feed, positions, prices,
+            span):
+    """Each swap from its base token's side, row by row: buy or not, amounts, the quote's USD
+    price, USD value and price, and the fee in USD, each with whether it is known (a scale or a
+    feed of -1 is unknown, as is a price before a feed's first)."""
+    n = len(pool)
+    quote_ix, native_ix = np.empty(n, np.int64), np.empty(n, np.int64)
+    for r in range(n):
+        quote_ix[r] = quote_feed[pool[r]]
+        native_ix[r] = native_feed[chain[r]] if chain[r] >= 0 else -1
+    quote_at = _latest(positions, quote_ix, ts, span)
+    native_at = _latest(positions, native_ix, ts, span)
+    buy = np.empty(n, np.bool_)
+    figures = np.empty((6, n))
+    known = np.empty((6, n), np.bool_)
+    for r in range(n):
+        p, c = pool[r], chain[r]
+        b0 = base_is_token0[p]
+        a0 = as_float(in0[r, 0], in0[r, 1]) + as_float(out0[r, 0], out0[r, 1])
+        a1 = as_float(in1[r, 0], in1[r, 1]) + as_float(out1[r, 0], out1[r, 1])
+        buy[r] = (out0[r, 0] | out0[r, 1]) != 0 if b0 else (out1[r, 0] | out1[r, 1]) != 0
+        base = (a0 if b0 else a1) / base_scale[p]
+        quote = (a1 if b0 else a0) / quote_scale[p]
+        usd = prices[quote_at[r]] if quote_at[r] >= 0 else np.nan
+        volume = quote * usd
+        native = native_scale[c] if c >= 0 else -1.0
+        native_usd = prices[native_at[r]] if native_at[r] >= 0 else np.nan
+        figures[0, r], figures[1, r], figures[2, r] = base, quote, usd
+        figures[3, r] = volume
+        figures[4, r] = as_float(fee[r, 0], fee[r, 1]) / native * native_usd
+        figures[5, r] = volume / base
+        known[0, r], known[1, r] = base_scale[p] > 0, quote_scale[p] > 0
+        known[2, r] = quote_at[r] >= 0
+        known[3, r] = known[1, r] and known[2, r]
+        known[4, r] = fee_known[r] and native > 0 and native_at[r] >= 0
+        known[5, r] = known[3, r] and known[0, r]
+    return buy, figures, known
+
+
+# What `_priced` answers, in its order.
+PRICED = ("base_amount", "quote_amount", "quote_usd", "volume_usd", "fee_usd", "price_usd")
+
+
+@dataclass(frozen=True)
+class _Pools:
+    """Per pair and per chain, what pricing a leg reads, and the feeds' prices, as arrays the
+    legs kernel indexes."""
+
+    base_is_token0: np.ndarray
+    base_scale: np.ndarray
+    quote_scale: np.ndarray
+    quote_feed: np.ndarray
+    native_scale: np.ndarray
+    native_feed: np.ndarray
+    positions: np.ndarray
+    prices: np.ndarray
+
+    @classmethod
+    def of(cls, pools: pl.DataFrame, natives: pl.DataFrame, prices: FeedPrices) -> "_Pools":
+        """From the pools (`_pools`), the chains' native tokens (`native_tokens`) and the
+        prices they were indexed in; an unknown scale is -1, an unknown feed -1."""
+        def scale(frame: pl.DataFrame, decimals: str) -> np.ndarray:
+            return frame.select(pl.lit(10.0).pow(pl.col(decimals)).fill_null(-1.0)).to_series()\
+                .to_numpy()
+
+        def feed(frame: pl.DataFrame, ix: str) -> np.ndarray:
+            return frame[ix].cast(pl.Int64).fill_null(-1).to_numpy()
+
+        return cls(pools["base_is_token0"].to_numpy(), scale(pools, "base_decimals"),
+                   scale(pools, "quote_decimals"), feed(pools, "quote_ix"),
+                   scale(natives, "decimals"), feed(natives, "native_ix"),
+                   prices.positions.cast(pl.Int64).to_numpy(), prices.prices.to_numpy())
+
+
+def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
+    """A batch of swaps with their pool and chain positions, priced by `_priced`."""
+    batch = batch.rechunk()
+    raw = {c: halves(batch[c].to_arrow()) for c in (*RAW_SWAPPED, "tx_fee_raw")}
+    pool = batch["pool"].cast(pl.Int64).to_numpy()
+    buy, figures, known = _priced(
+        pool,
+        batch["chain"].cast(pl.Int64).fill_null(-1).to_numpy(), batch["ts"].to_numpy(),
+        *(raw[c] for c in RAW_SWAPPED), raw["tx_fee_raw"],
+        batch["tx_fee_raw"].is_not_null().to_numpy(), pools.base_is_token0, pools.base_scale,
+        pools.quote_scale, pools.quote_feed, pools.native_scale, pools.native_feed,
+        pools.positions, pools.prices, _FEED_SPAN)
+    priced = pl.from_arrow(pa.table({
+        name: pa.array(figures[i], mask=None if known[i].all() else ~known[i])
+        for i, name in enumerate(PRICED)}))
+    return batch.select(pl.exclude(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain")).with_columns(
+        priced, side=pl.when(pl.lit(buy)).then(pl.lit("buy")).otherwise(pl.lit("sell")),
+        base_is_token0=pl.lit(pools.base_is_token0[pool]))
+
+
 def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     """Every swap from its base token's side, in the lake's order (by chain, then block and
     log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD.
 
     Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
     the feeds' price series: no address string is joined on and no row is moved, and the legs
-    stream batch by batch. The maker is kept as its fingerprint (`maker_key`), which is all that
-    counting and comparing wallets needs, and the swap's position in the lake (`swap`) instead
-    of its hash and addresses: the few readers that show those take them from the lake
-    (`with_swap_strings`), so they are not written here a second time."""
+    stream batch by batch, each priced in one pass over the raw amounts as the lake holds them.
+    The maker is kept as its fingerprint (`maker_key`), which is all that counting and comparing
+    wallets needs, and the swap's position in the lake (`swap`) instead of its hash and
+    addresses: the few readers that show those take them from the lake (`with_swap_strings`),
+    so they are not written here a second time."""
     prices = FeedPrices.of(frames["quote_prices"].collect())
     pools, natives = _pools(frames, prices), native_tokens(frames, prices)
-    raw = ("amount0_in", "amount1_in", "amount0_out", "amount1_out", "tx_fee_raw")
-    b0 = pl.col("base_is_token0")
-    scale = {side: pl.lit(10.0).pow(pl.col(f"{side}_decimals")) for side in ("base", "quote")}
-    return (frames["swaps"].with_row_index("swap")
+    tables = _Pools.of(pools, natives, prices)
+    read = (frames["swaps"].with_row_index("swap")
             .select("chain_id", "block_number", "log_index", "block_time", "swap", "pair",
-                    "gas_used", pl.col(raw).cast(pl.Float64), maker_key=keyed("maker"),
+                    "gas_used", *RAW_SWAPPED, "tx_fee_raw", maker_key=keyed("maker"),
                     ts=pl.col("block_time").dt.epoch("s"),
                     pool=lookup(keyed(*KEY), pools["key"]))
             .filter(pl.col("pool").is_not_null())
-            .with_columns(chain=lookup(pl.col("chain_id"), natives["chain_id"]))
-            .with_columns(
-                *[gathered(pools[c], "pool")
-                  for c in ("base_is_token0", "base_decimals", "quote_decimals")],
-                quote_usd=prices.expr(gathered(pools["quote_ix"], "pool"), pl.col("ts")),
-                native_decimals=gathered(natives["decimals"], "chain"),
-                native_usd=prices.expr(gathered(natives["native_ix"], "chain"), pl.col("ts")))
-            .with_columns(
-                side=pl.when(pl.when(b0).then("amount0_out").otherwise("amount1_out") > 0)
-                .then(pl.lit("buy")).otherwise(pl.lit("sell")),
-                base_amount=pl.when(b0).then(pl.col("amount0_in") + pl.col("amount0_out"))
-                .otherwise(pl.col("amount1_in") + pl.col("amount1_out")) / scale["base"],
-                quote_amount=pl.when(b0).then(pl.col("amount1_in") + pl.col("amount1_out"))
-                .otherwise(pl.col("amount0_in") + pl.col("amount0_out")) / scale["quote"])
-            .with_columns(volume_usd=pl.col("quote_amount") * pl.col("quote_usd"),
-                          fee_usd=pl.col("tx_fee_raw") / pl.lit(10.0).pow(
-                              pl.col("native_decimals")) * pl.col("native_usd"))
-            .with_columns(price_usd=pl.col("volume_usd") / pl.col("base_amount"))
-            .select(LEG_COLUMNS))
+            .with_columns(chain=lookup(pl.col("chain_id"), natives["chain_id"])))
+    schema = read.drop(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain").collect_schema()
+    schema.update({name: pl.Float64 for name in PRICED}
+                  | {"side": pl.String, "base_is_token0": pl.Boolean})
+    return read.map_batches(lambda batch: _legs_of(batch, tables), schema=schema,
+                            streamable=True).select(LEG_COLUMNS)
 
 
 def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:

@@ -1,10 +1,13 @@
 """Pair trades: prices found by position in the feeds' series, and trade rows from legs and
 liquidity trades, by hand."""
 
+from datetime import UTC, datetime
+
 import polars as pl
 import pytest
 
-from assets.market.pair_trades import FeedPrices, trade_rows, with_swap_strings
+from assets.market.pair_trades import LEG_COLUMNS, FeedPrices, assemble_legs, trade_rows, with_swap_strings
+from checks.schemas.types import RAW
 
 
 def test_a_price_is_the_feeds_latest_at_or_before_the_instant() -> None:
@@ -81,3 +84,55 @@ def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake(
     for positions in (legs, stretch):
         with pytest.raises(ValueError, match="materialise swap_legs again"):
             with_swap_strings(positions, swaps.head(2), ("tx_hash",))
+
+
+def _lake_swaps(rows: list[tuple]) -> pl.LazyFrame:
+    """Raw swaps: (chain, block, second, pair, in0, in1, out0, out1, fee raw, maker)."""
+    columns = ("chain_id", "block_number", "ts", "pair", "amount0_in", "amount1_in",
+               "amount0_out", "amount1_out", "tx_fee_raw", "maker")
+    frame = pl.DataFrame([dict(zip(columns, row, strict=True)) for row in rows],
+                         schema_overrides={c: RAW for c in columns[4:9]})
+    return frame.lazy().select(
+        "chain_id", "block_number", log_index=pl.lit(0, pl.Int64),
+        block_time=pl.from_epoch("ts", "s").dt.replace_time_zone("UTC"), pair="pair",
+        gas_used=pl.lit(21_000, pl.Int64), **{c: c for c in columns[4:10]})
+
+
+def test_legs_are_priced_from_the_raw_amounts_and_the_feeds_at_their_second() -> None:
+    # Chain 1's native token N (18 decimals) costs 3,000 USD from second 0. Pool P's base is
+    # token1 (18 decimals), its quote token0 (6 decimals) at 1 USD; pool Q's base is token0 and
+    # its quote's feed E has no price before second 60. Chain 2 has no priced native token and
+    # pool R's quote no feed. Pool Z is no known pair.
+    frames = {
+        "swaps": _lake_swaps([
+            (1, 10, 100, "P", 10 * 10**6, 0, 0, 5 * 10**18, 2 * 10**15, "M"),
+            (1, 11, 50, "Q", 300 * 10**18, 0, 0, 10**18, None, "M"),
+            (1, 12, 100, "Z", 1, 0, 0, 1, 1, "M"),
+            (2, 10, 100, "R", 0, 4 * 10**18, 2 * 10**18, 0, 10**18, "W")]),
+        "pair_tokens": pl.LazyFrame({
+            "chain_id": [1, 1, 2], "pair": ["P", "Q", "R"], "base_is_token0": [False, True, True],
+            "base_decimals": [18, 18, 18], "quote_decimals": [6, 18, 18],
+            "quote_feed_id": ["U", "E", None]}),
+        "quote_prices": pl.LazyFrame({"feed_id": ["U", "NATIVE", "E"], "ts": [0, 0, 60],
+                                      "price_usd": [1.0, 3000.0, 2.0]}),
+        "chains": pl.LazyFrame({"chain_id": [1, 2], "native_token": ["N", "N2"]}),
+        "tokens": pl.LazyFrame({"chain_id": [1], "address": ["N"], "decimals": [18],
+                                "price_feed_id": ["NATIVE"]}),
+    }
+    legs = assemble_legs(frames).collect()
+    assert legs.columns == list(LEG_COLUMNS)
+    p, q, r = legs.iter_rows(named=True)
+    # P: 10 quote paid in, 5 base out to the maker: a buy worth 10 USD, 2 USD a base unit; its
+    # fee is 0.002 native at 3,000 USD.
+    assert (p["swap"], p["side"], p["base_amount"], p["quote_amount"]) == (0, "buy", 5.0, 10.0)
+    assert (p["quote_usd"], p["volume_usd"], p["price_usd"]) == (1.0, 10.0, 2.0)
+    assert p["fee_usd"] == pytest.approx(6.0)
+    assert p["ts"] == 100 and p["block_time"] == datetime.fromtimestamp(100, UTC)
+    # Q: 300 base (past 2^64 raw) sold for 1 quote before its feed's first price: no USD, and
+    # no fee without a receipt.
+    assert (q["swap"], q["side"], q["base_amount"], q["quote_amount"]) == (1, "sell", 300.0, 1.0)
+    assert (q["quote_usd"], q["volume_usd"], q["price_usd"], q["fee_usd"]) == (None,) * 4
+    # R: 2 base out for 4 quote in, a buy; no quote feed and no priced native token.
+    assert (r["swap"], r["side"], r["base_amount"], r["quote_amount"]) == (3, "buy", 2.0, 4.0)
+    assert (r["quote_usd"], r["volume_usd"], r["price_usd"], r["fee_usd"]) == (None,) * 4
+    assert (r["base_is_token0"], p["base_is_token0"]) == (True, False)
