@@ -70,16 +70,17 @@ def preview(frame: pl.DataFrame, rows: int = 5) -> str:
     return "\n".join(lines)
 
 
-def materialized(warehouse: Warehouse, name: str,
-                 frame: pl.DataFrame | pl.LazyFrame) -> dg.MaterializeResult:
-    """Store a product and report its row count and a preview."""
+def materialized(warehouse: Warehouse, name: str, frame: pl.DataFrame | pl.LazyFrame,
+                 key: dg.AssetKey | None = None) -> dg.MaterializeResult:
+    """Store a product and report its row count and a preview (under `key`, one of the assets
+    a multi-asset makes)."""
     path = warehouse.write(name, frame)
     if isinstance(frame, pl.LazyFrame):
         frame = pl.scan_parquet(path)
         height, frame = frame.select(pl.len()).collect().item(), frame.head(5).collect()
     else:
         height = frame.height
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(asset_key=key, metadata={
         "dagster/row_count": height,
         "preview": dg.MetadataValue.md(preview(frame)),
     })

@@ -20,7 +20,7 @@ python_assets = dg.load_assets_from_modules([market_assets, chains_assets, walle
                                                   boards_assets, farms_assets, perps_assets,
                                                   oracle_assets,
                                                   snapshot_assets])
-python_keys = {a.key.path[-1]: a.key for a in python_assets}
+python_keys = {key.path[-1]: key for a in python_assets for key in a.keys}
 model_assets = sql_assets(python_keys)
 asset_keys = {**python_keys, **{a.key.path[-1]: a.key for a in model_assets}}
 

@@ -1,14 +1,15 @@
 """Market products: the lake's watermark, quote prices, priced swap legs, pair state, pair rows,
 token rows and registry tokens."""
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
-from assets.market.holders import assemble_holders
+from assets.market.holders import assemble_holders, holder_reads
 from assets.market.pair_rows import KEY, around, assemble, prices_at
-from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human
+from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.sql_assets import input_key
 from assets.warehouse import Warehouse, materialized
@@ -40,17 +41,6 @@ def quote_prices(warehouse: Warehouse) -> dg.MaterializeResult:
                      price_usd=pl.col("price") * pl.lit(10.0).pow(pl.col("expo")))
              .sort("feed_id", "ts").collect())
     return materialized(warehouse, "quote_prices", frame)
-
-
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", t]) for t in ("swaps", "chains", "tokens")]
-          + [dg.AssetKey([GROUP, "pair_tokens"]), dg.AssetKey([GROUP, "quote_prices"])])
-def swap_legs(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Every swap from its base token's side: buy or sell, amounts, the quote's USD price, USD
-    value and price, and the fee in USD."""
-    frame = assemble_legs(warehouse.frames(("swaps", "pair_tokens", "quote_prices", "chains",
-                                            "tokens")))
-    return materialized(warehouse, "swap_legs", frame)
 
 
 def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
@@ -141,16 +131,46 @@ def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
                         assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
 
 
+LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
 HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", t]) for t in HOLDER_INPUTS] + [dg.AssetKey([GROUP, "as_of"])])
-def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
-    """What every address holds of every token at the lake's watermark (pools and the mint
-    address are not holders)."""
-    return materialized(warehouse, "holder_balances", assemble_holders(
-        warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
+@dg.multi_asset(
+    name="swap_legs_and_holders",
+    specs=[
+        dg.AssetSpec([GROUP, "swap_legs"], group_name=GROUP,
+                     deps=[input_key(name, GROUP) for name in LEG_INPUTS],
+                     description="Every swap from its base token's side: buy or sell, amounts, "
+                                 "the quote's USD price, USD value and price, and the fee in USD."),
+        dg.AssetSpec([GROUP, "holder_balances"], group_name=GROUP,
+                     deps=[input_key(name, GROUP) for name in (*HOLDER_INPUTS, "as_of")],
+                     description="What every address holds of every token at the lake's "
+                                 "watermark (pools and the mint address are not holders)."),
+    ],
+    can_subset=True)
+def swap_legs_and_holders(context: dg.AssetExecutionContext, warehouse: Warehouse):
+    """The swap legs and the holder balances, each materialisable alone; made together, they
+    share one read of the lake's swaps (decoding its raw amounts and fingerprinting its
+    addresses is most of either)."""
+    made = {key.path[-1]: key for key in context.selected_asset_keys}
+    as_of = warehouse.clock()["as_of"]
+    if len(made) == 1:
+        name, key = made.popitem()
+        frame = (assemble_legs(warehouse.frames(LEG_INPUTS)) if name == "swap_legs"
+                 else assemble_holders(warehouse.frames(HOLDER_INPUTS), as_of))
+        yield materialized(warehouse, name, frame, key)
+        return
+    read = (warehouse.scan("swaps").with_row_index("swap")
+            .select(**(leg_reads() | holder_reads())).collect())
+    # The holders' fold runs on one core without the interpreter's lock: the legs are priced
+    # and written meanwhile.
+    with ThreadPoolExecutor(1) as folding:
+        holders = folding.submit(assemble_holders, warehouse.frames(HOLDER_INPUTS), as_of, read)
+        yield materialized(warehouse, "swap_legs",
+                           assemble_legs(warehouse.frames(LEG_INPUTS), read.lazy()),
+                           made["swap_legs"])
+        yield materialized(warehouse, "holder_balances", holders.result(),
+                           made["holder_balances"])
 
 
 TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",

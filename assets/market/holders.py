@@ -199,9 +199,19 @@ def _index(key: pl.Expr, keys: pl.Series) -> pl.Expr:
     return lookup(key, keys).fill_null(-1).cast(pl.Int64)
 
 
-def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
+def holder_reads() -> dict[str, pl.Expr]:
+    """What the holder balances read of each raw swap, by name: its time and amounts, and the
+    fingerprints of its maker, its recipient and its chain and pair (`key`)."""
+    return {c: pl.col(c) for c in ("block_time", *RAW_SWAPPED)} | {
+        "maker_key": keyed("maker"), "recipient_key": keyed("recipient"),
+        "key": keyed("chain_id", "pair")}
+
+
+def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
+                     read: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per token and holding address with a positive balance (chain_id, token, holder,
-    balance in whole tokens)."""
+    balance in whole tokens); the swaps from `read`, every swap of the lake in its order with
+    `holder_reads` already taken, else from the lake."""
     tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
     if tokens.height > _MAX_TOKENS:
         raise ValueError(f"{tokens.height} tokens are too many for one fold")
@@ -212,9 +222,13 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
         key=distinct(pools.select(keyed("chain_id", "address")).to_series(), "pairs"),
         **{f"token{i}": _index(keyed("chain_id", f"token{i}"), tokens["key"]) for i in (0, 1)})
     live = pl.col("block_time") <= as_of
-    swaps = frames["swaps"].filter(live)
-    moved = swaps.select(*RAW_SWAPPED, pool=_index(keyed("chain_id", "pair"), pools["key"]),
-                         maker_key=keyed("maker"), recipient_key=keyed("recipient")).collect()
+    swaps = frames["swaps"]
+    if read is None:
+        read = swaps.select(**holder_reads()).collect()
+    # A swap after the watermark keeps its row (rows are where addresses are read back) but
+    # moves nothing.
+    moved = read.select(*RAW_SWAPPED, "maker_key", "recipient_key", pool=pl.when(live).then(
+        _index(pl.col("key"), pools["key"])).otherwise(-1))
     transfers = frames["transfers"].filter(live).select(
         "to_address", "from_address", "tx_hash", token=_index(keyed("chain_id", "token"), tokens["key"]),
         amount="amount", **{f"{source}_key": keyed(source) for source in TRANSFERRED})

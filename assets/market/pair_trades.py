@@ -240,14 +240,26 @@ def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
     priced = pl.from_arrow(pa.table({
         name: pa.array(figures[i], mask=None if known[i].all() else ~known[i])
         for i, name in enumerate(PRICED)}))
-    return batch.select(pl.exclude(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain")).with_columns(
+    return batch.select(pl.exclude(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key")).with_columns(
         priced, side=pl.when(pl.lit(buy)).then(pl.lit("buy")).otherwise(pl.lit("sell")),
         base_is_token0=pl.lit(pools.base_is_token0[pool]))
 
 
-def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
+def leg_reads() -> dict[str, pl.Expr]:
+    """What the legs read of each raw swap, by name: its position in the lake (`swap`), its
+    event, pair and amounts, and the fingerprints of its maker (`maker_key`) and of its chain
+    and pair (`key`)."""
+    return {c: pl.col(c) for c in ("chain_id", "block_number", "log_index", "block_time", "swap",
+                                   "pair", "gas_used", *RAW_SWAPPED, "tx_fee_raw")} | {
+        "maker_key": keyed("maker"), "key": keyed(*KEY)}
+
+
+def assemble_legs(frames: dict[str, pl.LazyFrame],
+                  read: pl.LazyFrame | None = None) -> pl.LazyFrame:
     """Every swap from its base token's side, in the lake's order (by chain, then block and
-    log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD.
+    log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD;
+    from `read`, the lake's swaps with row numbers and `leg_reads` already taken, else from the
+    lake.
 
     Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
     the feeds' price series: no address string is joined on and no row is moved, and the legs
@@ -259,14 +271,13 @@ def assemble_legs(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     prices = FeedPrices.of(frames["quote_prices"].collect())
     pools, natives = _pools(frames, prices), native_tokens(frames, prices)
     tables = _Pools.of(pools, natives, prices)
-    read = (frames["swaps"].with_row_index("swap")
-            .select("chain_id", "block_number", "log_index", "block_time", "swap", "pair",
-                    "gas_used", *RAW_SWAPPED, "tx_fee_raw", maker_key=keyed("maker"),
-                    ts=pl.col("block_time").dt.epoch("s"),
-                    pool=lookup(keyed(*KEY), pools["key"]))
+    if read is None:
+        read = frames["swaps"].with_row_index("swap").select(**leg_reads())
+    read = (read.select(*leg_reads(), ts=pl.col("block_time").dt.epoch("s"),
+                        pool=lookup(pl.col("key"), pools["key"]))
             .filter(pl.col("pool").is_not_null())
             .with_columns(chain=lookup(pl.col("chain_id"), natives["chain_id"])))
-    schema = read.drop(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain").collect_schema()
+    schema = read.drop(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key").collect_schema()
     schema.update({name: pl.Float64 for name in PRICED}
                   | {"side": pl.String, "base_is_token0": pl.Boolean})
     return read.map_batches(lambda batch: _legs_of(batch, tables), schema=schema,

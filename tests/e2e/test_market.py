@@ -1,14 +1,18 @@
 """Market products end to end on the simulated lake: lists, token reads, trades, candles,
 holders, the brief and search, each checked against the raw lake or the published pages."""
 
+import shutil
 from collections import defaultdict
 from datetime import timedelta
 
+import dagster as dg
 import httpx
 import orjson
 import polars as pl
 import pytest
 
+from assets.market.assets import swap_legs_and_holders
+from assets.warehouse import Warehouse
 from sources.lake import Lake
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
@@ -169,6 +173,25 @@ def test_holders_are_the_balances_the_raw_flows_leave(api, lake):
     assert holders[0]["address"] == top and holders[0]["rank"] == 1
     assert holders[0]["balance"] == pytest.approx(expected[top] / 10 ** row["decimals"])
     assert [h["rank"] for h in holders] == list(range(1, len(holders) + 1))
+
+
+@pytest.mark.parametrize("name", ["swap_legs", "holder_balances"])
+def test_legs_and_holders_made_alone_equal_those_made_together(home, tmp_path, name):
+    # The run made both from one read of the swaps; each is made again alone, into a copy of
+    # the warehouse without either.
+    made = home / "warehouse"
+    shutil.copytree(made, tmp_path / "warehouse")
+    for product in ("swap_legs", "holder_balances"):
+        (tmp_path / "warehouse" / f"{product}.parquet").unlink()
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    result = dg.materialize([swap_legs_and_holders], selection=[dg.AssetKey(["market", name])],
+                            resources={"warehouse": warehouse})
+    assert result.success
+    stored = {p.stem for p in (tmp_path / "warehouse").glob("*.parquet")}
+    assert stored & {"swap_legs", "holder_balances"} == {name}
+    alone = pl.read_parquet(tmp_path / "warehouse" / f"{name}.parquet")
+    assert alone.height > 0
+    assert alone.equals(pl.read_parquet(made / f"{name}.parquet"))
 
 
 def test_trades_page_both_ways_and_filter(api, lake):
