@@ -227,8 +227,7 @@ class _Pools:
 
 def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
     """A batch of swaps with their pool and chain positions, priced by `_priced`."""
-    batch = batch.rechunk()
-    raw = {c: halves(batch[c].to_arrow()) for c in (*RAW_SWAPPED, "tx_fee_raw")}
+    raw = {c: halves(batch[c].rechunk().to_arrow()) for c in (*RAW_SWAPPED, "tx_fee_raw")}
     pool = batch["pool"].cast(pl.Int64).to_numpy()
     buy, figures, known = _priced(
         pool,
@@ -240,7 +239,8 @@ def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
     priced = pl.from_arrow(pa.table({
         name: pa.array(figures[i], mask=None if known[i].all() else ~known[i])
         for i, name in enumerate(PRICED)}))
-    return batch.select(pl.exclude(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key")).with_columns(
+    kept = batch.select(pl.exclude(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key"))
+    return kept.with_columns(
         priced, side=pl.when(pl.lit(buy)).then(pl.lit("buy")).otherwise(pl.lit("sell")),
         base_is_token0=pl.lit(pools.base_is_token0[pool]))
 
