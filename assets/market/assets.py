@@ -153,12 +153,14 @@ def swap_legs_and_holders(context: dg.AssetExecutionContext, warehouse: Warehous
     share one read of the lake's swaps (decoding its raw amounts and fingerprinting its
     addresses is most of either)."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
+    if "holder_balances" not in made:
+        yield materialized(warehouse, "swap_legs", assemble_legs(warehouse.frames(LEG_INPUTS)),
+                           made["swap_legs"])
+        return
     as_of = warehouse.clock()["as_of"]
-    if len(made) == 1:
-        name, key = made.popitem()
-        frame = (assemble_legs(warehouse.frames(LEG_INPUTS)) if name == "swap_legs"
-                 else assemble_holders(warehouse.frames(HOLDER_INPUTS), as_of))
-        yield materialized(warehouse, name, frame, key)
+    if "swap_legs" not in made:
+        yield materialized(warehouse, "holder_balances", assemble_holders(
+            warehouse.frames(HOLDER_INPUTS), as_of), made["holder_balances"])
         return
     read = (warehouse.scan("swaps").with_row_index("swap")
             .select(**(leg_reads() | holder_reads())).collect())

@@ -58,12 +58,6 @@ class FeedPrices:
         price = self.prices.to_numpy()[np.maximum(found, 0)]
         return pl.select(price_usd=pl.when(pl.lit(found >= 0)).then(pl.lit(price))).to_series()
 
-    def expr(self, feed: pl.Expr, ts: pl.Expr) -> pl.Expr:
-        """`at` as an expression, row by row over any batch of rows."""
-        return pl.struct(feed=feed, ts=ts).map_batches(
-            lambda rows: self.at(rows.struct.field("feed"), rows.struct.field("ts")),
-            return_dtype=pl.Float64, is_elementwise=True)
-
 
 @numba.njit(nogil=True, cache=True)
 def _latest(positions, feed, ts, span):
