@@ -64,6 +64,11 @@ TABLES: dict[str, LakeTable] = {
 }
 
 PART_FILE = "part-0.parquet"
+# A small table spread over many daily files (a week's liquidity events are a few thousand rows
+# in over a thousand files) costs more to open than to hold: tables up to this size on disk are
+# read once per process, by path, and read again only when a file of theirs changes.
+KEPT_BYTES = 32 * 2**20
+_KEPT: dict[Path, tuple[tuple, pl.DataFrame]] = {}
 
 
 def default_root() -> Path:
@@ -97,12 +102,21 @@ class Lake:
         return written
 
     def scan(self, table: str) -> pl.LazyFrame:
-        """All partitions of a table as one lazy frame (empty with its schema when absent)."""
+        """All partitions of a table as one lazy frame (empty with its schema when absent). A
+        table of at most KEPT_BYTES on disk is read once per process and kept while none of its
+        files changes."""
         spec = _spec(table)
         files = self.files(table)
         if not files:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
-        return pl.scan_parquet(files, hive_partitioning=False)
+        stamp = tuple((f, st.st_size, st.st_mtime_ns) for f in files for st in (f.stat(),))
+        if sum(size for _, size, _ in stamp) > KEPT_BYTES:
+            return pl.scan_parquet(files, hive_partitioning=False)
+        kept = _KEPT.get(self.root / table)
+        if kept is None or kept[0] != stamp:
+            kept = _KEPT[self.root / table] = (
+                stamp, pl.scan_parquet(files, hive_partitioning=False).collect())
+        return kept[1].lazy()
 
     def read(self, table: str) -> pl.DataFrame:
         """A whole table, materialised."""

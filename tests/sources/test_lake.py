@@ -1,5 +1,6 @@
 import hashlib
-from datetime import UTC, datetime
+import os
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import polars as pl
@@ -77,3 +78,39 @@ def test_a_frame_breaking_the_contract_is_refused_and_nothing_is_written(tmp_pat
 def test_an_absent_table_scans_empty_with_its_schema(tmp_path):
     frame = Lake(tmp_path).read("heads")
     assert frame.height == 0 and "indexed_block" in frame.columns
+
+
+def _tamper(path, frame: pl.DataFrame) -> None:
+    """Write other rows into a partition file, leaving its size and modification time as
+    they were (what only a reread, never a look at the file's stamp, would notice)."""
+    stat = path.stat()
+    frame.write_parquet(path, compression="zstd", statistics=True)
+    assert path.stat().st_size == stat.st_size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_a_small_table_is_read_once_and_again_only_when_a_file_changes(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps())
+    assert lake.read("swaps")["amount0_in"].to_list() == [Decimal(5)] * 3
+    # Other rows of the same size under the same stamp: the kept rows are still served.
+    day = lake.files("swaps")[1]
+    _tamper(day, pl.read_parquet(day).with_columns(pl.col("tx_hash").str.replace("0x", "0y")))
+    assert lake.read("swaps")["tx_hash"].to_list() == ["0xa", "0xb", "0xc"]
+    # A partition rewritten (its stamp changes) and one added: both are seen.
+    lake.write("swaps", swaps(amount=9).slice(1, 2))
+    later = swaps(1).with_columns(block_time=pl.col("block_time") + timedelta(days=3),
+                                  block_number=pl.lit(20, pl.Int64))
+    lake.write("swaps", later)
+    assert lake.read("swaps").sort("block_number")["amount0_in"].to_list() == [
+        Decimal(5), Decimal(9), Decimal(9), Decimal(5)]
+
+
+def test_a_table_above_the_kept_size_is_read_from_its_files_each_time(tmp_path, monkeypatch):
+    monkeypatch.setattr("sources.lake.KEPT_BYTES", 0)
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps())
+    lake.read("swaps")
+    day = lake.files("swaps")[1]
+    _tamper(day, pl.read_parquet(day).with_columns(pl.col("tx_hash").str.replace("0x", "0y")))
+    assert lake.read("swaps")["tx_hash"].to_list() == ["0xa", "0yb", "0yc"]
