@@ -65,9 +65,8 @@ def oracle_changes(prices: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
 
 def holder_stats(balances: pl.LazyFrame) -> pl.LazyFrame:
     """Per token: how many addresses hold it and what the ten largest hold together."""
-    return (balances.sort("balance", descending=True)
-            .group_by("chain_id", "token").agg(
-                holders=pl.len().cast(pl.Int64), top10=pl.col("balance").head(10).sum())
+    return (balances.group_by("chain_id", "token").agg(
+                holders=pl.len().cast(pl.Int64), top10=pl.col("balance").top_k(10).sum())
             .rename({"token": "address"}))
 
 

@@ -7,7 +7,13 @@ import polars as pl
 import pytest
 
 from assets.market.holders import assemble_holders
-from assets.market.token_rows import log_part, pair_rollup, plain_decimal, token_pairs
+from assets.market.token_rows import (
+    holder_stats,
+    log_part,
+    pair_rollup,
+    plain_decimal,
+    token_pairs,
+)
 from assets.sql_models import load_models
 from checks.outcome import validate
 from checks.schemas.market import ZERO_ID, TokenRow
@@ -101,6 +107,18 @@ def test_holder_balances_past_the_first_table() -> None:
     assert got.height == wallets
     assert dict(got.select("holder", "balance").iter_rows()) == {
         f"W{i}": float(i + 1) for i in range(wallets)}
+
+
+def test_holder_stats_count_holders_and_sum_the_ten_largest() -> None:
+    # Token T: twelve holders with 1..12 (in no order), so the ten largest hold 3 + ... + 12 =
+    # 75; token U: two holders, both among its ten largest.
+    balances = pl.LazyFrame({
+        "chain_id": [1] * 14, "token": ["T"] * 12 + ["U"] * 2,
+        "holder": [f"h{i}" for i in range(14)],
+        "balance": [7.0, 1.0, 12.0, 3.0, 9.0, 2.0, 11.0, 4.0, 10.0, 5.0, 8.0, 6.0, 0.5, 0.25]})
+    stats = {r["address"]: r for r in holder_stats(balances).collect().iter_rows(named=True)}
+    assert (stats["T"]["holders"], stats["T"]["top10"]) == (12, 75.0)
+    assert (stats["U"]["holders"], stats["U"]["top10"]) == (2, 0.75)
 
 
 def test_a_token_buys_when_it_leaves_the_pool_on_either_side() -> None:
