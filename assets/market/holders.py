@@ -17,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from assets.fingerprints import distinct, gathered, keyed, lookup
+from assets.market.pair_trades import swap_fingerprints
 from assets.raw_amounts import RAW_SWAPPED, halves
 
 RAW = pl.Int128
@@ -200,11 +201,10 @@ def _index(key: pl.Expr, keys: pl.Series) -> pl.Expr:
 
 
 def holder_reads() -> dict[str, pl.Expr]:
-    """What the holder balances read of each raw swap, by name: its time and amounts, and the
-    fingerprints of its maker, its recipient and its chain and pair (`key`)."""
-    return {c: pl.col(c) for c in ("block_time", *RAW_SWAPPED)} | {
-        "maker_key": keyed("maker"), "recipient_key": keyed("recipient"),
-        "key": keyed("chain_id", "pair")}
+    """What the holder balances read of each raw swap, by name: its time and amounts, its
+    `swap_fingerprints` and its recipient's fingerprint."""
+    return {c: pl.col(c) for c in ("block_time", *RAW_SWAPPED)} | swap_fingerprints() | {
+        "recipient_key": keyed("recipient")}
 
 
 def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
@@ -230,8 +230,9 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
     moved = read.select(*RAW_SWAPPED, "maker_key", "recipient_key", pool=pl.when(live).then(
         _index(pl.col("key"), pools["key"])).otherwise(-1))
     transfers = frames["transfers"].filter(live).select(
-        "to_address", "from_address", "tx_hash", token=_index(keyed("chain_id", "token"), tokens["key"]),
-        amount="amount", **{f"{source}_key": keyed(source) for source in TRANSFERRED})
+        "to_address", "from_address", "tx_hash", "amount",
+        token=_index(keyed("chain_id", "token"), tokens["key"]),
+        **{f"{source}_key": keyed(source) for source in TRANSFERRED})
     liquidity = frames["liquidity_events"].filter(live).select(
         "owner", "amount0", "amount1", owner_key=keyed("owner"),
         negative=pl.col("kind") == "mint",

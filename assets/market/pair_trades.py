@@ -239,13 +239,18 @@ def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
         base_is_token0=pl.lit(pools.base_is_token0[pool]))
 
 
+def swap_fingerprints() -> dict[str, pl.Expr]:
+    """The fingerprints of a raw swap's maker (`maker_key`) and of its chain and pair (`key`):
+    one definition for every fold that reads them, so one read of the swaps can serve several."""
+    return {"maker_key": keyed("maker"), "key": keyed(*KEY)}
+
+
 def leg_reads() -> dict[str, pl.Expr]:
     """What the legs read of each raw swap, by name: its position in the lake (`swap`), its
-    event, pair and amounts, and the fingerprints of its maker (`maker_key`) and of its chain
-    and pair (`key`)."""
+    event, pair and amounts, and its `swap_fingerprints`."""
     return {c: pl.col(c) for c in ("chain_id", "block_number", "log_index", "block_time", "swap",
-                                   "pair", "gas_used", *RAW_SWAPPED, "tx_fee_raw")} | {
-        "maker_key": keyed("maker"), "key": keyed(*KEY)}
+                                   "pair", "gas_used", *RAW_SWAPPED, "tx_fee_raw")} | (
+        swap_fingerprints())
 
 
 def assemble_legs(frames: dict[str, pl.LazyFrame],
