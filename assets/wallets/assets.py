@@ -1,5 +1,7 @@
-"""Wallet products: the accounted ledger, positions, rounds, funding and profiles (the window
-metrics are SQL models over the ledger and positions)."""
+"""Wallet products: the accounted ledger with its folds (positions, rounds, position windows),
+funding and profiles (the window metrics are a SQL model over the folds)."""
+
+from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
 import polars as pl
@@ -7,7 +9,13 @@ import polars as pl
 from assets.wallets.behaviour import peak_capital, swap_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
-from assets.wallets.positions import ACCOUNTS, assemble_positions, assemble_rounds
+from assets.wallets.positions import (
+    ACCOUNTS,
+    assemble_position_windows,
+    assemble_positions,
+    assemble_rounds,
+    slots,
+)
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
@@ -21,32 +29,61 @@ def _keys(*names: str) -> list[dg.AssetKey]:
                          else "chains" if n == "chain_records" else "lake", n]) for n in names]
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events",
-                     "tokens", "as_of"))
-def wallet_ledger(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Every swap and bare token movement of every wallet in chain order, with average-cost
-    accounting: held, cost basis, realised profit, the cost a sell closed, and rounds."""
-    frames = warehouse.frames(("swap_legs", "swaps", "pair_tokens", "transfers",
-                               "liquidity_events", "tokens"))
-    return materialized(warehouse, "wallet_ledger",
-                        account(wallet_events(frames, warehouse.clock()["as_of"])))
+LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_ledger", "token_rows"))
-def wallet_positions(warehouse: Warehouse) -> dg.MaterializeResult:
-    """One row per wallet and token it swapped, every round averaged together, marked now."""
-    frame = assemble_positions(warehouse.scan("wallet_ledger").select(ACCOUNTS).collect(),
-                               warehouse.scan("token_rows").collect())
-    return materialized(warehouse, "wallet_positions", frame)
+def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
+    return dg.AssetSpec([GROUP, name], group_name=GROUP, deps=_keys(*deps),
+                        description=description)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_ledger", "as_of"))
-def wallet_rounds(warehouse: Warehouse) -> dg.MaterializeResult:
-    """One row per round: from the first unit in to the last unit out of a position."""
-    frame = assemble_rounds(warehouse.scan("wallet_ledger").select(ACCOUNTS).collect(),
-                            warehouse.clock()["as_of_s"])
-    return materialized(warehouse, "wallet_rounds", frame)
+@dg.multi_asset(
+    name="wallet_books",
+    specs=[
+        _spec("wallet_ledger", (*LEDGER_INPUTS, "as_of"),
+              "Every swap and bare token movement of every wallet in chain order, with "
+              "average-cost accounting: held, cost basis, realised profit, the cost a sell "
+              "closed, and rounds."),
+        _spec("wallet_positions", ("wallet_ledger", "token_rows"),
+              "One row per wallet and token it swapped, every round averaged together, marked "
+              "now."),
+        _spec("wallet_rounds", ("wallet_ledger", "as_of"),
+              "One row per round: from the first unit in to the last unit out of a position."),
+        _spec("wallet_position_windows", ("wallet_ledger", "as_of"),
+              "Each position's flows inside every wallet window ending at the lake's "
+              "watermark: swaps, transfers, money in and out, realised profit and the cost "
+              "basis it closed, winning and losing exits, and the rounds a sell closed with "
+              "how long they were held."),
+    ],
+    can_subset=True)
+def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
+    """The accounted ledger and its folds (positions, rounds, position windows), each
+    materialisable alone from the stored ledger; made with the ledger, the folds read it from
+    memory while it is written."""
+    made = {key.path[-1]: key for key in context.selected_asset_keys}
+    clock = warehouse.clock()
+    with ThreadPoolExecutor(1) as writing:
+        if "wallet_ledger" in made:
+            ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock["as_of"]))
+            slot = ledger["slot"].to_numpy()
+            ledger = ledger.drop("slot")
+            stored = writing.submit(materialized, warehouse, "wallet_ledger", ledger,
+                                    made["wallet_ledger"])
+        else:
+            ledger = warehouse.scan("wallet_ledger").select(ACCOUNTS).collect()
+            slot, stored = slots(ledger), None
+        folds = {
+            "wallet_positions": lambda: assemble_positions(
+                ledger, warehouse.scan("token_rows").collect(), slot),
+            "wallet_rounds": lambda: assemble_rounds(ledger, clock["as_of_s"], slot),
+            "wallet_position_windows": lambda: assemble_position_windows(
+                ledger, clock["as_of_s"], slot),
+        }
+        results = [materialized(warehouse, name, fold(), made[name])
+                   for name, fold in folds.items() if name in made]
+        if stored is not None:
+            yield stored.result()
+        yield from results
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,

@@ -15,6 +15,8 @@ TRANSFER_SIDES = ("transfer_in", "transfer_out")
 DUST = 1e-9
 POSITION = ("chain_id", "wallet", "token")
 LEDGER_ORDER = (*EVENT, "seq")
+# A row's position as a number from 0: the rank of its fingerprint.
+SLOT = pl.col("position").rank("dense").cast(pl.Int64) - 1
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
@@ -110,6 +112,7 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
     none; such units make the basis incomplete. Units that go out take their share of the cost
     with them; a sell realises its proceeds less that share. Units sold beyond what the ledger
     saw arrive (oversold) break even. A round runs from the first unit in to the last unit out.
+    Each row keeps its position's number from 0 (`slot`, the folds' grouping; not stored).
     """
     priced = pl.col("notional_usd").is_not_null()
     flow = events.with_columns(position=keyed(*POSITION)).with_columns(
@@ -119,7 +122,7 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
             .otherwise(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)))
         .when(pl.col("side") == "transfer_in")
         .then(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)).otherwise(0.0),
-        slot=pl.col("position").rank("dense").cast(pl.Int64) - 1).collect()
+        slot=SLOT).collect()
     books = _books(flow["slot"].to_numpy(), flow["inflow"].to_numpy(), flow["qty"].to_numpy(),
                    flow["b"].to_numpy(), flow["ts"].to_numpy(), flow["slot"].max() + 1)
     return (flow.with_columns(**{name: pl.Series(name, values)
@@ -145,7 +148,7 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
                 | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
                 | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")
                                       > DUST * pl.col("gross_in").clip(lower_bound=pl.col("qty"))))
-            .drop("inflow", "slot", "gross_in", "prev", "covered", "b", "prior_cost",
+            .drop("inflow", "gross_in", "prev", "covered", "b", "prior_cost",
                   "cost_out", "proceeds"))
 
 

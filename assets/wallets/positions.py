@@ -1,45 +1,146 @@
-"""Positions (one row per wallet and token it swapped, every round averaged together) and rounds
-(one row per cycle from the first unit in to the last unit out), from the accounted ledger."""
+"""Positions (one row per wallet and token it swapped, every round averaged together), rounds
+(one row per cycle from the first unit in to the last unit out) and each position's flows inside
+every wallet window: folds of the accounted ledger, each one pass over its rows in chain order."""
 
+import numba
+import numpy as np
 import polars as pl
 
-from assets.fingerprints import first_rows, keyed
-from assets.wallets.ledger import POSITION
+from assets.fingerprints import first_rows
+from assets.wallets.ledger import POSITION, SLOT
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+from publish.vocabulary import WALLET_WINDOW_SECONDS
 
-BUY, SELL = pl.col("side") == "buy", pl.col("side") == "sell"
-SWAP = BUY | SELL
-PRICED = pl.col("notional_usd").is_not_null()
-# What positions and rounds read of the ledger: never its hashes, pairs or fees. A position
-# is grouped by its fingerprint (see assets/fingerprints.py), its strings taken from its rows.
+# What the folds read of the ledger: never its hashes, pairs or fees. A position is its
+# fingerprint (`position`), its strings taken from its first row.
 ACCOUNTS = ("position", *POSITION, "round", "ts", "side", "qty", "notional_usd", "cost_in_usd",
             "realized_usd", "cost_closed_usd", "held", "cost", "incomplete", "opens", "closes",
             "round_opened_at")
+SIDES = ("buy", "sell", "transfer_in", "transfer_out")
+BUY, SELL, TRANSFER_IN, TRANSFER_OUT = range(len(SIDES))
+COUNTS = ("buys", "sells", "transfers_in", "transfers_out")
+# A group's sums, in the order `_fold` gives them: quantities and money swapped (a notional
+# without a USD price adds nothing), the priced quantities the average prices divide by, and the
+# accounting.
+SUMS = ("bought_qty", "sold_qty", "bought_usd", "sold_usd", "_priced_in", "_priced_out",
+        "cost_in_usd", "realized_usd", "cost_closed_usd")
+# Each position's flows per window, in the order `_banded` gives them.
+WINDOW_COUNTS = ("swaps", "sells", "transfers", "winning", "losing", "closed_rounds")
+WINDOW_FIGURES = ("swaps", "sells", "transfers", "invested", "volume", "realized", "cost_closed",
+                  "gross_profit", "gross_loss", "winning", "losing", "closed_rounds", "held_for")
 
 
-def _contributions() -> dict[str, pl.Expr]:
-    """What each ledger row adds to its group's flows, as plain columns: a group then sums
-    them rather than filtering its rows once per figure."""
-    def when(kept: pl.Expr, column: str) -> pl.Expr:
-        return pl.when(kept).then(pl.col(column)).otherwise(0.0)
-
-    return {
-        "buys": BUY, "sells": SELL, "transfers_in": pl.col("side") == "transfer_in",
-        "transfers_out": pl.col("side") == "transfer_out",
-        "bought_qty": when(BUY, "qty"), "sold_qty": when(SELL, "qty"),
-        "bought_usd": when(BUY, "notional_usd"), "sold_usd": when(SELL, "notional_usd"),
-        "_priced_in": when(BUY & PRICED, "qty"), "_priced_out": when(SELL & PRICED, "qty"),
-        "_priced_swaps": SWAP & PRICED,
-    }
+def slots(ledger: pl.DataFrame) -> np.ndarray:
+    """Each row's position as a number from 0, as `account` numbers them."""
+    return ledger.select(SLOT).to_series().to_numpy()
 
 
-def _flows() -> list[pl.Expr]:
-    """What a set of ledger rows adds up to: counts, quantities, money and accounting."""
-    return [
-        pl.col(*_contributions(), "cost_in_usd", "realized_usd", "cost_closed_usd").sum(),
-        pl.col("held").last(), pl.col("cost").last().alias("open_cost_usd"),
-        pl.col("incomplete").any().alias("basis_is_incomplete"),
-    ]
+# Side codes by the length of the side's name (3 buy, 4 sell, 11 transfer_in, 12 transfer_out):
+# reading lengths off the string offsets costs nothing, hashing ten million names does.
+_SIDE_BY_LENGTH = np.full(13, -1, np.int8)
+_SIDE_BY_LENGTH[[len(side) for side in SIDES]] = range(len(SIDES))
+
+
+def _columns(ledger: pl.DataFrame) -> tuple:
+    side = _SIDE_BY_LENGTH[ledger["side"].str.len_bytes().to_numpy()]
+    return (side, ledger["qty"].to_numpy(), ledger["notional_usd"].fill_null(np.nan).to_numpy(),
+            *(ledger[c].to_numpy() for c in ("cost_in_usd", "realized_usd", "cost_closed_usd",
+                                             "held", "cost", "incomplete", "opens", "closes",
+                                             "ts", "round_opened_at")))
+
+
+@numba.njit(cache=True)
+def _first_seen(group, groups):
+    """Groups numbered again from 0 in the order of their first rows, and each one's first
+    row."""
+    number = np.full(groups, -1, np.int64)
+    first = np.empty(groups, np.int64)
+    seen = 0
+    for i in range(len(group)):
+        if number[group[i]] < 0:
+            number[group[i]], first[seen] = seen, i
+            seen += 1
+    return number, first[:seen]
+
+
+@numba.njit(cache=True)
+def _by_column(state, nested):
+    """A (groups, fields) state as one contiguous array per field; with `nested` fields per
+    window, the windows nesting, field f then adds up f, f - nested, f - 2 nested and so on."""
+    out = np.empty((state.shape[1], state.shape[0]), state.dtype)
+    for g in range(state.shape[0]):
+        for f in range(state.shape[1]):
+            out[f, g] = state[g, f] + (out[f - nested, g] if f >= nested else 0.0)
+    return out
+
+
+# A group's state in `_fold`: one row of floats per group, so that a ledger row's update touches
+# a few neighbouring cache lines rather than a line in each of twenty arrays (counts and instants
+# stay exact as floats below 2^53). Its fields, in order:
+FOLDED = (*COUNTS, *SUMS, "_priced_swaps", "held", "open_cost_usd", "basis_is_incomplete",
+          "_opened", "opened_at", "first_trade_at", "last_trade_at", "closed_at",
+          "closed_by_sell")
+(_BOUGHT_QTY, _BOUGHT_USD, _PRICED_IN, _COST_IN, _REALIZED, _COST_CLOSED, _PRICED_SWAPS, _HELD,
+ _OPEN_COST, _INCOMPLETE, _OPENED, _OPENED_AT, _FIRST_TRADE, _LAST_TRADE, _CLOSED_AT,
+ _BY_SELL) = (FOLDED.index(name) for name in (
+    "bought_qty", "bought_usd", "_priced_in", "cost_in_usd", "realized_usd", "cost_closed_usd",
+    "_priced_swaps", "held", "open_cost_usd", "basis_is_incomplete", "_opened", "opened_at",
+    "first_trade_at", "last_trade_at", "closed_at", "closed_by_sell"))
+FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at", "closed_at"),
+                                pl.Int64),
+                **dict.fromkeys((*COUNTS, "_priced_swaps", "_opened"), pl.UInt32),
+                **dict.fromkeys(("basis_is_incomplete", "closed_by_sell"), pl.Boolean)}
+
+
+@numba.njit(cache=True)
+def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, held, cost,
+          incomplete, opens, closes, ts, opened_at):
+    """Every group's first row and its state (FOLDED, one array per field), groups in the order
+    of their first rows: counts per side, sums (a notional without a USD price adds nothing),
+    the last holding and cost, whether any row made the basis incomplete, rounds opened, the
+    first row's round start, the first and last swap, and the last close (-1 for none of these
+    instants)."""
+    number, first = _first_seen(group, groups)
+    state = np.zeros((len(first), len(FOLDED)))
+    for g in range(len(first)):
+        state[g, _FIRST_TRADE] = state[g, _LAST_TRADE] = state[g, _CLOSED_AT] = -1.0
+        state[g, _OPENED_AT] = opened_at[first[g]]
+    for i in range(len(group)):
+        g, s = number[group[i]], side[i]
+        state[g, s] += 1  # FOLDED opens with the count of each side, by its code
+        if s <= SELL:  # a swap: the swap sides come first
+            out = 1 if s == SELL else 0
+            state[g, _BOUGHT_QTY + out] += qty[i]
+            if not np.isnan(notional[i]):
+                state[g, _BOUGHT_USD + out] += notional[i]
+                state[g, _PRICED_IN + out] += qty[i]
+                state[g, _PRICED_SWAPS] += 1
+            t = ts[i]
+            before = state[g, _FIRST_TRADE]
+            state[g, _FIRST_TRADE] = t if before < 0 else min(before, t)
+            state[g, _LAST_TRADE] = max(state[g, _LAST_TRADE], t)
+        state[g, _COST_IN] += cost_in[i]
+        state[g, _REALIZED] += realized[i]
+        state[g, _COST_CLOSED] += cost_closed[i]
+        state[g, _HELD], state[g, _OPEN_COST] = held[i], cost[i]
+        if incomplete[i]:
+            state[g, _INCOMPLETE] = 1.0
+        state[g, _OPENED] += opens[i]
+        if closes[i]:
+            state[g, _CLOSED_AT] = max(state[g, _CLOSED_AT], ts[i])
+            if s == SELL:
+                state[g, _BY_SELL] = 1.0
+    return first, _by_column(state, len(FOLDED))
+
+
+def _folded(ledger: pl.DataFrame, group: np.ndarray, groups: int) -> pl.DataFrame:
+    """One row per group, in the order of their first rows: `_row` (the first row), counts,
+    sums and the accounting (the columns both positions and rounds show)."""
+    first, state = _fold(group, groups, *_columns(ledger))
+    instants = ("first_trade_at", "last_trade_at", "closed_at")
+    return (pl.DataFrame({"_row": first, **dict(zip(FOLDED, state, strict=True))})
+            .with_columns(pl.when(pl.col(*instants) >= 0).then(pl.col(*instants)))
+            .cast(FOLDED_TYPES))
 
 
 def _prices() -> dict[str, pl.Expr]:
@@ -52,22 +153,25 @@ def _prices() -> dict[str, pl.Expr]:
             .then(pl.col("realized_usd") / pl.col("cost_closed_usd")).otherwise(0.0)}
 
 
-def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
+SWAPPED = pl.col("buys") + pl.col("sells") > 0
+HELPERS = ("_priced_in", "_priced_out", "_priced_swaps", "_opened")
+
+
+def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
+                       slot: np.ndarray | None = None) -> pl.DataFrame:
     """Every token a wallet swapped, lifetime: flows, the open holding marked at the token's
     price (zero for a condemned token, whatever its score), realised, unrealised and total.
 
     A position is tracked when at least one of its swaps had a USD price; an untracked one
-    carries no PNL. Tokens that only ever moved by transfer are no position."""
+    carries no PNL. Tokens that only ever moved by transfer are no position. `slot` is each
+    row's position number (`slots`) when the caller has it."""
+    slot = slots(ledger) if slot is None else slot
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
-    folded = (ledger.lazy().with_row_index("_row")
-              .with_columns(**_contributions(), swapped_at=pl.when(SWAP).then("ts"))
-              .group_by("position").agg(
-                  pl.col("_row").first(), *_flows(), pl.col("opens").sum().alias("rounds"),
-                  pl.col("swapped_at").min().alias("first_trade_at"),
-                  pl.col("swapped_at").max().alias("last_trade_at"))
-              .filter(pl.col("buys") + pl.col("sells") > 0).collect())
+    folded = (_folded(ledger, slot, int(slot.max()) + 1 if len(slot) else 0)
+              .filter(SWAPPED).rename({"_opened": "rounds"})
+              .drop("opened_at", "closed_at", "closed_by_sell"))
     return (first_rows(ledger, folded, POSITION)
         .join(marks, on=["chain_id", "token"], how="left")
         .with_columns(
@@ -87,25 +191,104 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFra
             unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
             .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
         .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
-        .drop("position", "_priced_in", "_priced_out", "_priced_swaps", "token_price_usd"))
+        .drop(*HELPERS[:3], "token_price_usd"))
 
 
-def assemble_rounds(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
+@numba.njit(cache=True)
+def _round_groups(slot, rnd, positions):
+    """Each row's round as a number from 0: a position's rounds 0..last take consecutive
+    numbers after the previous position's."""
+    last = np.full(positions, -1, np.int64)
+    for i in range(len(slot)):
+        last[slot[i]] = max(last[slot[i]], rnd[i])
+    base = np.zeros(positions, np.int64)
+    total = 0
+    for p in range(positions):
+        base[p] = total
+        total += last[p] + 1
+    group = np.empty(len(slot), np.int64)
+    for i in range(len(slot)):
+        group[i] = base[slot[i]] + rnd[i]
+    return group, total
+
+
+def assemble_rounds(ledger: pl.DataFrame, as_of_s: int,
+                    slot: np.ndarray | None = None) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
-    # A round closes on one row at most: the one that took its holding to zero.
-    folded = (ledger.lazy().with_row_index("_row")
-              .with_columns(**_contributions(), closed_at=pl.when("closes").then("ts"),
-                            closed_by_sell=SELL & pl.col("closes"))
-              .group_by(keyed("position", "round")).agg(
-                  pl.col("_row", "round").first(), *_flows(),
-                  pl.col("opens").any().alias("_opened"),
-                  pl.col("round_opened_at").first().alias("opened_at"),
-                  pl.col("closed_at").max(), pl.col("closed_by_sell").any())
-              .filter("_opened", pl.col("buys") + pl.col("sells") > 0).collect())
-    return (first_rows(ledger, folded, POSITION)
+    slot = slots(ledger) if slot is None else slot
+    group, groups = _round_groups(slot, ledger["round"].to_numpy(),
+                                  int(slot.max()) + 1 if len(slot) else 0)
+    folded = (_folded(ledger, group, groups).filter(pl.col("_opened") > 0, SWAPPED)
+              .drop("first_trade_at", "last_trade_at"))
+    return (first_rows(ledger, folded, (*POSITION, "round"))
         .with_columns(
             is_open=pl.col("closed_at").is_null(),
             hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_s)) - pl.col("opened_at"),
             **_prices())
-        .drop("key", "_priced_in", "_priced_out", "_priced_swaps", "_opened"))
+        .drop(*HELPERS))
+
+
+def bands(ts: np.ndarray, as_of_s: int) -> np.ndarray:
+    """Each row's band: the shortest wallet window holding it (windows nest)."""
+    band = np.full(len(ts), len(WALLET_WINDOW_SECONDS) - 1, np.int8)
+    for index, seconds in reversed(list(enumerate(WALLET_WINDOW_SECONDS.values()))):
+        if seconds is not None:
+            band[ts > as_of_s - seconds] = index
+    return band
+
+
+@numba.njit(cache=True)
+def _banded(slot, positions, band, windows, side, notional, realized, cost_closed, closes, ts,
+            opened_at):
+    """Each position's first row and its flows per window (WINDOW_FIGURES of the first window,
+    then of the next, one array each), positions in the order of their first rows. A row counts
+    in its band, the shortest window holding it; a window adds up its band and the shorter
+    ones."""
+    number, first = _first_seen(slot, positions)
+    figures = len(WINDOW_FIGURES)
+    state = np.zeros((len(first), windows * figures))
+    for i in range(len(slot)):
+        s, r = side[i], realized[i]
+        g, at = number[slot[i]], band[i] * figures
+        paid = 0.0 if np.isnan(notional[i]) else notional[i]
+        if s <= SELL:  # a swap: the swap sides come first
+            state[g, at] += 1
+            state[g, at + 4] += paid
+        else:
+            state[g, at + 2] += 1
+        if s == BUY:
+            state[g, at + 3] += paid
+        state[g, at + 5] += r
+        state[g, at + 6] += cost_closed[i]
+        if s == SELL:
+            state[g, at + 1] += 1
+            if r > 0:
+                state[g, at + 7] += r
+                state[g, at + 9] += 1
+            elif r < 0:
+                state[g, at + 8] -= r
+                state[g, at + 10] += 1
+            if closes[i]:
+                state[g, at + 11] += 1
+                state[g, at + 12] += ts[i] - opened_at[i]
+    return first, _by_column(state, figures)
+
+
+def assemble_position_windows(ledger: pl.DataFrame, as_of_s: int,
+                              slot: np.ndarray | None = None) -> pl.DataFrame:
+    """Each position's flows inside every wallet window ending at the watermark (swaps,
+    transfers, money in and out, realised profit and the cost basis it closed, winning and
+    losing exits, the rounds a sell closed and how long they were held), named
+    `<figure>_<window>`; one row per wallet and token it swapped or moved."""
+    slot = slots(ledger) if slot is None else slot
+    positions, windows = int(slot.max()) + 1 if len(slot) else 0, len(WALLET_WINDOW_SECONDS)
+    side, _, notional, _, realized, cost_closed, *_, closes, ts, opened_at = _columns(ledger)
+    first, state = _banded(slot, positions, bands(ts, as_of_s), windows, side, notional,
+                           realized, cost_closed, closes, ts, opened_at)
+    names = [f"{figure}_{window}" for window in WALLET_WINDOW_SECONDS
+             for figure in WINDOW_FIGURES]
+    folded = pl.DataFrame({"_row": first, **dict(zip(names, state, strict=True))}).cast(
+        {f"{figure}_{window}": pl.Int64 if figure == "held_for" else pl.Int32
+         for figure in (*WINDOW_COUNTS, "held_for") for window in WALLET_WINDOW_SECONDS})
+    return first_rows(ledger, folded, POSITION).select(*POSITION, pl.exclude(*POSITION))

@@ -9,10 +9,13 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from assets.sql_models import load_models
 from assets.wallets.behaviour import peak_capital
 from assets.wallets.ledger import account, movement_events, wallet_events, with_swap_hashes
-from assets.wallets.positions import assemble_positions, assemble_rounds
+from assets.wallets.positions import (
+    assemble_position_windows,
+    assemble_positions,
+    assemble_rounds,
+)
 from assets.wallets.profiles import funding_clusters
 from checks.outcome import validate
 from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
@@ -184,9 +187,7 @@ def test_position_windows_count_each_row_in_every_window_that_holds_it() -> None
             (W, T, "sell", 1.0, 30.0, 30.0), (W, T, "buy", 1.0, 80.0, 80.0)]
     ages = [500 * day, 200 * day, 20 * day, 10 * day, 3 * day, day // 2]
     ledger = account(events(rows).with_columns(ts=pl.Series([now - a for a in ages])))
-    model = load_models()["wallet_position_windows"]
-    frame = model.run({"wallet_ledger": ledger.lazy(),
-                       "as_of": pl.DataFrame({"as_of_s": [now]}).lazy()})
+    frame = assemble_position_windows(ledger, now)
     w = frame.filter(pl.col("wallet") == W).row(0, named=True)
     v = frame.filter(pl.col("wallet") == V).row(0, named=True)
     windows = ("1d", "7d", "30d", "1y", "all")
