@@ -172,7 +172,7 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
     folded = (_folded(ledger, slot, int(slot.max()) + 1 if len(slot) else 0)
               .filter(SWAPPED).rename({"_opened": "rounds"})
               .drop("opened_at", "closed_at", "closed_by_sell"))
-    return (first_rows(ledger, folded, POSITION)
+    return (first_rows(ledger, folded, ("position", *POSITION))
         .join(marks, on=["chain_id", "token"], how="left")
         .with_columns(
             tracked=pl.col("_priced_swaps") > 0,
@@ -291,4 +291,5 @@ def assemble_position_windows(ledger: pl.DataFrame, as_of_s: int,
     folded = pl.DataFrame({"_row": first, **dict(zip(names, state, strict=True))}).cast(
         {f"{figure}_{window}": pl.Int64 if figure == "held_for" else pl.Int32
          for figure in (*WINDOW_COUNTS, "held_for") for window in WALLET_WINDOW_SECONDS})
-    return first_rows(ledger, folded, POSITION).select(*POSITION, pl.exclude(*POSITION))
+    keys = ("position", *POSITION)
+    return first_rows(ledger, folded, keys).select(*keys, pl.exclude(*keys))
