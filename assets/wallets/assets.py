@@ -59,7 +59,7 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The accounted ledger and its folds (positions, rounds, position windows), each
     materialisable alone from the stored ledger; made with the ledger, the folds read it from
-    memory while it is written."""
+    memory. Each product is written on a second thread while the next fold runs."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
     clock = warehouse.clock()
     with ThreadPoolExecutor(1) as writing:
@@ -79,11 +79,9 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             "wallet_position_windows": lambda: assemble_position_windows(
                 ledger, clock["as_of_s"], slot),
         }
-        results = [materialized(warehouse, name, fold(), made[name])
+        results = [writing.submit(materialized, warehouse, name, fold(), made[name])
                    for name, fold in folds.items() if name in made]
-        if stored is not None:
-            yield stored.result()
-        yield from results
+        yield from (result.result() for result in [stored, *results] if result is not None)
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,

@@ -114,90 +114,90 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
     saw arrive (oversold) break even. A round runs from the first unit in to the last unit out.
     Each row keeps its position's number from 0 (`slot`, the folds' grouping; not stored).
     """
-    priced = pl.col("notional_usd").is_not_null()
-    flow = events.with_columns(position=keyed(*POSITION)).with_columns(
-        inflow=pl.col("side").is_in(["buy", "transfer_in"]),
-        b=pl.when(pl.col("side") == "buy").then(
-            pl.when(priced).then("notional_usd")
-            .otherwise(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)))
-        .when(pl.col("side") == "transfer_in")
-        .then(pl.col("qty") * pl.col("mark_usd").fill_null(0.0)).otherwise(0.0),
-        slot=SLOT).collect()
-    books = _books(flow["slot"].to_numpy(), flow["inflow"].to_numpy(), flow["qty"].to_numpy(),
-                   flow["b"].to_numpy(), flow["ts"].to_numpy(), flow["slot"].max() + 1)
-    return (flow.with_columns(**{name: pl.Series(name, values)
-                                 for name, values in zip(BOOK_COLUMNS, books, strict=True)})
-            .with_columns(
-                covered=pl.when(pl.col("inflow")).then(0.0)
-                .otherwise(pl.min_horizontal("qty", "prev")),
-                cost_out=pl.when(pl.col("inflow")).then(0.0)
-                .otherwise(pl.col("prior_cost") - pl.col("cost")))
-            .with_columns(
-                proceeds=pl.when(pl.col("side") == "sell").then(
-                    pl.col("notional_usd").fill_null(0.0) * pl.col("covered")
-                    / pl.col("qty")).otherwise(0.0))
-            .with_columns(
-                realized_usd=pl.when(pl.col("side") == "sell")
-                .then(pl.col("proceeds") - pl.col("cost_out")).otherwise(0.0),
-                cost_closed_usd=pl.when(pl.col("side") == "sell").then("cost_out")
-                .otherwise(0.0),
-                opens=pl.col("inflow") & (pl.col("prev") == 0),
-                cost_in_usd=pl.col("b"),
-                cost_change=pl.col("cost") - pl.col("prior_cost"),
-                incomplete=(pl.col("side") == "transfer_in")
-                | (pl.col("side").is_in(SWAP_SIDES) & ~priced)
-                | ~pl.col("inflow") & (pl.col("qty") - pl.col("covered")
-                                      > DUST * pl.col("gross_in").clip(lower_bound=pl.col("qty"))))
-            .drop("inflow", "gross_in", "prev", "covered", "b", "prior_cost",
-                  "cost_out", "proceeds"))
+    flow = events.with_columns(position=keyed(*POSITION)).with_columns(slot=SLOT).collect()
+    books = _books(flow["slot"].to_numpy(), side_codes(flow["side"]), flow["qty"].to_numpy(),
+                   flow["notional_usd"].fill_null(np.nan).to_numpy(),
+                   flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy(),
+                   flow["slot"].max() + 1 if flow.height else 0)
+    return flow.with_columns(**{name: pl.Series(name, values)
+                                for name, values in zip(BOOK_COLUMNS, books, strict=True)})
+
+
+SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)
+BUY, SELL, TRANSFER_IN, TRANSFER_OUT = range(len(SIDES))
+# Side codes by the length of the side's name (3 buy, 4 sell, 11 transfer_in, 12 transfer_out):
+# reading lengths off the string offsets costs nothing, hashing ten million names does.
+_SIDE_BY_LENGTH = np.full(13, -1, np.int8)
+_SIDE_BY_LENGTH[[len(side) for side in SIDES]] = range(len(SIDES))
+
+
+def side_codes(side: pl.Series) -> np.ndarray:
+    """Each side's code: its place in SIDES."""
+    return _SIDE_BY_LENGTH[side.str.len_bytes().to_numpy()]
 
 
 # What `_books` gives for every row, in its order.
-BOOK_COLUMNS = ("held", "prev", "gross_in", "closes", "round", "cost", "prior_cost",
-                "round_opened_at")
+BOOK_COLUMNS = ("held", "closes", "round", "cost", "round_opened_at", "realized_usd",
+                "cost_closed_usd", "opens", "cost_in_usd", "cost_change", "incomplete")
 
 
-@numba.njit(cache=True)
-def _books(slot, inflow, qty, cost_in, ts, positions):
+@numba.njit(cache=True, nogil=True)
+def _books(slot, side, qty, notional, mark, ts, positions):
     """The running books of every position, row by row in chain order: a position's state sits
     in its slot. Held is what came in less what went out, floored at zero and at float dust;
-    the cost carries over scaled by the share of the holding kept, and a round restarts it."""
+    the cost carries over scaled by the share of the holding kept, and a round restarts it.
+    A null notional or mark is NaN."""
     n = len(slot)
-    held, prev, gross = np.empty(n), np.empty(n), np.empty(n)
-    closes = np.zeros(n, np.bool_)
+    held, cost, realized, closed_cost = np.empty(n), np.empty(n), np.zeros(n), np.zeros(n)
+    cost_in, change = np.empty(n), np.empty(n)
+    closes, opens, incomplete = (np.zeros(n, np.bool_), np.zeros(n, np.bool_),
+                                 np.zeros(n, np.bool_))
     rounds, opened = np.empty(n, np.int32), np.empty(n, np.int64)
-    cost, prior = np.empty(n), np.empty(n)
     net, low, came = np.zeros(positions), np.zeros(positions), np.zeros(positions)
     last_held, running, last_cost = np.zeros(positions), np.zeros(positions), np.zeros(positions)
     closed, current = np.zeros(positions, np.int32), np.full(positions, -1, np.int32)
     round_start = np.zeros(positions, np.int64)
     for i in range(n):
-        p = slot[i]
-        if inflow[i]:
-            net[p] += qty[i]
-            came[p] += qty[i]
+        p, s, q = slot[i], side[i], qty[i]
+        inflow = s in (BUY, TRANSFER_IN)
+        priced = not np.isnan(notional[i])
+        value = q * (0.0 if np.isnan(mark[i]) else mark[i])
+        b = (notional[i] if priced else value) if s == BUY else (
+            value if s == TRANSFER_IN else 0.0)
+        if inflow:
+            net[p] += q
+            came[p] += q
         else:
-            net[p] -= qty[i]
+            net[p] -= q
         low[p] = min(low[p], net[p])
         h = net[p] - min(low[p], 0.0)
         if h <= DUST * came[p]:
             h = 0.0
-        before = last_held[p]
-        closing = not inflow[i] and h == 0.0 and before > 0.0
-        straying = not inflow[i] and before == 0.0
+        before, prior = last_held[p], last_cost[p]
+        closing = not inflow and h == 0.0 and before > 0.0
+        straying = not inflow and before == 0.0
         # Rows past a round's close that take out what was never there belong to that round.
         r = closed[p] - 1 if straying and closed[p] > 0 else closed[p]
         if closing:
             closed[p] += 1
         if r != current[p]:
             current[p], running[p], round_start[p] = r, 0.0, ts[i]
-        kept = 1.0 if inflow[i] or before == 0.0 or closing else h / before
-        running[p] = running[p] * kept + cost_in[i]
+        kept = 1.0 if inflow or before == 0.0 or closing else h / before
+        running[p] = running[p] * kept + b
         c = 0.0 if closing or straying else running[p]
-        held[i], prev[i], gross[i], closes[i] = h, before, came[p], closing
-        rounds[i], cost[i], prior[i], opened[i] = r, c, last_cost[p], round_start[p]
+        covered = 0.0 if inflow else min(q, before)
+        if s == SELL:
+            cost_out = prior - c
+            realized[i] = (notional[i] if priced else 0.0) * covered / q - cost_out
+            closed_cost[i] = cost_out
+        held[i], closes[i], rounds[i], cost[i], opened[i] = h, closing, r, c, round_start[p]
+        opens[i] = inflow and before == 0.0
+        cost_in[i], change[i] = b, c - prior
+        incomplete[i] = (s == TRANSFER_IN or (s <= SELL and not priced)
+                         or (not inflow and q - covered > DUST * max(came[p], q)))
         last_held[p], last_cost[p] = h, c
-    return held, prev, gross, closes, rounds, cost, prior, opened
+    return (held, closes, rounds, cost, opened, realized, closed_cost, opens, cost_in, change,
+            incomplete)
 
 
 def with_swap_hashes(ledger: pl.DataFrame, swaps: pl.LazyFrame) -> pl.DataFrame:

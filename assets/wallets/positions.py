@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import first_rows
-from assets.wallets.ledger import POSITION, SLOT
+from assets.wallets.ledger import BUY, POSITION, SELL, SLOT, side_codes
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from publish.vocabulary import WALLET_WINDOW_SECONDS
 
@@ -16,8 +16,6 @@ from publish.vocabulary import WALLET_WINDOW_SECONDS
 ACCOUNTS = ("position", *POSITION, "round", "ts", "side", "qty", "notional_usd", "cost_in_usd",
             "realized_usd", "cost_closed_usd", "held", "cost", "incomplete", "opens", "closes",
             "round_opened_at")
-SIDES = ("buy", "sell", "transfer_in", "transfer_out")
-BUY, SELL, TRANSFER_IN, TRANSFER_OUT = range(len(SIDES))
 COUNTS = ("buys", "sells", "transfers_in", "transfers_out")
 # A group's sums, in the order `_fold` gives them: quantities and money swapped (a notional
 # without a USD price adds nothing), the priced quantities the average prices divide by, and the
@@ -35,21 +33,15 @@ def slots(ledger: pl.DataFrame) -> np.ndarray:
     return ledger.select(SLOT).to_series().to_numpy()
 
 
-# Side codes by the length of the side's name (3 buy, 4 sell, 11 transfer_in, 12 transfer_out):
-# reading lengths off the string offsets costs nothing, hashing ten million names does.
-_SIDE_BY_LENGTH = np.full(13, -1, np.int8)
-_SIDE_BY_LENGTH[[len(side) for side in SIDES]] = range(len(SIDES))
-
-
 def _columns(ledger: pl.DataFrame) -> tuple:
-    side = _SIDE_BY_LENGTH[ledger["side"].str.len_bytes().to_numpy()]
-    return (side, ledger["qty"].to_numpy(), ledger["notional_usd"].fill_null(np.nan).to_numpy(),
+    return (side_codes(ledger["side"]), ledger["qty"].to_numpy(),
+            ledger["notional_usd"].fill_null(np.nan).to_numpy(),
             *(ledger[c].to_numpy() for c in ("cost_in_usd", "realized_usd", "cost_closed_usd",
                                              "held", "cost", "incomplete", "opens", "closes",
                                              "ts", "round_opened_at")))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _first_seen(group, groups):
     """Groups numbered again from 0 in the order of their first rows, and each one's first
     row."""
@@ -63,7 +55,7 @@ def _first_seen(group, groups):
     return number, first[:seen]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _by_column(state, nested):
     """A (groups, fields) state as one contiguous array per field; with `nested` fields per
     window, the windows nesting, field f then adds up f, f - nested, f - 2 nested and so on."""
@@ -92,7 +84,7 @@ FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at",
                 **dict.fromkeys(("basis_is_incomplete", "closed_by_sell"), pl.Boolean)}
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, held, cost,
           incomplete, opens, closes, ts, opened_at):
     """Every group's first row and its state (FOLDED, one array per field), groups in the order
@@ -194,7 +186,7 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
         .drop(*HELPERS[:3], "token_price_usd"))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _round_groups(slot, rnd, positions):
     """Each row's round as a number from 0: a position's rounds 0..last take consecutive
     numbers after the previous position's."""
@@ -238,7 +230,7 @@ def bands(ts: np.ndarray, as_of_s: int) -> np.ndarray:
     return band
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _banded(slot, positions, band, windows, side, notional, realized, cost_closed, closes, ts,
             opened_at):
     """Each position's first row and its flows per window (WINDOW_FIGURES of the first window,
