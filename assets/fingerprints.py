@@ -5,6 +5,8 @@ lookups that must be exact check that their table's fingerprints are distinct.""
 
 from functools import reduce
 
+import numba
+import numpy as np
 import polars as pl
 
 
@@ -45,3 +47,37 @@ def first_rows(frame: pl.DataFrame, folded: pl.DataFrame, columns: tuple[str, ..
     # each chunk once, at random positions they cost several times more.
     folded = folded.sort("_row")
     return folded.with_columns(frame.select(pl.col(*columns).gather(folded["_row"]))).drop("_row")
+
+
+# Fibonacci hashing: a fingerprint times 2^64 / golden ratio, its top bits a table slot.
+_SPREAD = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True, nogil=True)
+def numbered(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each fingerprint's number from 0, in the order of first appearance, and how many there
+    are: an open-addressed table that doubles when half full."""
+    bits = 16
+    table, ids = np.zeros(1 << bits, np.uint64), np.full(1 << bits, -1, np.int64)
+    out, seen = np.empty(len(keys), np.int64), 0
+    for i in range(len(keys)):
+        key = keys[i]
+        j = np.int64((key * _SPREAD) >> np.uint64(64 - bits))
+        while ids[j] >= 0 and table[j] != key:
+            j = (j + 1) & ((1 << bits) - 1)
+        if ids[j] >= 0:
+            out[i] = ids[j]
+            continue
+        table[j], ids[j], out[i] = key, seen, seen
+        seen += 1
+        if 2 * seen > 1 << bits:
+            bits += 1
+            old_table, old_ids = table, ids
+            table, ids = np.zeros(1 << bits, np.uint64), np.full(1 << bits, -1, np.int64)
+            for k in range(len(old_ids)):
+                if old_ids[k] >= 0:
+                    j = np.int64((old_table[k] * _SPREAD) >> np.uint64(64 - bits))
+                    while ids[j] >= 0:
+                        j = (j + 1) & ((1 << bits) - 1)
+                    table[j], ids[j] = old_table[k], old_ids[k]
+    return out, seen

@@ -8,13 +8,12 @@ import polars as pl
 
 from assets.wallets.behaviour import peak_capital, swap_traits
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import account, wallet_events
+from assets.wallets.ledger import account, slots, wallet_events
 from assets.wallets.positions import (
     ACCOUNTS,
     assemble_position_windows,
     assemble_positions,
     assemble_rounds,
-    slots,
 )
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
@@ -71,7 +70,7 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
                                     made["wallet_ledger"])
         else:
             ledger = warehouse.scan("wallet_ledger").select(ACCOUNTS).collect()
-            slot, stored = slots(ledger), None
+            (slot, _), stored = slots(ledger), None
         folds = {
             "wallet_positions": lambda: assemble_positions(
                 ledger, warehouse.scan("token_rows").collect(), slot),

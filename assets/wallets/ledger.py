@@ -5,7 +5,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import distinct, gathered, keyed, lookup
+from assets.fingerprints import distinct, gathered, keyed, lookup, numbered
 from assets.market.pair_trades import human, with_swap_strings
 from checks.schemas.types import EVENT
 
@@ -15,8 +15,6 @@ TRANSFER_SIDES = ("transfer_in", "transfer_out")
 DUST = 1e-9
 POSITION = ("chain_id", "wallet", "token")
 LEDGER_ORDER = (*EVENT, "seq")
-# A row's position as a number from 0: the rank of its fingerprint.
-SLOT = pl.col("position").rank("dense").cast(pl.Int64) - 1
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
@@ -112,15 +110,23 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
     none; such units make the basis incomplete. Units that go out take their share of the cost
     with them; a sell realises its proceeds less that share. Units sold beyond what the ledger
     saw arrive (oversold) break even. A round runs from the first unit in to the last unit out.
-    Each row keeps its position's number from 0 (`slot`, the folds' grouping; not stored).
+    Each row keeps its position's number (`slot`, from `slots`: the folds' grouping; not
+    stored).
     """
-    flow = events.with_columns(position=keyed(*POSITION)).with_columns(slot=SLOT).collect()
-    books = _books(flow["slot"].to_numpy(), side_codes(flow["side"]), flow["qty"].to_numpy(),
+    flow = events.with_columns(position=keyed(*POSITION)).collect()
+    slot, positions = slots(flow)
+    books = _books(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
                    flow["notional_usd"].fill_null(np.nan).to_numpy(),
                    flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy(),
-                   flow["slot"].max() + 1 if flow.height else 0)
-    return flow.with_columns(**{name: pl.Series(name, values)
-                                for name, values in zip(BOOK_COLUMNS, books, strict=True)})
+                   positions)
+    return flow.with_columns(slot=slot, **{name: pl.Series(name, values) for name, values
+                                           in zip(BOOK_COLUMNS, books, strict=True)})
+
+
+def slots(ledger: pl.DataFrame) -> tuple[np.ndarray, int]:
+    """Each row's position as a number from 0, in the order of first rows, and how many
+    positions there are."""
+    return numbered(ledger["position"].to_numpy())
 
 
 SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)

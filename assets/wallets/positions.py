@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import first_rows
-from assets.wallets.ledger import BUY, POSITION, SELL, SLOT, side_codes
+from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from publish.vocabulary import WALLET_WINDOW_SECONDS
 
@@ -26,11 +26,6 @@ SUMS = ("bought_qty", "sold_qty", "bought_usd", "sold_usd", "_priced_in", "_pric
 WINDOW_COUNTS = ("swaps", "sells", "transfers", "winning", "losing", "closed_rounds")
 WINDOW_FIGURES = ("swaps", "sells", "transfers", "invested", "volume", "realized", "cost_closed",
                   "gross_profit", "gross_loss", "winning", "losing", "closed_rounds", "held_for")
-
-
-def slots(ledger: pl.DataFrame) -> np.ndarray:
-    """Each row's position as a number from 0, as `account` numbers them."""
-    return ledger.select(SLOT).to_series().to_numpy()
 
 
 def _columns(ledger: pl.DataFrame) -> tuple:
@@ -157,7 +152,7 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
     A position is tracked when at least one of its swaps had a USD price; an untracked one
     carries no PNL. Tokens that only ever moved by transfer are no position. `slot` is each
     row's position number (`slots`) when the caller has it."""
-    slot = slots(ledger) if slot is None else slot
+    slot = slots(ledger)[0] if slot is None else slot
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
@@ -208,7 +203,7 @@ def assemble_rounds(ledger: pl.DataFrame, as_of_s: int,
                     slot: np.ndarray | None = None) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
-    slot = slots(ledger) if slot is None else slot
+    slot = slots(ledger)[0] if slot is None else slot
     group, groups = _round_groups(slot, ledger["round"].to_numpy(),
                                   int(slot.max()) + 1 if len(slot) else 0)
     folded = (_folded(ledger, group, groups).filter(pl.col("_opened") > 0, SWAPPED)
@@ -273,7 +268,7 @@ def assemble_position_windows(ledger: pl.DataFrame, as_of_s: int,
     transfers, money in and out, realised profit and the cost basis it closed, winning and
     losing exits, the rounds a sell closed and how long they were held), named
     `<figure>_<window>`; one row per wallet and token it swapped or moved."""
-    slot = slots(ledger) if slot is None else slot
+    slot = slots(ledger)[0] if slot is None else slot
     positions, windows = int(slot.max()) + 1 if len(slot) else 0, len(WALLET_WINDOW_SECONDS)
     side, _, notional, _, realized, cost_closed, *_, closes, ts, opened_at = _columns(ledger)
     first, state = _banded(slot, positions, bands(ts, as_of_s), windows, side, notional,
