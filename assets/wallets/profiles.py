@@ -201,13 +201,16 @@ def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     order = pl.DataFrame({"window": WALLET_WINDOWS, "window_order": range(len(WALLET_WINDOWS))})
     zero = [pl.when(pl.col("rebuild_skipped")).then(0).otherwise(pl.col(c).fill_null(0)).alias(c)
             for c in (*METRIC_FIGURES, *METRIC_COUNTS) if c != "profit_factor"]
-    return (wallets.select("chain_id", "wallet", "rebuild_skipped").join(order, how="cross")
-            .join(windows, on=["chain_id", "wallet", "window"], how="left")
+    # Wallets sorted first, then each one's windows in order: the grid comes out sorted without
+    # sorting its five rows per wallet, and finds its records by fingerprint, not by address.
+    found = windows.with_columns(key=keyed("chain_id", "wallet")).drop("chain_id", "wallet")
+    return (wallets.select("chain_id", "wallet", "rebuild_skipped").sort("chain_id", "wallet")
+            .with_columns(key=keyed("chain_id", "wallet")).join(order, how="cross")
+            .join(found, on=["key", "window"], how="left", maintain_order="left").drop("key")
             .with_columns(*zero, profit_factor=pl.when(~pl.col("rebuild_skipped"))
                           .then("profit_factor"))
             .with_columns(pl.col(*METRIC_FIGURES).cast(pl.Float64),
-                          pl.col(*METRIC_COUNTS).cast(pl.Int64))
-            .sort("chain_id", "wallet", "window_order"))
+                          pl.col(*METRIC_COUNTS).cast(pl.Int64)))
 
 
 def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -281,24 +284,38 @@ def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
     behaviour = _listed(frame, [(pl.col("type") == kind, _label(code, name))
                                 for kind, (code, name) in BEHAVIOUR_LABELS.items()])
     lake = pl.col("lake_labels").fill_null(pl.lit([], frame.schema["lake_labels"]))
-    records = grid.group_by("chain_id", "wallet", maintain_order=True).agg(
-        metrics=metrics_record())
     chain = pl.struct(slug="slug", chain_id="chain_id")
-    frame = frame.join(records, on=["chain_id", "wallet"], how="left").with_columns(
+    frame = frame.join(_metrics_json(grid), on=["chain_id", "wallet"], how="left").with_columns(
         labels=pl.concat_list(lake, behaviour),
         chain=chain,
         user=pl.struct(value="user_score", status="user_status"),
         scammer=pl.struct(value="scammer_value", band="scammer_band"),
         signals=_listed(frame, scammer_signals() + user_signals()))
-    return frame.with_columns(**{f"item_{part}": _json(pl.col(column))
-                                 for part, column in ITEM_PARTS.items()}, item=pl.struct(
+    head = pl.struct(
         address="wallet", chain="chain", tier="tier", type="type", labels="labels",
         human_known="human_known", rebuild_skipped="rebuild_skipped",
         copy_eligible="copy_eligible", age_is_estimated="age_is_estimated",
         rebuild_skip_reason="rebuild_skip_reason", cluster_id="cluster_id",
         first_seen_at="first_seen_at", first_onchain_at="first_onchain_at",
         last_active_at="last_active_at", user_score="user", scammer_score="scammer",
-        signals="signals", metrics="metrics").struct.json_encode())
+        signals="signals").struct.json_encode()
+    windows = [f"window_{k}" for k in range(len(WALLET_WINDOWS))]
+    records = [part for k, window in enumerate(windows)
+               for part in (pl.lit("," if k else ',"metrics":['), pl.col(window))]
+    return frame.with_columns(**{f"item_{part}": _json(pl.col(column))
+                                 for part, column in ITEM_PARTS.items()}, item=pl.concat_str(
+        head.str.head(-1), *records, pl.lit("]}"))).drop(windows)
+
+
+def _metrics_json(grid: pl.DataFrame) -> pl.DataFrame:
+    """Per wallet, its metrics record of each window as JSON (`window_0` and on, in window
+    order). The grid holds each wallet's windows in order, so every k-th row from the k-th on
+    is window k: the windows are encoded side by side, in parallel."""
+    windows = len(WALLET_WINDOWS)
+    return grid.select("chain_id", "wallet").gather_every(windows).with_columns(
+        pl.DataFrame({f"window_{k}": grid.gather_every(windows, k).select(
+            metrics_record()).to_series() for k in range(windows)}).select(
+            pl.all().struct.json_encode()))
 
 
 # What a ranking reads of a profile: never its full item, which is most of the profile's bytes.
