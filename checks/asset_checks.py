@@ -1,7 +1,7 @@
 """Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import dagster as dg
 import pandera.polars as pa
@@ -14,7 +14,7 @@ from checks.products import PRODUCT_SCHEMAS
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
-from checks.schemas.wallets import positions_add_up
+from checks.schemas.wallets import POSITIONS_ADD_UP_READS, positions_add_up
 
 
 def as_result(outcome: Outcome) -> dg.AssetCheckResult:
@@ -49,7 +49,8 @@ def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinitio
 @dataclass(frozen=True)
 class CrossRule:
     """A meaning rule across products: the rows `rule` returns from the tables `reads` (in
-    order; `as_of` is the watermark) break it, and are reported under `reported`."""
+    order; `as_of` is the watermark) break it, and are reported under `reported`. A table in
+    `columns` is read for those columns only."""
 
     product: str
     name: str
@@ -57,13 +58,14 @@ class CrossRule:
     rule: Callable[..., pl.DataFrame]
     description: str
     reported: str = ""
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 CROSS_RULES = (
     CrossRule("wallet_profiles", "positions_add_up",
               ("wallet_windows", "wallet_positions", "wallet_profiles"), positions_add_up,
               "The `all` window of every wallet equals the sums over its positions.",
-              "wallet_windows"),
+              "wallet_windows", POSITIONS_ADD_UP_READS),
     CrossRule("board_rows", "shares_leave_the_unnamed", ("board_rows", "board_pairs"),
               shares_leave_the_unnamed,
               "Each chain's named shares sum to one less exactly the share of unnamed pools."),
@@ -90,7 +92,8 @@ def _cross_check(rule: CrossRule, keys: dict[str, dg.AssetKey]) -> dg.AssetCheck
                     additional_deps=deps, description=rule.description)
     def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
         frames = [warehouse.clock()["as_of"] if name == "as_of"
-                  else warehouse.scan(name).collect() for name in rule.reads]
+                  else warehouse.scan(name).select(rule.columns.get(name) or pl.all()).collect()
+                  for name in rule.reads]
         rows = rule.rule(*frames)
         return as_result(failed(rule.reported or rule.product, rule.name, rows))
 

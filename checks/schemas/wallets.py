@@ -276,6 +276,16 @@ class WalletRanking(pa.DataFrameModel):
                                                    & (pl.col("trades") == 0)))
 
 
+# What `positions_add_up` reads of each table: never a profile's item, most of its bytes.
+POSITIONS_ADD_UP_READS = {
+    "wallet_windows": ("chain_id", "wallet", "window", "realized_pnl_usd", "unrealized_pnl_usd",
+                       "invested_usd", "trades", "tokens_traded"),
+    "wallet_positions": ("chain_id", "wallet", "realized_usd", "unrealized_usd", "bought_usd",
+                         "buys", "sells"),
+    "wallet_profiles": ("chain_id", "wallet", "rebuild_skipped"),
+}
+
+
 def positions_add_up(windows: pl.DataFrame, positions: pl.DataFrame,
                      profiles: pl.DataFrame) -> pl.DataFrame:
     """Wallets whose `all` window differs from the sums over their positions (realised,
