@@ -8,9 +8,10 @@ import polars as pl
 
 from assets.wallets.behaviour import peak_capital, swap_traits
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import account, slots, wallet_events
+from assets.wallets.ledger import account, wallet_events
 from assets.wallets.positions import (
     ACCOUNTS,
+    Accounts,
     assemble_position_windows,
     assemble_positions,
     assemble_rounds,
@@ -70,13 +71,14 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
                                     made["wallet_ledger"])
         else:
             ledger = warehouse.scan("wallet_ledger").select(ACCOUNTS).collect()
-            (slot, _), stored = slots(ledger), None
+            slot, stored = None, None
+        accounts = Accounts.of(ledger, slot)
         folds = {
             "wallet_positions": lambda: assemble_positions(
-                ledger, warehouse.scan("token_rows").collect(), slot),
-            "wallet_rounds": lambda: assemble_rounds(ledger, clock["as_of_s"], slot),
+                ledger, warehouse.scan("token_rows").collect(), accounts),
+            "wallet_rounds": lambda: assemble_rounds(ledger, clock["as_of_s"], accounts),
             "wallet_position_windows": lambda: assemble_position_windows(
-                ledger, clock["as_of_s"], slot),
+                ledger, clock["as_of_s"], accounts),
         }
         results = [writing.submit(materialized, warehouse, name, fold(), made[name])
                    for name, fold in folds.items() if name in made]

@@ -2,6 +2,8 @@
 (one row per cycle from the first unit in to the last unit out) and each position's flows inside
 every wallet window: folds of the accounted ledger, each one pass over its rows in chain order."""
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import polars as pl
@@ -28,12 +30,43 @@ WINDOW_FIGURES = ("swaps", "sells", "transfers", "invested", "volume", "realized
                   "gross_profit", "gross_loss", "winning", "losing", "closed_rounds", "held_for")
 
 
-def _columns(ledger: pl.DataFrame) -> tuple:
-    return (side_codes(ledger["side"]), ledger["qty"].to_numpy(),
-            ledger["notional_usd"].fill_null(np.nan).to_numpy(),
-            *(ledger[c].to_numpy() for c in ("cost_in_usd", "realized_usd", "cost_closed_usd",
-                                             "held", "cost", "incomplete", "opens", "closes",
-                                             "ts", "round_opened_at")))
+class Accounts(NamedTuple):
+    """The ledger's columns the folds read, as arrays (a null notional is NaN), with each
+    row's position number and how many positions there are: made once for all three folds."""
+
+    slot: np.ndarray
+    positions: int
+    side: np.ndarray
+    qty: np.ndarray
+    notional: np.ndarray
+    cost_in: np.ndarray
+    realized: np.ndarray
+    cost_closed: np.ndarray
+    held: np.ndarray
+    cost: np.ndarray
+    incomplete: np.ndarray
+    opens: np.ndarray
+    closes: np.ndarray
+    ts: np.ndarray
+    opened_at: np.ndarray
+    round: np.ndarray
+
+    @classmethod
+    def of(cls, ledger: pl.DataFrame, slot: np.ndarray | None = None) -> "Accounts":
+        """The arrays of `ledger`; `slot` is each row's position number (`slots`) when the
+        caller has it."""
+        slot, positions = slots(ledger) if slot is None else (slot, int(slot.max(initial=-1)) + 1)
+        return cls(slot, positions, side_codes(ledger["side"]), ledger["qty"].to_numpy(),
+                   ledger["notional_usd"].fill_null(np.nan).to_numpy(),
+                   *(ledger[c].to_numpy() for c in (
+                       "cost_in_usd", "realized_usd", "cost_closed_usd", "held", "cost",
+                       "incomplete", "opens", "closes", "ts", "round_opened_at", "round")))
+
+    def rows(self) -> tuple:
+        """What `_fold` reads of every row, in its order."""
+        return (self.side, self.qty, self.notional, self.cost_in, self.realized,
+                self.cost_closed, self.held, self.cost, self.incomplete, self.opens,
+                self.closes, self.ts, self.opened_at)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -120,10 +153,10 @@ def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, he
     return first, _by_column(state, len(FOLDED))
 
 
-def _folded(ledger: pl.DataFrame, group: np.ndarray, groups: int) -> pl.DataFrame:
+def _folded(accounts: Accounts, group: np.ndarray, groups: int) -> pl.DataFrame:
     """One row per group, in the order of their first rows: `_row` (the first row), counts,
     sums and the accounting (the columns both positions and rounds show)."""
-    first, state = _fold(group, groups, *_columns(ledger))
+    first, state = _fold(group, groups, *accounts.rows())
     instants = ("first_trade_at", "last_trade_at", "closed_at")
     return (pl.DataFrame({"_row": first, **dict(zip(FOLDED, state, strict=True))})
             .with_columns(pl.when(pl.col(*instants) >= 0).then(pl.col(*instants)))
@@ -145,18 +178,17 @@ HELPERS = ("_priced_in", "_priced_out", "_priced_swaps", "_opened")
 
 
 def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
-                       slot: np.ndarray | None = None) -> pl.DataFrame:
+                       accounts: Accounts | None = None) -> pl.DataFrame:
     """Every token a wallet swapped, lifetime: flows, the open holding marked at the token's
     price (zero for a condemned token, whatever its score), realised, unrealised and total.
 
     A position is tracked when at least one of its swaps had a USD price; an untracked one
-    carries no PNL. Tokens that only ever moved by transfer are no position. `slot` is each
-    row's position number (`slots`) when the caller has it."""
-    slot = slots(ledger)[0] if slot is None else slot
+    carries no PNL. Tokens that only ever moved by transfer are no position."""
+    accounts = accounts or Accounts.of(ledger)
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
-    folded = (_folded(ledger, slot, int(slot.max()) + 1 if len(slot) else 0)
+    folded = (_folded(accounts, accounts.slot, accounts.positions)
               .filter(SWAPPED).rename({"_opened": "rounds"})
               .drop("opened_at", "closed_at", "closed_by_sell"))
     return (first_rows(ledger, folded, ("position", *POSITION))
@@ -200,13 +232,12 @@ def _round_groups(slot, rnd, positions):
 
 
 def assemble_rounds(ledger: pl.DataFrame, as_of_s: int,
-                    slot: np.ndarray | None = None) -> pl.DataFrame:
+                    accounts: Accounts | None = None) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
-    slot = slots(ledger)[0] if slot is None else slot
-    group, groups = _round_groups(slot, ledger["round"].to_numpy(),
-                                  int(slot.max()) + 1 if len(slot) else 0)
-    folded = (_folded(ledger, group, groups).filter(pl.col("_opened") > 0, SWAPPED)
+    accounts = accounts or Accounts.of(ledger)
+    group, groups = _round_groups(accounts.slot, accounts.round, accounts.positions)
+    folded = (_folded(accounts, group, groups).filter(pl.col("_opened") > 0, SWAPPED)
               .drop("first_trade_at", "last_trade_at"))
     return (first_rows(ledger, folded, (*POSITION, "round"))
         .with_columns(
@@ -263,16 +294,15 @@ def _banded(slot, positions, band, windows, side, notional, realized, cost_close
 
 
 def assemble_position_windows(ledger: pl.DataFrame, as_of_s: int,
-                              slot: np.ndarray | None = None) -> pl.DataFrame:
+                              accounts: Accounts | None = None) -> pl.DataFrame:
     """Each position's flows inside every wallet window ending at the watermark (swaps,
     transfers, money in and out, realised profit and the cost basis it closed, winning and
     losing exits, the rounds a sell closed and how long they were held), named
     `<figure>_<window>`; one row per wallet and token it swapped or moved."""
-    slot = slots(ledger)[0] if slot is None else slot
-    positions, windows = int(slot.max()) + 1 if len(slot) else 0, len(WALLET_WINDOW_SECONDS)
-    side, _, notional, _, realized, cost_closed, *_, closes, ts, opened_at = _columns(ledger)
-    first, state = _banded(slot, positions, bands(ts, as_of_s), windows, side, notional,
-                           realized, cost_closed, closes, ts, opened_at)
+    a = accounts or Accounts.of(ledger)
+    windows = len(WALLET_WINDOW_SECONDS)
+    first, state = _banded(a.slot, a.positions, bands(a.ts, as_of_s), windows, a.side,
+                           a.notional, a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)
     names = [f"{figure}_{window}" for window in WALLET_WINDOW_SECONDS
              for figure in WINDOW_FIGURES]
     folded = pl.DataFrame({"_row": first, **dict(zip(names, state, strict=True))}).cast(
