@@ -1,7 +1,7 @@
 """Round trips as a wallet's trait, worked by hand: only the pool's very next swap counts, and
 a swap in another pool in between does not break one."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
@@ -22,3 +22,32 @@ def test_a_round_trip_is_a_buy_sold_back_in_the_pools_next_swap() -> None:
     assert (traits["w1"]["round_trips"], traits["w1"]["buys"], traits["w1"]["sells"]) == (1, 2, 2)
     # w2: its P2 buy is followed by its P2 sell (a trip); its P1 buy by w1's sell (none).
     assert (traits["w2"]["round_trips"], traits["w2"]["buys"]) == (1, 3)
+
+
+def test_entries_snipes_pools_hours_and_established_swaps_by_hand() -> None:
+    # P1 opens at E (a launch for its first week), P2 a month before, P3 is no known pool.
+    # w3 buys P1 ten times in its first seconds: one entry, sniped (P1's swaps 0..9, young).
+    # w2 buys P1 as its 11th swap (entered, not sniped) and sells into P2 at hour 2.
+    # w1 buys P2 at hour 3 (established), buys P3 and sells it back next (a round trip; P3's
+    # age is unknown: neither established nor a launch), and buys P1 eight days on, when P1
+    # is established and past its first ten swaps.
+    e = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
+    rows = [("P1", "w3", "buy", e + 10 + k) for k in range(10)]
+    rows += [("P1", "w2", "buy", e + 20), ("P2", "w2", "sell", e + 7_205),
+             ("P2", "w1", "buy", e + 10_800), ("P3", "w1", "buy", e + 10_801),
+             ("P3", "w1", "sell", e + 97_202), ("P1", "w1", "buy", e + 691_200)]
+    pair, wallet, side, ts = zip(*rows, strict=True)
+    ledger = pl.DataFrame({"chain_id": [1] * len(rows), "wallet": wallet, "token": "T",
+                           "pair": pair, "side": side, "ts": ts})
+    launch = datetime.fromtimestamp(e, UTC)
+    pools = pl.DataFrame({"chain_id": [1, 1], "pair": ["P1", "P2"],
+                          "created_at": [launch, launch - timedelta(days=30)]})
+    got = {r["wallet"]: r for r in swap_traits(ledger, pools).iter_rows(named=True)}
+    figures = ("swaps", "buys", "sells", "round_trips", "established", "pools", "hours",
+               "first_swap", "last_swap", "entries", "sniped")
+    assert [got["w3"][f] for f in figures] == [10, 10, 0, 0, 0, 1, 1, e + 10, e + 19, 1, 1]
+    assert [got["w2"][f] for f in figures] == [2, 1, 1, 0, 1, 2, 2, e + 20, e + 7_205, 1, 0]
+    assert [got["w1"][f] for f in figures] == [4, 3, 1, 1, 2, 3, 2, e + 10_800, e + 691_200,
+                                               3, 0]
+    # Wallets come in the order of their first swaps, each with its address.
+    assert list(got) == ["w3", "w2", "w1"]
