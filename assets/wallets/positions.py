@@ -28,6 +28,9 @@ SUMS = ("bought_qty", "sold_qty", "bought_usd", "sold_usd", "_priced_in", "_pric
 WINDOW_COUNTS = ("swaps", "sells", "transfers", "winning", "losing", "closed_rounds")
 WINDOW_FIGURES = ("swaps", "sells", "transfers", "invested", "volume", "realized", "cost_closed",
                   "gross_profit", "gross_loss", "winning", "losing", "closed_rounds", "held_for")
+(_W_SWAPS, _W_SELLS, _W_TRANSFERS, _W_INVESTED, _W_VOLUME, _W_REALIZED, _W_COST_CLOSED,
+ _W_GROSS_PROFIT, _W_GROSS_LOSS, _W_WINNING, _W_LOSING, _W_CLOSED_ROUNDS,
+ _W_HELD_FOR) = range(len(WINDOW_FIGURES))
 
 
 class Accounts(NamedTuple):
@@ -271,25 +274,25 @@ def _banded(slot, positions, band, windows, side, notional, realized, cost_close
         g, at = number[slot[i]], band[i] * figures
         paid = 0.0 if np.isnan(notional[i]) else notional[i]
         if s <= SELL:  # a swap: the swap sides come first
-            state[g, at] += 1
-            state[g, at + 4] += paid
+            state[g, at + _W_SWAPS] += 1
+            state[g, at + _W_VOLUME] += paid
         else:
-            state[g, at + 2] += 1
+            state[g, at + _W_TRANSFERS] += 1
         if s == BUY:
-            state[g, at + 3] += paid
-        state[g, at + 5] += r
-        state[g, at + 6] += cost_closed[i]
+            state[g, at + _W_INVESTED] += paid
+        state[g, at + _W_REALIZED] += r
+        state[g, at + _W_COST_CLOSED] += cost_closed[i]
         if s == SELL:
-            state[g, at + 1] += 1
+            state[g, at + _W_SELLS] += 1
             if r > 0:
-                state[g, at + 7] += r
-                state[g, at + 9] += 1
+                state[g, at + _W_GROSS_PROFIT] += r
+                state[g, at + _W_WINNING] += 1
             elif r < 0:
-                state[g, at + 8] -= r
-                state[g, at + 10] += 1
+                state[g, at + _W_GROSS_LOSS] -= r
+                state[g, at + _W_LOSING] += 1
             if closes[i]:
-                state[g, at + 11] += 1
-                state[g, at + 12] += ts[i] - opened_at[i]
+                state[g, at + _W_CLOSED_ROUNDS] += 1
+                state[g, at + _W_HELD_FOR] += ts[i] - opened_at[i]
     return first, _by_column(state, figures)
 
 
