@@ -187,7 +187,7 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
 
     A position is tracked when at least one of its swaps had a USD price; an untracked one
     carries no PNL. Tokens that only ever moved by transfer are no position."""
-    accounts = accounts or Accounts.of(ledger)
+    accounts = Accounts.of(ledger) if accounts is None else accounts
     marks = tokens.select("chain_id", token="address", token_symbol="symbol",
                           token_price_usd="price_usd", token_score="rating_score",
                           token_status="token_status")
@@ -238,7 +238,7 @@ def assemble_rounds(ledger: pl.DataFrame, as_of_s: int,
                     accounts: Accounts | None = None) -> pl.DataFrame:
     """Every round of every position: opened and closed (null while open), flows, realised
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
-    accounts = accounts or Accounts.of(ledger)
+    accounts = Accounts.of(ledger) if accounts is None else accounts
     group, groups = _round_groups(accounts.slot, accounts.round, accounts.positions)
     folded = (_folded(accounts, group, groups).filter(pl.col("_opened") > 0, SWAPPED)
               .drop("first_trade_at", "last_trade_at"))
@@ -302,7 +302,7 @@ def assemble_position_windows(ledger: pl.DataFrame, as_of_s: int,
     transfers, money in and out, realised profit and the cost basis it closed, winning and
     losing exits, the rounds a sell closed and how long they were held), named
     `<figure>_<window>`; one row per wallet and token it swapped or moved."""
-    a = accounts or Accounts.of(ledger)
+    a = Accounts.of(ledger) if accounts is None else accounts
     windows = len(WALLET_WINDOW_SECONDS)
     first, state = _banded(a.slot, a.positions, bands(a.ts, as_of_s), windows, a.side,
                            a.notional, a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)

@@ -71,18 +71,20 @@ summed AS (
     FROM per_position
     GROUP BY chain_id, wallet
 )
+{%- set sums = ("rated_pnl_usd", "gross_profit_usd", "gross_loss_usd", "invested_usd",
+                "volume_usd", "cost_closed_usd") %}
+{%- set counts = ("trades", "winning_trades", "losing_trades", "tokens_traded",
+                  "closed_positions", "open_positions", "rated_positions", "winning_positions",
+                  "excluded_transfer_only", "excluded_untracked", "excluded_no_outcome") %}
 {%- for w in windows %}
 SELECT
     chain_id, wallet, '{{ w }}' AS "window",
     realized_pnl_usd_{{ w }} AS realized_pnl_usd,
     unrealized_pnl_usd_{{ w }} AS unrealized_pnl_usd,
     realized_pnl_usd_{{ w }} + unrealized_pnl_usd_{{ w }} AS total_pnl_usd,
-    rated_pnl_usd_{{ w }} AS rated_pnl_usd,
-    gross_profit_usd_{{ w }} AS gross_profit_usd,
-    gross_loss_usd_{{ w }} AS gross_loss_usd,
-    invested_usd_{{ w }} AS invested_usd,
-    volume_usd_{{ w }} AS volume_usd,
-    cost_closed_usd_{{ w }} AS cost_closed_usd,
+{%- for figure in sums %}
+    {{ figure }}_{{ w }} AS {{ figure }},
+{%- endfor %}
     CASE WHEN cost_closed_usd_{{ w }} > 0 THEN realized_pnl_usd_{{ w }} / cost_closed_usd_{{ w }} ELSE 0.0 END AS roi,
     CASE WHEN rated_positions_{{ w }} >= {{ min_rated_positions }}
          THEN CAST(winning_positions_{{ w }} AS DOUBLE) / rated_positions_{{ w }} ELSE 0.0 END AS win_rate,
@@ -92,18 +94,10 @@ SELECT
     COALESCE(median_roi_{{ w }}, 0.0) AS median_roi,
     CASE WHEN gross_loss_usd_{{ w }} > 0 THEN gross_profit_usd_{{ w }} / gross_loss_usd_{{ w }} END AS profit_factor,
     CASE WHEN trades_{{ w }} > 0 THEN volume_usd_{{ w }} / trades_{{ w }} ELSE 0.0 END AS avg_trade_usd,
-    CASE WHEN closed_rounds_{{ w }} > 0 THEN held_for_{{ w }} / closed_rounds_{{ w }} ELSE 0 END AS avg_hold_seconds,
-    trades_{{ w }} AS trades,
-    winning_trades_{{ w }} AS winning_trades,
-    losing_trades_{{ w }} AS losing_trades,
-    tokens_traded_{{ w }} AS tokens_traded,
-    closed_positions_{{ w }} AS closed_positions,
-    open_positions_{{ w }} AS open_positions,
-    rated_positions_{{ w }} AS rated_positions,
-    winning_positions_{{ w }} AS winning_positions,
-    excluded_transfer_only_{{ w }} AS excluded_transfer_only,
-    excluded_untracked_{{ w }} AS excluded_untracked,
-    excluded_no_outcome_{{ w }} AS excluded_no_outcome
+    CASE WHEN closed_rounds_{{ w }} > 0 THEN held_for_{{ w }} / closed_rounds_{{ w }} ELSE 0 END AS avg_hold_seconds
+{%- for figure in counts %},
+    {{ figure }}_{{ w }} AS {{ figure }}
+{%- endfor %}
 FROM summed
 WHERE active_{{ w }} > 0
 {{- " UNION ALL" if not loop.last }}
