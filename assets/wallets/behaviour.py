@@ -43,6 +43,8 @@ def swap_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
 # What `_traits` gives per wallet, in its order.
 TRAITS = ("swaps", "buys", "sells", "round_trips", "established", "pools", "hours", "first_swap",
           "last_swap", "entries", "sniped")
+(_SWAPS, _BUYS, _SELLS, _ROUND_TRIPS, _ESTABLISHED, _POOLS, _HOURS, _FIRST_SWAP, _LAST_SWAP,
+ _ENTRIES, _SNIPED) = range(len(TRAITS))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -60,32 +62,32 @@ def _traits(wallet, pool, entry, buy, established, ts):
     for i in range(len(wallet)):
         w, p, e = wallet[i], pool[i], entry[i]
         if first[w] < 0:
-            first[w], out[7, w] = i, ts[i]
-        out[0, w] += 1
-        out[1 if buy[i] else 2, w] += 1
+            first[w], out[_FIRST_SWAP, w] = i, ts[i]
+        out[_SWAPS, w] += 1
+        out[_BUYS if buy[i] else _SELLS, w] += 1
         if established[i] == 1:
-            out[4, w] += 1
-        out[8, w] = max(out[8, w], ts[i])
-        out[7, w] = min(out[7, w], ts[i])
+            out[_ESTABLISHED, w] += 1
+        out[_LAST_SWAP, w] = max(out[_LAST_SWAP, w], ts[i])
+        out[_FIRST_SWAP, w] = min(out[_FIRST_SWAP, w], ts[i])
         hours[w] |= 1 << (ts[i] // 3600 % 24)
         # A round trip: the pool's previous swap was this wallet's buy, and this is its sell.
         j = last[p]
         if j >= 0 and buy[j] and not buy[i] and wallet[j] == w:
-            out[3, w] += 1
+            out[_ROUND_TRIPS, w] += 1
         last[p] = i
         if not traded[e]:
             traded[e] = True
-            out[5, w] += 1
+            out[_POOLS, w] += 1
         if buy[i] and not bought[e]:
             bought[e] = True
-            out[9, w] += 1
+            out[_ENTRIES, w] += 1
             if swapped[p] < SNIPE_SWAPS and established[i] == 0:
-                out[10, w] += 1
+                out[_SNIPED, w] += 1
         swapped[p] += 1
     for w in range(wallets):
         h = hours[w]
         while h:
-            out[6, w] += h & 1
+            out[_HOURS, w] += h & 1
             h >>= 1
     return first, out
 

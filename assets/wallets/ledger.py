@@ -131,15 +131,11 @@ def slots(ledger: pl.DataFrame) -> tuple[np.ndarray, int]:
 
 SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)
 BUY, SELL, TRANSFER_IN, TRANSFER_OUT = range(len(SIDES))
-# Side codes by the length of the side's name (3 buy, 4 sell, 11 transfer_in, 12 transfer_out):
-# reading lengths off the string offsets costs nothing, hashing ten million names does.
-_SIDE_BY_LENGTH = np.full(13, -1, np.int8)
-_SIDE_BY_LENGTH[[len(side) for side in SIDES]] = range(len(SIDES))
 
 
 def side_codes(side: pl.Series) -> np.ndarray:
-    """Each side's code: its place in SIDES."""
-    return _SIDE_BY_LENGTH[side.str.len_bytes().to_numpy()]
+    """Each side's code: its place in SIDES (a side not in SIDES is an error)."""
+    return side.cast(pl.Enum(SIDES)).to_physical().to_numpy()
 
 
 # What `_books` gives for every row, in its order.

@@ -313,3 +313,8 @@ def test_a_funding_cluster_is_a_funders_first_funded_wallets_from_two_to_fifty()
     assert got["A"] == got["B"] == f_on_1 > 0
     assert got["C"] == got["D"] == got["E"] == got["H"] == got["m0"] == 0
     assert {got[f"m{i}"] for i in range(51)} == {0}
+
+
+def test_a_side_the_ledger_does_not_know_is_refused_not_accounted() -> None:
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="mint"):
+        account(events([(W, T, "buy", 1.0, 1.0, 1.0), (W, T, "mint", 1.0, None, 1.0)]))
