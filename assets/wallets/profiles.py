@@ -205,7 +205,8 @@ def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     # sorting its five rows per wallet, and finds its records by fingerprint, not by address.
     found = windows.with_columns(key=keyed("chain_id", "wallet")).drop("chain_id", "wallet")
     return (wallets.select("chain_id", "wallet", "rebuild_skipped").sort("chain_id", "wallet")
-            .with_columns(key=keyed("chain_id", "wallet")).join(order, how="cross")
+            .with_columns(key=keyed("chain_id", "wallet"))
+            .join(order, how="cross", maintain_order="left_right")
             .join(found, on=["key", "window"], how="left", maintain_order="left").drop("key")
             .with_columns(*zero, profit_factor=pl.when(~pl.col("rebuild_skipped"))
                           .then("profit_factor"))
