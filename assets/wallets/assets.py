@@ -1,6 +1,7 @@
 """Wallet products: the accounted ledger with its folds (positions, rounds, position windows),
 funding and profiles (the window metrics are a SQL model over the folds)."""
 
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import dagster as dg
@@ -61,10 +62,11 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     materialisable alone from the stored ledger; made with the ledger, the folds read it from
     memory. Each product is written on a second thread while the next fold runs."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
-    clock = warehouse.clock()
+    # Positions alone do not depend on the watermark: it is read only by what does.
+    clock = functools.cache(warehouse.clock)
     with ThreadPoolExecutor(1) as writing:
         if "wallet_ledger" in made:
-            ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock["as_of"]))
+            ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))
             slot = ledger["slot"].to_numpy()
             ledger = ledger.drop("slot")
             stored = writing.submit(materialized, warehouse, "wallet_ledger", ledger,
@@ -76,9 +78,9 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
         folds = {
             "wallet_positions": lambda: assemble_positions(
                 ledger, warehouse.scan("token_rows").collect(), accounts),
-            "wallet_rounds": lambda: assemble_rounds(ledger, clock["as_of_s"], accounts),
+            "wallet_rounds": lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
             "wallet_position_windows": lambda: assemble_position_windows(
-                ledger, clock["as_of_s"], accounts),
+                ledger, clock()["as_of_s"], accounts),
         }
         results = [writing.submit(materialized, warehouse, name, fold(), made[name])
                    for name, fold in folds.items() if name in made]
