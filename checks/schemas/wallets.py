@@ -4,7 +4,7 @@ accounting identities (total = realised + unrealised; positions add up to the wa
 import pandera.polars as pa
 import polars as pl
 
-from assets.wallets.ledger import LEDGER_ORDER
+from assets.wallets.ledger import LEDGER_ORDER, SIDES, TRANSFER_SIDES
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from checks.schemas.types import keys_unique
@@ -13,7 +13,6 @@ from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOWS
 # Float sums in a different order differ in the last digits: a cent, or a millionth of the
 # larger side.
 TOLERANCE_USD, TOLERANCE_SHARE = 0.01, 1e-6
-SIDES = ["buy", "sell", "transfer_in", "transfer_out"]
 
 
 def close(a: pl.Expr, b: pl.Expr) -> pl.Expr:
@@ -27,7 +26,7 @@ class LedgerRow(pa.DataFrameModel):
     chain_id: int = pa.Field(gt=0)
     wallet: str
     token: str
-    side: str = pa.Field(isin=SIDES)
+    side: str = pa.Field(isin=list(SIDES))
     qty: float = pa.Field(gt=0)
     held: float = pa.Field(ge=0)
     cost: float = pa.Field(ge=-TOLERANCE_USD)
@@ -42,7 +41,7 @@ class LedgerRow(pa.DataFrameModel):
     @pa.dataframe_check
     def transfers_carry_no_price(cls, data) -> pl.LazyFrame:
         """transfer_in and transfer_out carry no price or notional and realise nothing."""
-        moved = pl.col("side").is_in(["transfer_in", "transfer_out"])
+        moved = pl.col("side").is_in(TRANSFER_SIDES)
         return data.lazyframe.select(~moved | (pl.col("price_usd").is_null()
                                                & pl.col("notional_usd").is_null()
                                                & (pl.col("realized_usd") == 0)))
