@@ -46,7 +46,7 @@ def wallet_paths(home: Path, count: int) -> list[str]:
     os.environ["CHAINTAPE_HOME"] = str(home)
     warehouse = home_of() / "warehouse"
     profiles = (pl.scan_parquet(warehouse / "wallet_profiles.parquet")
-                .select("slug", "wallet", size=pl.col("item").str.len_bytes())
+                .select("slug", "wallet", size=pl.col("head").str.len_bytes())
                 .sort("size", descending=True).collect())
     busiest = profiles.head(count // 2)
     rest = profiles.slice(count // 2)

@@ -66,10 +66,11 @@ def wallet_serving(frames: dict[str, pl.DataFrame], labels: pl.DataFrame,
         "fee_is_estimated")
     profiles = frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
-        "deployed_usd", "cluster_id", "item")
+        "deployed_usd", "cluster_id", "head")
     return [
         ServingTable("wallet_profiles", profiles, ("chain_id", "wallet")),
-        ServingTable("wallet_rankings", frames["wallet_rankings"], ("chain_id", "window", "wallet")),
+        # By wallet: a profile's metrics records are its five rows, one slice.
+        ServingTable("wallet_rankings", frames["wallet_rankings"], ("chain_id", "wallet", "window")),
         ServingTable("wallet_positions", positions, ("chain_id", "wallet", "token")),
         ServingTable("wallet_rounds", rounds, ("chain_id", "wallet", "token", "round")),
         ServingTable("wallet_trades", trades, ("chain_id", "wallet", "block_number", "log_index",

@@ -101,7 +101,7 @@ def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
                      "pair_risk", "tokens", "address_labels", "chain_records"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
-    activity, and one metrics record per window."""
+    activity (its metrics records are the wallet's ranking rows)."""
     ledger = warehouse.scan("wallet_ledger").select(
         "chain_id", "wallet", "pair", "side", "ts", "cost_change").collect()
     pools = warehouse.scan("pair_tokens").collect()
@@ -117,7 +117,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     }
     frame = assemble_profiles(parts)
     return materialized(warehouse, "wallet_profiles", frame.drop(
-        pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("item")))
+        pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_profiles", "wallet_windows"))

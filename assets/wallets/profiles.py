@@ -1,5 +1,6 @@
 """Wallet profiles (spec 2.4): type and tier, labels, scores with the signals behind them,
-funding clusters, and one metrics record per window (zeroes, by decision, for machinery)."""
+funding clusters, and the metrics grid of every wallet and window (zeroes, by decision, for
+machinery) that rankings carry and a profile's metrics records are read from."""
 
 import hashlib
 
@@ -7,7 +8,7 @@ import polars as pl
 
 from assets.fingerprints import first_rows, keyed
 from publish.vocabulary import WALLET_WINDOWS, wire_time
-from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES, metrics_record
+from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
 BOT_ROUND_TRIPS, BOT_SHARE = 3, 0.5
@@ -195,10 +196,12 @@ def score(candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
     return points.clip(0, 100).round(0).cast(pl.Int64)
 
 
-def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
-    """One metrics record per wallet and window: a window without activity is zeroes, and so is
-    every window of a wallet whose rebuild is skipped (a decision, not an absence)."""
-    order = pl.DataFrame({"window": WALLET_WINDOWS, "window_order": range(len(WALLET_WINDOWS))})
+def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame,
+                names: tuple[str, ...] = WALLET_WINDOWS) -> pl.DataFrame:
+    """One metrics record per wallet and window (of `names`): a window without activity is
+    zeroes, and so is every window of a wallet whose rebuild is skipped (a decision, not an
+    absence)."""
+    order = pl.DataFrame({"window": names, "window_order": range(len(names))})
     zero = [pl.when(pl.col("rebuild_skipped")).then(0).otherwise(pl.col(c).fill_null(0)).alias(c)
             for c in (*METRIC_FIGURES, *METRIC_COUNTS) if c != "profit_factor"]
     # Wallets sorted first, then each one's windows in order: the grid comes out sorted without
@@ -216,7 +219,8 @@ def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
 
 def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
-    and its wire JSON with one metrics record per window."""
+    and its wire JSON but for the metrics records (`head`), which the edge adds from the
+    wallet's ranking rows: 5 records a wallet are 3 KB of JSON, most never asked for."""
     ledger, chains = parts["ledger"], parts["chains"]
     seen = first_rows(ledger, ledger.lazy().with_row_index("_row")
                       .group_by(keyed("chain_id", "wallet")).agg(
@@ -260,8 +264,7 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
         .select("chain_id", "cluster_id").unique().with_columns(scam_cluster=pl.lit(True))
     frame = frame.join(scam_clusters, on=["chain_id", "cluster_id"], how="left").with_columns(
         scam_cluster=pl.col("scam_cluster").fill_null(False))
-    grid = metric_grid(frame, parts["windows"])
-    month = grid.filter(pl.col("window") == "30d").select(
+    month = metric_grid(frame, parts["windows"], ("30d",)).select(
         "chain_id", "wallet", *[pl.col(c).alias(f"m_{c}") for c in (*METRIC_FIGURES,
                                                                     *METRIC_COUNTS)])
     frame = frame.with_columns(scammer_value=score(scammer_signals())).join(
@@ -278,48 +281,32 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
         copy_eligible=~pl.col("rebuild_skipped") & pl.col("human_known")
         & (pl.col("scammer_band") == "none") & (pl.col("m_rated_positions") >= COPY_MIN_RATED)
         & (pl.col("m_total_pnl_usd") > 0))
-    return _with_items(frame.join(chains, on="chain_id"), grid)
+    return _with_items(frame.join(chains, on="chain_id"))
 
 
-def _with_items(frame: pl.DataFrame, grid: pl.DataFrame) -> pl.DataFrame:
+def _with_items(frame: pl.DataFrame) -> pl.DataFrame:
     behaviour = _listed(frame, [(pl.col("type") == kind, _label(code, name))
                                 for kind, (code, name) in BEHAVIOUR_LABELS.items()])
     lake = pl.col("lake_labels").fill_null(pl.lit([], frame.schema["lake_labels"]))
     chain = pl.struct(slug="slug", chain_id="chain_id")
-    frame = frame.join(_metrics_json(grid), on=["chain_id", "wallet"], how="left").with_columns(
+    frame = frame.with_columns(
         labels=pl.concat_list(lake, behaviour),
         chain=chain,
         user=pl.struct(value="user_score", status="user_status"),
         scammer=pl.struct(value="scammer_value", band="scammer_band"),
         signals=_listed(frame, scammer_signals() + user_signals()))
-    head = pl.struct(
+    return frame.with_columns(**{f"item_{part}": _json(pl.col(column))
+                                 for part, column in ITEM_PARTS.items()}, head=pl.struct(
         address="wallet", chain="chain", tier="tier", type="type", labels="labels",
         human_known="human_known", rebuild_skipped="rebuild_skipped",
         copy_eligible="copy_eligible", age_is_estimated="age_is_estimated",
         rebuild_skip_reason="rebuild_skip_reason", cluster_id="cluster_id",
         first_seen_at="first_seen_at", first_onchain_at="first_onchain_at",
         last_active_at="last_active_at", user_score="user", scammer_score="scammer",
-        signals="signals").struct.json_encode()
-    windows = [f"window_{k}" for k in range(len(WALLET_WINDOWS))]
-    records = [part for k, window in enumerate(windows)
-               for part in (pl.lit("," if k else ',"metrics":['), pl.col(window))]
-    return frame.with_columns(**{f"item_{part}": _json(pl.col(column))
-                                 for part, column in ITEM_PARTS.items()}, item=pl.concat_str(
-        head.str.head(-1), *records, pl.lit("]}"))).drop(windows)
+        signals="signals").struct.json_encode())
 
 
-def _metrics_json(grid: pl.DataFrame) -> pl.DataFrame:
-    """Per wallet, its metrics record of each window as JSON (`window_0` and on, in window
-    order). The grid holds each wallet's windows in order, so every k-th row from the k-th on
-    is window k: the windows are encoded side by side, in parallel."""
-    windows = len(WALLET_WINDOWS)
-    return grid.select("chain_id", "wallet").gather_every(windows).with_columns(
-        pl.DataFrame({f"window_{k}": grid.gather_every(windows, k).select(
-            metrics_record()).to_series() for k in range(windows)}).select(
-            pl.all().struct.json_encode()))
-
-
-# What a ranking reads of a profile: never its full item, which is most of the profile's bytes.
+# What a ranking reads of a profile: never its head, most of the profile's bytes.
 RANKING_INPUTS = ("chain_id", "wallet", "rebuild_skipped", "tier", "type", "copy_eligible",
                   "user_score", "scammer_band", *[f"item_{part}" for part in ITEM_PARTS])
 

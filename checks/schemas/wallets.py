@@ -227,7 +227,7 @@ class WalletProfile(pa.DataFrameModel):
     rebuild_skipped: bool
     copy_eligible: bool
     cluster_id: int = pa.Field(ge=0)
-    item: str = pa.Field(str_startswith='{"address":')
+    head: str = pa.Field(str_startswith='{"address":', str_endswith="}")
 
     class Config:
         strict = False
@@ -275,7 +275,7 @@ class WalletRanking(pa.DataFrameModel):
                                                    & (pl.col("trades") == 0)))
 
 
-# What `positions_add_up` reads of each table: never a profile's item, most of its bytes.
+# What `positions_add_up` reads of each table: never a profile's head, most of its bytes.
 POSITIONS_ADD_UP_READS = {
     "wallet_windows": ("chain_id", "wallet", "window", "realized_pnl_usd", "unrealized_pnl_usd",
                        "invested_usd", "trades", "tokens_traded"),

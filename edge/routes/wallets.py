@@ -21,10 +21,17 @@ from publish.snapshot import Snapshot
 from publish.vocabulary import (
     MIN_RATED_POSITIONS,
     WALLET_WINDOW_SECONDS,
+    WALLET_WINDOWS,
     WIRE_TIME,
     wire_time,
 )
-from publish.wallet_lists import WalletQuery, ranking_items, wallet_list, wallet_scope
+from publish.wallet_lists import (
+    WalletQuery,
+    metrics_record,
+    ranking_items,
+    wallet_list,
+    wallet_scope,
+)
 
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400
@@ -69,27 +76,51 @@ buckets_of = _indexed("wallet_buckets", ("chain_id", "wallet", "resolution"))
 funding_of = _indexed("wallet_funding")
 
 
+metrics_of = _indexed("wallet_rankings")
+
+
 @per_snapshot(kept=2)
 def profiles(snapshot: Snapshot) -> dict[tuple[int, str], str]:
-    """Every profile's JSON by (chain id, wallet)."""
+    """Every profile's JSON but for its metrics records (its head) by (chain id, wallet)."""
     rows = table(snapshot, "wallet_profiles")
     return dict(zip(zip(rows["chain_id"].to_list(), rows["wallet"].to_list(), strict=True),
-                    rows["item"].to_list(), strict=True))
+                    rows["head"].to_list(), strict=True))
+
+
+def head(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
+    """A wallet's profile head; 404 when the chain knows no such wallet."""
+    found = profiles(snapshot).get((chain.chain_id, address))
+    if found is None:
+        raise ApiError("not_found", f"no wallet {address} on {chain.slug}", "address")
+    return found
+
+
+def metrics_records(snapshot: Snapshot, key: tuple[int, str]) -> list[str]:
+    """A wallet's metrics record of every window as JSON, in window order: its ranking rows."""
+    rows = metrics_of(snapshot).rows(key)
+    found = dict(zip(rows["window"].to_list(),
+                     rows.select(metrics_record().struct.json_encode()).to_series().to_list(),
+                     strict=True))
+    return [found[window] for window in WALLET_WINDOWS]
+
+
+def with_metrics(head: str, records: list[str]) -> str:
+    """A profile's JSON: its head with the metrics records added last."""
+    return f'{head[:-1]},"metrics":[{",".join(records)}]}}'
 
 
 def profile(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
-    """A wallet's profile JSON; 404 when the chain knows no such wallet."""
-    item = profiles(snapshot).get((chain.chain_id, address))
-    if item is None:
-        raise ApiError("not_found", f"no wallet {address} on {chain.slug}", "address")
-    return item
+    """A wallet's profile JSON with one metrics record per window; 404 when the chain knows no
+    such wallet."""
+    return with_metrics(head(snapshot, chain, address),
+                        metrics_records(snapshot, (chain.chain_id, address)))
 
 
 def rebuilt(snapshot: Snapshot, index: Spans, chain: ChainRef, address: str) -> pl.DataFrame:
     """A wallet's rows of an accounting table; none when its rebuild is skipped (machinery's
     zeroes are a decision); 404 for an unknown wallet."""
-    item = profile(snapshot, chain, address)
-    return index.frame.clear() if _skipped(item) else index.rows((chain.chain_id, address))
+    found = head(snapshot, chain, address)
+    return index.frame.clear() if _skipped(found) else index.rows((chain.chain_id, address))
 
 
 def _items(frame: pl.DataFrame) -> list[orjson.Fragment]:
@@ -135,7 +166,7 @@ def trade_items(rows: pl.DataFrame) -> list[str]:
 async def list_trades(request: Request, params: dict) -> Response:
     """A wallet's swaps and bare movements, newest first, paged with next_cursor."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    profile(snapshot, chain, address)
+    head(snapshot, chain, address)
     key = (chain.chain_id, address)
     listing = Listing("wallets/trades", lambda s: trades_of(s).rows(key).reverse(),
                       list_scope(chain=chain.chain_id, wallet=address), render=trade_items,
@@ -183,8 +214,8 @@ async def get_chart(request: Request, params: dict) -> Response:
     """The wallet's realised PNL per bucket over the window (all zeroes when its rebuild is
     skipped, by decision)."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    item = profile(snapshot, chain, address)
-    buckets = buckets_of(snapshot).frame.clear() if _skipped(item) else pl.concat(
+    found = head(snapshot, chain, address)
+    buckets = buckets_of(snapshot).frame.clear() if _skipped(found) else pl.concat(
         [buckets_of(snapshot).rows((chain.chain_id, address, r)) for r in ("1h", "1d")])
     return snapshot_json(snapshot, {"window": params["window"], "points": chart_points(
         buckets, params["window"], as_of_seconds(snapshot))})
@@ -194,7 +225,7 @@ async def get_funding(request: Request, params: dict) -> Response:
     """Who funded the wallet with the chain's native token: the first funding and every funder
     summed, each with the labels known for it, and the wallet's funding cluster."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    item = orjson.loads(profile(snapshot, chain, address))
+    item = orjson.loads(head(snapshot, chain, address))
     rows = funding_of(snapshot).rows((chain.chain_id, address)).sort("ts", "log_index")
     def labels(funder: str) -> list:
         return labels_of(snapshot, (chain.chain_id, funder)) or []
@@ -344,11 +375,13 @@ async def overview(request: Request, params: dict) -> Response:
         if not readable or chain.chain_id not in live:
             unavailable.append({"slug": chain.slug, "chain_id": chain.chain_id})
             continue
-        item = profiles(snapshot).get((chain.chain_id, address))
-        if item is None:
+        key = (chain.chain_id, address)
+        known = profiles(snapshot).get(key)
+        if known is None:
             continue
-        found.append(orjson.Fragment(item))
-        metrics = {m["window"]: m for m in orjson.loads(item)["metrics"]}
+        records = metrics_records(snapshot, key)
+        found.append(orjson.Fragment(with_metrics(known, records)))
+        metrics = dict(zip(WALLET_WINDOWS, map(orjson.loads, records), strict=True))
         now, ever = metrics[window], metrics["all"]
         per_chain.append({"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
                           "realized_pnl_usd": now["realized_pnl_usd"],
