@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import dagster as dg
 import polars as pl
 
-from assets.wallets.behaviour import peak_capital, swap_traits
+from assets.wallets.behaviour import wallet_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
 from assets.wallets.positions import (
@@ -106,8 +106,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         "chain_id", "wallet", "pair", "side", "ts", "cost_change").collect()
     pools = warehouse.scan("pair_tokens").collect()
     parts = {
-        "ledger": ledger, "pair_tokens": pools,
-        "traits": swap_traits(ledger, pools), "capital": peak_capital(ledger),
+        "pair_tokens": pools, "traits": wallet_traits(ledger, pools),
         "windows": warehouse.scan("wallet_windows").collect(),
         "funding": warehouse.scan("wallet_funding").collect(),
         "pair_risk": warehouse.scan("pair_risk").collect(),

@@ -6,7 +6,7 @@ import hashlib
 
 import polars as pl
 
-from assets.fingerprints import first_rows, keyed
+from assets.fingerprints import keyed
 from publish.vocabulary import WALLET_WINDOWS, wire_time
 from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES
 
@@ -221,12 +221,7 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Every wallet the ledger knows on every chain: its profile fields, scores and signals,
     and its wire JSON but for the metrics records (`head`), which the edge adds from the
     wallet's ranking rows: 5 records a wallet are 3 KB of JSON, most never asked for."""
-    ledger, chains = parts["ledger"], parts["chains"]
-    seen = first_rows(ledger, ledger.lazy().with_row_index("_row")
-                      .group_by(keyed("chain_id", "wallet")).agg(
-                          pl.col("_row").first(), first_seen=pl.col("ts").min(),
-                          last_active=pl.col("ts").max()).drop("key").collect(),
-                      ("chain_id", "wallet"))
+    chains = parts["chains"]
     tokens = parts["tokens"]
     deployed = tokens.group_by("chain_id", wallet="deployer").agg(
         deployed_tokens=pl.len(),
@@ -239,20 +234,15 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
         lake_labels=pl.struct(kind="kind", name="name", confidence="confidence",
                               token_address="token_address"),
         scam_label=(pl.col("kind") == 4).any())
-    traits = parts["traits"]
-    frame = (seen.join(traits, on=["chain_id", "wallet"], how="left")
-             .with_columns(pl.col("swaps", "buys", "sells", "round_trips", "established",
-                                  "pools", "hours", "entries", "sniped").fill_null(0))
+    frame = (parts["traits"]
              .join(deployed, on=["chain_id", "wallet"], how="left")
              .join(rugged, on=["chain_id", "wallet"], how="left")
              .join(labels, on=["chain_id", "wallet"], how="left")
              .join(funding_clusters(parts["funding"], parts["labels"]),
                    on=["chain_id", "wallet"], how="left")
-             .join(parts["capital"], on=["chain_id", "wallet"], how="left")
              .with_columns(pl.col("deployed_tokens", "condemned_tokens", "rugged_pools")
                            .fill_null(0), pl.col("scam_label").fill_null(False),
-                           cluster_id=pl.col("cluster_id").fill_null(0),
-                           deployed_usd=pl.col("deployed_usd").fill_null(0.0)))
+                           cluster_id=pl.col("cluster_id").fill_null(0)))
     frame = classify(frame).with_columns(
         tier=tier_of(pl.col("deployed_usd")),
         first_onchain=pl.min_horizontal("first_seen", "funded_at"),
