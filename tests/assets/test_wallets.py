@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from assets.wallets.behaviour import peak_capital
+from assets.wallets.behaviour import wallet_traits
 from assets.wallets.ledger import account, movement_events, wallet_events, with_swap_hashes
 from assets.wallets.positions import (
     assemble_position_windows,
@@ -135,7 +135,9 @@ def test_peak_capital_is_the_most_cost_open_at_once_across_tokens() -> None:
             (W, T, "sell", 5.0, 60.0, 12.0), (W, T, "sell", 5.0, 60.0, 12.0),
             (W, U, "buy", 3.0, 30.0, 10.0), (V, T, "buy", 2.0, 20.0, 10.0),
             (V, T, "sell", 2.0, 30.0, 15.0)]
-    peaks = dict(peak_capital(account(events(rows))).select("wallet", "deployed_usd").rows())
+    pools = pl.DataFrame({"chain_id": [1], "pair": ["P"], "created_at": [AT]})
+    ledger = account(events(rows)).with_columns(pair=pl.lit("P"))
+    peaks = dict(wallet_traits(ledger, pools).select("wallet", "deployed_usd").rows())
     assert peaks == pytest.approx({W: 150.0, V: 20.0})
 
 
