@@ -71,38 +71,41 @@ def _marked(movements: pl.LazyFrame, swaps: pl.LazyFrame) -> pl.LazyFrame:
                                           strategy="backward", check_sortedness=False)
 
 
-def fee_model(swaps: pl.LazyFrame) -> pl.LazyFrame:
+def fee_model(swaps: pl.DataFrame) -> pl.Expr:
     """Per chain, the median USD fee per unit of gas over swaps whose receipt gave a fee: what a
     swap without one is charged (null on a chain where no receipt ever gave a fee)."""
-    return (swaps.filter(pl.col("fee_usd").is_not_null())
-            .group_by("chain_id")
-            .agg(usd_per_gas=(pl.col("fee_usd") / pl.col("gas_used")).median()))
+    model = (swaps.lazy().filter(pl.col("fee_usd").is_not_null())
+             .group_by("chain_id")
+             .agg(usd_per_gas=(pl.col("fee_usd") / pl.col("gas_used")).median()).collect())
+    return pl.col("chain_id").replace_strict(model["chain_id"], model["usd_per_gas"],
+                                             default=None, return_dtype=pl.Float64)
 
 
-def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.LazyFrame:
+def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     """Swaps and movements up to the watermark, one row per wallet and event, in chain order
     (block, log, then the swap, then a movement's sending end, then its receiving end). A
     movement carries its hash; a swap its position in the lake, the 705 MB of a week's swap
     hashes not being written again (`with_swap_hashes`)."""
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
-        pl.col("ts") <= int(as_of.timestamp()))
+        pl.col("ts") <= int(as_of.timestamp())).collect()
     live = [frames[t].filter(pl.col("block_time") <= as_of)
             for t in ("transfers", "liquidity_events")]
-    moves = _marked(movement_events(*live, frames["pair_tokens"], frames["tokens"]), swaps)
-    modelled = swaps.join(fee_model(swaps), on="chain_id", how="left").with_columns(
-        fee_is_estimated=pl.col("fee_usd").is_null() & pl.col("usd_per_gas").is_not_null(),
-        fee_usd=pl.coalesce("fee_usd", pl.col("usd_per_gas") * pl.col("gas_used")),
-        mark_usd=pl.col("price_usd"), seq=pl.lit(0, pl.UInt8))
+    moves = _marked(movement_events(*live, frames["pair_tokens"], frames["tokens"]),
+                    swaps.lazy())
+    per_gas = fee_model(swaps)
+    modelled = swaps.lazy().with_columns(
+        fee_is_estimated=pl.col("fee_usd").is_null() & per_gas.is_not_null(),
+        fee_usd=pl.coalesce("fee_usd", per_gas * pl.col("gas_used")),
+        mark_usd=pl.col("price_usd"), seq=pl.lit(0, pl.UInt8)).drop("gas_used")
     # A transfer's sending end before its receiving end: every row then has its own key and
     # the order is the same from run to run.
     moves = moves.with_columns(
         seq=pl.when(pl.col("side") == "transfer_in").then(2).otherwise(1).cast(pl.UInt8),
         fee_is_estimated=pl.lit(False))
-    return (pl.concat([modelled.drop("usd_per_gas", "gas_used"), moves], how="diagonal_relaxed")
-            .sort(*LEDGER_ORDER))
+    return pl.concat([modelled, moves], how="diagonal_relaxed").sort(*LEDGER_ORDER).collect()
 
 
-def account(events: pl.LazyFrame) -> pl.DataFrame:
+def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Average-cost accounting per wallet and token over events in chain order.
 
     Units that come in add their cost: a priced buy its USD paid, anything else (a transfer in,
@@ -113,7 +116,7 @@ def account(events: pl.LazyFrame) -> pl.DataFrame:
     Each row keeps its position's number (`slot`, from `slots`: the folds' grouping; not
     stored).
     """
-    flow = events.with_columns(position=keyed(*POSITION)).collect()
+    flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
     books = _books(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
                    flow["notional_usd"].fill_null(np.nan).to_numpy(),

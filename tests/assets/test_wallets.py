@@ -296,7 +296,7 @@ def test_a_transfers_sending_end_comes_before_its_receiving_end() -> None:
     frames = {**movement_frames(), "swap_legs": legs, "swaps": lake,
               "pair_tokens": pl.LazyFrame({"chain_id": [1], "pair": ["P"], "base": [T],
                                            "base_is_token0": [True], "base_decimals": [6]})}
-    rows = wallet_events(frames, AT).collect().select("log_index", "seq", "wallet", "side")
+    rows = wallet_events(frames, AT).select("log_index", "seq", "wallet", "side")
     assert rows.rows() == [(0, 0, V, "buy"), (1, 1, W, "transfer_out"),
                            (1, 2, V, "transfer_in")]
 
