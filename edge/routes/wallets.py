@@ -74,15 +74,18 @@ rounds_of = _indexed("wallet_rounds")
 trades_of = _indexed("wallet_trades")
 buckets_of = _indexed("wallet_buckets", ("chain_id", "wallet", "resolution"))
 funding_of = _indexed("wallet_funding")
-
-
 metrics_of = _indexed("wallet_rankings")
 
 
 @per_snapshot(kept=2)
 def profiles(snapshot: Snapshot) -> dict[tuple[int, str], str]:
-    """Every profile's JSON but for its metrics records (its head) by (chain id, wallet)."""
+    """Every profile's JSON but for its metrics records (its head) by (chain id, wallet); 503
+    for a snapshot published before profiles kept their head (its rankings are not sorted by
+    wallet either), until the next publish."""
     rows = table(snapshot, "wallet_profiles")
+    if "head" not in rows.columns:
+        raise ApiError("upstream_unavailable", "the published snapshot's wallet profiles are of "
+                       "an older layout; retry after the next publish")
     return dict(zip(zip(rows["chain_id"].to_list(), rows["wallet"].to_list(), strict=True),
                     rows["head"].to_list(), strict=True))
 
