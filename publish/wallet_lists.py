@@ -79,9 +79,12 @@ def wallet_list(rankings: pl.DataFrame, query: WalletQuery, min_rated: int) -> p
                      descending=[query.descending, False], nulls_last=True)
 
 
+METRIC_FIELDS = ("window", *METRIC_FIGURES, *METRIC_COUNTS)
+
+
 def metrics_record() -> pl.Expr:
     """A metrics record (spec 2.4) from a row of one wallet's figures in one window."""
-    return pl.struct("window", *METRIC_FIGURES, *METRIC_COUNTS)
+    return pl.struct(*METRIC_FIELDS)
 
 
 def ranking_items(rows: pl.DataFrame) -> pl.Series:
