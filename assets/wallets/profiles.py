@@ -271,10 +271,10 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
         copy_eligible=~pl.col("rebuild_skipped") & pl.col("human_known")
         & (pl.col("scammer_band") == "none") & (pl.col("m_rated_positions") >= COPY_MIN_RATED)
         & (pl.col("m_total_pnl_usd") > 0))
-    return _with_items(frame.join(chains, on="chain_id"))
+    return _with_head(frame.join(chains, on="chain_id"))
 
 
-def _with_items(frame: pl.DataFrame) -> pl.DataFrame:
+def _with_head(frame: pl.DataFrame) -> pl.DataFrame:
     behaviour = _listed(frame, [(pl.col("type") == kind, _label(code, name))
                                 for kind, (code, name) in BEHAVIOUR_LABELS.items()])
     lake = pl.col("lake_labels").fill_null(pl.lit([], frame.schema["lake_labels"]))
