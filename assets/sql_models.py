@@ -14,7 +14,7 @@ from sqlglot.errors import ErrorLevel
 from sqlglot.optimizer.scope import traverse_scope
 
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WALLET_WINDOW_SECONDS
+from publish.vocabulary import PAIR_WINDOWS
 
 SQL_ROOT = Path(__file__).parent / "sql"
 READ_DIALECT = "postgres"
@@ -37,9 +37,7 @@ def model_context() -> dict:
     """The Jinja variables every model may use: windows and the thresholds of meaning rules."""
     return {
         "windows": PAIR_WINDOWS,
-        "wallet_windows": WALLET_WINDOW_SECONDS,
         "board_periods": BOARD_PERIODS,
-        "min_rated_positions": MIN_RATED_POSITIONS,
         "day_s": 86_400,
         "terminal_statuses": TERMINAL_TOKEN_STATUSES,
         # A creator who pulls at least this share of the liquidity ever minted has rugged.

@@ -1,5 +1,5 @@
-"""Wallet products: the accounted ledger with its folds (positions, rounds, position windows),
-funding and profiles (the window metrics are a SQL model over the folds)."""
+"""Wallet products: the accounted ledger with its folds (positions, rounds, the metrics records
+per window), funding and profiles."""
 
 import functools
 from concurrent.futures import ThreadPoolExecutor
@@ -10,14 +10,9 @@ import polars as pl
 from assets.wallets.behaviour import wallet_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
-from assets.wallets.positions import (
-    ACCOUNTS,
-    Accounts,
-    assemble_position_windows,
-    assemble_positions,
-    assemble_rounds,
-)
+from assets.wallets.positions import ACCOUNTS, Accounts, assemble_positions, assemble_rounds
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
+from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
@@ -50,17 +45,19 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "now."),
         _spec("wallet_rounds", ("wallet_ledger", "as_of"),
               "One row per round: from the first unit in to the last unit out of a position."),
-        _spec("wallet_position_windows", ("wallet_ledger", "as_of"),
-              "Each position's flows inside every wallet window ending at the lake's "
-              "watermark: swaps, transfers, money in and out, realised profit and the cost "
-              "basis it closed, winning and losing exits, and the rounds a sell closed with "
-              "how long they were held."),
+        _spec("wallet_windows", ("wallet_ledger", "token_rows", "as_of"),
+              "Each wallet's metrics record per window ending at the lake's watermark (spec "
+              "2.4): realised, unrealised, total and rated PNL, gross profit and loss, "
+              "invested, volume, ROI, win rate with the rated-sample rule, trade win rate, "
+              "median ROI, profit factor, average trade and hold, trade and position counts, "
+              "and the three exclusion counts."),
     ],
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The accounted ledger and its folds (positions, rounds, position windows), each
+    """The accounted ledger and its folds (positions, rounds, window records), each
     materialisable alone from the stored ledger; made with the ledger, the folds read it from
-    memory. Each product is written on a second thread while the next fold runs."""
+    memory. Each product is written on a second thread while the next fold runs; the window
+    records fold the positions' standing in, made in memory when positions are not asked for."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
     # Positions alone do not depend on the watermark: it is read only by what does.
     clock = functools.cache(warehouse.clock)
@@ -75,12 +72,13 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             ledger = warehouse.scan("wallet_ledger").select(ACCOUNTS).collect()
             slot, stored = None, None
         accounts = Accounts.of(ledger, slot)
+        positions = functools.cache(lambda: assemble_positions(
+            ledger, warehouse.scan("token_rows").collect(), accounts))
         folds = {
-            "wallet_positions": lambda: assemble_positions(
-                ledger, warehouse.scan("token_rows").collect(), accounts),
+            "wallet_positions": positions,
             "wallet_rounds": lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
-            "wallet_position_windows": lambda: assemble_position_windows(
-                ledger, clock()["as_of_s"], accounts),
+            "wallet_windows": lambda: assemble_windows(ledger, clock()["as_of_s"], positions(),
+                                                       accounts),
         }
         results = [writing.submit(materialized, warehouse, name, fold(), made[name])
                    for name, fold in folds.items() if name in made]

@@ -1,6 +1,6 @@
-"""Positions (one row per wallet and token it swapped, every round averaged together), rounds
-(one row per cycle from the first unit in to the last unit out) and each position's flows inside
-every wallet window: folds of the accounted ledger, each one pass over its rows in chain order."""
+"""Positions (one row per wallet and token it swapped, every round averaged together) and rounds
+(one row per cycle from the first unit in to the last unit out): folds of the accounted ledger,
+each one pass over its rows in chain order."""
 
 from typing import NamedTuple
 
@@ -9,9 +9,8 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import first_rows
-from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
+from assets.wallets.ledger import POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import WALLET_WINDOW_SECONDS
 
 # What the folds read of the ledger: never its hashes, pairs or fees. A position is its
 # fingerprint (`position`), its strings taken from its first row.
@@ -24,18 +23,11 @@ COUNTS = ("buys", "sells", "transfers_in", "transfers_out")
 # accounting.
 SUMS = ("bought_qty", "sold_qty", "bought_usd", "sold_usd", "_priced_in", "_priced_out",
         "cost_in_usd", "realized_usd", "cost_closed_usd")
-# Each position's flows per window, in the order `_banded` gives them.
-WINDOW_COUNTS = ("swaps", "sells", "transfers", "winning", "losing", "closed_rounds")
-WINDOW_FIGURES = ("swaps", "sells", "transfers", "invested", "volume", "realized", "cost_closed",
-                  "gross_profit", "gross_loss", "winning", "losing", "closed_rounds", "held_for")
-(_W_SWAPS, _W_SELLS, _W_TRANSFERS, _W_INVESTED, _W_VOLUME, _W_REALIZED, _W_COST_CLOSED,
- _W_GROSS_PROFIT, _W_GROSS_LOSS, _W_WINNING, _W_LOSING, _W_CLOSED_ROUNDS,
- _W_HELD_FOR) = range(len(WINDOW_FIGURES))
 
 
 class Accounts(NamedTuple):
     """The ledger's columns the folds read, as arrays (a null notional is NaN), with each
-    row's position number and how many positions there are: made once for all three folds."""
+    row's position number and how many positions there are: made once for every fold."""
 
     slot: np.ndarray
     positions: int
@@ -248,68 +240,3 @@ def assemble_rounds(ledger: pl.DataFrame, as_of_s: int,
             hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_s)) - pl.col("opened_at"),
             **_prices())
         .drop(*HELPERS))
-
-
-def bands(ts: np.ndarray, as_of_s: int) -> np.ndarray:
-    """Each row's band: the shortest wallet window holding it (windows nest)."""
-    band = np.full(len(ts), len(WALLET_WINDOW_SECONDS) - 1, np.int8)
-    for index, seconds in reversed(list(enumerate(WALLET_WINDOW_SECONDS.values()))):
-        if seconds is not None:
-            band[ts > as_of_s - seconds] = index
-    return band
-
-
-@numba.njit(cache=True, nogil=True)
-def _banded(slot, positions, band, windows, side, notional, realized, cost_closed, closes, ts,
-            opened_at):
-    """Each position's first row and its flows per window (WINDOW_FIGURES of the first window,
-    then of the next, one array each), positions in the order of their first rows. A row counts
-    in its band, the shortest window holding it; a window adds up its band and the shorter
-    ones."""
-    number, first = _first_seen(slot, positions)
-    figures = len(WINDOW_FIGURES)
-    state = np.zeros((len(first), windows * figures))
-    for i in range(len(slot)):
-        s, r = side[i], realized[i]
-        g, at = number[slot[i]], band[i] * figures
-        paid = 0.0 if np.isnan(notional[i]) else notional[i]
-        if s <= SELL:  # a swap: the swap sides come first
-            state[g, at + _W_SWAPS] += 1
-            state[g, at + _W_VOLUME] += paid
-        else:
-            state[g, at + _W_TRANSFERS] += 1
-        if s == BUY:
-            state[g, at + _W_INVESTED] += paid
-        state[g, at + _W_REALIZED] += r
-        state[g, at + _W_COST_CLOSED] += cost_closed[i]
-        if s == SELL:
-            state[g, at + _W_SELLS] += 1
-            if r > 0:
-                state[g, at + _W_GROSS_PROFIT] += r
-                state[g, at + _W_WINNING] += 1
-            elif r < 0:
-                state[g, at + _W_GROSS_LOSS] -= r
-                state[g, at + _W_LOSING] += 1
-            if closes[i]:
-                state[g, at + _W_CLOSED_ROUNDS] += 1
-                state[g, at + _W_HELD_FOR] += ts[i] - opened_at[i]
-    return first, _by_column(state, figures)
-
-
-def assemble_position_windows(ledger: pl.DataFrame, as_of_s: int,
-                              accounts: Accounts | None = None) -> pl.DataFrame:
-    """Each position's flows inside every wallet window ending at the watermark (swaps,
-    transfers, money in and out, realised profit and the cost basis it closed, winning and
-    losing exits, the rounds a sell closed and how long they were held), named
-    `<figure>_<window>`; one row per wallet and token it swapped or moved."""
-    a = Accounts.of(ledger) if accounts is None else accounts
-    windows = len(WALLET_WINDOW_SECONDS)
-    first, state = _banded(a.slot, a.positions, bands(a.ts, as_of_s), windows, a.side,
-                           a.notional, a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)
-    names = [f"{figure}_{window}" for window in WALLET_WINDOW_SECONDS
-             for figure in WINDOW_FIGURES]
-    folded = pl.DataFrame({"_row": first, **dict(zip(names, state, strict=True))}).cast(
-        {f"{figure}_{window}": pl.Int64 if figure == "held_for" else pl.Int32
-         for figure in (*WINDOW_COUNTS, "held_for") for window in WALLET_WINDOW_SECONDS})
-    keys = ("position", *POSITION)
-    return first_rows(ledger, folded, keys).select(*keys, pl.exclude(*keys))

@@ -11,12 +11,9 @@ import pytest
 
 from assets.wallets.behaviour import wallet_traits
 from assets.wallets.ledger import account, movement_events, wallet_events, with_swap_hashes
-from assets.wallets.positions import (
-    assemble_position_windows,
-    assemble_positions,
-    assemble_rounds,
-)
+from assets.wallets.positions import assemble_positions, assemble_rounds
 from assets.wallets.profiles import funding_clusters
+from assets.wallets.windows import assemble_windows
 from checks.outcome import validate
 from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
 
@@ -179,28 +176,61 @@ def test_the_lifetime_record_must_equal_the_sums_over_positions(ledger) -> None:
     assert positions_add_up(off, positions, skipped).is_empty()
 
 
-def test_position_windows_count_each_row_in_every_window_that_holds_it() -> None:
-    # W buys T 500, 200 and 20 days ago (10, 20 and 40 USD), sells one of three units 3 days
-    # ago for 30 (average cost 70 / 3, so 20 / 3 realised) and buys again 12 hours ago (80).
-    # V receives T by transfer 10 days ago.
+def test_window_records_count_each_position_in_every_window_it_swapped_in() -> None:
+    # W buys T 500, 200 and 20 days ago (10, 20 and 40 USD for a unit each), buys 10 X for 100
+    # 5 days ago and sells them for 50 a day later (-50 on 100 of cost, a round held a day),
+    # sells one of three T 3 days ago for 30 (average cost 70 / 3, so 20 / 3 realised), buys
+    # 10 U without any price 2 days ago and one more T for 80 12 hours ago. V receives a T by
+    # transfer 10 days ago. T is worth 50 now: W holds 3 T against 140 / 3 + 80 of cost.
     day, now = 86_400, 100_000_000
+    X = "0xx"
     rows = [(W, T, "buy", 1.0, 10.0, 10.0), (W, T, "buy", 1.0, 20.0, 20.0),
-            (V, T, "transfer_in", 1.0, None, 40.0), (W, T, "buy", 1.0, 40.0, 40.0),
-            (W, T, "sell", 1.0, 30.0, 30.0), (W, T, "buy", 1.0, 80.0, 80.0)]
-    ages = [500 * day, 200 * day, 20 * day, 10 * day, 3 * day, day // 2]
+            (W, T, "buy", 1.0, 40.0, 40.0), (V, T, "transfer_in", 1.0, None, 40.0),
+            (W, X, "buy", 10.0, 100.0, 10.0), (W, X, "sell", 10.0, 50.0, 5.0),
+            (W, T, "sell", 1.0, 30.0, 30.0), (W, U, "buy", 10.0, None, None),
+            (W, T, "buy", 1.0, 80.0, 80.0)]
+    ages = [500 * day, 200 * day, 20 * day, 10 * day, 5 * day, 4 * day, 3 * day, 2 * day,
+            day // 2]
     ledger = account(events(rows).with_columns(ts=pl.Series([now - a for a in ages])))
-    frame = assemble_position_windows(ledger, now)
-    w = frame.filter(pl.col("wallet") == W).row(0, named=True)
-    v = frame.filter(pl.col("wallet") == V).row(0, named=True)
+    records = assemble_windows(ledger, now, assemble_positions(ledger, tokens(50.0)))
+    assert validate("wallet_windows", WalletWindow, records).passed
+    w = {r["window"]: r for r in records.filter(pl.col("wallet") == W).iter_rows(named=True)}
     windows = ("1d", "7d", "30d", "1y", "all")
-    assert [w[f"swaps_{x}"] for x in windows] == [1, 2, 3, 4, 5]
-    assert [w[f"sells_{x}"] for x in windows] == [0, 1, 1, 1, 1]
-    assert [w[f"invested_{x}"] for x in windows] == pytest.approx([80, 80, 120, 140, 150])
-    assert [w[f"volume_{x}"] for x in windows] == pytest.approx([80, 110, 150, 170, 180])
-    assert [w[f"realized_{x}"] for x in windows] == pytest.approx([0] + [20 / 3] * 4)
-    assert [w[f"winning_{x}"] for x in windows] == [0, 1, 1, 1, 1]
-    assert [v[f"transfers_{x}"] for x in windows] == [0, 0, 1, 1, 1]
-    assert [v[f"swaps_{x}"] for x in windows] == [0] * 5
+    assert list(w) == list(windows)
+    open_pnl = 3 * 50 - (140 / 3 + 80)
+    # 12 hours: only the last T buy, which has no outcome yet.
+    day_record = w["1d"]
+    assert (day_record["trades"], day_record["tokens_traded"], day_record["rated_positions"],
+            day_record["excluded_no_outcome"], day_record["open_positions"]) == (1, 1, 0, 1, 1)
+    assert day_record["realized_pnl_usd"] == 0
+    assert day_record["unrealized_pnl_usd"] == pytest.approx(open_pnl)
+    assert (day_record["roi"], day_record["median_roi"], day_record["profit_factor"]) == (
+        0, 0, None)
+    # A week: T and X are rated (one winner, one loser), U is untracked.
+    week = w["7d"]
+    realized = 20 / 3 - 50
+    assert week["realized_pnl_usd"] == pytest.approx(realized)
+    assert week["total_pnl_usd"] == pytest.approx(realized + open_pnl)
+    assert week["rated_pnl_usd"] == pytest.approx(20 / 3 + open_pnl - 50)
+    assert (week["gross_profit_usd"], week["gross_loss_usd"]) == pytest.approx((20 / 3, 50))
+    assert week["roi"] == pytest.approx(realized / (70 / 3 + 100))
+    assert week["median_roi"] == pytest.approx(((20 / 3) / (70 / 3) - 0.5) / 2)
+    assert week["profit_factor"] == pytest.approx((20 / 3) / 50)
+    assert (week["winning_trades"], week["losing_trades"], week["trade_win_rate"]) == (1, 1, 0.5)
+    assert (week["rated_positions"], week["winning_positions"], week["win_rate"]) == (2, 1, 0)
+    assert (week["tokens_traded"], week["open_positions"], week["closed_positions"]) == (3, 2, 1)
+    assert (week["excluded_untracked"], week["excluded_no_outcome"]) == (1, 0)
+    assert week["avg_hold_seconds"] == day
+    assert week["avg_trade_usd"] == pytest.approx((80 + 30 + 100 + 50) / 5)
+    # Longer windows add the older T buys.
+    assert [w[x]["trades"] for x in windows] == [1, 5, 6, 7, 8]
+    assert [w[x]["invested_usd"] for x in windows] == pytest.approx([80, 180, 220, 240, 250])
+    assert [w[x]["volume_usd"] for x in windows] == pytest.approx([80, 260, 300, 320, 330])
+    # V only received T by transfer: a record from the month on, which traded nothing.
+    v = records.filter(pl.col("wallet") == V)
+    assert v["window"].to_list() == ["30d", "1y", "all"]
+    assert v["excluded_transfer_only"].to_list() == [1, 1, 1]
+    assert v["trades"].to_list() == v["tokens_traded"].to_list() == [0, 0, 0]
 
 
 def accounted_rows(sides: list[str], swaps: list, hashes: list) -> pl.DataFrame:

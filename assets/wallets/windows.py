@@ -1,0 +1,238 @@
+"""Each wallet's metrics record per window (spec 2.4): a fold of the accounted ledger into each
+position's flows inside every window, then of a wallet's positions into its records.
+
+A position counts in a window when it swapped there. It is rated when it is tracked (some swap
+had a USD price) and a sell in the window gave it an outcome; bought-only ones have no outcome
+yet. Realised figures and wins count for tracked positions only; unrealised profit is a counted
+position's open holding marked now. A wallet with nothing in a window (no swap, no transfer) has
+no record for it."""
+
+import numba
+import numpy as np
+import polars as pl
+
+from assets.fingerprints import keyed, numbered
+from assets.wallets.ledger import BUY, SELL
+from assets.wallets.positions import Accounts
+from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOW_SECONDS, WALLET_WINDOWS
+
+# A position's flows in one band of time, in the order `_banded` keeps them.
+FLOWS = ("swaps", "sells", "transfers", "invested", "volume", "realized", "cost_closed",
+         "gross_profit", "gross_loss", "winning", "losing", "closed_rounds", "held_for")
+(_SWAPS, _SELLS, _TRANSFERS, _INVESTED, _VOLUME, _REALIZED, _COST_CLOSED, _GROSS_PROFIT,
+ _GROSS_LOSS, _WINNING, _LOSING, _CLOSED_ROUNDS, _HELD_FOR) = range(len(FLOWS))
+# A record's sums and counts, in the order `_windowed` gives them.
+SUMS = ("realized_pnl_usd", "unrealized_pnl_usd", "rated_pnl_usd", "gross_profit_usd",
+        "gross_loss_usd", "invested_usd", "volume_usd", "cost_closed_usd", "held_for")
+COUNTS = ("active", "trades", "winning_trades", "losing_trades", "tokens_traded",
+          "closed_positions", "open_positions", "rated_positions", "winning_positions",
+          "excluded_transfer_only", "excluded_untracked", "excluded_no_outcome",
+          "closed_rounds")
+(_S_REALIZED, _S_UNREALIZED, _S_RATED, _S_PROFIT, _S_LOSS, _S_INVESTED, _S_VOLUME,
+ _S_COST_CLOSED, _S_HELD_FOR) = range(len(SUMS))
+(_C_ACTIVE, _C_TRADES, _C_WINNING, _C_LOSING, _C_TOKENS, _C_CLOSED, _C_OPEN, _C_RATED,
+ _C_WINNERS, _C_TRANSFER_ONLY, _C_UNTRACKED, _C_NO_OUTCOME, _C_ROUNDS) = range(len(COUNTS))
+# A record's stored columns, after its wallet and window.
+RECORD = ("realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_usd",
+          "gross_profit_usd", "gross_loss_usd", "invested_usd", "volume_usd", "cost_closed_usd",
+          "roi", "win_rate", "trade_win_rate", "median_roi", "profit_factor", "avg_trade_usd",
+          "avg_hold_seconds", "trades", "winning_trades", "losing_trades", "tokens_traded",
+          "closed_positions", "open_positions", "rated_positions", "winning_positions",
+          "excluded_transfer_only", "excluded_untracked", "excluded_no_outcome")
+
+
+def assemble_windows(ledger: pl.DataFrame, as_of_s: int, positions: pl.DataFrame,
+                     accounts: Accounts | None = None) -> pl.DataFrame:
+    """One metrics record per wallet and window ending at the watermark that it was active in:
+    realised, unrealised, total and rated PNL, gross profit and loss, invested, volume, ROI, win
+    rate with the rated-sample rule, trade win rate, median ROI, profit factor, average trade
+    and hold, trade and position counts, and the three exclusion counts. `positions` gives each
+    position's standing (tracked, open, unrealised). Wallets come in the order of their first
+    rows, each one's windows in order."""
+    a = Accounts.of(ledger) if accounts is None else accounts
+    first = _first_rows(a.slot, a.positions)
+    wallet, wallets = numbered(ledger.select(keyed("chain_id", "wallet").gather(first))
+                               .to_series().to_numpy())
+    standing = ledger.select(pl.col("position").gather(first)).join(
+        positions.select("position", "tracked", "is_open", "unrealized_usd"),
+        on="position", how="left", maintain_order="left")
+    row, starts = _grouped(wallet, wallets)
+    flows = _banded(a.slot, row, bands(a.ts, as_of_s), len(WALLET_WINDOWS), a.side, a.notional,
+                    a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)
+    windows = len(WALLET_WINDOWS)
+    kept, sums, counts, median = _windowed(
+        flows, starts, windows, *(_by_row(standing[c].fill_null(v).to_numpy(), row) for c, v in
+                                   (("tracked", False), ("is_open", False),
+                                    ("unrealized_usd", 0.0))))
+    wallet_first = _by_row(first, row)[starts[:-1]]
+    return (ledger.select(pl.col("chain_id", "wallet").gather(wallet_first[kept // windows]))
+            .with_columns(window=pl.Series(WALLET_WINDOWS)[kept % windows],
+                          **{name: sums[i] for i, name in enumerate(SUMS)},
+                          **{name: pl.Series(counts[i], dtype=pl.Int32)
+                             for i, name in enumerate(COUNTS)},
+                          median_roi=median)
+            .with_columns(**_ratios()).select("chain_id", "wallet", "window", *RECORD))
+
+
+def bands(ts: np.ndarray, as_of_s: int) -> np.ndarray:
+    """Each row's band: the shortest wallet window holding it (windows nest)."""
+    band = np.full(len(ts), len(WALLET_WINDOW_SECONDS) - 1, np.int8)
+    for index, seconds in reversed(list(enumerate(WALLET_WINDOW_SECONDS.values()))):
+        if seconds is not None:
+            band[ts > as_of_s - seconds] = index
+    return band
+
+
+def _ratios() -> dict[str, pl.Expr]:
+    """A record's ratios from its sums and counts: a ratio over nothing is 0, but for the
+    profit factor, null when there is no loss to divide by."""
+    def ratio(over: str, under: str, otherwise: float | None = 0.0) -> pl.Expr:
+        return pl.when(pl.col(under) > 0).then(pl.col(over) / pl.col(under)).otherwise(otherwise)
+
+    exits = pl.col("winning_trades") + pl.col("losing_trades")
+    return {
+        "total_pnl_usd": pl.col("realized_pnl_usd") + pl.col("unrealized_pnl_usd"),
+        "roi": ratio("realized_pnl_usd", "cost_closed_usd"),
+        "win_rate": pl.when(pl.col("rated_positions") >= MIN_RATED_POSITIONS)
+        .then(pl.col("winning_positions") / pl.col("rated_positions")).otherwise(0.0),
+        "trade_win_rate": pl.when(exits > 0).then(pl.col("winning_trades") / exits)
+        .otherwise(0.0),
+        "profit_factor": ratio("gross_profit_usd", "gross_loss_usd", None),
+        "avg_trade_usd": ratio("volume_usd", "trades"),
+        "avg_hold_seconds": ratio("held_for", "closed_rounds"),
+    }
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_rows(slot, positions):
+    """Each position's first row (positions are numbered in the order of their first rows)."""
+    first = np.empty(positions, np.int64)
+    seen = 0
+    for i in range(len(slot)):
+        if slot[i] == seen:
+            first[seen] = i
+            seen += 1
+    return first
+
+
+@numba.njit(cache=True, nogil=True)
+def _grouped(wallet, wallets):
+    """Positions grouped by wallet, each wallet's in their own order: each position's row in
+    that grouping, and where each wallet's rows start (plus the end)."""
+    starts = np.zeros(wallets + 1, np.int64)
+    for p in range(len(wallet)):
+        starts[wallet[p] + 1] += 1
+    for g in range(wallets):
+        starts[g + 1] += starts[g]
+    row, at = np.empty(len(wallet), np.int64), starts[:-1].copy()
+    for p in range(len(wallet)):
+        row[p] = at[wallet[p]]
+        at[wallet[p]] += 1
+    return row, starts
+
+
+def _by_row(values: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """Per-position values laid out by each position's row in the wallet grouping."""
+    out = np.empty_like(values)
+    out[row] = values
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _banded(slot, row, band, windows, side, notional, realized, cost_closed, closes, ts,
+            opened_at):
+    """Each position's FLOWS per band (the shortest window holding a row), at the position's
+    row in the wallet grouping: one row of floats a position, band after band."""
+    flows = len(FLOWS)
+    state = np.zeros((len(row), windows * flows))
+    for i in range(len(slot)):
+        s, r = side[i], realized[i]
+        at = state[row[slot[i]]]
+        b = band[i] * flows
+        paid = 0.0 if np.isnan(notional[i]) else notional[i]
+        if s <= SELL:  # a swap: the swap sides come first
+            at[b + _SWAPS] += 1
+            at[b + _VOLUME] += paid
+        else:
+            at[b + _TRANSFERS] += 1
+        if s == BUY:
+            at[b + _INVESTED] += paid
+        at[b + _REALIZED] += r
+        at[b + _COST_CLOSED] += cost_closed[i]
+        if s == SELL:
+            at[b + _SELLS] += 1
+            if r > 0:
+                at[b + _GROSS_PROFIT] += r
+                at[b + _WINNING] += 1
+            elif r < 0:
+                at[b + _GROSS_LOSS] -= r
+                at[b + _LOSING] += 1
+            if closes[i]:
+                at[b + _CLOSED_ROUNDS] += 1
+                at[b + _HELD_FOR] += ts[i] - opened_at[i]
+    return state
+
+
+@numba.njit(cache=True, nogil=True)
+def _windowed(flows, starts, windows, tracked, is_open, unrealized):
+    """Per wallet and window with activity: the record's place (wallet times `windows` plus
+    window), its SUMS and COUNTS (one array each) and its median ROI over rated positions that
+    closed cost (0 for none). A window's flows are its band's and the shorter ones'."""
+    wallets, fields = len(starts) - 1, len(FLOWS)
+    sums = np.zeros((wallets * windows, len(SUMS)))
+    counts = np.zeros((wallets * windows, len(COUNTS)), np.int64)
+    median, active = np.zeros(wallets * windows), np.zeros(wallets * windows, np.bool_)
+    widest = max(1, np.max(starts[1:] - starts[:-1])) if wallets else 1
+    rois, rated_rois, f = np.empty((windows, widest)), np.zeros(windows, np.int64), np.empty(fields)
+    for g in range(wallets):
+        rated_rois[:] = 0
+        for p in range(starts[g], starts[g + 1]):
+            on, f[:] = tracked[p], 0.0
+            for w in range(windows):
+                k = g * windows + w
+                for x in range(fields):
+                    f[x] += flows[p, w * fields + x]
+                swapped, sells, transfers = f[_SWAPS] > 0, f[_SELLS], f[_TRANSFERS]
+                realized = f[_REALIZED] if on else 0.0
+                cost_closed = f[_COST_CLOSED] if on else 0.0
+                open_pnl = unrealized[p] if swapped else 0.0
+                counts[k, _C_ACTIVE] += f[_SWAPS] + transfers
+                counts[k, _C_TRADES] += f[_SWAPS]
+                counts[k, _C_ROUNDS] += f[_CLOSED_ROUNDS]
+                sums[k, _S_REALIZED] += realized
+                sums[k, _S_UNREALIZED] += open_pnl
+                sums[k, _S_INVESTED] += f[_INVESTED]
+                sums[k, _S_VOLUME] += f[_VOLUME]
+                sums[k, _S_COST_CLOSED] += cost_closed
+                sums[k, _S_HELD_FOR] += f[_HELD_FOR]
+                if on:
+                    sums[k, _S_PROFIT] += f[_GROSS_PROFIT]
+                    sums[k, _S_LOSS] += f[_GROSS_LOSS]
+                    counts[k, _C_WINNING] += f[_WINNING]
+                    counts[k, _C_LOSING] += f[_LOSING]
+                if swapped:
+                    counts[k, _C_TOKENS] += 1
+                    counts[k, _C_OPEN if is_open[p] else _C_CLOSED] += 1
+                    if not on:
+                        counts[k, _C_UNTRACKED] += 1
+                    elif sells == 0:
+                        counts[k, _C_NO_OUTCOME] += 1
+                    else:
+                        sums[k, _S_RATED] += realized + open_pnl
+                        counts[k, _C_RATED] += 1
+                        counts[k, _C_WINNERS] += realized > 0
+                        if cost_closed > 0:
+                            rois[w, rated_rois[w]] = realized / cost_closed
+                            rated_rois[w] += 1
+                elif transfers > 0:
+                    counts[k, _C_TRANSFER_ONLY] += 1
+        for w in range(windows):
+            k = g * windows + w
+            active[k] = counts[k, _C_ACTIVE] > 0
+            n = rated_rois[w]
+            if n:
+                # Sorted in place: np.median would copy each wallet's few values first.
+                rois[w, :n].sort()
+                median[k] = (rois[w, (n - 1) // 2] + rois[w, n // 2]) / 2
+    kept = np.flatnonzero(active)
+    return kept, sums[kept].T.copy(), counts[kept].T.copy(), median[kept]
