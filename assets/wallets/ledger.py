@@ -64,11 +64,16 @@ def movement_events(transfers: pl.LazyFrame, liquidity: pl.LazyFrame,
 
 
 def _marked(movements: pl.LazyFrame, swaps: pl.LazyFrame) -> pl.LazyFrame:
-    """Movements with the token's last priced swap price at or before them (null before any)."""
+    """Movements with the token's last priced swap price at or before them (null before any).
+    Tokens are matched by fingerprint, and only the swaps of tokens that moved are searched."""
+    moved = movements.with_columns(key=keyed("chain_id", "token")).collect()
     prices = (swaps.filter(pl.col("price_usd").is_not_null())
-              .select("chain_id", "token", "ts", mark_usd="price_usd"))
-    return movements.sort("ts").join_asof(prices, on="ts", by=["chain_id", "token"],
-                                          strategy="backward", check_sortedness=False)
+              .select("ts", "price_usd", key=keyed("chain_id", "token"))
+              .filter(pl.col("key").is_in(moved["key"].implode()))
+              .select("key", "ts", mark_usd="price_usd"))
+    return (moved.lazy().sort("ts")
+            .join_asof(prices, on="ts", by="key", strategy="backward", check_sortedness=False)
+            .drop("key"))
 
 
 def fee_model(swaps: pl.DataFrame) -> pl.Expr:
@@ -88,7 +93,8 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     hashes not being written again (`with_swap_hashes`)."""
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp())).collect()
-    live = [frames[t].filter(pl.col("block_time") <= as_of)
+    # Read once: the movements read the transfers twice (their ends, and the mints).
+    live = [frames[t].filter(pl.col("block_time") <= as_of).collect().lazy()
             for t in ("transfers", "liquidity_events")]
     moves = _marked(movement_events(*live, frames["pair_tokens"], frames["tokens"]),
                     swaps.lazy())
