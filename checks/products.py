@@ -24,6 +24,7 @@ from checks.schemas.wallets import (
     RoundRow,
     WalletProfile,
     WalletRanking,
+    WalletTraits,
     WalletWindow,
 )
 
@@ -39,6 +40,7 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "wallet_ledger": LedgerRow,
     "wallet_positions": PositionRow,
     "wallet_rounds": RoundRow,
+    "wallet_traits": WalletTraits,
     "wallet_windows": WalletWindow,
     "wallet_funding": FundingRow,
     "wallet_profiles": WalletProfile,

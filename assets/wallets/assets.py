@@ -7,10 +7,16 @@ from concurrent.futures import ThreadPoolExecutor
 import dagster as dg
 import polars as pl
 
-from assets.wallets.behaviour import wallet_traits
+from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import account, wallet_events
-from assets.wallets.positions import ACCOUNTS, Accounts, assemble_positions, assemble_rounds
+from assets.wallets.positions import (
+    ACCOUNTS,
+    Accounts,
+    Owners,
+    assemble_positions,
+    assemble_rounds,
+)
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized
@@ -45,6 +51,10 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "now."),
         _spec("wallet_rounds", ("wallet_ledger", "as_of"),
               "One row per round: from the first unit in to the last unit out of a position."),
+        _spec("wallet_traits", ("wallet_ledger", "pair_tokens"),
+              "What each wallet's own rows say about it: first seen and last active, peak "
+              "capital, swaps by side, immediate round trips, entries and snipes, swaps in "
+              "established pools, pools traded and hours of day: what the classifiers read."),
         _spec("wallet_windows", ("wallet_ledger", "token_rows", "as_of"),
               "Each wallet's metrics record per window ending at the lake's watermark (spec "
               "2.4): realised, unrealised, total and rated PNL, gross profit and loss, "
@@ -54,7 +64,7 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     ],
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The accounted ledger and its folds (positions, rounds, window records), each
+    """The accounted ledger and its folds (positions, rounds, traits, window records), each
     materialisable alone from the stored ledger; made with the ledger, the folds read it from
     memory. Each product is written on a second thread while the next fold runs; the window
     records fold the positions' standing in, made in memory when positions are not asked for."""
@@ -69,16 +79,19 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             stored = writing.submit(materialized, warehouse, "wallet_ledger", ledger,
                                     made["wallet_ledger"])
         else:
-            ledger = warehouse.scan("wallet_ledger").select(ACCOUNTS).collect()
+            ledger = warehouse.scan("wallet_ledger").select(*ACCOUNTS, *TRAIT_INPUTS).collect()
             slot, stored = None, None
         accounts = Accounts.of(ledger, slot)
+        owners = functools.cache(lambda: Owners.of(ledger, accounts.slot))
         positions = functools.cache(lambda: assemble_positions(
             ledger, warehouse.scan("token_rows").collect(), accounts))
         folds = {
             "wallet_positions": positions,
             "wallet_rounds": lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
+            "wallet_traits": lambda: wallet_traits(
+                ledger, warehouse.scan("pair_tokens").collect(), accounts.slot, owners()),
             "wallet_windows": lambda: assemble_windows(ledger, clock()["as_of_s"], positions(),
-                                                       accounts),
+                                                       accounts, owners()),
         }
         results = [writing.submit(materialized, warehouse, name, fold(), made[name])
                    for name, fold in folds.items() if name in made]
@@ -95,16 +108,14 @@ def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("wallet_ledger", "wallet_windows", "wallet_funding", "pair_tokens",
+          deps=_keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
                      "pair_risk", "tokens", "address_labels", "chain_records"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
     activity (its metrics records are the wallet's ranking rows)."""
-    ledger = warehouse.scan("wallet_ledger").select(
-        "chain_id", "wallet", "pair", "side", "ts", "cost_change").collect()
-    pools = warehouse.scan("pair_tokens").collect()
     parts = {
-        "pair_tokens": pools, "traits": wallet_traits(ledger, pools),
+        "pair_tokens": warehouse.scan("pair_tokens").collect(),
+        "traits": warehouse.scan("wallet_traits").collect(),
         "windows": warehouse.scan("wallet_windows").collect(),
         "funding": warehouse.scan("wallet_funding").collect(),
         "pair_risk": warehouse.scan("pair_risk").collect(),

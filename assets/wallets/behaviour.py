@@ -8,35 +8,45 @@ import polars as pl
 
 from assets.fingerprints import distinct, first_rows, gathered, keyed, lookup, numbered
 from assets.round_trips import POOL
-from assets.wallets.ledger import BUY, SELL, side_codes
+from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
+from assets.wallets.positions import Owners, in_first_row_order
 
+# What the traits read of the ledger beyond its accounts.
+TRAIT_INPUTS = ("pair", "cost_change")
 # Entering a pool among its first swaps is sniping.
 SNIPE_SWAPS = 10
 # A pool younger than this is a launch; market makers quote established pools.
 ESTABLISHED_S = 7 * 86_400
 
 
-def wallet_traits(ledger: pl.DataFrame, pools: pl.DataFrame) -> pl.DataFrame:
+def wallet_traits(ledger: pl.DataFrame, pools: pl.DataFrame, slot: np.ndarray | None = None,
+                  owners: Owners | None = None) -> pl.DataFrame:
     """Per wallet of the ledger: when it was first seen and last active, its peak capital (the
     most cost basis it ever had open at once, across all its tokens: the running sum of its
     rows' changes to their positions' open cost), and what its swaps say: immediate round trips
     (a buy whose very next swap in the pool is the same wallet selling), sniped entries,
     two-sided flow, the share of swaps in established pools, the distinct hours of day it
-    traded in, and pools traded. One pass over the ledger in chain order; wallets, pools and a
-    wallet's pools are numbered by fingerprint (see assets/fingerprints.py), their addresses
-    taken from a wallet's first row, and wallets come in the order of their first rows."""
+    traded in, and pools traded. One pass over the ledger in chain order; rows find their
+    wallet through their position (`slot`, see `slots`), pools are numbered by fingerprint (see
+    assets/fingerprints.py), addresses are taken from a wallet's first row, and wallets come in
+    the order of their first rows."""
+    if slot is None:
+        slot, _ = slots(ledger.with_columns(position=keyed(*POSITION)))
+    owners = Owners.of(ledger, slot) if owners is None else owners
+    pool, count = numbered(ledger.select(keyed(*POOL)).to_series().to_numpy())
+    _, first_of_pool = in_first_row_order(pool, count)
+    # A pool's age at a row: its creation looked up once per pool, not once per row.
     known = pools.select("created_at", key=keyed(*POOL))
-    at = lookup(pl.col("pool_key"), distinct(known["key"], "pair_tokens"))
-    keys = ledger.select("ts", wallet_key=keyed("chain_id", "wallet"), pool_key=keyed(*POOL))
-    established = keys.select(
-        (pl.col("ts") - gathered(known["created_at"], at).dt.epoch("s")) >= ESTABLISHED_S
-    ).to_series().cast(pl.Int8).fill_null(-1).to_numpy()
-    wallet, wallets = numbered(keys["wallet_key"].to_numpy())
-    pool, _ = numbered(keys["pool_key"].to_numpy())
-    entry, _ = numbered(keys.select(keyed("wallet_key", "pool_key")).to_series().to_numpy())
-    first, figures, deployed = _traits(wallet, wallets, pool, entry, side_codes(ledger["side"]),
-                                       established, keys["ts"].to_numpy(),
-                                       ledger["cost_change"].to_numpy())
+    created = ledger[first_of_pool].select(gathered(
+        known["created_at"], lookup(keyed(*POOL), distinct(known["key"], "pair_tokens")))
+        .dt.epoch("s")).to_series()
+    ts = ledger["ts"].to_numpy()
+    age = ts - created.fill_null(0).to_numpy()[pool]
+    established = np.where(created.is_null().to_numpy()[pool], -1, age >= ESTABLISHED_S)
+    first, figures, deployed = _traits(slot, len(owners.wallet), owners.wallet[slot],
+                                       owners.wallets, pool, count,
+                                       side_codes(ledger["side"]), established.astype(np.int8),
+                                       ts, ledger["cost_change"].to_numpy())
     swapped = pl.col("swaps") > 0
     folded = pl.DataFrame({"_row": first, **dict(zip(TRAITS, figures, strict=True)),
                            "deployed_usd": deployed}).cast(
@@ -56,55 +66,71 @@ INSTANTS = ("first_swap", "last_swap", "first_seen", "last_active")
 
 
 @numba.njit(cache=True, nogil=True)
-def _traits(wallet, wallets, pool, entry, side, established, ts, cost_change):
-    """Each wallet's first row, its TRAITS and its peak capital, over the ledger in chain order
-    (wallets numbered in the order of their first rows). Only swaps count in the traits of
-    swaps. `established` is 1, 0, or -1 for a pool of unknown age, which neither counts as
-    established nor as a launch."""
-    first = np.full(wallets, -1, np.int64)
-    out = np.zeros((len(TRAITS), wallets), np.int64)
-    hours = np.zeros(wallets, np.int64)
-    open_cost, peak = np.zeros(wallets), np.zeros(wallets)
-    pools, entries = pool.max() + 1 if len(pool) else 0, entry.max() + 1 if len(entry) else 0
-    swapped, last = np.zeros(pools, np.int64), np.full(pools, -1, np.int64)
-    traded, bought = np.zeros(entries, np.bool_), np.zeros(entries, np.bool_)
-    for i in range(len(wallet)):
-        w, p, e, t = wallet[i], pool[i], entry[i], ts[i]
-        if first[w] < 0:
-            first[w], out[_FIRST_SEEN, w], out[_LAST_ACTIVE, w] = i, t, t
-        out[_FIRST_SEEN, w] = min(out[_FIRST_SEEN, w], t)
-        out[_LAST_ACTIVE, w] = max(out[_LAST_ACTIVE, w], t)
-        open_cost[w] += cost_change[i]
-        peak[w] = max(peak[w], open_cost[w])
+def _traits(slot, positions, wallet, wallets, pool, pools, side, established, ts, cost_change):
+    """Each wallet's first row, its TRAITS (one array each) and its peak capital, over the
+    ledger in chain order (rows carry their position's `slot` and their wallet's number, wallets
+    numbered in the order of their first rows). Only swaps count in the traits of swaps.
+    `established` is 1, 0, or -1 for a pool of unknown age, which neither counts as established
+    nor as a launch."""
+    # One row per wallet (its TRAITS, then its first row), and its open cost and peak side by
+    # side: a ledger row updates a few cache lines, not one per figure. Hours of day are a bit
+    # mask until the end.
+    out = np.zeros((wallets, len(TRAITS) + 1), np.int64)
+    out[:, -1] = -1
+    money = np.zeros((wallets, 2))
+    # Per pool: its swaps so far, and whether its last swap was a buy and whose.
+    swapped, last_buyer = np.zeros(pools, np.int64), np.full(pools, -1, np.int64)
+    # A wallet's entries into a pool, by position: a pool's swaps are all in its base token.
+    # A position keeps its first pool beside it with that pool's flags (traded 1, bought 2: a
+    # token mostly trades in one pool); its other pools, rare, go to a table.
+    entry = np.full(positions, -1, np.int64)
+    others = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.int64)
+    for i in range(len(slot)):
+        p, t = pool[i], ts[i]
+        w = wallet[i]
+        row, cash = out[w], money[w]
+        if row[-1] < 0:
+            row[-1], row[_FIRST_SEEN], row[_LAST_ACTIVE] = i, t, t
+        row[_FIRST_SEEN] = min(row[_FIRST_SEEN], t)
+        row[_LAST_ACTIVE] = max(row[_LAST_ACTIVE], t)
+        cash[0] += cost_change[i]
+        cash[1] = max(cash[1], cash[0])
         if side[i] > SELL:  # a bare movement: the swap sides come first
             continue
         buy = side[i] == BUY
-        if out[_SWAPS, w] == 0:
-            out[_FIRST_SWAP, w] = out[_LAST_SWAP, w] = t
-        out[_SWAPS, w] += 1
-        out[_BUYS if buy else _SELLS, w] += 1
+        if row[_SWAPS] == 0:
+            row[_FIRST_SWAP] = row[_LAST_SWAP] = t
+        row[_SWAPS] += 1
+        row[_BUYS if buy else _SELLS] += 1
         if established[i] == 1:
-            out[_ESTABLISHED, w] += 1
-        out[_LAST_SWAP, w] = max(out[_LAST_SWAP, w], t)
-        out[_FIRST_SWAP, w] = min(out[_FIRST_SWAP, w], t)
-        hours[w] |= 1 << (t // 3600 % 24)
+            row[_ESTABLISHED] += 1
+        row[_LAST_SWAP] = max(row[_LAST_SWAP], t)
+        row[_FIRST_SWAP] = min(row[_FIRST_SWAP], t)
+        row[_HOURS] |= 1 << (t // 3600 % 24)
         # A round trip: the pool's previous swap was this wallet's buy, and this is its sell.
-        j = last[p]
-        if j >= 0 and side[j] == BUY and not buy and wallet[j] == w:
-            out[_ROUND_TRIPS, w] += 1
-        last[p] = i
-        if not traded[e]:
-            traded[e] = True
-            out[_POOLS, w] += 1
-        if buy and not bought[e]:
-            bought[e] = True
-            out[_ENTRIES, w] += 1
+        if not buy and last_buyer[p] == w:
+            row[_ROUND_TRIPS] += 1
+        last_buyer[p] = w if buy else -1
+        s = slot[i]
+        if entry[s] < 0:
+            entry[s] = p << 2
+        mine, key = entry[s] >> 2 == p, s * pools + p
+        flags = entry[s] & 3 if mine else others.get(key, 0)
+        if not flags & 1:
+            row[_POOLS] += 1
+        if buy and not flags & 2:
+            row[_ENTRIES] += 1
             if swapped[p] < SNIPE_SWAPS and established[i] == 0:
-                out[_SNIPED, w] += 1
+                row[_SNIPED] += 1
+        flags |= 3 if buy else 1
+        if mine:
+            entry[s] = p << 2 | flags
+        else:
+            others[key] = flags
         swapped[p] += 1
     for w in range(wallets):
-        h = hours[w]
+        h, out[w, _HOURS] = out[w, _HOURS], 0
         while h:
-            out[_HOURS, w] += h & 1
+            out[w, _HOURS] += h & 1
             h >>= 1
-    return first, out, peak
+    return out[:, -1].copy(), out[:, :-1].T.copy(), money[:, 1].copy()

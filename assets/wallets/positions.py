@@ -8,7 +8,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import first_rows
+from assets.fingerprints import first_rows, keyed, numbered
 from assets.wallets.ledger import POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
@@ -64,8 +64,25 @@ class Accounts(NamedTuple):
                 self.closes, self.ts, self.opened_at)
 
 
+class Owners(NamedTuple):
+    """Each position's first row and the number of the wallet holding it (wallets numbered from
+    0 in the order of their first rows), and how many wallets there are."""
+
+    first: np.ndarray
+    wallet: np.ndarray
+    wallets: int
+
+    @classmethod
+    def of(cls, ledger: pl.DataFrame, slot: np.ndarray) -> "Owners":
+        """From the ledger's rows and each row's position number (`slots`)."""
+        _, first = in_first_row_order(slot, int(slot.max(initial=-1)) + 1)
+        wallet, wallets = numbered(ledger.select(keyed("chain_id", "wallet").gather(first))
+                                   .to_series().to_numpy())
+        return cls(first, wallet, wallets)
+
+
 @numba.njit(cache=True, nogil=True)
-def _first_seen(group, groups):
+def in_first_row_order(group, groups):
     """Groups numbered again from 0 in the order of their first rows, and each one's first
     row."""
     number = np.full(groups, -1, np.int64)
@@ -115,7 +132,7 @@ def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, he
     the last holding and cost, whether any row made the basis incomplete, rounds opened, the
     first row's round start, the first and last swap, and the last close (-1 for none of these
     instants)."""
-    number, first = _first_seen(group, groups)
+    number, first = in_first_row_order(group, groups)
     state = np.zeros((len(first), len(FOLDED)))
     for g in range(len(first)):
         state[g, _FIRST_TRADE] = state[g, _LAST_TRADE] = state[g, _CLOSED_AT] = -1.0

@@ -11,9 +11,8 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import keyed, numbered
 from assets.wallets.ledger import BUY, SELL
-from assets.wallets.positions import Accounts
+from assets.wallets.positions import Accounts, Owners
 from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOW_SECONDS, WALLET_WINDOWS
 
 # A position's flows in one band of time, in the order `_banded` keeps them.
@@ -42,7 +41,8 @@ RECORD = ("realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd", "rated_pnl_
 
 
 def assemble_windows(ledger: pl.DataFrame, as_of_s: int, positions: pl.DataFrame,
-                     accounts: Accounts | None = None) -> pl.DataFrame:
+                     accounts: Accounts | None = None,
+                     owners: Owners | None = None) -> pl.DataFrame:
     """One metrics record per wallet and window ending at the watermark that it was active in:
     realised, unrealised, total and rated PNL, gross profit and loss, invested, volume, ROI, win
     rate with the rated-sample rule, trade win rate, median ROI, profit factor, average trade
@@ -50,9 +50,7 @@ def assemble_windows(ledger: pl.DataFrame, as_of_s: int, positions: pl.DataFrame
     position's standing (tracked, open, unrealised). Wallets come in the order of their first
     rows, each one's windows in order."""
     a = Accounts.of(ledger) if accounts is None else accounts
-    first = _first_rows(a.slot, a.positions)
-    wallet, wallets = numbered(ledger.select(keyed("chain_id", "wallet").gather(first))
-                               .to_series().to_numpy())
+    first, wallet, wallets = Owners.of(ledger, a.slot) if owners is None else owners
     standing = ledger.select(pl.col("position").gather(first)).join(
         positions.select("position", "tracked", "is_open", "unrealized_usd"),
         on="position", how="left", maintain_order="left")
@@ -101,18 +99,6 @@ def _ratios() -> dict[str, pl.Expr]:
         "avg_trade_usd": ratio("volume_usd", "trades"),
         "avg_hold_seconds": ratio("held_for", "closed_rounds"),
     }
-
-
-@numba.njit(cache=True, nogil=True)
-def _first_rows(slot, positions):
-    """Each position's first row (positions are numbered in the order of their first rows)."""
-    first = np.empty(positions, np.int64)
-    seen = 0
-    for i in range(len(slot)):
-        if slot[i] == seen:
-            first[seen] = i
-            seen += 1
-    return first
 
 
 @numba.njit(cache=True, nogil=True)

@@ -142,6 +142,40 @@ class RoundRow(pa.DataFrameModel):
         return data.lazyframe.select(pl.col("is_open") == pl.col("closed_at").is_null())
 
 
+class WalletTraits(pa.DataFrameModel):
+    """What one wallet's own rows say about it: what the classifiers read."""
+
+    chain_id: int = pa.Field(gt=0)
+    wallet: str
+    hours: int = pa.Field(ge=0, le=24)
+    deployed_usd: float = pa.Field(ge=-TOLERANCE_USD)
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "wallet"]
+
+    @pa.dataframe_check
+    def swaps_are_buys_and_sells(cls, data) -> pl.LazyFrame:
+        """Every swap is a buy or a sell; a round trip ends in a sell; an entry is a pool's
+        first buy, so at most one a pool traded, and a snipe is an entry."""
+        c = pl.col
+        return data.lazyframe.select(
+            (c("swaps") == c("buys") + c("sells")) & (c("round_trips") <= c("sells"))
+            & (c("entries") <= c("pools")) & (c("pools") <= c("swaps"))
+            & (c("sniped") <= c("entries")) & (c("established") <= c("swaps")))
+
+    @pa.dataframe_check
+    def swaps_fall_within_activity(cls, data) -> pl.LazyFrame:
+        """First seen comes no later than the first swap, the last swap no later than the last
+        activity; a wallet that never swapped has no swap instants."""
+        c = pl.col
+        return data.lazyframe.select(pl.when(c("swaps") > 0).then(
+            (c("first_seen") <= c("first_swap")) & (c("first_swap") <= c("last_swap"))
+            & (c("last_swap") <= c("last_active")))
+            .otherwise(c("first_swap").is_null() & c("last_swap").is_null()))
+
+
 class WalletWindow(pa.DataFrameModel):
     """One wallet's metrics record in one window (spec 2.4)."""
 

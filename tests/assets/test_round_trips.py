@@ -1,12 +1,15 @@
 """A wallet's traits worked by hand: round trips (only the pool's very next swap counts, and a
 swap in another pool in between does not break one), entries and snipes, hours, first seen and
-last active, and peak capital."""
+last active, and peak capital; and the traits' rules."""
 
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
+import pytest
 
 from assets.wallets.behaviour import wallet_traits
+from checks.outcome import validate
+from checks.schemas.wallets import WalletTraits
 
 
 def test_a_round_trip_is_a_buy_sold_back_in_the_pools_next_swap() -> None:
@@ -63,8 +66,8 @@ def test_movements_count_in_first_seen_last_active_and_peak_capital_only() -> No
             ("w1", "P1", "buy", 200, 100.0), ("w1", "P1", "sell", 300, -75.0),
             ("w1", "P1", "buy", 400, 60.0), ("w1", None, "transfer_out", 500, -135.0)]
     wallet, pair, side, ts, change = zip(*rows, strict=True)
-    ledger = pl.DataFrame({"chain_id": [1] * len(rows), "wallet": wallet, "pair": pair,
-                           "side": side, "ts": ts, "cost_change": change})
+    ledger = pl.DataFrame({"chain_id": [1] * len(rows), "wallet": wallet, "token": "T",
+                           "pair": pair, "side": side, "ts": ts, "cost_change": change})
     pools = pl.DataFrame({"chain_id": [1], "pair": ["P1"],
                           "created_at": [datetime(1970, 1, 1, tzinfo=UTC)]})
     got = {r["wallet"]: r for r in wallet_traits(ledger, pools).iter_rows(named=True)}
@@ -77,3 +80,28 @@ def test_movements_count_in_first_seen_last_active_and_peak_capital_only() -> No
     assert (w2["first_seen"], w2["last_active"], w2["swaps"], w2["first_swap"]) == (
         150, 150, 0, None)
     assert w2["deployed_usd"] == 0.0
+
+
+def traits_row(**overrides) -> pl.DataFrame:
+    # 3 buys and a sell in 3 pools, 2 of them established, over 2 hours of day; the sell
+    # closed a round trip; 3 entries, none sniped.
+    base = {"chain_id": 1, "wallet": "w1", "swaps": 4, "buys": 3, "sells": 1,
+            "round_trips": 1, "established": 2, "pools": 3, "hours": 2, "first_swap": 10,
+            "last_swap": 20, "entries": 3, "sniped": 0, "first_seen": 5, "last_active": 30,
+            "deployed_usd": 10.0}
+    return pl.DataFrame([{**base, **overrides}])
+
+
+@pytest.mark.parametrize("broken", [
+    {"sells": 2}, {"round_trips": 2, "sells": 1}, {"entries": 4}, {"pools": 5, "entries": 3},
+    {"sniped": 4}, {"established": 5}, {"hours": 25}, {"first_swap": 4}, {"last_swap": 31},
+    {"swaps": 0, "buys": 0, "sells": 0, "round_trips": 0, "pools": 0, "entries": 0,
+     "established": 0}, {"deployed_usd": -1.0}])
+def test_each_traits_rule_fails_when_broken(broken) -> None:
+    assert validate("wallet_traits", WalletTraits, traits_row()).passed
+    assert not validate("wallet_traits", WalletTraits, traits_row(**broken)).passed
+
+
+def test_a_wallet_has_one_traits_row() -> None:
+    assert not validate("wallet_traits", WalletTraits,
+                        pl.concat([traits_row(), traits_row()])).passed

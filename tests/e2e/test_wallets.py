@@ -140,7 +140,7 @@ def test_token_traders_are_the_wallets_that_swapped_it(api, lake) -> None:
     assert {t["address"] for t in traders} == set(makers.to_list())
 
 
-BOOKS = ("wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_windows")
+BOOKS = ("wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 
 
 @pytest.mark.parametrize("name", BOOKS)
