@@ -4,6 +4,8 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
 
+from assets.fingerprints import keyed
+
 UTC_TS = pl.Datetime("us", "UTC")
 RAW = pl.Decimal(38, 0)
 STRINGS = pl.List(pl.String)
@@ -78,3 +80,12 @@ def events_unique(frame: pl.LazyFrame) -> bool | pl.LazyFrame:
         if frame.select(packed.n_unique()).collect().item() == bounds["rows"]:
             return True
     return frame.select(~pl.struct(*EVENT).is_duplicated())
+
+
+def fingerprints_unique(frame: pl.LazyFrame, keys: tuple[str, ...]) -> bool | pl.LazyFrame:
+    """True when no two rows share `keys`; else which rows do. Distinct 64-bit fingerprints of
+    the keys prove it: address strings are hashed once, a fraction of the cost of comparing
+    them, which is left for a frame where two fingerprints meet."""
+    if not frame.select(keyed(*keys).is_duplicated().any()).collect().item():
+        return True
+    return frame.select(~pl.struct(*keys).is_duplicated())

@@ -7,7 +7,7 @@ import polars as pl
 from assets.wallets.ledger import LEDGER_ORDER, SIDES, TRANSFER_SIDES
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from checks.schemas.types import keys_unique
+from checks.schemas.types import fingerprints_unique, keys_unique
 from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOWS
 
 # Float sums in a different order differ in the last digits: a cent, or a millionth of the
@@ -93,7 +93,11 @@ class PositionRow(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "wallet", "token"]
+
+    @pa.dataframe_check
+    def one_row_per_position(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain_id, wallet, token)."""
+        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "token"))
 
     @pa.dataframe_check
     def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
@@ -134,7 +138,11 @@ class RoundRow(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "wallet", "token", "round"]
+
+    @pa.dataframe_check
+    def one_row_per_round(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain_id, wallet, token, round)."""
+        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "token", "round"))
 
     @pa.dataframe_check
     def closed_rounds_close_after_opening(cls, data) -> pl.LazyFrame:
@@ -153,7 +161,11 @@ class WalletTraits(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "wallet"]
+
+    @pa.dataframe_check
+    def one_row_per_wallet(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain_id, wallet)."""
+        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet"))
 
     @pa.dataframe_check
     def swaps_are_buys_and_sells(cls, data) -> pl.LazyFrame:
@@ -194,7 +206,11 @@ class WalletWindow(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "wallet", "window"]
+
+    @pa.dataframe_check
+    def one_row_per_window(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain_id, wallet, window)."""
+        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "window"))
 
     @pa.dataframe_check
     def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
@@ -266,7 +282,11 @@ class WalletProfile(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "wallet"]
+
+    @pa.dataframe_check
+    def one_row_per_wallet(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain_id, wallet)."""
+        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet"))
 
     @pa.dataframe_check
     def machinery_is_skipped(cls, data) -> pl.LazyFrame:
@@ -299,7 +319,11 @@ class WalletRanking(pa.DataFrameModel):
     class Config:
         strict = False
         coerce = True
-        unique = ["chain_id", "wallet", "window"]
+
+    @pa.dataframe_check
+    def one_row_per_window(cls, data) -> bool | pl.LazyFrame:
+        """No two rows share (chain_id, wallet, window)."""
+        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "window"))
 
     @pa.dataframe_check
     def machinery_ranks_on_zeroes(cls, data) -> pl.LazyFrame:
