@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pipelines  # noqa: F401  (the pipeline's process settings: before polars loads)
+
 ROOT = Path(__file__).resolve().parent.parent
 # Per domain: the asset groups timed, single assets of other groups they include, and the
 # target ratio to one scan.
