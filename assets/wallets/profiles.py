@@ -177,13 +177,17 @@ def _label(code: int, name: str) -> pl.Expr:
                      token_address=pl.lit(None, pl.String))
 
 
-def _listed(frame: pl.DataFrame, candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Series:
-    """Per row of `frame`, the items whose condition holds there, in the candidates' order (an
-    empty list for none). Items are made only for the rows that keep them and gathered into
-    lists once, which costs a fraction of a per-row list literal for every candidate."""
+def _listed(frame: pl.DataFrame, candidates: list[tuple[pl.Expr, pl.Expr]],
+            leading: str | None = None) -> pl.Series:
+    """Per row of `frame`, the items of its list column `leading` (if any), then the items
+    whose condition holds there, in the candidates' order (an empty list for none). Items are
+    made only for the rows that keep them and gathered into lists once, which costs a fraction
+    of a per-row list literal for every candidate, or of joining two lists on every row."""
     rows = frame.with_row_index("_row")
-    items = pl.concat([rows.filter(cond.fill_null(False)).select("_row", item=item)
-                       for cond, item in candidates])
+    first = [] if leading is None else [
+        rows.select("_row", item=leading).drop_nulls("item").explode("item")]
+    items = pl.concat([*first, *(rows.filter(cond.fill_null(False)).select("_row", item=item)
+                                 for cond, item in candidates)])
     lists = items.sort("_row", maintain_order=True).group_by("_row").agg("item")
     return (rows.select("_row").join(lists, on="_row", how="left", maintain_order="left")
             .select(pl.col("item").fill_null([]))).to_series()
@@ -275,12 +279,12 @@ def assemble_profiles(parts: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def _with_head(frame: pl.DataFrame) -> pl.DataFrame:
-    behaviour = _listed(frame, [(pl.col("type") == kind, _label(code, name))
-                                for kind, (code, name) in BEHAVIOUR_LABELS.items()])
-    lake = pl.col("lake_labels").fill_null(pl.lit([], frame.schema["lake_labels"]))
+    # The lake's labels, then what behaviour shows.
+    labels = _listed(frame, [(pl.col("type") == kind, _label(code, name))
+                             for kind, (code, name) in BEHAVIOUR_LABELS.items()], "lake_labels")
     chain = pl.struct(slug="slug", chain_id="chain_id")
     frame = frame.with_columns(
-        labels=pl.concat_list(lake, behaviour),
+        labels=labels,
         chain=chain,
         user=pl.struct(value="user_score", status="user_status"),
         scammer=pl.struct(value="scammer_value", band="scammer_band"),
