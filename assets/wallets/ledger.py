@@ -108,7 +108,9 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     moves = moves.with_columns(
         seq=pl.when(pl.col("side") == "transfer_in").then(2).otherwise(1).cast(pl.UInt8),
         fee_is_estimated=pl.lit(False))
-    return pl.concat([modelled, moves], how="diagonal_relaxed").sort(*LEDGER_ORDER).collect()
+    # Sides as an enum: coded once here (a side not in SIDES is refused), not by every reader.
+    return (pl.concat([modelled, moves], how="diagonal_relaxed")
+            .with_columns(pl.col("side").cast(pl.Enum(SIDES))).sort(*LEDGER_ORDER).collect())
 
 
 def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
