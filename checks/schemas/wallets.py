@@ -1,8 +1,11 @@
 """Wallet products: schemas of record and the meaning rules of spec 2.4 and 4.5, with the
 accounting identities (total = realised + unrealised; positions add up to the wallet)."""
 
+from typing import Annotated
+
 import pandera.polars as pa
 import polars as pl
+from pandera.engines import polars_engine as pe
 
 from assets.wallets.ledger import LEDGER_ORDER, SIDES, TRANSFER_SIDES
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
@@ -26,7 +29,7 @@ class LedgerRow(pa.DataFrameModel):
     chain_id: int = pa.Field(gt=0)
     wallet: str
     token: str
-    side: str = pa.Field(isin=list(SIDES))
+    side: Annotated[pe.Enum, SIDES]
     qty: float = pa.Field(gt=0)
     held: float = pa.Field(ge=0)
     cost: float = pa.Field(ge=-TOLERANCE_USD)
