@@ -9,7 +9,7 @@ import polars as pl
 from assets.fingerprints import distinct, first_rows, gathered, keyed, lookup, numbered
 from assets.round_trips import POOL
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
-from assets.wallets.positions import Owners, in_first_row_order
+from assets.wallets.positions import Owners, first_rows_of
 
 # What the traits read of the ledger beyond its accounts.
 TRAIT_INPUTS = ("pair", "cost_change")
@@ -34,7 +34,7 @@ def wallet_traits(ledger: pl.DataFrame, pools: pl.DataFrame, slot: np.ndarray | 
         slot, _ = slots(ledger.with_columns(position=keyed(*POSITION)))
     owners = Owners.of(ledger, slot) if owners is None else owners
     pool, count = numbered(ledger.select(keyed(*POOL)).to_series().to_numpy())
-    _, first_of_pool = in_first_row_order(pool, count)
+    first_of_pool = first_rows_of(pool, count)
     # A pool's age at a row: its creation looked up once per pool, not once per row.
     known = pools.select("created_at", key=keyed(*POOL))
     created = ledger[first_of_pool].select(gathered(

@@ -75,24 +75,23 @@ class Owners(NamedTuple):
     @classmethod
     def of(cls, ledger: pl.DataFrame, slot: np.ndarray) -> "Owners":
         """From the ledger's rows and each row's position number (`slots`)."""
-        _, first = in_first_row_order(slot, int(slot.max(initial=-1)) + 1)
+        first = first_rows_of(slot, int(slot.max(initial=-1)) + 1)
         wallet, wallets = numbered(ledger.select(keyed("chain_id", "wallet").gather(first))
                                    .to_series().to_numpy())
         return cls(first, wallet, wallets)
 
 
 @numba.njit(cache=True, nogil=True)
-def in_first_row_order(group, groups):
-    """Groups numbered again from 0 in the order of their first rows, and each one's first
-    row."""
-    number = np.full(groups, -1, np.int64)
-    first = np.empty(groups, np.int64)
+def first_rows_of(number, count):
+    """Each number's first row, for numbers given from 0 in the order of their first rows (as
+    `numbered` gives them)."""
+    first = np.empty(count, np.int64)
     seen = 0
-    for i in range(len(group)):
-        if number[group[i]] < 0:
-            number[group[i]], first[seen] = seen, i
+    for i in range(len(number)):
+        if number[i] == seen:
+            first[seen] = i
             seen += 1
-    return number, first[:seen]
+    return first
 
 
 @numba.njit(cache=True, nogil=True)
@@ -127,18 +126,18 @@ FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at",
 @numba.njit(cache=True, nogil=True)
 def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, held, cost,
           incomplete, opens, closes, ts, opened_at):
-    """Every group's first row and its state (FOLDED, one array per field), groups in the order
-    of their first rows: counts per side, sums (a notional without a USD price adds nothing),
-    the last holding and cost, whether any row made the basis incomplete, rounds opened, the
-    first row's round start, the first and last swap, and the last close (-1 for none of these
-    instants)."""
-    number, first = in_first_row_order(group, groups)
-    state = np.zeros((len(first), len(FOLDED)))
+    """Every group's first row and its state (FOLDED, one array per field), for groups numbered
+    in the order of their first rows: counts per side, sums (a notional without a USD price
+    adds nothing), the last holding and cost, whether any row made the basis incomplete, rounds
+    opened, the first row's round start, the first and last swap, and the last close (-1 for
+    none of these instants)."""
+    first = first_rows_of(group, groups)
+    state = np.zeros((groups, len(FOLDED)))
     for g in range(len(first)):
         state[g, _FIRST_TRADE] = state[g, _LAST_TRADE] = state[g, _CLOSED_AT] = -1.0
         state[g, _OPENED_AT] = opened_at[first[g]]
     for i in range(len(group)):
-        g, s = number[group[i]], side[i]
+        g, s = group[i], side[i]
         state[g, s] += 1  # FOLDED opens with the count of each side, by its code
         if s <= SELL:  # a swap: the swap sides come first
             out = 1 if s == SELL else 0
@@ -227,19 +226,16 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
 
 @numba.njit(cache=True, nogil=True)
 def _round_groups(slot, rnd, positions):
-    """Each row's round as a number from 0: a position's rounds 0..last take consecutive
-    numbers after the previous position's."""
-    last = np.full(positions, -1, np.int64)
+    """Each row's round as a number from 0, in the order of the rounds' first rows (a
+    position's rounds only rise along its rows), and how many rounds there are."""
+    current, number = np.full(positions, -1, np.int64), np.empty(positions, np.int64)
+    group, total = np.empty(len(slot), np.int64), 0
     for i in range(len(slot)):
-        last[slot[i]] = max(last[slot[i]], rnd[i])
-    base = np.zeros(positions, np.int64)
-    total = 0
-    for p in range(positions):
-        base[p] = total
-        total += last[p] + 1
-    group = np.empty(len(slot), np.int64)
-    for i in range(len(slot)):
-        group[i] = base[slot[i]] + rnd[i]
+        p = slot[i]
+        if rnd[i] != current[p]:
+            current[p], number[p] = rnd[i], total
+            total += 1
+        group[i] = number[p]
     return group, total
 
 
