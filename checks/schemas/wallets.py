@@ -23,6 +23,15 @@ def close(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return (a - b).abs() <= TOLERANCE_USD + TOLERANCE_SHARE * pl.max_horizontal(a.abs(), b.abs())
 
 
+def one_row_per(*keys: str):
+    """A frame-wide check: no two rows share `keys` (`fingerprints_unique`)."""
+    def one_row_per_key(cls, data) -> bool | pl.LazyFrame:
+        return fingerprints_unique(data.lazyframe, keys)
+
+    one_row_per_key.__doc__ = f"No two rows share ({', '.join(keys)})."
+    return pa.dataframe_check(one_row_per_key)
+
+
 class LedgerRow(pa.DataFrameModel):
     """One wallet's swap or bare movement, accounted."""
 
@@ -97,10 +106,7 @@ class PositionRow(pa.DataFrameModel):
         strict = False
         coerce = True
 
-    @pa.dataframe_check
-    def one_row_per_position(cls, data) -> bool | pl.LazyFrame:
-        """No two rows share (chain_id, wallet, token)."""
-        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "token"))
+    one_row_per_position = one_row_per("chain_id", "wallet", "token")
 
     @pa.dataframe_check
     def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
@@ -142,10 +148,7 @@ class RoundRow(pa.DataFrameModel):
         strict = False
         coerce = True
 
-    @pa.dataframe_check
-    def one_row_per_round(cls, data) -> bool | pl.LazyFrame:
-        """No two rows share (chain_id, wallet, token, round)."""
-        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "token", "round"))
+    one_row_per_round = one_row_per("chain_id", "wallet", "token", "round")
 
     @pa.dataframe_check
     def closed_rounds_close_after_opening(cls, data) -> pl.LazyFrame:
@@ -165,10 +168,7 @@ class WalletTraits(pa.DataFrameModel):
         strict = False
         coerce = True
 
-    @pa.dataframe_check
-    def one_row_per_wallet(cls, data) -> bool | pl.LazyFrame:
-        """No two rows share (chain_id, wallet)."""
-        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet"))
+    one_row_per_wallet = one_row_per("chain_id", "wallet")
 
     @pa.dataframe_check
     def swaps_are_buys_and_sells(cls, data) -> pl.LazyFrame:
@@ -210,10 +210,7 @@ class WalletWindow(pa.DataFrameModel):
         strict = False
         coerce = True
 
-    @pa.dataframe_check
-    def one_row_per_window(cls, data) -> bool | pl.LazyFrame:
-        """No two rows share (chain_id, wallet, window)."""
-        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "window"))
+    one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
     @pa.dataframe_check
     def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
@@ -286,10 +283,7 @@ class WalletProfile(pa.DataFrameModel):
         strict = False
         coerce = True
 
-    @pa.dataframe_check
-    def one_row_per_wallet(cls, data) -> bool | pl.LazyFrame:
-        """No two rows share (chain_id, wallet)."""
-        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet"))
+    one_row_per_wallet = one_row_per("chain_id", "wallet")
 
     @pa.dataframe_check
     def machinery_is_skipped(cls, data) -> pl.LazyFrame:
@@ -323,10 +317,7 @@ class WalletRanking(pa.DataFrameModel):
         strict = False
         coerce = True
 
-    @pa.dataframe_check
-    def one_row_per_window(cls, data) -> bool | pl.LazyFrame:
-        """No two rows share (chain_id, wallet, window)."""
-        return fingerprints_unique(data.lazyframe, ("chain_id", "wallet", "window"))
+    one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
     @pa.dataframe_check
     def machinery_ranks_on_zeroes(cls, data) -> pl.LazyFrame:
