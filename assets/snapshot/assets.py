@@ -31,8 +31,8 @@ from publish.wallet_tables import ranking_pages, wallet_serving
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
            "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
            "swap_legs": "market", "liquidity_trades": "market", **{name: "wallets" for name in (
-               "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows",
-               "wallet_funding", "wallet_profiles", "wallet_rankings")},
+               "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits",
+               "wallet_windows", "wallet_funding", "wallet_profiles", "wallet_rankings")},
            "board_pairs": "boards", "board_rows": "boards", "season_boards": "boards",
            "farm_rows": "farms", "perp_list": "perps", "perp_history": "perps",
            "liquidation_days": "perps", "oracle_feeds": "oracle", "oracle_history": "oracle"}

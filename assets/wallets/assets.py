@@ -79,7 +79,8 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             stored = writing.submit(materialized, warehouse, "wallet_ledger", ledger,
                                     made["wallet_ledger"])
         else:
-            ledger = warehouse.scan("wallet_ledger").select(*ACCOUNTS, *TRAIT_INPUTS).collect()
+            reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
+            ledger = warehouse.scan("wallet_ledger").select(reads).collect()
             slot, stored = None, None
         accounts = Accounts.of(ledger, slot)
         owners = functools.cache(lambda: Owners.of(ledger, accounts.slot))

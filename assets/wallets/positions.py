@@ -94,17 +94,6 @@ def first_rows_of(number, count):
     return first
 
 
-@numba.njit(cache=True, nogil=True)
-def _by_column(state, nested):
-    """A (groups, fields) state as one contiguous array per field; with `nested` fields per
-    window, the windows nesting, field f then adds up f, f - nested, f - 2 nested and so on."""
-    out = np.empty((state.shape[1], state.shape[0]), state.dtype)
-    for g in range(state.shape[0]):
-        for f in range(state.shape[1]):
-            out[f, g] = state[g, f] + (out[f - nested, g] if f >= nested else 0.0)
-    return out
-
-
 # A group's state in `_fold`: one row of floats per group, so that a ledger row's update touches
 # a few neighbouring cache lines rather than a line in each of twenty arrays (counts and instants
 # stay exact as floats below 2^53). Its fields, in order:
@@ -161,7 +150,7 @@ def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, he
             state[g, _CLOSED_AT] = max(state[g, _CLOSED_AT], ts[i])
             if s == SELL:
                 state[g, _BY_SELL] = 1.0
-    return first, _by_column(state, len(FOLDED))
+    return first, state.T.copy()
 
 
 def _folded(accounts: Accounts, group: np.ndarray, groups: int) -> pl.DataFrame:
