@@ -84,3 +84,16 @@ def numbered(keys: np.ndarray) -> tuple[np.ndarray, int]:
                         j = (j + 1) & mask
                     slots[j, 0], slots[j, 1] = old[k, 0], old[k, 1]
     return out, seen
+
+
+@numba.njit(cache=True, nogil=True)
+def first_indices(number, count):
+    """Each number's first index, for numbers given from 0 in the order they first appear (as
+    `numbered` gives them)."""
+    first = np.empty(count, np.int64)
+    seen = 0
+    for i in range(len(number)):
+        if number[i] == seen:
+            first[seen] = i
+            seen += 1
+    return first

@@ -6,10 +6,18 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import distinct, first_rows, gathered, keyed, lookup, numbered
+from assets.fingerprints import (
+    distinct,
+    first_indices,
+    first_rows,
+    gathered,
+    keyed,
+    lookup,
+    numbered,
+)
 from assets.round_trips import POOL
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
-from assets.wallets.positions import Owners, first_rows_of
+from assets.wallets.positions import Owners
 
 # What the traits read of the ledger beyond its accounts.
 TRAIT_INPUTS = ("pair", "cost_change")
@@ -34,7 +42,7 @@ def wallet_traits(ledger: pl.DataFrame, pools: pl.DataFrame, slot: np.ndarray | 
         slot, _ = slots(ledger.with_columns(position=keyed(*POSITION)))
     owners = Owners.of(ledger, slot) if owners is None else owners
     pool, count = numbered(ledger.select(keyed(*POOL)).to_series().to_numpy())
-    first_of_pool = first_rows_of(pool, count)
+    first_of_pool = first_indices(pool, count)
     # A pool's age at a row: its creation looked up once per pool, not once per row.
     known = pools.select("created_at", key=keyed(*POOL))
     created = ledger[first_of_pool].select(gathered(

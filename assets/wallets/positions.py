@@ -8,7 +8,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import first_rows, keyed, numbered
+from assets.fingerprints import first_indices, first_rows, keyed, numbered
 from assets.wallets.ledger import POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
@@ -75,23 +75,10 @@ class Owners(NamedTuple):
     @classmethod
     def of(cls, ledger: pl.DataFrame, slot: np.ndarray) -> "Owners":
         """From the ledger's rows and each row's position number (`slots`)."""
-        first = first_rows_of(slot, int(slot.max(initial=-1)) + 1)
+        first = first_indices(slot, int(slot.max(initial=-1)) + 1)
         wallet, wallets = numbered(ledger.select(keyed("chain_id", "wallet").gather(first))
                                    .to_series().to_numpy())
         return cls(first, wallet, wallets)
-
-
-@numba.njit(cache=True, nogil=True)
-def first_rows_of(number, count):
-    """Each number's first row, for numbers given from 0 in the order of their first rows (as
-    `numbered` gives them)."""
-    first = np.empty(count, np.int64)
-    seen = 0
-    for i in range(len(number)):
-        if number[i] == seen:
-            first[seen] = i
-            seen += 1
-    return first
 
 
 # A group's state in `_fold`: one row of floats per group, so that a ledger row's update touches
@@ -120,7 +107,7 @@ def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, he
     adds nothing), the last holding and cost, whether any row made the basis incomplete, rounds
     opened, the first row's round start, the first and last swap, and the last close (-1 for
     none of these instants)."""
-    first = first_rows_of(group, groups)
+    first = first_indices(group, groups)
     state = np.zeros((groups, len(FOLDED)))
     for g in range(len(first)):
         state[g, _FIRST_TRADE] = state[g, _LAST_TRADE] = state[g, _CLOSED_AT] = -1.0

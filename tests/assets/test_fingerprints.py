@@ -1,8 +1,9 @@
-"""Numbering fingerprints in the order they first appear, worked by hand and against a dict."""
+"""Numbering fingerprints in the order they first appear, worked by hand and against a dict;
+and where each number first appears."""
 
 import numpy as np
 
-from assets.fingerprints import numbered
+from assets.fingerprints import first_indices, numbered
 
 
 def test_fingerprints_are_numbered_in_the_order_they_first_appear() -> None:
@@ -27,3 +28,9 @@ def test_the_table_grows_past_its_first_size_and_keeps_every_number() -> None:
     numbers, count = numbered(keys)
     assert count == len(expected) == 101_000
     assert numbers.tolist() == [expected[key] for key in keys.tolist()]
+
+
+def test_each_number_keeps_the_index_it_first_appeared_at() -> None:
+    # 0 first at 0, 1 at 1, 2 at 3, 3 at 6.
+    numbers = np.array([0, 1, 0, 2, 1, 2, 3, 0], dtype=np.int64)
+    assert first_indices(numbers, 4).tolist() == [0, 1, 3, 6]
