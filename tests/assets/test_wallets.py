@@ -10,7 +10,13 @@ import polars as pl
 import pytest
 
 from assets.wallets.behaviour import wallet_traits
-from assets.wallets.ledger import account, movement_events, wallet_events, with_swap_hashes
+from assets.wallets.ledger import (
+    account,
+    chain_order,
+    movement_events,
+    wallet_events,
+    with_swap_hashes,
+)
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from assets.wallets.profiles import funding_clusters
 from assets.wallets.windows import assemble_windows
@@ -329,6 +335,20 @@ def test_a_transfers_sending_end_comes_before_its_receiving_end() -> None:
     rows = wallet_events(frames, AT).select("log_index", "seq", "wallet", "side")
     assert rows.rows() == [(0, 0, V, "buy"), (1, 1, W, "transfer_out"),
                            (1, 2, V, "transfer_in")]
+
+
+@pytest.mark.parametrize("far_block", [7, 2 ** 40], ids=["packed key", "four columns"])
+def test_chain_order_is_chain_then_block_then_log_then_seq(far_block) -> None:
+    # Chains 56 and 1 in two runs, as a chain's day of swaps and the movements come. A block past
+    # 40 bits no longer fits the packed key: the columns are sorted instead, to the same order.
+    events = pl.DataFrame({
+        "chain_id": [56, 56, 1, 1, 1, 1, 56],
+        "block_number": [far_block, 3, 5, 5, 5, 4, 3],
+        "log_index": [0, 9, 2, 2, 1, 7, 9],
+        "seq": pl.Series([0, 0, 2, 1, 0, 0, 1], dtype=pl.UInt8)})
+    # By hand: chain 1 first (block 4; then block 5's log 1, then log 2's seq 1 before seq 2),
+    # then chain 56 (block 3 log 9 seq 0, then seq 1, then the far block).
+    assert chain_order(events).to_list() == [5, 4, 3, 2, 1, 6, 0]
 
 
 def test_a_funding_cluster_is_a_funders_first_funded_wallets_from_two_to_fifty() -> None:
