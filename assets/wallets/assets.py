@@ -66,12 +66,13 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The accounted ledger and its folds (positions, rounds, traits, window records), each
     materialisable alone from the stored ledger; made with the ledger, the folds read it from
-    memory. Each product is written on a second thread while the next fold runs; the window
-    records fold the positions' standing in, made in memory when positions are not asked for."""
+    memory. The folds run two at a time (a fold mostly keeps one core busy) and each product is
+    written on a third thread; the window records fold the positions' standing in, made in
+    memory when positions are not asked for."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
     # Positions alone do not depend on the watermark: it is read only by what does.
     clock = functools.cache(warehouse.clock)
-    with ThreadPoolExecutor(1) as writing:
+    with ThreadPoolExecutor(1) as writing, ThreadPoolExecutor(2) as folding:
         if "wallet_ledger" in made:
             ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))
             slot = ledger["slot"].to_numpy()
@@ -83,18 +84,29 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             ledger = warehouse.scan("wallet_ledger").select(reads).collect()
             slot, stored = None, None
         accounts = Accounts.of(ledger, slot)
-        owners = functools.cache(lambda: Owners.of(ledger, accounts.slot))
-        positions = functools.cache(lambda: assemble_positions(
-            ledger, warehouse.scan("token_rows").collect(), accounts))
+
+        def needed(fold, *by: str):
+            """`fold` started on the folding threads when a product in `by` is asked for."""
+            return folding.submit(fold) if made.keys() & set(by) else None
+
+        # Every fold waits only on folds started before it, so two threads never both wait.
+        owners = needed(lambda: Owners.of(ledger, accounts.slot),
+                        "wallet_traits", "wallet_windows")
+        positions = needed(lambda: assemble_positions(
+            ledger, warehouse.scan("token_rows").collect(), accounts),
+            "wallet_positions", "wallet_windows")
         folds = {
             "wallet_positions": positions,
-            "wallet_rounds": lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
-            "wallet_traits": lambda: wallet_traits(
-                ledger, warehouse.scan("pair_tokens").collect(), accounts.slot, owners()),
-            "wallet_windows": lambda: assemble_windows(ledger, clock()["as_of_s"], positions(),
-                                                       accounts, owners()),
+            "wallet_rounds": needed(lambda: assemble_rounds(ledger, clock()["as_of_s"],
+                                                            accounts), "wallet_rounds"),
+            "wallet_traits": needed(lambda: wallet_traits(
+                ledger, warehouse.scan("pair_tokens").collect(), accounts.slot,
+                owners.result()), "wallet_traits"),
+            "wallet_windows": needed(lambda: assemble_windows(
+                ledger, clock()["as_of_s"], positions.result(), accounts, owners.result()),
+                "wallet_windows"),
         }
-        results = [writing.submit(materialized, warehouse, name, fold(), made[name])
+        results = [writing.submit(materialized, warehouse, name, fold.result(), made[name])
                    for name, fold in folds.items() if name in made]
         yield from (result.result() for result in [stored, *results] if result is not None)
 
