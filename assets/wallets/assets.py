@@ -89,23 +89,23 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             """`fold` started on the folding threads when a product in `by` is asked for."""
             return folding.submit(fold) if made.keys() & set(by) else None
 
-        # Every fold waits only on folds started before it, so two threads never both wait.
-        owners = needed(lambda: Owners.of(ledger, accounts.slot),
-                        "wallet_traits", "wallet_windows")
+        # Every fold waits only on folds started before it, so two threads never both wait. The
+        # longest chain (positions, then the window records) starts first.
         positions = needed(lambda: assemble_positions(
             ledger, warehouse.scan("token_rows").collect(), accounts),
             "wallet_positions", "wallet_windows")
-        folds = {
-            "wallet_positions": positions,
-            "wallet_rounds": needed(lambda: assemble_rounds(ledger, clock()["as_of_s"],
-                                                            accounts), "wallet_rounds"),
-            "wallet_traits": needed(lambda: wallet_traits(
-                ledger, warehouse.scan("pair_tokens").collect(), accounts.slot,
-                owners.result()), "wallet_traits"),
-            "wallet_windows": needed(lambda: assemble_windows(
-                ledger, clock()["as_of_s"], positions.result(), accounts, owners.result()),
-                "wallet_windows"),
-        }
+        rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
+                        "wallet_rounds")
+        owners = needed(lambda: Owners.of(ledger, accounts.slot),
+                        "wallet_traits", "wallet_windows")
+        windows = needed(lambda: assemble_windows(
+            ledger, clock()["as_of_s"], positions.result(), accounts, owners.result()),
+            "wallet_windows")
+        traits = needed(lambda: wallet_traits(
+            ledger, warehouse.scan("pair_tokens").collect(), accounts.slot, owners.result()),
+            "wallet_traits")
+        folds = {"wallet_positions": positions, "wallet_rounds": rounds,
+                 "wallet_traits": traits, "wallet_windows": windows}
         results = [writing.submit(materialized, warehouse, name, fold.result(), made[name])
                    for name, fold in folds.items() if name in made]
         yield from (result.result() for result in [stored, *results] if result is not None)

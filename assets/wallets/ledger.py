@@ -1,6 +1,8 @@
 """The wallet ledger: every swap and bare token movement of every wallet, in chain order, with
 average-cost accounting per wallet and token (held, cost basis, realised profit, rounds)."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 import polars as pl
@@ -155,18 +157,37 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
-    books = _books(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
-                   flow["notional_usd"].fill_null(np.nan).to_numpy(),
-                   flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy(),
-                   positions)
-    return flow.with_columns(slot=slot, **{name: pl.Series(name, values) for name, values
-                                           in zip(BOOK_COLUMNS, books, strict=True)})
+    rows = (slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
+            flow["notional_usd"].fill_null(np.nan).to_numpy(),
+            flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy())
+    halves = chain_halves(flow["chain_id"].to_numpy())
+    with ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(lambda half: _books(*(a[half] for a in rows), positions), halves))
+    return flow.with_columns(slot=slot, **{
+        name: pl.Series(name, np.concatenate(values))
+        for name, values in zip(BOOK_COLUMNS, zip(*parts, strict=True), strict=True)})
+
+
+def chain_halves(chain: np.ndarray) -> tuple[slice, slice]:
+    """The rows in two runs of whole chains, split nearest the middle: no position has rows in
+    both, so each half is accounted on its own core. The first is empty when the rows are not
+    grouped by chain in rising order, or are one chain."""
+    starts = np.flatnonzero(np.diff(chain)) + 1
+    cut = 0
+    if len(starts) and (chain[starts] > chain[starts - 1]).all():
+        cut = int(starts[np.abs(starts - len(chain) / 2).argmin()])
+    return slice(0, cut), slice(cut, len(chain))
 
 
 def slots(ledger: pl.DataFrame) -> tuple[np.ndarray, int]:
     """Each row's position as a number from 0, in the order of first rows, and how many
-    positions there are."""
-    return numbered(ledger["position"].to_numpy())
+    positions there are. The halves of `chain_halves` are numbered each on its own core, the
+    second's numbers following the first's: every first row of the second comes later."""
+    keys = ledger["position"].to_numpy()
+    halves = chain_halves(ledger["chain_id"].to_numpy())
+    with ThreadPoolExecutor(2) as pool:
+        (first, count), (second, more) = pool.map(lambda half: numbered(keys[half]), halves)
+    return np.concatenate([first, second + count]), count + more
 
 
 SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)

@@ -6,12 +6,14 @@ import hashlib
 import math
 from datetime import UTC, datetime
 
+import numpy as np
 import polars as pl
 import pytest
 
 from assets.wallets.behaviour import wallet_traits
 from assets.wallets.ledger import (
     account,
+    chain_halves,
     chain_order,
     movement_events,
     wallet_events,
@@ -71,6 +73,35 @@ def test_an_oversold_sell_breaks_even_and_marks_the_basis_incomplete(ledger) -> 
     v = ledger.filter(pl.col("wallet") == V).row(0, named=True)
     assert (v["held"], v["realized_usd"], v["cost_closed_usd"], v["incomplete"]) == \
         (0.0, 0.0, 0.0, True)
+
+
+def test_two_chains_are_accounted_apart_and_numbered_one_after_the_other() -> None:
+    # Chain 56 after the book of chain 1: the rows split between the two chains, each half
+    # accounted on its own. W buys 10 T for 200 and sells 5 for 150 (5 x 20 = 100 of cost
+    # leaves: +50); V buys 4 U for 8.
+    other = events([(W, T, "buy", 10.0, 200.0, 20.0), (W, T, "sell", 5.0, 150.0, 30.0),
+                    (V, U, "buy", 4.0, 8.0, 2.0)]).collect().with_columns(chain_id=pl.lit(56, pl.Int64))
+    both = pl.concat([events(BOOK).collect(), other])
+    assert chain_halves(both["chain_id"].to_numpy()) == (slice(0, 9), slice(9, 12))
+    ledger = account(both)
+    # Chain 1's positions W-T, W-U, V-T are 0, 1, 2 in the order of their first rows; chain 56's
+    # W-T and V-U follow as 3 and 4.
+    assert ledger["slot"].to_list() == [0] * 6 + [1, 1, 2] + [3, 3, 4]
+    tail = ledger.filter(pl.col("chain_id") == 56)
+    assert tail["held"].to_list() == pytest.approx([10, 5, 4])
+    assert tail["cost"].to_list() == pytest.approx([200, 100, 8])
+    assert tail["realized_usd"].to_list() == pytest.approx([0, 50, 0])
+    head = ledger.filter(pl.col("chain_id") == 1, pl.col("wallet") == W, pl.col("token") == T)
+    assert head["realized_usd"].to_list() == pytest.approx([0, 0, 50, 0, 500, 0])
+
+
+@pytest.mark.parametrize(("chains", "cut"), [
+    ([1, 1, 1, 2, 2, 2, 2, 3], 3),   # chains start at rows 3 and 7: 3 is nearer the middle, 4
+    ([7, 7, 7], 0),                  # one chain: nothing to split
+    ([56, 56, 1, 1], 0),             # not in rising order: a chain might come back later
+])
+def test_chain_halves_split_between_whole_chains_nearest_the_middle(chains, cut) -> None:
+    assert chain_halves(np.array(chains)) == (slice(0, cut), slice(cut, len(chains)))
 
 
 def tokens(price_t: float, status_t: int = 0) -> pl.DataFrame:
