@@ -201,17 +201,19 @@ def score(candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
 
 
 def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame,
-                names: tuple[str, ...] = WALLET_WINDOWS) -> pl.DataFrame:
-    """One metrics record per wallet and window (of `names`): a window without activity is
-    zeroes, and so is every window of a wallet whose rebuild is skipped (a decision, not an
-    absence)."""
+                names: tuple[str, ...] = WALLET_WINDOWS,
+                carried: tuple[str, ...] = ()) -> pl.DataFrame:
+    """One metrics record per wallet and window (of `names`), with the wallet's `carried`
+    columns: a window without activity is zeroes, and so is every window of a wallet whose
+    rebuild is skipped (a decision, not an absence)."""
     order = pl.DataFrame({"window": names, "window_order": range(len(names))})
     zero = [pl.when(pl.col("rebuild_skipped")).then(0).otherwise(pl.col(c).fill_null(0)).alias(c)
             for c in (*METRIC_FIGURES, *METRIC_COUNTS) if c != "profit_factor"]
     # Wallets sorted first, then each one's windows in order: the grid comes out sorted without
     # sorting its five rows per wallet, and finds its records by fingerprint, not by address.
     found = windows.with_columns(key=keyed("chain_id", "wallet")).drop("chain_id", "wallet")
-    return (wallets.select("chain_id", "wallet", "rebuild_skipped").sort("chain_id", "wallet")
+    return (wallets.select("chain_id", "wallet", "rebuild_skipped", *carried)
+            .sort("chain_id", "wallet")
             .with_columns(key=keyed("chain_id", "wallet"))
             .join(order, how="cross", maintain_order="left_right")
             .join(found, on=["key", "window"], how="left", maintain_order="left").drop("key")
@@ -309,9 +311,9 @@ def assemble_rankings(profiles: pl.DataFrame, windows: pl.DataFrame) -> pl.DataF
     """One ranking row per wallet and window (spec 2.5): the figures filters and sorts read,
     that window's metrics, and the wallet's parts of the list item as JSON; the item itself is
     put together only for the rows a page shows (`publish.wallet_lists.ranking_items`)."""
-    head = profiles.select(c for c in RANKING_INPUTS if c != "rebuild_skipped")
-    return (metric_grid(profiles, windows).join(head, on=["chain_id", "wallet"])
-            .drop("window_order", "rebuild_skipped"))
+    carried = tuple(c for c in RANKING_INPUTS if c not in ("chain_id", "wallet", "rebuild_skipped"))
+    return (metric_grid(profiles, windows, carried=carried)
+            .select(pl.exclude("window_order", "rebuild_skipped", *carried), *carried))
 
 
 def _json(value: pl.Expr) -> pl.Expr:
