@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from assets.fingerprints import first_indices, first_rows, keyed, numbered
+from assets.folds import by_field
 from assets.wallets.ledger import POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
@@ -137,7 +138,7 @@ def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, he
             state[g, _CLOSED_AT] = max(state[g, _CLOSED_AT], ts[i])
             if s == SELL:
                 state[g, _BY_SELL] = 1.0
-    return first, state.T.copy()
+    return first, by_field(state, np.arange(groups))
 
 
 def _folded(accounts: Accounts, group: np.ndarray, groups: int) -> pl.DataFrame:

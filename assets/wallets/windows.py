@@ -11,6 +11,7 @@ import numba
 import numpy as np
 import polars as pl
 
+from assets.folds import by_field
 from assets.wallets.ledger import BUY, SELL
 from assets.wallets.positions import Accounts, Owners
 from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOW_SECONDS, WALLET_WINDOWS
@@ -221,4 +222,4 @@ def _windowed(flows, starts, windows, tracked, is_open, unrealized):
                 rois[w, :n].sort()
                 median[k] = (rois[w, (n - 1) // 2] + rois[w, n // 2]) / 2
     kept = np.flatnonzero(active)
-    return kept, sums[kept].T.copy(), counts[kept].T.copy(), median[kept]
+    return kept, by_field(sums, kept), by_field(counts, kept), median[kept]
