@@ -56,13 +56,13 @@ def assemble_windows(ledger: pl.DataFrame, as_of_s: int, positions: pl.DataFrame
         positions.select("position", "tracked", "is_open", "unrealized_usd"),
         on="position", how="left", maintain_order="left")
     row, starts = _grouped(wallet, wallets)
-    flows = _banded(a.slot, row, bands(a.ts, as_of_s), len(WALLET_WINDOWS), a.side, a.notional,
-                    a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)
+    flows, present = _banded(a.slot, row, bands(a.ts, as_of_s), len(WALLET_WINDOWS), a.side,
+                             a.notional, a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)
     windows = len(WALLET_WINDOWS)
     kept, sums, counts, median = _windowed(
-        flows, starts, windows, *(_by_row(standing[c].fill_null(v).to_numpy(), row) for c, v in
-                                   (("tracked", False), ("is_open", False),
-                                    ("unrealized_usd", 0.0))))
+        flows, present, starts, windows,
+        *(_by_row(standing[c].fill_null(v).to_numpy(), row) for c, v in
+          (("tracked", False), ("is_open", False), ("unrealized_usd", 0.0))))
     wallet_first = _by_row(first, row)[starts[:-1]]
     return (ledger.select(pl.col("chain_id", "wallet").gather(wallet_first[kept // windows]))
             .with_columns(window=pl.Series(WALLET_WINDOWS)[kept % windows],
@@ -128,40 +128,45 @@ def _by_row(values: np.ndarray, row: np.ndarray) -> np.ndarray:
 @numba.njit(cache=True, nogil=True)
 def _banded(slot, row, band, windows, side, notional, realized, cost_closed, closes, ts,
             opened_at):
-    """Each position's FLOWS per band (the shortest window holding a row), at the position's
-    row in the wallet grouping: one row of floats a position, band after band."""
-    flows = len(FLOWS)
-    state = np.zeros((len(row), windows * flows))
+    """Each position's FLOWS per band it has rows in (the shortest window holding a row): a row
+    of floats per position and band present, positions in the wallet grouping's order, each
+    one's bands in order; and which of a position's bands are present (at its row in the
+    grouping times `windows` plus the band). A week's positions are nearly all in only one or
+    two of the five bands: laid out densely, the flows took four times the memory."""
+    present = np.zeros(len(row) * windows, np.bool_)
+    for i in range(len(slot)):
+        present[row[slot[i]] * windows + band[i]] = True
+    place = np.cumsum(present.astype(np.int32)) - 1
+    state = np.zeros((place[-1] + 1 if len(place) else 0, len(FLOWS)))
     for i in range(len(slot)):
         s, r = side[i], realized[i]
-        at = state[row[slot[i]]]
-        b = band[i] * flows
+        at = state[place[row[slot[i]] * windows + band[i]]]
         paid = 0.0 if np.isnan(notional[i]) else notional[i]
         if s <= SELL:  # a swap: the swap sides come first
-            at[b + _SWAPS] += 1
-            at[b + _VOLUME] += paid
+            at[_SWAPS] += 1
+            at[_VOLUME] += paid
         else:
-            at[b + _TRANSFERS] += 1
+            at[_TRANSFERS] += 1
         if s == BUY:
-            at[b + _INVESTED] += paid
-        at[b + _REALIZED] += r
-        at[b + _COST_CLOSED] += cost_closed[i]
+            at[_INVESTED] += paid
+        at[_REALIZED] += r
+        at[_COST_CLOSED] += cost_closed[i]
         if s == SELL:
-            at[b + _SELLS] += 1
+            at[_SELLS] += 1
             if r > 0:
-                at[b + _GROSS_PROFIT] += r
-                at[b + _WINNING] += 1
+                at[_GROSS_PROFIT] += r
+                at[_WINNING] += 1
             elif r < 0:
-                at[b + _GROSS_LOSS] -= r
-                at[b + _LOSING] += 1
+                at[_GROSS_LOSS] -= r
+                at[_LOSING] += 1
             if closes[i]:
-                at[b + _CLOSED_ROUNDS] += 1
-                at[b + _HELD_FOR] += ts[i] - opened_at[i]
-    return state
+                at[_CLOSED_ROUNDS] += 1
+                at[_HELD_FOR] += ts[i] - opened_at[i]
+    return state, present
 
 
 @numba.njit(cache=True, nogil=True)
-def _windowed(flows, starts, windows, tracked, is_open, unrealized):
+def _windowed(flows, present, starts, windows, tracked, is_open, unrealized):
     """Per wallet and window with activity: the record's place (wallet times `windows` plus
     window), its SUMS and COUNTS (one array each) and its median ROI over rated positions that
     closed cost (0 for none). A window's flows are its band's and the shorter ones'."""
@@ -171,14 +176,17 @@ def _windowed(flows, starts, windows, tracked, is_open, unrealized):
     median, active = np.zeros(wallets * windows), np.zeros(wallets * windows, np.bool_)
     widest = max(1, np.max(starts[1:] - starts[:-1])) if wallets else 1
     rois, rated_rois, f = np.empty((windows, widest)), np.zeros(windows, np.int64), np.empty(fields)
+    at = 0  # the next row of flows: positions and their bands come in the order they are laid
     for g in range(wallets):
         rated_rois[:] = 0
         for p in range(starts[g], starts[g + 1]):
             on, f[:] = tracked[p], 0.0
             for w in range(windows):
                 k = g * windows + w
-                for x in range(fields):
-                    f[x] += flows[p, w * fields + x]
+                if present[p * windows + w]:
+                    for x in range(fields):
+                        f[x] += flows[at, x]
+                    at += 1
                 swapped, sells, transfers = f[_SWAPS] > 0, f[_SELLS], f[_TRANSFERS]
                 realized = f[_REALIZED] if on else 0.0
                 cost_closed = f[_COST_CLOSED] if on else 0.0
