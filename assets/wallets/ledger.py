@@ -125,7 +125,7 @@ _KEY_BITS = {"chain_id": 4, "block_number": 40, "log_index": 18, "seq": 2}
 def chain_order(events: pl.DataFrame) -> pl.Series:
     """The row positions that put events in chain order (LEDGER_ORDER). When every part fits
     its bits, one 64-bit key is sorted: events come in sorted runs (a chain's day of swaps, the
-    movements), which that sort merges in a tenth of the time four columns take to sort (0.2 s
+    movements), which sorting one key orders in a tenth of the time four columns take (0.2 s
     against 2.2 s on a week's 10M). Otherwise the four columns are sorted."""
     chains = events["chain_id"].unique().sort()
     parts = ("block_number", "log_index", "seq")

@@ -136,7 +136,7 @@ def _banded(slot, row, band, windows, side, notional, realized, cost_closed, clo
     present = np.zeros(len(row) * windows, np.bool_)
     for i in range(len(slot)):
         present[row[slot[i]] * windows + band[i]] = True
-    place = np.cumsum(present.astype(np.int32)) - 1
+    place = np.cumsum(present.astype(np.int64)) - 1
     state = np.zeros((place[-1] + 1 if len(place) else 0, len(FLOWS)))
     for i in range(len(slot)):
         s, r = side[i], realized[i]
@@ -176,7 +176,7 @@ def _windowed(flows, present, starts, windows, tracked, is_open, unrealized):
     median, active = np.zeros(wallets * windows), np.zeros(wallets * windows, np.bool_)
     widest = max(1, np.max(starts[1:] - starts[:-1])) if wallets else 1
     rois, rated_rois, f = np.empty((windows, widest)), np.zeros(windows, np.int64), np.empty(fields)
-    at = 0  # the next row of flows: positions and their bands come in the order they are laid
+    at = 0  # the next row of flows: positions and their bands come in the order `_banded` laid out
     for g in range(wallets):
         rated_rois[:] = 0
         for p in range(starts[g], starts[g + 1]):
