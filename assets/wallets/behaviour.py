@@ -15,6 +15,7 @@ from assets.fingerprints import (
     lookup,
     numbered,
 )
+from assets.folds import by_field
 from assets.round_trips import POOL
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from assets.wallets.positions import Owners
@@ -141,4 +142,5 @@ def _traits(slot, positions, wallet, wallets, pool, pools, side, established, ts
         while h:
             out[w, _HOURS] += h & 1
             h >>= 1
-    return out[:, -1].copy(), out[:, :-1].T.copy(), money[:, 1].copy()
+    fields = by_field(out, np.arange(wallets))
+    return fields[-1], fields[:-1], money[:, 1].copy()

@@ -156,11 +156,11 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     stored).
     """
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
-    slot, positions = slots(flow)
+    halves = chain_halves(flow["chain_id"].to_numpy())
+    slot, positions = _numbered_in(flow["position"].to_numpy(), halves)
     rows = (slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
             flow["notional_usd"].fill_null(np.nan).to_numpy(),
             flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy())
-    halves = chain_halves(flow["chain_id"].to_numpy())
     with ThreadPoolExecutor(2) as pool:
         parts = list(pool.map(lambda half: _books(*(a[half] for a in rows), positions), halves))
     return flow.with_columns(slot=slot, **{
@@ -183,8 +183,10 @@ def slots(ledger: pl.DataFrame) -> tuple[np.ndarray, int]:
     """Each row's position as a number from 0, in the order of first rows, and how many
     positions there are. The halves of `chain_halves` are numbered each on its own core, the
     second's numbers following the first's: every first row of the second comes later."""
-    keys = ledger["position"].to_numpy()
-    halves = chain_halves(ledger["chain_id"].to_numpy())
+    return _numbered_in(ledger["position"].to_numpy(), chain_halves(ledger["chain_id"].to_numpy()))
+
+
+def _numbered_in(keys: np.ndarray, halves: tuple[slice, slice]) -> tuple[np.ndarray, int]:
     with ThreadPoolExecutor(2) as pool:
         (first, count), (second, more) = pool.map(lambda half: numbered(keys[half]), halves)
     return np.concatenate([first, second + count]), count + more
