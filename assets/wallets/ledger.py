@@ -161,11 +161,13 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     rows = (slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
             flow["notional_usd"].fill_null(np.nan).to_numpy(),
             flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy())
+    # Each half fills its stretch of the same columns: nothing is copied together afterwards.
+    books = tuple(np.empty(flow.height, dtype) for dtype in BOOK_COLUMNS.values())
     with ThreadPoolExecutor(2) as pool:
-        parts = list(pool.map(lambda half: _books(*(a[half] for a in rows), positions), halves))
+        list(pool.map(lambda half: _books(*(a[half] for a in (*rows, *books)), positions),
+                      halves))
     return flow.with_columns(slot=slot, **{
-        name: pl.Series(name, np.concatenate(values))
-        for name, values in zip(BOOK_COLUMNS, zip(*parts, strict=True), strict=True)})
+        name: pl.Series(name, values) for name, values in zip(BOOK_COLUMNS, books, strict=True)})
 
 
 def chain_halves(chain: np.ndarray) -> tuple[slice, slice]:
@@ -201,23 +203,21 @@ def side_codes(side: pl.Series) -> np.ndarray:
     return side.cast(pl.Enum(SIDES)).to_physical().to_numpy()
 
 
-# What `_books` gives for every row, in its order.
-BOOK_COLUMNS = ("held", "closes", "round", "cost", "round_opened_at", "realized_usd",
-                "cost_closed_usd", "opens", "cost_in_usd", "cost_change", "incomplete")
+# What `_books` fills for every row, in its order, with each column's type.
+BOOK_COLUMNS = {"held": np.float64, "closes": np.bool_, "round": np.int32, "cost": np.float64,
+                "round_opened_at": np.int64, "realized_usd": np.float64,
+                "cost_closed_usd": np.float64, "opens": np.bool_, "cost_in_usd": np.float64,
+                "cost_change": np.float64, "incomplete": np.bool_}
 
 
 @numba.njit(cache=True, nogil=True)
-def _books(slot, side, qty, notional, mark, ts, positions):
-    """The running books of every position, row by row in chain order: a position's state sits
-    in its slot. Held is what came in less what went out, floored at zero and at float dust;
-    the cost carries over scaled by the share of the holding kept, and a round restarts it.
-    A null notional or mark is NaN."""
+def _books(slot, side, qty, notional, mark, ts, held, closes, rounds, cost, opened, realized,
+           closed_cost, opens, cost_in, change, incomplete, positions):
+    """The running books of every position, row by row in chain order, written into the
+    BOOK_COLUMNS arrays given: a position's state sits in its slot. Held is what came in less
+    what went out, floored at zero and at float dust; the cost carries over scaled by the share
+    of the holding kept, and a round restarts it. A null notional or mark is NaN."""
     n = len(slot)
-    held, cost, realized, closed_cost = np.empty(n), np.empty(n), np.zeros(n), np.zeros(n)
-    cost_in, change = np.empty(n), np.empty(n)
-    closes, opens, incomplete = (np.zeros(n, np.bool_), np.zeros(n, np.bool_),
-                                 np.zeros(n, np.bool_))
-    rounds, opened = np.empty(n, np.int32), np.empty(n, np.int64)
     net, low, came = np.zeros(positions), np.zeros(positions), np.zeros(positions)
     last_held, running, last_cost = np.zeros(positions), np.zeros(positions), np.zeros(positions)
     closed, current = np.zeros(positions, np.int32), np.full(positions, -1, np.int32)
@@ -251,6 +251,7 @@ def _books(slot, side, qty, notional, mark, ts, positions):
         running[p] = running[p] * kept + b
         c = 0.0 if closing or straying else running[p]
         covered = 0.0 if inflow else min(q, before)
+        realized[i] = closed_cost[i] = 0.0
         if s == SELL:
             cost_out = prior - c
             realized[i] = (notional[i] if priced else 0.0) * covered / q - cost_out
@@ -261,8 +262,6 @@ def _books(slot, side, qty, notional, mark, ts, positions):
         incomplete[i] = (s == TRANSFER_IN or (s <= SELL and not priced)
                          or (not inflow and q - covered > DUST * max(came[p], q)))
         last_held[p], last_cost[p] = h, c
-    return (held, closes, rounds, cost, opened, realized, closed_cost, opens, cost_in, change,
-            incomplete)
 
 
 def with_swap_hashes(ledger: pl.DataFrame, swaps: pl.LazyFrame) -> pl.DataFrame:
