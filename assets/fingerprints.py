@@ -44,8 +44,10 @@ def first_rows(frame: pl.DataFrame, folded: pl.DataFrame, columns: tuple[str, ..
     address strings cost twice what the fold itself does. The groups come out in the order of
     their first rows, so two runs give the same rows in the same order."""
     # A frame read from a file is in many chunks: strings gathered at positions in order read
-    # each chunk once, at random positions they cost several times more.
-    folded = folded.sort("_row")
+    # each chunk once, at random positions they cost several times more. Folds that number
+    # their groups in first-row order give them in order already, and are not copied again.
+    if not folded["_row"].is_sorted():
+        folded = folded.sort("_row")
     return folded.with_columns(frame.select(pl.col(*columns).gather(folded["_row"]))).drop("_row")
 
 

@@ -8,9 +8,9 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import first_indices, first_rows, keyed, numbered
+from assets.fingerprints import distinct, first_indices, first_rows, gathered, keyed, lookup, numbered
 from assets.folds import by_field
-from assets.wallets.ledger import POSITION, SELL, side_codes, slots
+from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
 # What the folds read of the ledger: never its hashes, pairs or fees. A position is its
@@ -101,13 +101,13 @@ FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at",
 
 
 @numba.njit(cache=True, nogil=True)
-def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, held, cost,
-          incomplete, opens, closes, ts, opened_at):
-    """Every group's first row and its state (FOLDED, one array per field), for groups numbered
-    in the order of their first rows: counts per side, sums (a notional without a USD price
-    adds nothing), the last holding and cost, whether any row made the basis incomplete, rounds
-    opened, the first row's round start, the first and last swap, and the last close (-1 for
-    none of these instants)."""
+def _fold(group, groups, opened_only, side, qty, notional, cost_in, realized, cost_closed, held,
+          cost, incomplete, opens, closes, ts, opened_at):
+    """The first row and the state (FOLDED, one array per field) of every group that swapped
+    (and, when `opened_only`, opened a round), for groups numbered in the order of their first
+    rows: counts per side, sums (a notional without a USD price adds nothing), the last holding
+    and cost, whether any row made the basis incomplete, rounds opened, the first row's round
+    start, the first and last swap, and the last close (-1 for none of these instants)."""
     first = first_indices(group, groups)
     state = np.zeros((groups, len(FOLDED)))
     for g in range(len(first)):
@@ -138,13 +138,20 @@ def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, he
             state[g, _CLOSED_AT] = max(state[g, _CLOSED_AT], ts[i])
             if s == SELL:
                 state[g, _BY_SELL] = 1.0
-    return first, by_field(state, np.arange(groups))
+    # Only the groups shown are copied out: no frame of them all is made to be filtered.
+    shown = state[:, BUY] + state[:, SELL] > 0
+    if opened_only:
+        shown &= state[:, _OPENED] > 0
+    rows = np.flatnonzero(shown)
+    return first[rows], by_field(state, rows)
 
 
-def _folded(accounts: Accounts, group: np.ndarray, groups: int) -> pl.DataFrame:
-    """One row per group, in the order of their first rows: `_row` (the first row), counts,
-    sums and the accounting (the columns both positions and rounds show)."""
-    first, state = _fold(group, groups, *accounts.rows())
+def _folded(accounts: Accounts, group: np.ndarray, groups: int,
+            opened_only: bool = False) -> pl.DataFrame:
+    """One row per group that swapped (and, when `opened_only`, opened a round), in the order
+    of their first rows: `_row` (the first row), counts, sums and the accounting (the columns
+    both positions and rounds show)."""
+    first, state = _fold(group, groups, opened_only, *accounts.rows())
     instants = ("first_trade_at", "last_trade_at", "closed_at")
     return (pl.DataFrame({"_row": first, **dict(zip(FOLDED, state, strict=True))})
             .with_columns(pl.when(pl.col(*instants) >= 0).then(pl.col(*instants)))
@@ -161,7 +168,6 @@ def _prices() -> dict[str, pl.Expr]:
             .then(pl.col("realized_usd") / pl.col("cost_closed_usd")).otherwise(0.0)}
 
 
-SWAPPED = pl.col("buys") + pl.col("sells") > 0
 HELPERS = ("_priced_in", "_priced_out", "_priced_swaps", "_opened")
 
 
@@ -173,14 +179,16 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
     A position is tracked when at least one of its swaps had a USD price; an untracked one
     carries no PNL. Tokens that only ever moved by transfer are no position."""
     accounts = Accounts.of(ledger) if accounts is None else accounts
-    marks = tokens.select("chain_id", token="address", token_symbol="symbol",
-                          token_price_usd="price_usd", token_score="rating_score",
-                          token_status="token_status")
+    # A token's figures are looked up by fingerprint: a join would copy every position's row.
+    marks = tokens.select(token_symbol="symbol", token_price_usd="price_usd",
+                          token_score="rating_score", token_status="token_status",
+                          key=keyed("chain_id", "address"))
+    token = lookup(keyed("chain_id", "token"), distinct(marks["key"], "token_rows"))
     folded = (_folded(accounts, accounts.slot, accounts.positions)
-              .filter(SWAPPED).rename({"_opened": "rounds"})
-              .drop("opened_at", "closed_at", "closed_by_sell"))
+              .rename({"_opened": "rounds"}).drop("opened_at", "closed_at", "closed_by_sell"))
     return (first_rows(ledger, folded, ("position", *POSITION))
-        .join(marks, on=["chain_id", "token"], how="left")
+        .with_columns(_mark=token)
+        .with_columns(gathered(marks[c], "_mark") for c in marks.columns[:-1])
         .with_columns(
             tracked=pl.col("_priced_swaps") > 0,
             condemned=pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES).fill_null(False),
@@ -198,7 +206,7 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
             unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
             .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
         .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
-        .drop(*HELPERS[:3], "token_price_usd"))
+        .drop(*HELPERS[:3], "token_price_usd", "_mark"))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -222,8 +230,8 @@ def assemble_rounds(ledger: pl.DataFrame, as_of_s: int,
     profit over the cost it closed, and how long it was held (to the watermark while open)."""
     accounts = Accounts.of(ledger) if accounts is None else accounts
     group, groups = _round_groups(accounts.slot, accounts.round, accounts.positions)
-    folded = (_folded(accounts, group, groups).filter(pl.col("_opened") > 0, SWAPPED)
-              .drop("first_trade_at", "last_trade_at"))
+    folded = _folded(accounts, group, groups, opened_only=True).drop("first_trade_at",
+                                                                     "last_trade_at")
     return (first_rows(ledger, folded, (*POSITION, "round"))
         .with_columns(
             is_open=pl.col("closed_at").is_null(),
