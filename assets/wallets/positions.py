@@ -101,13 +101,13 @@ FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at",
 
 
 @numba.njit(cache=True, nogil=True)
-def _fold(group, groups, opened_only, side, qty, notional, cost_in, realized, cost_closed, held,
-          cost, incomplete, opens, closes, ts, opened_at):
-    """The first row and the state (FOLDED, one array per field) of every group that swapped
-    (and, when `opened_only`, opened a round), for groups numbered in the order of their first
-    rows: counts per side, sums (a notional without a USD price adds nothing), the last holding
-    and cost, whether any row made the basis incomplete, rounds opened, the first row's round
-    start, the first and last swap, and the last close (-1 for none of these instants)."""
+def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, held, cost,
+          incomplete, opens, closes, ts, opened_at):
+    """Every group's first row and its state (FOLDED, a row per group), for groups numbered in
+    the order of their first rows: counts per side, sums (a notional without a USD price adds
+    nothing), the last holding and cost, whether any row made the basis incomplete, rounds
+    opened, the first row's round start, the first and last swap, and the last close (-1 for
+    none of these instants)."""
     first = first_indices(group, groups)
     state = np.zeros((groups, len(FOLDED)))
     for g in range(len(first)):
@@ -138,12 +138,7 @@ def _fold(group, groups, opened_only, side, qty, notional, cost_in, realized, co
             state[g, _CLOSED_AT] = max(state[g, _CLOSED_AT], ts[i])
             if s == SELL:
                 state[g, _BY_SELL] = 1.0
-    # Only the groups shown are copied out: no frame of them all is made to be filtered.
-    shown = state[:, BUY] + state[:, SELL] > 0
-    if opened_only:
-        shown &= state[:, _OPENED] > 0
-    rows = np.flatnonzero(shown)
-    return first[rows], by_field(state, rows)
+    return first, state
 
 
 def _folded(accounts: Accounts, group: np.ndarray, groups: int,
@@ -151,7 +146,13 @@ def _folded(accounts: Accounts, group: np.ndarray, groups: int,
     """One row per group that swapped (and, when `opened_only`, opened a round), in the order
     of their first rows: `_row` (the first row), counts, sums and the accounting (the columns
     both positions and rounds show)."""
-    first, state = _fold(group, groups, opened_only, *accounts.rows())
+    first, state = _fold(group, groups, *accounts.rows())
+    # Only the groups shown are copied out: no frame of them all is made to be filtered.
+    shown = state[:, BUY] + state[:, SELL] > 0
+    if opened_only:
+        shown &= state[:, _OPENED] > 0
+    rows = np.flatnonzero(shown)
+    first, state = first[rows], by_field(state, rows)
     instants = ("first_trade_at", "last_trade_at", "closed_at")
     return (pl.DataFrame({"_row": first, **dict(zip(FOLDED, state, strict=True))})
             .with_columns(pl.when(pl.col(*instants) >= 0).then(pl.col(*instants)))
