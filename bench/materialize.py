@@ -1,5 +1,6 @@
 """A domain's products against one polars scan of the raw swaps, side by side in one run: prints
-one JSON line (seconds of each and their ratio, and the domain's target ratio). The scan's
+one JSON line (seconds of each and their ratio, the domain's target ratio, and the user and
+kernel CPU and page faults of two scans and of the products). The scan's
 seconds are the median of three scans, two before the products and one after. The products a
 domain reads from other domains are materialised first, untimed, when missing."""
 
@@ -29,6 +30,20 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def usage() -> tuple[float, float, int]:
+    """The process's user and kernel CPU seconds so far, and its page faults (minor: memory
+    touched for the first time, or mapped again)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime, r.ru_minflt
+
+
+def spent(before: tuple[float, float, int]) -> dict:
+    """User and kernel seconds and page faults since `before` (from `usage`)."""
+    after = usage()
+    return {"user_s": round(after[0] - before[0], 1), "kernel_s": round(after[1] - before[1], 1),
+            "page_faults": after[2] - before[2]}
+
+
 def scan_seconds(lake: Path) -> float:
     """One scan-and-aggregate over every raw swap: per pair, swaps, amounts and makers."""
     import polars as pl
@@ -43,21 +58,21 @@ def scan_seconds(lake: Path) -> float:
     return time.perf_counter() - started
 
 
-def _run(keys: list) -> tuple[float, dict[str, float]]:
+def _run(keys: list) -> tuple[float, dict[str, float], dict]:
     import dagster as dg
 
     from pipelines.definitions import defs
 
     job = defs.resolve_job_def("everything")
-    started = time.perf_counter()
+    started, before = time.perf_counter(), usage()
     result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(),
                                     asset_selection=keys, raise_on_error=True)
     assert result.success
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, spent(before)
     steps = {e.step_key: e.event_specific_data.duration_ms / 1000 for e in result.all_events
              if e.event_type_value == "STEP_SUCCESS"}
     return elapsed, dict(sorted(((k, round(v, 1)) for k, v in steps.items()),
-                                key=lambda kv: -kv[1]))
+                                key=lambda kv: -kv[1])), cpu
 
 
 def selections(domain: str) -> tuple[list, list]:
@@ -75,11 +90,11 @@ def selections(domain: str) -> tuple[list, list]:
     return list(keys), list(upstream)
 
 
-def products_seconds(domain: str) -> tuple[float, dict[str, float]]:
+def products_seconds(domain: str) -> tuple[float, dict[str, float], dict]:
     """Materialise the domain's products from nothing, blocking checks included, as the
-    pipeline does; also each step's seconds, longest first. Missing upstream products are made
-    first, untimed; the domain's own are deleted first, so that nothing an earlier run kept
-    (a frozen season) is carried over."""
+    pipeline does; also each step's seconds, longest first, and the CPU spent (`spent`).
+    Missing upstream products are made first, untimed; the domain's own are deleted first, so
+    that nothing an earlier run kept (a frozen season) is carried over."""
     from assets.warehouse import default_root
 
     keys, upstream = selections(domain)
@@ -109,9 +124,11 @@ def main() -> None:
         subprocess.run([str(Path(sys.executable).parent / "chaintape"), "simulate", "--swaps",
                         str(args.swaps)], check=True, cwd=ROOT)
     say("scanning every raw swap (twice before the products, once after) ...")
+    before = usage()
     scans = [scan_seconds(lake), scan_seconds(lake)]
+    scan_cpu = spent(before)
     say(f"scans: {', '.join(f'{s:.1f}s' for s in scans)}")
-    products, steps = products_seconds(args.domain)
+    products, steps, products_cpu = products_seconds(args.domain)
     scans.append(scan_seconds(lake))
     # The machine's speed drifts over a run; the middle of three scans taken around the
     # products is the one figure least moved by a slow or fast moment.
@@ -124,6 +141,7 @@ def main() -> None:
                       "scans_seconds": [round(s, 2) for s in scans],
                       "products_seconds": round(products, 1),
                       "ratio": round(products / scan, 2), "target_ratio": DOMAINS[args.domain][2],
+                      "two_scans_cpu": scan_cpu, "products_cpu": products_cpu,
                       "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                                             / 2**20, 2), "steps": steps}), flush=True)
 
