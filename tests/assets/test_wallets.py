@@ -23,7 +23,13 @@ from assets.wallets.positions import assemble_positions, assemble_rounds
 from assets.wallets.profiles import funding_clusters
 from assets.wallets.windows import assemble_windows
 from checks.outcome import validate
-from checks.schemas.wallets import LedgerRow, PositionRow, WalletWindow, positions_add_up
+from checks.schemas.wallets import (
+    LedgerRow,
+    PositionRow,
+    RoundRow,
+    WalletWindow,
+    positions_add_up,
+)
 
 W, V, T, U = "0xw", "0xv", "0xt", "0xu"
 
@@ -135,6 +141,22 @@ def test_a_condemned_token_is_marked_at_zero_whatever_its_score(ledger) -> None:
     assert t["condemned"] and t["token_score"] == 70
     assert t["unrealized_usd"] == pytest.approx(-60)
     assert validate("wallet_positions", PositionRow, positions).passed
+
+
+def test_a_negative_cost_basis_fails_the_position_and_round_checks(ledger) -> None:
+    # A basis below zero (beyond a cent of float dust) is an accounting fault, open or closed.
+    positions = assemble_positions(ledger, tokens(7.0))
+    rounds = assemble_rounds(ledger, as_of_s=20_000)
+    assert validate("wallet_positions", PositionRow, positions).passed
+    assert validate("wallet_rounds", RoundRow, rounds).passed
+    for column in ("open_cost_usd", "cost_closed_usd"):
+        broken = positions.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(-1.0)
+                                        .otherwise(pl.col(column)).alias(column))
+        outcome = validate("wallet_positions", PositionRow, broken)
+        assert not outcome.passed and outcome.failure_count == 1
+    broken = rounds.with_columns(open_cost_usd=pl.when(pl.int_range(pl.len()) == 0).then(-1.0)
+                                 .otherwise("open_cost_usd"))
+    assert validate("wallet_rounds", RoundRow, broken).failure_count == 1
 
 
 def test_rounds_run_from_first_unit_in_to_last_unit_out(ledger) -> None:
