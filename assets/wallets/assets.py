@@ -68,11 +68,10 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     clock = functools.cache(warehouse.clock)
     with ThreadPoolExecutor(1) as writing, ThreadPoolExecutor(2) as folding:
         if "wallet_ledger" in made:
-            events = wallet_events(warehouse.frames(LEDGER_INPUTS), clock()["as_of"])
+            ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))
         else:
             reads = (*ACCOUNTED, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-            events = warehouse.scan("wallet_ledger").select(reads).collect()
-        ledger = account(events)
+            ledger = account(warehouse.scan("wallet_ledger").select(reads).collect())
         slot = ledger["slot"].to_numpy()
         ledger = ledger.drop("slot")
         stored = (writing.submit(materialized, warehouse, "wallet_ledger", ledger.drop(REMADE),
