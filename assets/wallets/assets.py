@@ -9,8 +9,14 @@ import polars as pl
 
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import ACCOUNTED, REMADE, account, wallet_events
-from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
+from assets.wallets.ledger import account, wallet_events
+from assets.wallets.positions import (
+    ACCOUNTS,
+    Accounts,
+    Owners,
+    assemble_positions,
+    assemble_rounds,
+)
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized
@@ -37,8 +43,9 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     name="wallet_books",
     specs=[
         _spec("wallet_ledger", (*LEDGER_INPUTS, "as_of"),
-              "Every swap and bare token movement of every wallet in chain order, with what "
-              "each sell realised and the cost basis it closed (average cost)."),
+              "Every swap and bare token movement of every wallet in chain order, with "
+              "average-cost accounting: held, cost basis, realised profit, the cost a sell "
+              "closed, and rounds."),
         _spec("wallet_positions", ("wallet_ledger", "token_rows"),
               "One row per wallet and token it swapped, every round averaged together, marked "
               "now."),
@@ -58,24 +65,24 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The accounted ledger and its folds (positions, rounds, traits, window records), each
-    materialisable alone from the stored ledger, whose events are accounted again (the books
-    not stored, `REMADE`); made with the ledger, the folds read it from memory. The folds run
-    two at a time (a fold mostly keeps one core busy) and each product is written on a third
-    thread; the window records fold the positions' standing in, made in memory when positions
-    are not asked for."""
+    materialisable alone from the stored ledger; made with the ledger, the folds read it from
+    memory. The folds run two at a time (a fold mostly keeps one core busy) and each product is
+    written on a third thread; the window records fold the positions' standing in, made in
+    memory when positions are not asked for."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
     # Positions alone do not depend on the watermark: it is read only by what does.
     clock = functools.cache(warehouse.clock)
     with ThreadPoolExecutor(1) as writing, ThreadPoolExecutor(2) as folding:
         if "wallet_ledger" in made:
             ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))
+            slot = ledger["slot"].to_numpy()
+            ledger = ledger.drop("slot")
+            stored = writing.submit(materialized, warehouse, "wallet_ledger", ledger,
+                                    made["wallet_ledger"])
         else:
-            reads = (*ACCOUNTED, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-            ledger = account(warehouse.scan("wallet_ledger").select(reads).collect())
-        slot = ledger["slot"].to_numpy()
-        ledger = ledger.drop("slot")
-        stored = (writing.submit(materialized, warehouse, "wallet_ledger", ledger.drop(REMADE),
-                                 made["wallet_ledger"]) if "wallet_ledger" in made else None)
+            reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
+            ledger = warehouse.scan("wallet_ledger").select(reads).collect()
+            slot, stored = None, None
         accounts = Accounts.of(ledger, slot)
 
         def needed(fold, *by: str):

@@ -144,10 +144,6 @@ def chain_order(events: pl.DataFrame) -> pl.Series:
     return events.select(key).to_series().arg_sort()
 
 
-# What `account` reads of each event.
-ACCOUNTED = ("chain_id", "wallet", "token", "side", "qty", "notional_usd", "mark_usd", "ts")
-
-
 def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Average-cost accounting per wallet and token over events in chain order.
 
@@ -212,10 +208,6 @@ BOOK_COLUMNS = {"held": np.float64, "closes": np.bool_, "round": np.int32, "cost
                 "round_opened_at": np.int64, "realized_usd": np.float64,
                 "cost_closed_usd": np.float64, "opens": np.bool_, "cost_in_usd": np.float64,
                 "cost_change": np.float64, "incomplete": np.bool_}
-# Not stored: the books `account` remakes from the stored events where a fold is made alone. The
-# stored ledger keeps the events and what each sell realised and closed (the chart's figures);
-# these are 0.5 GB of a week's 1.3 GB that no reader of the file needs.
-REMADE = ("position", *(c for c in BOOK_COLUMNS if c not in ("realized_usd", "cost_closed_usd")))
 
 
 @numba.njit(cache=True, nogil=True)

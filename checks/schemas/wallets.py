@@ -33,13 +33,15 @@ def one_row_per(*keys: str):
 
 
 class LedgerRow(pa.DataFrameModel):
-    """One wallet's swap or bare movement, with what a sell realised and closed."""
+    """One wallet's swap or bare movement, accounted."""
 
     chain_id: int = pa.Field(gt=0)
     wallet: str
     token: str
     side: Annotated[pe.Enum, SIDES]
     qty: float = pa.Field(gt=0)
+    held: float = pa.Field(ge=0)
+    cost: float = pa.Field(ge=-TOLERANCE_USD)
     realized_usd: float
     cost_closed_usd: float = pa.Field(ge=-TOLERANCE_USD)
     fee_is_estimated: bool
@@ -91,8 +93,6 @@ class PositionRow(pa.DataFrameModel):
     buys: int = pa.Field(ge=0)
     sells: int = pa.Field(ge=0)
     held: float = pa.Field(ge=0)
-    open_cost_usd: float = pa.Field(ge=-TOLERANCE_USD)
-    cost_closed_usd: float = pa.Field(ge=-TOLERANCE_USD)
     realized_usd: float
     unrealized_usd: float
     total_pnl_usd: float
@@ -143,8 +143,6 @@ class RoundRow(pa.DataFrameModel):
     opened_at: int
     hold_seconds: int = pa.Field(ge=0)
     is_open: bool
-    held: float = pa.Field(ge=0)
-    open_cost_usd: float = pa.Field(ge=-TOLERANCE_USD)
 
     class Config:
         strict = False
