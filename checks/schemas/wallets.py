@@ -93,6 +93,8 @@ class PositionRow(pa.DataFrameModel):
     buys: int = pa.Field(ge=0)
     sells: int = pa.Field(ge=0)
     held: float = pa.Field(ge=0)
+    open_cost_usd: float = pa.Field(ge=-TOLERANCE_USD)
+    cost_closed_usd: float = pa.Field(ge=-TOLERANCE_USD)
     realized_usd: float
     unrealized_usd: float
     total_pnl_usd: float
@@ -143,6 +145,8 @@ class RoundRow(pa.DataFrameModel):
     opened_at: int
     hold_seconds: int = pa.Field(ge=0)
     is_open: bool
+    held: float = pa.Field(ge=0)
+    open_cost_usd: float = pa.Field(ge=-TOLERANCE_USD)
 
     class Config:
         strict = False
