@@ -1,8 +1,8 @@
 """A domain's products against one polars scan of the raw swaps, side by side in one run: prints
 one JSON line (seconds of each and their ratio, the domain's target ratio, and the user and
-kernel CPU and page faults of two scans and of the products). The scan's
-seconds are the median of three scans, two before the products and one after. The products a
-domain reads from other domains are materialised first, untimed, when missing."""
+kernel CPU and page faults of two scans and of the products). The scan's seconds are the median
+of three scans, two before the products and one after. The products a domain reads from other
+domains are materialised first, untimed, when missing."""
 
 import argparse
 import json

@@ -143,20 +143,19 @@ def test_a_condemned_token_is_marked_at_zero_whatever_its_score(ledger) -> None:
     assert validate("wallet_positions", PositionRow, positions).passed
 
 
-def test_a_negative_cost_basis_fails_the_position_and_round_checks(ledger) -> None:
-    # A basis below zero (beyond a cent of float dust) is an accounting fault, open or closed.
+def test_a_negative_holding_or_cost_basis_fails_the_position_and_round_checks(ledger) -> None:
+    # Below zero (beyond a cent of float dust for money) is an accounting fault, open or closed.
+    # A first row taken a unit or a dollar below zero: exactly that row fails.
     positions = assemble_positions(ledger, tokens(7.0))
     rounds = assemble_rounds(ledger, as_of_s=20_000)
-    assert validate("wallet_positions", PositionRow, positions).passed
-    assert validate("wallet_rounds", RoundRow, rounds).passed
-    for column in ("open_cost_usd", "cost_closed_usd"):
-        broken = positions.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(-1.0)
+    for frame, model, columns in ((positions, PositionRow, ("open_cost_usd", "cost_closed_usd")),
+                                  (rounds, RoundRow, ("held", "open_cost_usd"))):
+        assert validate("wallet_books", model, frame).passed
+        for column in columns:
+            broken = frame.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(-1.0)
                                         .otherwise(pl.col(column)).alias(column))
-        outcome = validate("wallet_positions", PositionRow, broken)
-        assert not outcome.passed and outcome.failure_count == 1
-    broken = rounds.with_columns(open_cost_usd=pl.when(pl.int_range(pl.len()) == 0).then(-1.0)
-                                 .otherwise("open_cost_usd"))
-    assert validate("wallet_rounds", RoundRow, broken).failure_count == 1
+            outcome = validate("wallet_books", model, broken)
+            assert not outcome.passed and outcome.failure_count == 1, column
 
 
 def test_rounds_run_from_first_unit_in_to_last_unit_out(ledger) -> None:
