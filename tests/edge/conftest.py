@@ -4,6 +4,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import orjson
 import polars as pl
 import pytest
@@ -63,6 +64,20 @@ def edge(home):
     """The edge over `home`, as a real server process."""
     with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2") as base:
         yield base
+
+
+def first_refusal(base: str, path: str = "/api/v1/chains", headers: dict | None = None,
+                  cap: int = 40) -> tuple[int, httpx.Response | None]:
+    """Calls made until the first one refused (any answer but 200), and that answer: the
+    refused call itself, for a call made after it may find a unit come back (5 a second). None
+    when no call in `cap` was refused: a 20-unit keyless budget is spent by the 40th at the
+    latest, so a test fails rather than waits for ever."""
+    with httpx.Client(headers=headers) as client:
+        for n in range(1, cap + 1):
+            answer = client.get(base + path)
+            if answer.status_code != 200:
+                return n, answer
+    return cap + 1, None
 
 
 def issue_key(home: Path, plan: str, **env) -> str:

@@ -10,6 +10,7 @@ from edge.clients import client_address, trusted_networks
 from edge.metering import LocalMeter
 from edge.plans import KEYLESS, PLANS, units
 from tests.conftest import edge_process
+from tests.edge.conftest import first_refusal
 
 PROXY = trusted_networks("127.0.0.1,10.0.0.0/8")
 
@@ -52,24 +53,13 @@ def test_client_address_ipv4_alone_ipv6_by_64_and_proxies() -> None:
     assert client_address("127.0.0.1", "2001:db8::5", PROXY) == "2001:db8::/64"
 
 
-def _spend_until_429(base: str, cap: int = 40) -> tuple[int, httpx.Response | None]:
-    """Calls made until the first 429, and that answer (None when none came in `cap` calls);
-    the bucket refills 5 units a second meanwhile."""
-    with httpx.Client() as client:
-        for n in range(1, cap + 1):
-            answer = client.get(base + "/api/v1/chains?limit=1")
-            if answer.status_code == 429:
-                return n, answer
-    return cap + 1, None
-
-
 def test_keyless_budget_over_a_socket(edge) -> None:
     first = httpx.get(edge + "/api/v1/.well-known/x402")
     assert first.status_code == 200
     assert first.headers["ratelimit-policy"] == '"keyless";q=300;w=60;burst=20'
     assert first.headers["x-ratelimit-remaining"] == "18"  # 20 CU is two units
     started = time.monotonic()
-    spent, limited = _spend_until_429(edge)
+    spent, limited = first_refusal(edge, "/api/v1/chains?limit=1")
     # 18 units left; each call takes one, and 5 come back every second the calls take.
     assert 18 <= spent <= 19 + math.ceil(5 * (time.monotonic() - started))
     # The refused call itself: one made after it may already find a unit come back (200 ms).
@@ -87,14 +77,9 @@ def test_keyless_pages_are_capped_at_fifty(edge) -> None:
 
 def _burst(base: str, forwarded_for: str) -> list[int]:
     """Spend a bucket dry from one address, then five quick calls from `forwarded_for`."""
-    with httpx.Client() as client:
-        for _ in range(40):
-            if client.get(base + "/api/v1/chains", headers={
-                    "X-Forwarded-For": "2001:db8::1"}).status_code == 429:
-                break
-        return [client.get(base + "/api/v1/chains",
-                           headers={"X-Forwarded-For": forwarded_for}).status_code
-                for _ in range(5)]
+    first_refusal(base, headers={"X-Forwarded-For": "2001:db8::1"})
+    with httpx.Client(headers={"X-Forwarded-For": forwarded_for}) as client:
+        return [client.get(base + "/api/v1/chains").status_code for _ in range(5)]
 
 
 def test_forwarded_for_counts_only_behind_a_trusted_proxy(home) -> None:
