@@ -1,10 +1,13 @@
 """Where assets read the lake and read and write their products (Parquet under one root)."""
 
+import itertools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from publish.home import home
 from sources.lake import TABLES, Lake
@@ -65,12 +68,40 @@ class Warehouse(dg.ConfigurableResource):
         tmp = path.with_suffix(f".tmp-{os.getpid()}")
         compression = "uncompressed" if name in UNCOMPRESSED else "lz4"
         statistics = name not in WITHOUT_STATISTICS
-        if isinstance(frame, pl.LazyFrame):
-            frame.sink_parquet(tmp, compression=compression, statistics=statistics)
-        else:
-            frame.write_parquet(tmp, compression=compression, statistics=statistics)
+        try:
+            if isinstance(frame, pl.LazyFrame):
+                frame.sink_parquet(tmp, compression=compression, statistics=statistics)
+            else:
+                frame.write_parquet(tmp, compression=compression, statistics=statistics)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, path)
         return path
+
+
+def streamed(frames: Iterator[pl.DataFrame]) -> pl.LazyFrame:
+    """The frames an iterator gives as one lazy frame, each made as the frame is written (a sink
+    holds one at a time, not all): the first is taken at once for the schema. It can be
+    collected once; polars' IO-plugin interface, unstable, is why polars is pinned to a minor
+    release."""
+    first = next(frames)
+
+    def source(columns: list[str] | None, predicate: pl.Expr | None, rows: int | None,
+               _batch: int | None) -> Iterator[pl.DataFrame]:
+        left = rows
+        for frame in itertools.chain([first], frames):
+            if predicate is not None:
+                frame = frame.filter(predicate)
+            if columns is not None:
+                frame = frame.select(columns)
+            if left is not None:
+                frame, left = frame.head(left), left - min(left, frame.height)
+            yield frame
+            if left == 0:
+                return
+
+    return register_io_source(source, schema=first.schema)
 
 
 def preview(frame: pl.DataFrame, rows: int = 5) -> str:

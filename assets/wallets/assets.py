@@ -2,14 +2,16 @@
 per window), funding and profiles."""
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import dagster as dg
+import numpy as np
 import polars as pl
 
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import account, wallet_events
+from assets.wallets.ledger import accounted
 from assets.wallets.positions import (
     ACCOUNTS,
     Accounts,
@@ -19,7 +21,7 @@ from assets.wallets.positions import (
 )
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.wallets.windows import assemble_windows
-from assets.warehouse import Warehouse, materialized
+from assets.warehouse import Warehouse, materialized, streamed
 
 GROUP = "wallets"
 
@@ -65,50 +67,73 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The accounted ledger and its folds (positions, rounds, traits, window records), each
-    materialisable alone from the stored ledger; made with the ledger, the folds read it from
-    memory. The folds run two at a time (a fold mostly keeps one core busy) and each product is
-    written on a third thread; the window records fold the positions' standing in, made in
-    memory when positions are not asked for."""
+    materialisable alone from the stored ledger. Made with the ledger, they are made a chain at
+    a time (`accounted`): a chain's ledger is written as it is made, while its folds run from it
+    in memory, two at a time (a fold mostly keeps one core busy), and the next chain is
+    accounted. Each fold's product is written whole on a third thread. The window records fold
+    the positions' standing in, made in memory when positions are not asked for."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
     # Positions alone do not depend on the watermark: it is read only by what does.
     clock = functools.cache(warehouse.clock)
+    folds = [name for name in FOLDS if name in made]
+    # The tables the folds look up, read once for every chain.
+    tables = {name: warehouse.scan(table).collect() if made.keys() & set(by) else None
+              for name, table, by in (
+                  ("tokens", "token_rows", ("wallet_positions", "wallet_windows")),
+                  ("pools", "pair_tokens", ("wallet_traits",)))}
     with ThreadPoolExecutor(1) as writing, ThreadPoolExecutor(2) as folding:
+        pieces = []
+
+        def folded(parts: Iterator[tuple[pl.DataFrame, np.ndarray | None]]):
+            """Each piece of the ledger, its folds started as it passes."""
+            for ledger, slot in parts:
+                pieces.append(_folded(folding, set(folds), ledger, Accounts.of(ledger, slot),
+                                      clock, tables))
+                yield ledger
+
+        stored = None
         if "wallet_ledger" in made:
-            ledger = account(wallet_events(warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))
-            slot = ledger["slot"].to_numpy()
-            ledger = ledger.drop("slot")
-            stored = writing.submit(materialized, warehouse, "wallet_ledger", ledger,
-                                    made["wallet_ledger"])
+            # Each chain's ledger is written as it is made, and let go of once its folds are.
+            stored = materialized(warehouse, "wallet_ledger", streamed(folded(accounted(
+                warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))), made["wallet_ledger"])
         else:
             reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-            ledger = warehouse.scan("wallet_ledger").select(reads).collect()
-            slot, stored = None, None
-        accounts = Accounts.of(ledger, slot)
+            list(folded(iter([(warehouse.scan("wallet_ledger").select(reads).collect(), None)])))
+        results = [writing.submit(materialized, warehouse, name, pl.concat(
+            [piece[name].result() for piece in pieces], rechunk=False), made[name])
+            for name in folds]
+        if stored is not None:
+            yield stored
+        yield from (result.result() for result in results)
 
-        def needed(fold, *by: str):
-            """`fold` started on the folding threads when a product in `by` is asked for."""
-            return folding.submit(fold) if made.keys() & set(by) else None
 
-        # Every fold waits only on folds started before it, so two threads never both wait. The
-        # longest chain (positions, then the window records) starts first.
-        positions = needed(lambda: assemble_positions(
-            ledger, warehouse.scan("token_rows").collect(), accounts),
-            "wallet_positions", "wallet_windows")
-        rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
-                        "wallet_rounds")
-        owners = needed(lambda: Owners.of(ledger, accounts.slot),
-                        "wallet_traits", "wallet_windows")
-        windows = needed(lambda: assemble_windows(
-            ledger, clock()["as_of_s"], positions.result(), accounts, owners.result()),
-            "wallet_windows")
-        traits = needed(lambda: wallet_traits(
-            ledger, warehouse.scan("pair_tokens").collect(), accounts.slot, owners.result()),
-            "wallet_traits")
-        folds = {"wallet_positions": positions, "wallet_rounds": rounds,
-                 "wallet_traits": traits, "wallet_windows": windows}
-        results = [writing.submit(materialized, warehouse, name, fold.result(), made[name])
-                   for name, fold in folds.items() if name in made]
-        yield from (result.result() for result in [stored, *results] if result is not None)
+FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
+
+
+def _folded(folding: ThreadPoolExecutor, made: set[str], ledger: pl.DataFrame,
+            accounts: Accounts, clock, tables: dict[str, pl.DataFrame | None]
+            ) -> dict[str, Future]:
+    """The folds asked for of one piece of the ledger, started on the folding threads; folds
+    others need are started when they are not asked for."""
+
+    def needed(fold, *by: str) -> Future | None:
+        """`fold` started when a product in `by` is asked for."""
+        return folding.submit(fold) if made & set(by) else None
+
+    # Every fold waits only on folds started before it, so two threads never both wait. The
+    # longest chain (positions, then the window records) starts first.
+    positions = needed(lambda: assemble_positions(ledger, tables["tokens"], accounts),
+                       "wallet_positions", "wallet_windows")
+    rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
+                    "wallet_rounds")
+    owners = needed(lambda: Owners.of(ledger, accounts.slot), "wallet_traits", "wallet_windows")
+    windows = needed(lambda: assemble_windows(
+        ledger, clock()["as_of_s"], positions.result(), accounts, owners.result()),
+        "wallet_windows")
+    traits = needed(lambda: wallet_traits(ledger, tables["pools"], accounts.slot,
+                                          owners.result()), "wallet_traits")
+    return {"wallet_positions": positions, "wallet_rounds": rounds, "wallet_traits": traits,
+            "wallet_windows": windows}
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,

@@ -1,6 +1,7 @@
 """The wallet ledger: every swap and bare token movement of every wallet, in chain order, with
 average-cost accounting per wallet and token (held, cost basis, realised profit, rounds)."""
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -116,6 +117,30 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     events = (pl.concat([modelled, moves], how="diagonal_relaxed")
               .with_columns(pl.col("side").cast(pl.Enum(SIDES))).collect().rechunk())
     return events[chain_order(events)]
+
+
+def chains_of(frames: dict[str, pl.LazyFrame]) -> list[int | None]:
+    """The chains whose tokens or pools the lake knows, ascending (the ledger's order): no event
+    can be of another. One run over everything (None) when there are none."""
+    known = pl.concat([frames[t].select("chain_id") for t in ("tokens", "pair_tokens")])
+    return known.unique().sort("chain_id").collect().to_series().to_list() or [None]
+
+
+def accounted(frames: dict[str, pl.LazyFrame], as_of) -> Iterator[tuple[pl.DataFrame, np.ndarray]]:
+    """The accounted ledger (`account` of `wallet_events`) a chain at a time, in chain order,
+    each with its rows' position numbers. No position, wallet or pool spans two chains, so each
+    chain's books and folds are whole, and a run holds one chain's working memory at a time, not
+    the week's. Chains without rows are left out, unless no chain has any."""
+    chains, given = chains_of(frames), False
+    for index, chain in enumerate(chains):
+        # The lake's swaps stay whole: a leg finds its maker at its position among all of them.
+        mine = frames if chain is None else {
+            name: frame if name == "swaps" else frame.filter(pl.col("chain_id") == chain)
+            for name, frame in frames.items()}
+        ledger = account(wallet_events(mine, as_of))
+        if ledger.height or (not given and index == len(chains) - 1):
+            given = True
+            yield ledger.drop("slot"), ledger["slot"].to_numpy()
 
 
 # A packed key's bits, from the top: the chain's rank, the block, the log index, the row's seq.
