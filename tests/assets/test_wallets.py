@@ -15,6 +15,7 @@ from assets.wallets.ledger import (
     account,
     chain_halves,
     chain_order,
+    chains_of,
     movement_events,
     wallet_events,
     with_swap_hashes,
@@ -422,3 +423,12 @@ def test_a_funding_cluster_is_a_funders_first_funded_wallets_from_two_to_fifty()
 def test_a_side_the_ledger_does_not_know_is_refused_not_accounted() -> None:
     with pytest.raises(pl.exceptions.InvalidOperationError, match="mint"):
         account(events([(W, T, "buy", 1.0, 1.0, 1.0), (W, T, "mint", 1.0, None, 1.0)]))
+
+
+def test_chains_are_those_with_tokens_or_pools_ascending_else_one_run_over_everything() -> None:
+    def frames(tokens: list[int], pools: list[int]) -> dict[str, pl.LazyFrame]:
+        return {"tokens": pl.LazyFrame({"chain_id": tokens}, schema={"chain_id": pl.Int64}),
+                "pair_tokens": pl.LazyFrame({"chain_id": pools}, schema={"chain_id": pl.Int64})}
+
+    assert chains_of(frames([8453, 1, 1], [56, 8453])) == [1, 56, 8453]
+    assert chains_of(frames([], [])) == [None]

@@ -9,7 +9,8 @@ import orjson
 import polars as pl
 import pytest
 
-from assets.wallets.assets import wallet_books
+from assets.wallets.assets import LEDGER_INPUTS, wallet_books
+from assets.wallets.ledger import account, chains_of, wallet_events
 from assets.warehouse import Warehouse
 from tests.e2e.test_market import walk
 
@@ -160,3 +161,13 @@ def test_each_book_made_alone_equals_the_one_made_with_the_ledger(home, tmp_path
     alone = pl.read_parquet(tmp_path / "warehouse" / f"{name}.parquet")
     assert alone.height > 0
     assert alone.equals(pl.read_parquet(made / f"{name}.parquet"))
+
+
+def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(home) -> None:
+    warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    frames = warehouse.frames(LEDGER_INPUTS)
+    stored = pl.read_parquet(warehouse.path("wallet_ledger"))
+    assert len(chains_of(frames)) > 1
+    assert stored["chain_id"].n_unique() > 1
+    whole = account(wallet_events(frames, warehouse.clock()["as_of"])).drop("slot")
+    assert whole.equals(stored)
