@@ -81,10 +81,10 @@ class Warehouse(dg.ConfigurableResource):
 
 
 def streamed(frames: Iterator[pl.DataFrame]) -> pl.LazyFrame:
-    """The frames an iterator gives as one lazy frame, each made as the frame is written (a sink
-    holds one at a time, not all): the first is taken at once for the schema. It can be
-    collected once; polars' IO-plugin interface, unstable, is why polars is pinned to a minor
-    release."""
+    """The frames an iterator gives, as one lazy frame that makes each only when its reader asks
+    for it (a sink holds one at a time, not all); the first is taken at once for the schema. It
+    can be collected once. Polars' IO-plugin interface is unstable: polars is pinned to a minor
+    release for it."""
     first = next(frames)
 
     def source(columns: list[str] | None, predicate: pl.Expr | None, rows: int | None,

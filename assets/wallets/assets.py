@@ -84,8 +84,8 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     with ThreadPoolExecutor(1) as writing, ThreadPoolExecutor(2) as folding:
         pieces = []
 
-        def folded(parts: Iterator[tuple[pl.DataFrame, np.ndarray | None]]):
-            """Each piece of the ledger, its folds started as it passes."""
+        def folded(parts: Iterator[tuple[pl.DataFrame, np.ndarray]]) -> Iterator[pl.DataFrame]:
+            """Each chain's ledger, its folds started as it passes."""
             for ledger, slot in parts:
                 pieces.append(_folded(folding, set(folds), ledger, Accounts.of(ledger, slot),
                                       clock, tables))
@@ -98,7 +98,8 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
                 warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))), made["wallet_ledger"])
         else:
             reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-            list(folded(iter([(warehouse.scan("wallet_ledger").select(reads).collect(), None)])))
+            ledger = warehouse.scan("wallet_ledger").select(reads).collect()
+            pieces.append(_folded(folding, set(folds), ledger, Accounts.of(ledger), clock, tables))
         results = [writing.submit(materialized, warehouse, name, pl.concat(
             [piece[name].result() for piece in pieces], rechunk=False), made[name])
             for name in folds]
