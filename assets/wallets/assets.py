@@ -2,7 +2,7 @@
 per window), funding and profiles."""
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import dagster as dg
@@ -87,7 +87,7 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
         def folded(parts: Iterator[tuple[pl.DataFrame, np.ndarray]]) -> Iterator[pl.DataFrame]:
             """Each chain's ledger, its folds started as it passes."""
             for ledger, slot in parts:
-                pieces.append(_folded(folding, set(folds), ledger, Accounts.of(ledger, slot),
+                pieces.append(_folded(folding, made.keys(), ledger, Accounts.of(ledger, slot),
                                       clock, tables))
                 yield ledger
 
@@ -99,7 +99,7 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
         else:
             reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
             ledger = warehouse.scan("wallet_ledger").select(reads).collect()
-            pieces.append(_folded(folding, set(folds), ledger, Accounts.of(ledger), clock, tables))
+            pieces.append(_folded(folding, made.keys(), ledger, Accounts.of(ledger), clock, tables))
         results = [writing.submit(materialized, warehouse, name, pl.concat(
             [piece[name].result() for piece in pieces], rechunk=False), made[name])
             for name in folds]
@@ -111,7 +111,7 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
 FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 
 
-def _folded(folding: ThreadPoolExecutor, made: set[str], ledger: pl.DataFrame,
+def _folded(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
             accounts: Accounts, clock, tables: dict[str, pl.DataFrame | None]
             ) -> dict[str, Future]:
     """The folds asked for of one piece of the ledger, started on the folding threads; folds

@@ -181,23 +181,19 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     stored).
     """
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
-    halves = chain_halves(flow["chain_id"].to_numpy())
-    slot, positions = _numbered_in(flow["position"].to_numpy(), halves)
-    rows = (slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
-            flow["notional_usd"].fill_null(np.nan).to_numpy(),
-            flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy())
-    # Each half fills its stretch of the same columns: nothing is copied together afterwards.
+    slot, positions = slots(flow)
     books = tuple(np.empty(flow.height, dtype) for dtype in BOOK_COLUMNS.values())
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(lambda half: _books(*(a[half] for a in (*rows, *books)), positions),
-                      halves))
+    _books(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
+           flow["notional_usd"].fill_null(np.nan).to_numpy(),
+           flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy(), *books,
+           positions)
     return flow.with_columns(slot=slot, **{
         name: pl.Series(name, values) for name, values in zip(BOOK_COLUMNS, books, strict=True)})
 
 
 def chain_halves(chain: np.ndarray) -> tuple[slice, slice]:
     """The rows in two runs of whole chains, split nearest the middle: no position has rows in
-    both, so each half is accounted on its own core. The first is empty when the rows are not
+    both, so each half is numbered on its own core. The first is empty when the rows are not
     grouped by chain in rising order, or are one chain."""
     starts = np.flatnonzero(np.diff(chain)) + 1
     cut = 0
