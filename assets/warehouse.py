@@ -1,7 +1,8 @@
 """Where assets read the lake and read and write their products (Parquet under one root)."""
 
-import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,10 +63,13 @@ class Warehouse(dg.ConfigurableResource):
 
     def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame) -> Path:
         """Replace a product's file atomically; a lazy frame streams into it, computed and
-        written batch by batch."""
+        written batch by batch. A failed write leaves the previous file and nothing else."""
         path = self.path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        # A directory of its own: a sink that fails can still open its file after reporting the
+        # failure, which then cannot land once the directory is gone.
+        writing = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=path.parent))
+        tmp = writing / "product"
         compression = "uncompressed" if name in UNCOMPRESSED else "lz4"
         statistics = name not in WITHOUT_STATISTICS
         try:
@@ -73,24 +77,24 @@ class Warehouse(dg.ConfigurableResource):
                 frame.sink_parquet(tmp, compression=compression, statistics=statistics)
             else:
                 frame.write_parquet(tmp, compression=compression, statistics=statistics)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        os.replace(tmp, path)
+            os.replace(tmp, path)
+        finally:
+            shutil.rmtree(writing, ignore_errors=True)
         return path
 
 
 def streamed(frames: Iterator[pl.DataFrame]) -> pl.LazyFrame:
     """The frames an iterator gives, as one lazy frame that makes each only when its reader asks
-    for it (a sink holds one at a time, not all); the first is taken at once for the schema. It
-    can be collected once. Polars' IO-plugin interface is unstable: polars is pinned to a minor
-    release for it."""
-    first = next(frames)
+    for it and lets go of it once read (a sink holds one at a time, not all); the first is taken
+    at once for the schema. It can be collected once. Polars' IO-plugin interface is unstable:
+    polars is pinned to a minor release for it."""
+    waiting = [next(frames)]
+    schema = waiting[0].schema
 
     def source(columns: list[str] | None, predicate: pl.Expr | None, rows: int | None,
                _batch: int | None) -> Iterator[pl.DataFrame]:
         left = rows
-        for frame in itertools.chain([first], frames):
+        while (frame := waiting.pop() if waiting else next(frames, None)) is not None:
             if predicate is not None:
                 frame = frame.filter(predicate)
             if columns is not None:
@@ -98,10 +102,12 @@ def streamed(frames: Iterator[pl.DataFrame]) -> pl.LazyFrame:
             if left is not None:
                 frame, left = frame.head(left), left - min(left, frame.height)
             yield frame
+            # Not held while the next is made.
+            del frame
             if left == 0:
                 return
 
-    return register_io_source(source, schema=first.schema)
+    return register_io_source(source, schema=schema)
 
 
 def preview(frame: pl.DataFrame, rows: int = 5) -> str:

@@ -2,6 +2,7 @@
 per window), funding and profiles."""
 
 import functools
+import queue
 from collections.abc import Iterator, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -70,8 +71,9 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     materialisable alone from the stored ledger. Made with the ledger, they are made a chain at
     a time (`accounted`): a chain's ledger is written as it is made, while its folds run from it
     in memory, two at a time (a fold mostly keeps one core busy), and the next chain is
-    accounted. Each fold's product is written whole on a third thread. The window records fold
-    the positions' standing in, made in memory when positions are not asked for."""
+    accounted. Each fold's product is written a chain at a time too, by its own writer, so a
+    run holds a chain's folds, not the week's. The window records fold the positions' standing
+    in, made in memory when positions are not asked for."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
     # Positions alone do not depend on the watermark: it is read only by what does.
     clock = functools.cache(warehouse.clock)
@@ -81,31 +83,57 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
               for name, table, by in (
                   ("tokens", "token_rows", ("wallet_positions", "wallet_windows")),
                   ("pools", "pair_tokens", ("wallet_traits",)))}
-    with ThreadPoolExecutor(1) as writing, ThreadPoolExecutor(2) as folding:
-        pieces = []
+    pieces = {name: queue.SimpleQueue() for name in folds}
+    with (ThreadPoolExecutor(max(1, len(folds))) as writing,
+          ThreadPoolExecutor(2) as folding):
+        results = [writing.submit(lambda name=name: materialized(
+            warehouse, name, streamed(_drained(pieces[name])), made[name])) for name in folds]
+
+        def started(ledger: pl.DataFrame, accounts: Accounts) -> None:
+            """A piece of the ledger's folds started, each handed to its product's writer."""
+            futures = _folded(folding, made.keys(), ledger, accounts, clock, tables)
+            for name in folds:
+                pieces[name].put(futures[name])
 
         def folded(parts: Iterator[tuple[pl.DataFrame, np.ndarray]]) -> Iterator[pl.DataFrame]:
             """Each chain's ledger, its folds started as it passes."""
             for ledger, slot in parts:
-                pieces.append(_folded(folding, made.keys(), ledger, Accounts.of(ledger, slot),
-                                      clock, tables))
+                started(ledger, Accounts.of(ledger, slot))
                 yield ledger
 
-        stored = None
-        if "wallet_ledger" in made:
-            # Each chain's ledger is written as it is made, and let go of once its folds are.
-            stored = materialized(warehouse, "wallet_ledger", streamed(folded(accounted(
-                warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))), made["wallet_ledger"])
-        else:
-            reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-            ledger = warehouse.scan("wallet_ledger").select(reads).collect()
-            pieces.append(_folded(folding, made.keys(), ledger, Accounts.of(ledger), clock, tables))
-        results = [writing.submit(materialized, warehouse, name, pl.concat(
-            [piece[name].result() for piece in pieces], rechunk=False), made[name])
-            for name in folds]
+        stored, outcome = None, None
+        try:
+            if "wallet_ledger" in made:
+                # Each chain's ledger is written as it is made, and let go of once its folds
+                # are.
+                stored = materialized(warehouse, "wallet_ledger", streamed(folded(accounted(
+                    warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))), made["wallet_ledger"])
+            else:
+                reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
+                ledger = warehouse.scan("wallet_ledger").select(reads).collect()
+                started(ledger, Accounts.of(ledger))
+        except BaseException as error:
+            outcome = error
+            raise
+        finally:
+            # The writers end their products, or, when the ledger failed, refuse them.
+            for waiting in pieces.values():
+                waiting.put(outcome)
         if stored is not None:
             yield stored
         yield from (result.result() for result in results)
+
+
+def _drained(pieces: queue.SimpleQueue) -> Iterator[pl.DataFrame]:
+    """The fold pieces handed over, in order, each let go of once given; ends at None and
+    fails at an error (the product is then not written)."""
+    while not isinstance(piece := pieces.get(), BaseException | None):
+        frame = piece.result()
+        del piece
+        yield frame
+        del frame
+    if piece is not None:
+        raise RuntimeError("the wallet ledger failed before this fold was whole") from piece
 
 
 FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")

@@ -9,6 +9,7 @@ import orjson
 import polars as pl
 import pytest
 
+import assets.wallets.assets
 from assets.wallets.assets import LEDGER_INPUTS, wallet_books
 from assets.wallets.ledger import account, chains_of, wallet_events
 from assets.warehouse import Warehouse
@@ -161,6 +162,29 @@ def test_each_book_made_alone_equals_the_one_made_with_the_ledger(home, tmp_path
     alone = pl.read_parquet(tmp_path / "warehouse" / f"{name}.parquet")
     assert alone.height > 0
     assert alone.equals(pl.read_parquet(made / f"{name}.parquet"))
+
+
+def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, monkeypatch):
+    # The first chain is accounted, written and folded; the second fails. No fold product may be
+    # written from the chains that came before the failure.
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    before = {name: (tmp_path / "warehouse" / f"{name}.parquet").read_bytes() for name in BOOKS}
+    whole = assets.wallets.assets.accounted
+
+    def failing(frames, as_of):
+        parts = whole(frames, as_of)
+        yield next(parts)
+        raise OSError("the lake went away")
+
+    monkeypatch.setattr(assets.wallets.assets, "accounted", failing)
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    with pytest.raises(OSError, match="the lake went away"):
+        dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
+                       resources={"warehouse": warehouse})
+    assert {name: (tmp_path / "warehouse" / f"{name}.parquet").read_bytes()
+            for name in BOOKS} == before
+    assert sorted(p.name for p in (tmp_path / "warehouse").iterdir()) == sorted(
+        p.name for p in (home / "warehouse").iterdir())
 
 
 def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(home) -> None:
