@@ -4,13 +4,14 @@ figure worked out by hand below; and funding clusters, by hand."""
 
 import hashlib
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import polars as pl
 import pytest
 
 from assets.wallets.behaviour import wallet_traits
+from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
     account,
     chain_halves,
@@ -432,3 +433,27 @@ def test_chains_are_those_with_tokens_or_pools_ascending_else_one_run_over_every
 
     assert chains_of(frames([8453, 1, 1], [56, 8453])) == [1, 56, 8453]
     assert chains_of(frames([], [])) == [None]
+
+
+def test_funding_ties_in_time_come_in_chain_order_with_their_price_at_the_time() -> None:
+    # Four native transfers, three in one second on two chains given out of order, and one
+    # before the feed's first price. Expected order and USD values worked by hand.
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    at = [t0 + timedelta(seconds=s) for s in (100, 100, 100, 50)]
+    transfers = pl.DataFrame({
+        "chain_id": [2, 1, 1, 1], "block_number": [7, 9, 8, 1], "log_index": [0, 1, 4, 0],
+        "tx_hash": ["c", "b", "a", "d"], "token": ["N2", "N1", "N1", "N1"],
+        "from_address": ["f"] * 4, "to_address": ["w2", "w1b", "w1a", "w0"],
+        "amount": [3 * 10**18, 2 * 10**18, 10**18, 10**18], "block_time": at})
+    frames = {
+        "transfers": transfers.lazy(),
+        "chains": pl.LazyFrame({"chain_id": [1, 2], "native_token": ["N1", "N2"]}),
+        "tokens": pl.LazyFrame({"chain_id": [1, 2], "address": ["N1", "N2"],
+                                "decimals": [18, 18], "price_feed_id": ["p1", "p2"]}),
+        "quote_prices": pl.LazyFrame({"feed_id": ["p1", "p2"],
+                                      "ts": [int(t0.timestamp()) + 60] * 2,
+                                      "price_usd": [10.0, 5.0]}),
+    }
+    funded = assemble_funding(frames, t0 + timedelta(days=1))
+    assert funded.select("chain_id", "block_number", "wallet", "amount_usd").rows() == [
+        (1, 1, "w0", None), (1, 8, "w1a", 10.0), (1, 9, "w1b", 20.0), (2, 7, "w2", 15.0)]
