@@ -141,7 +141,13 @@ def up(ctx: click.Context, fresh: bool, swaps: int) -> None:
         _say(f"lake already present at {Lake().root} (use --fresh to simulate again)")
     if not _materialize(None):
         sys.exit(1)
-    ctx.invoke(serve)
+    # The edge's workers are forked, and a process whose polars thread pool has run cannot fork
+    # one that uses it (the worker waits for pool threads it does not have): the edge is served
+    # from a fresh process image instead.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    cli = Path(sys.executable).parent / "chaintape"
+    os.execv(cli, [str(cli), "serve"])
 
 
 @main.command()
