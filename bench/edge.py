@@ -7,11 +7,13 @@ Prints one JSON line per measurement and a summary line with the ratio. Needs ng
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -59,6 +61,20 @@ def wrk(url: str, seconds: int, connections: int, script: Path) -> dict:
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"requests_per_s": round(rps), "p99_ms": round(float(p99.group(1)) * scale, 2),
             "non_2xx": int(bad.group(1)) if bad else 0}
+
+
+def paced(url: str, seconds: int, rate: int, script: Callable[[int], Path],
+          connections: int = 50) -> dict:
+    """wrk holding `rate` requests/s: each connection waits between an answer and its next call
+    its share of a second less what a call took in a 5 s trial first (`script(delay_ms)` is the
+    Lua script for a wait). Also the connections and the wait."""
+    share = connections * 1000 / rate
+    trial = wrk(url, 5, connections, script(round(share)))
+    took = connections * 1000 / trial["requests_per_s"] - round(share)
+    # Whole milliseconds: rounding down keeps the rate at or just above the one asked.
+    delay = max(0, math.floor(share - took))
+    return {**wrk(url, seconds, connections, script(delay)), "connections": connections,
+            "delay_ms": delay}
 
 
 def internal_key(env: dict) -> str:

@@ -1,6 +1,6 @@
-"""Wallet profiles through the edge: p99 at a fixed rate (500 requests/s by default) and the
-rate at full speed, over many different wallets (the busiest first, then a spread of the rest),
-each call metered with an API key.
+"""Wallet profiles through the edge: p99 at a fixed rate (500 requests/s by default, held by
+`bench.edge.paced`) and the rate at full speed, over many different wallets (the busiest first,
+then a spread of the rest), each call metered with an API key.
 
 Prints one JSON line per run. Needs wrk (`make bench-wallets` installs it) and a home with a
 published snapshot (`--home`, default: a 7-day lake of `--swaps` swaps simulated and
@@ -22,12 +22,11 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
-from bench.edge import internal_key, wrk  # noqa: E402
+from bench.edge import internal_key, paced, wrk  # noqa: E402
 from bench.oracle import prepared_home  # noqa: E402
 from publish.home import home as home_of  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
-PACED_CONNECTIONS = 25
 # wrk walks the paths round-robin.
 SCRIPT = """wrk.headers["X-API-Key"] = "{key}"
 paths = {{{paths}}}
@@ -81,18 +80,23 @@ def main() -> None:
                 assert answer.status_code == 200, (path, answer.text)
                 sizes.append(len(answer.content))
         quoted = ",".join(f'"{p}"' for p in paths)
-        runs = {"full_speed": (32, ""), "paced": (PACED_CONNECTIONS, "function delay() return "
-                                                  f"{PACED_CONNECTIONS * 1000 // args.rate} end")}
-        for name, (connections, delay) in runs.items():
-            with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
-                script.write(SCRIPT.format(key=key, paths=quoted, delay=delay))
-                script.flush()
-                result = wrk(base + paths[0], args.seconds, connections, Path(script.name))
+        with tempfile.TemporaryDirectory() as tmp:
+
+            def script(delay_ms: int | None) -> Path:
+                """The Lua script walking the paths, waiting `delay_ms` after each answer."""
+                path = Path(tmp) / f"walk-{delay_ms}.lua"
+                path.write_text(SCRIPT.format(key=key, paths=quoted, delay="" if delay_ms is None
+                                              else f"function delay() return {delay_ms} end"))
+                return path
+
+            runs = {"full_speed": {**wrk(base + paths[0], args.seconds, 32, script(None)),
+                                   "connections": 32},
+                    "paced": {"rate_asked": args.rate, "target_p99_ms": 15,
+                              **paced(base + paths[0], args.seconds, args.rate, script)}}
+        for name, result in runs.items():
             print(json.dumps({"bench": f"wallet_profile_{name}", "wallets": len(paths),
                               "body_bytes_median": sorted(sizes)[len(sizes) // 2],
-                              "body_bytes_max": max(sizes), "connections": connections,
-                              **({"rate_asked": args.rate, "target_p99_ms": 15}
-                                 if name == "paced" else {}), **result}), flush=True)
+                              "body_bytes_max": max(sizes), **result}), flush=True)
     finally:
         server.terminate()
         server.wait()
