@@ -1,5 +1,6 @@
-"""The oracle under load: latest prices for 100 ids at a fixed rate (p99), and many SSE clients
-on fixed_rate@200ms (delivery lag from each update's slot, and the server's memory over time).
+"""The oracle under load: latest prices for 100 ids at a fixed rate (p99; the rate held by
+`bench.edge.paced`), and many SSE clients on fixed_rate@200ms (delivery lag from each update's
+slot, and the server's memory over time).
 
 Prints one JSON line per measurement. Needs wrk (`make bench-oracle` installs it) and a home
 with a published snapshot (`--home`, default: a small lake simulated and materialised first).
@@ -23,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
-from bench.edge import wrk  # noqa: E402
+from bench.edge import paced  # noqa: E402
 from sources.simulator.prices import slot_time  # noqa: E402
 from sources.simulator.world import FEEDS  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
@@ -31,7 +32,6 @@ from tests.conftest import free_port, wait_http  # noqa: E402
 # Pyth's slot counter starts at SLOT_EPOCH: metadata.slot + this is the process's slot number.
 SLOT_BASE = 1_600_000_000 * 5 // 2
 PACE = "function delay() return {delay_ms} end\n"
-PACED_CONNECTIONS = 25
 SLOT = re.compile(rb'"slot":(\d+)')
 
 
@@ -129,13 +129,17 @@ def main() -> None:
         wait_http(base + "/v1/status")
         url = latest_url(base)
         assert httpx.get(url).status_code == 200
-        with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
-            delay = PACED_CONNECTIONS * 1000 / args.rate
-            script.write(PACE.format(delay_ms=round(delay)))
-            script.flush()
-            paced = wrk(url, args.seconds, PACED_CONNECTIONS, Path(script.name))
+        with tempfile.TemporaryDirectory() as tmp:
+
+            def script(delay_ms: int) -> Path:
+                """The Lua script waiting `delay_ms` after each answer."""
+                path = Path(tmp) / f"pace-{delay_ms}.lua"
+                path.write_text(PACE.format(delay_ms=delay_ms))
+                return path
+
+            paced_run = paced(url, args.seconds, args.rate, script)
         print(json.dumps({"bench": "oracle_latest_100_ids", "rate_asked": args.rate,
-                          "distinct_feeds": len(FEEDS), **paced}), flush=True)
+                          "distinct_feeds": len(FEEDS), **paced_run}), flush=True)
         print(json.dumps(asyncio.run(sse_run(base, args.clients, args.sse_seconds,
                                              server.pid))), flush=True)
     finally:
