@@ -45,8 +45,6 @@ http {{
 PACE = """wrk.headers["X-API-Key"] = "{key}"
 function delay() return {delay_ms} end
 """
-# Connections of the paced run; each waits between calls so that together they hold the rate.
-PACED_CONNECTIONS = 25
 KEYED = """wrk.headers["X-API-Key"] = "{key}"
 """
 
@@ -104,12 +102,18 @@ def run(bench: str, targets: dict, target_ratio: float, args, root: Path) -> Non
         results[name] = wrk(url, args.seconds, args.connections, root / "keyed.lua")
         print(json.dumps({"bench": bench, "server": name, "connections": args.connections,
                           **results[name]}), flush=True)
-    paced = wrk(targets["edge"], args.seconds, PACED_CONNECTIONS, root / "paced.lua")
+    def script(delay_ms: int) -> Path:
+        """The keyed Lua script waiting `delay_ms` after each answer."""
+        path = root / f"paced-{delay_ms}.lua"
+        path.write_text(PACE.format(key=root.joinpath("key").read_text(), delay_ms=delay_ms))
+        return path
+
+    paced_run = paced(targets["edge"], args.seconds, args.rate, script)
     print(json.dumps({"bench": f"{bench}_paced", "server": "edge", "target_rate": args.rate,
-                      **paced}), flush=True)
+                      **paced_run}), flush=True)
     print(json.dumps({"bench": f"{bench}_edge_vs_nginx", "ratio": round(
         results["edge"]["requests_per_s"] / results["nginx"]["requests_per_s"], 3),
-        "target_ratio": target_ratio, "p99_ms_at_rate": paced["p99_ms"], "target_p99_ms": 10}),
+        "target_ratio": target_ratio, "p99_ms_at_rate": paced_run["p99_ms"], "target_p99_ms": 10}),
         flush=True)
 
 
@@ -126,9 +130,7 @@ def main() -> None:
         page, pair = publish_bench(root)
         key = internal_key(dict(os.environ))
         (root / "keyed.lua").write_text(KEYED.format(key=key))
-        # wrk waits `delay` after each answer, so the pace is a little under the target rate.
-        (root / "paced.lua").write_text(PACE.format(
-            key=key, delay_ms=1000 * PACED_CONNECTIONS // args.rate - 1))
+        (root / "key").write_text(key)
         (root / "nginx.conf").write_text(NGINX.format(root=root, port=18081))
         servers = [subprocess.Popen(["nginx", "-c", str(root / "nginx.conf")]),
                    subprocess.Popen([str(CLI), "serve", "--port",
