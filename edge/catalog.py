@@ -7,7 +7,7 @@ but neither routed nor documented.
 
 from edge.params import INT32, INT64, UINT32, Body, Param, choice, flag, integer, listing, number, path, text
 from edge.registry import Operation
-from publish.vocabulary import RESOLUTIONS, SORT_OPTIONS, TIMEFRAMES, TX_TYPES, WALLET_WINDOWS
+from publish.vocabulary import CAPITAL_TIERS, RESOLUTIONS, SORT_OPTIONS, TIMEFRAMES, TX_TYPES, WALLET_WINDOWS
 
 LIMIT = integer("limit", (1, 100), 10, description="Page size (keyless calls get at most 50).")
 CURSOR = text("cursor", 512, description="Opaque cursor from next_cursor or prev_cursor.")
@@ -80,7 +80,7 @@ WALLET_FILTERS = (
     integer("min_user_score", (0, 100)),
     flag("no_abuse_evidence"), flag("only_copy_eligible"),
     flag("exclude_bots", description="Remove bots and market makers."),
-    listing("tiers", 8), *PAGE,
+    listing("tiers", 8, tuple(CAPITAL_TIERS)), *PAGE,
 )
 
 PAIR_REF = {"type": "object", "required": ["chain", "address"], "additionalProperties": False,

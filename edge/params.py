@@ -127,7 +127,10 @@ class Param:
 
 
 def _bound(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
+    # Whole bounds in full: a client is told 0..4294967295, not 0..4.29497e+09.
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def integer(name: str, low_high: tuple[int, int], default: int | None = None, **kw) -> Param:

@@ -14,6 +14,8 @@ SORT_OPTIONS = ["trending", "volume", "liquidity", "price_change", "txns", "crea
 WALLET_WINDOW_SECONDS = {"1d": 86_400, "7d": 604_800, "30d": 2_592_000, "1y": 31_536_000,
                          "all": None}
 WALLET_WINDOWS = list(WALLET_WINDOW_SECONDS)
+# Capital tiers, largest first: what a wallet's peak capital makes it, and what `tiers` takes.
+CAPITAL_TIERS = ["whale", "shark", "dolphin", "fish", "shrimp"]
 # Below this many rated positions a win rate says little: win_rate is then 0 (trade_win_rate
 # carries the ratio) and sort=win_rate leaves the wallet out.
 MIN_RATED_POSITIONS = 5

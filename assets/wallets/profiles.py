@@ -7,7 +7,7 @@ import hashlib
 import polars as pl
 
 from assets.fingerprints import keyed
-from publish.vocabulary import WALLET_WINDOWS, wire_time
+from publish.vocabulary import CAPITAL_TIERS, WALLET_WINDOWS, wire_time
 from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
@@ -21,8 +21,7 @@ HUMAN_SWAPS, HUMAN_HOURS = 10, 3
 HUMAN_UNKNOWN_CAP = 40
 # A funder of more wallets than this is a service (faucet, payroll), not a cluster's owner.
 CLUSTER_MAX = 50
-TIERS = ((100_000.0, "whale"), (10_000.0, "shark"), (1_000.0, "dolphin"), (100.0, "fish"),
-         (0.0, "shrimp"))
+TIERS = tuple(zip((100_000.0, 10_000.0, 1_000.0, 100.0, 0.0), CAPITAL_TIERS, strict=True))
 SCAMMER_BANDS = ((60, "high"), (30, "medium"), (1, "low"), (0, "none"))
 # Label kinds beyond the lake's 1..6 (exchange, bridge, MEV bot, scam deployer, team, market
 # maker): what behaviour shows.

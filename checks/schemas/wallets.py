@@ -11,7 +11,7 @@ from assets.wallets.ledger import LEDGER_ORDER, SIDES, TRANSFER_SIDES
 from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 from checks.schemas.types import fingerprints_unique, keys_unique
-from publish.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOWS
+from publish.vocabulary import CAPITAL_TIERS, MIN_RATED_POSITIONS, WALLET_WINDOWS
 
 # Float sums in a different order differ in the last digits: a cent, or a millionth of the
 # larger side.
@@ -273,7 +273,7 @@ class WalletProfile(pa.DataFrameModel):
     chain_id: int = pa.Field(gt=0)
     wallet: str = pa.Field(str_length={"min_value": 1, "max_value": 128})
     type: str = pa.Field(isin=["bot", "market_maker", "deployer", "sniper", "trader", "holder"])
-    tier: str = pa.Field(isin=["whale", "shark", "dolphin", "fish", "shrimp"])
+    tier: str = pa.Field(isin=CAPITAL_TIERS)
     user_score: int = pa.Field(ge=0, le=100)
     scammer_value: int = pa.Field(ge=0, le=100)
     scammer_band: str = pa.Field(isin=["none", "low", "medium", "high"])

@@ -101,6 +101,12 @@ def test_rankings_filters_and_the_published_head_agree(api, home) -> None:
     eligible = walk(api, "/wallets", chain="ethereum", only_copy_eligible="true",
                     min_trades="3")
     assert all(w["copy_eligible"] and w["metrics"]["trades"] >= 3 for w in eligible)
+    big = walk(api, "/wallets", chain="ethereum", tiers="whale, shark")
+    assert big and all(w["tier"] in ("whale", "shark") for w in big)
+    unknown = api.get("/wallets", params={"chain": "ethereum", "tiers": "whale,orca"})
+    assert unknown.status_code == 400
+    assert unknown.json()["code"] == "invalid_param" and unknown.json()["param"] == "tiers"
+    assert unknown.json()["detail"] == "tiers must be one of whale, shark, dolphin, fish, shrimp"
     store = home / "store" / "snapshots"
     sid = orjson.loads((store / "LATEST").read_bytes())["snapshot_id"]
     published = orjson.loads((store / sid / "lists/wallets/ethereum/30d/total_pnl/1.json")

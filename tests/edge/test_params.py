@@ -22,7 +22,12 @@ def test_integer_bounds_default_and_repeats() -> None:
         rejects(limit, bad)
     big = integer("from", (0, INT64[1]))
     assert big.parse([str(2**63 - 1)]) == 2**63 - 1
-    rejects(big, [str(2**63)])
+    # The bounds are told in full, as a client would write them.
+    assert rejects(big, [str(2**63)]) == "from must be 0..9223372036854775807"
+    assert rejects(integer("min_trades", (0, 2**32 - 1)), ["-1"]) == \
+        "min_trades must be 0..4294967295"
+    assert rejects(number("min_win_rate", 0, 1), ["2"]) == "min_win_rate must be 0..1"
+    assert rejects(number("ratio", 0.5, 2.5), ["3"]) == "ratio must be 0.5..2.5"
 
 
 def test_number_flag_choice_text_and_list() -> None:
