@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -42,9 +41,8 @@ http {{
   }}
 }}
 """
-PACE = """wrk.headers["X-API-Key"] = "{key}"
-function delay() return {delay_ms} end
-"""
+# What a paced run adds to its script: wrk waits this long after each answer.
+DELAY = "function delay() return {delay_ms} end\n"
 KEYED = """wrk.headers["X-API-Key"] = "{key}"
 """
 
@@ -61,18 +59,22 @@ def wrk(url: str, seconds: int, connections: int, script: Path) -> dict:
             "non_2xx": int(bad.group(1)) if bad else 0}
 
 
-def paced(url: str, seconds: int, rate: int, script: Callable[[int], Path],
-          connections: int = 50) -> dict:
-    """wrk holding `rate` requests/s: each connection waits between an answer and its next call
-    its share of a second less what a call took in a 5 s trial first (`script(delay_ms)` is the
-    Lua script for a wait). Also the connections and the wait."""
-    share = connections * 1000 / rate
-    trial = wrk(url, 5, connections, script(round(share)))
-    took = connections * 1000 / trial["requests_per_s"] - round(share)
+def paced(url: str, seconds: int, rate: int, script: str = "", connections: int = 50) -> dict:
+    """wrk running the Lua `script` at `rate` requests/s: each connection waits between an answer
+    and its next call its share of a second less what a call took in a 5 s trial first. Also
+    the connections and the wait."""
+
+    def run(run_seconds: int, delay_ms: int) -> dict:
+        with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
+            lua.write(script + DELAY.format(delay_ms=delay_ms))
+            lua.flush()
+            return wrk(url, run_seconds, connections, Path(lua.name))
+
+    share = round(connections * 1000 / rate)
+    took = connections * 1000 / run(5, share)["requests_per_s"] - share
     # Whole milliseconds: rounding down keeps the rate at or just above the one asked.
-    delay = max(0, math.floor(share - took))
-    return {**wrk(url, seconds, connections, script(delay)), "connections": connections,
-            "delay_ms": delay}
+    delay = max(0, math.floor(connections * 1000 / rate - took))
+    return {**run(seconds, delay), "connections": connections, "delay_ms": delay}
 
 
 def internal_key(env: dict) -> str:
@@ -102,13 +104,8 @@ def run(bench: str, targets: dict, target_ratio: float, args, root: Path) -> Non
         results[name] = wrk(url, args.seconds, args.connections, root / "keyed.lua")
         print(json.dumps({"bench": bench, "server": name, "connections": args.connections,
                           **results[name]}), flush=True)
-    def script(delay_ms: int) -> Path:
-        """The keyed Lua script waiting `delay_ms` after each answer."""
-        path = root / f"paced-{delay_ms}.lua"
-        path.write_text(PACE.format(key=root.joinpath("key").read_text(), delay_ms=delay_ms))
-        return path
-
-    paced_run = paced(targets["edge"], args.seconds, args.rate, script)
+    paced_run = paced(targets["edge"], args.seconds, args.rate,
+                      (root / "keyed.lua").read_text())
     print(json.dumps({"bench": f"{bench}_paced", "server": "edge", "target_rate": args.rate,
                       **paced_run}), flush=True)
     print(json.dumps({"bench": f"{bench}_edge_vs_nginx", "ratio": round(
@@ -130,7 +127,6 @@ def main() -> None:
         page, pair = publish_bench(root)
         key = internal_key(dict(os.environ))
         (root / "keyed.lua").write_text(KEYED.format(key=key))
-        (root / "key").write_text(key)
         (root / "nginx.conf").write_text(NGINX.format(root=root, port=18081))
         servers = [subprocess.Popen(["nginx", "-c", str(root / "nginx.conf")]),
                    subprocess.Popen([str(CLI), "serve", "--port",

@@ -31,7 +31,6 @@ from tests.conftest import free_port, wait_http  # noqa: E402
 
 # Pyth's slot counter starts at SLOT_EPOCH: metadata.slot + this is the process's slot number.
 SLOT_BASE = 1_600_000_000 * 5 // 2
-PACE = "function delay() return {delay_ms} end\n"
 SLOT = re.compile(rb'"slot":(\d+)')
 
 
@@ -129,15 +128,7 @@ def main() -> None:
         wait_http(base + "/v1/status")
         url = latest_url(base)
         assert httpx.get(url).status_code == 200
-        with tempfile.TemporaryDirectory() as tmp:
-
-            def script(delay_ms: int) -> Path:
-                """The Lua script waiting `delay_ms` after each answer."""
-                path = Path(tmp) / f"pace-{delay_ms}.lua"
-                path.write_text(PACE.format(delay_ms=delay_ms))
-                return path
-
-            paced_run = paced(url, args.seconds, args.rate, script)
+        paced_run = paced(url, args.seconds, args.rate)
         print(json.dumps({"bench": "oracle_latest_100_ids", "rate_asked": args.rate,
                           "distinct_feeds": len(FEEDS), **paced_run}), flush=True)
         print(json.dumps(asyncio.run(sse_run(base, args.clients, args.sse_seconds,

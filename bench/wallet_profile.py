@@ -35,7 +35,6 @@ request = function()
   i = i % #paths + 1
   return wrk.format("GET", paths[i])
 end
-{delay}
 """
 
 
@@ -80,19 +79,14 @@ def main() -> None:
                 assert answer.status_code == 200, (path, answer.text)
                 sizes.append(len(answer.content))
         quoted = ",".join(f'"{p}"' for p in paths)
-        with tempfile.TemporaryDirectory() as tmp:
-
-            def script(delay_ms: int | None) -> Path:
-                """The Lua script walking the paths, waiting `delay_ms` after each answer."""
-                path = Path(tmp) / f"walk-{delay_ms}.lua"
-                path.write_text(SCRIPT.format(key=key, paths=quoted, delay="" if delay_ms is None
-                                              else f"function delay() return {delay_ms} end"))
-                return path
-
-            runs = {"full_speed": {**wrk(base + paths[0], args.seconds, 32, script(None)),
-                                   "connections": 32},
-                    "paced": {"rate_asked": args.rate, "target_p99_ms": 15,
-                              **paced(base + paths[0], args.seconds, args.rate, script)}}
+        walk = SCRIPT.format(key=key, paths=quoted)
+        with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+            script.write(walk)
+            script.flush()
+            full = wrk(base + paths[0], args.seconds, 32, Path(script.name))
+        runs = {"full_speed": {**full, "connections": 32},
+                "paced": {"rate_asked": args.rate, "target_p99_ms": 15,
+                          **paced(base + paths[0], args.seconds, args.rate, walk)}}
         for name, result in runs.items():
             print(json.dumps({"bench": f"wallet_profile_{name}", "wallets": len(paths),
                               "body_bytes_median": sorted(sizes)[len(sizes) // 2],
