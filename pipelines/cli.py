@@ -2,8 +2,10 @@
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -113,18 +115,37 @@ def serve(host: str, port: int, interface: str) -> None:
     from granian.log import LogLevels
     from granian.server import Server
 
-    _urls(host, port)
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as error:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    _announce_once_listening(host, port)
     Server("edge.app:create_app", address=host, port=port, interface=Interfaces(interface),
            factory=True, websockets=True, loop=Loops.uvloop, http=HTTPModes.http1,
            runtime_mode=RuntimeModes.st, log_access=False,
            log_level=LogLevels.warning, working_dir=Path.cwd()).serve()
 
 
-def _urls(host: str, port: int) -> None:
-    base = f"http://{host}:{port}/api/v1"
-    _say(f"edge listening on http://{host}:{port} - try:")
-    for path in ("/config", "/chains", "/chains?limit=2"):
-        _say(f"  curl {base}{path}")
+def _announce_once_listening(host: str, port: int) -> None:
+    """Say where the edge listens, with a few calls to try, once it accepts connections: the
+    server binds only after it has started, and a port taken makes it fail instead."""
+    reachable = "127.0.0.1" if host in ("0.0.0.0", "") else host
+
+    def announce() -> None:
+        while True:
+            try:
+                socket.create_connection((reachable, port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        base = f"http://{host}:{port}/api/v1"
+        _say(f"edge listening on http://{host}:{port} - try:")
+        for path in ("/config", "/chains", "/chains?limit=2"):
+            _say(f"  curl {base}{path}")
+
+    threading.Thread(target=announce, name="announce", daemon=True).start()
 
 
 @main.command()
