@@ -134,13 +134,20 @@ def _banded(slot, row, band, windows, side, notional, realized, cost_closed, clo
     grouping times `windows` plus the band). A week's positions are nearly all in only one or
     two of the five bands: laid out densely, the flows took four times the memory."""
     present = np.zeros(len(row) * windows, np.bool_)
+    # Each row's place in the flows, worked out a step at a time: each step's lookups are
+    # independent of one another, so their cache misses overlap (chained in one loop, a row
+    # waited on three in turn: 0.44 s against 0.24 s for 3.2M rows).
+    at_of = np.empty(len(slot), np.int64)
     for i in range(len(slot)):
-        present[row[slot[i]] * windows + band[i]] = True
+        at_of[i] = row[slot[i]] * windows + band[i]
+        present[at_of[i]] = True
     place = np.cumsum(present.astype(np.int64)) - 1
+    for i in range(len(slot)):
+        at_of[i] = place[at_of[i]]
     state = np.zeros((place[-1] + 1 if len(place) else 0, len(FLOWS)))
     for i in range(len(slot)):
         s, r = side[i], realized[i]
-        at = state[place[row[slot[i]] * windows + band[i]]]
+        at = state[at_of[i]]
         paid = 0.0 if np.isnan(notional[i]) else notional[i]
         if s <= SELL:  # a swap: the swap sides come first
             at[_SWAPS] += 1
