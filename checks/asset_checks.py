@@ -1,6 +1,6 @@
 """Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
 import dagster as dg
@@ -16,21 +16,40 @@ from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
 from checks.schemas.wallets import POSITIONS_ADD_UP_READS, positions_add_up
 
+SCHEMA_CHECK = "schema_and_meaning_rules"
 
-def as_result(outcome: Outcome) -> dg.AssetCheckResult:
-    """The check result, with the failing cases as metadata the UI shows."""
+
+def as_result(outcome: Outcome, key: dg.AssetKey | None = None,
+              check: str | None = None) -> dg.AssetCheckResult:
+    """The check result, with the failing cases as metadata the UI shows (`key` and `check`
+    name it when an asset's own step gives it)."""
     metadata: dict = {"failure_count": outcome.failure_count}
     if not outcome.passed:
         metadata["failures"] = dg.MetadataValue.md(
             "\n".join(f"- `{r}`" for r in outcome.failures.head(20).iter_rows()))
-    return dg.AssetCheckResult(passed=outcome.passed, metadata=metadata,
-                               severity=dg.AssetCheckSeverity.ERROR)
+    return dg.AssetCheckResult(asset_key=key, check_name=check, passed=outcome.passed,
+                               metadata=metadata, severity=dg.AssetCheckSeverity.ERROR)
 
 
-def product_checks(keys: dict[str, dg.AssetKey]) -> list[dg.AssetChecksDefinition]:
-    """One blocking schema check per product, the chain records' lake cross-check, and every
-    rule across products."""
-    checks = [_schema_check(name, model, keys[name]) for name, model in PRODUCT_SCHEMAS.items()]
+def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
+    """The blocking schema check of a product whose own step checks it as it is made."""
+    return dg.AssetCheckSpec(SCHEMA_CHECK, asset=key, blocking=True,
+                             description=_described(PRODUCT_SCHEMAS[name]))
+
+
+def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
+    """A stored product checked against its schema of record."""
+    model = PRODUCT_SCHEMAS[name]
+    return validate(name, model, warehouse.scan(name).select(_read_by(model)).collect())
+
+
+def product_checks(keys: dict[str, dg.AssetKey],
+                   checked_in_step: Set[str] = frozenset()) -> list[dg.AssetChecksDefinition]:
+    """One blocking schema check per product (but those `checked_in_step`, whose own step
+    checks them: `schema_check_spec`), the chain records' lake cross-check, and every rule
+    across products."""
+    checks = [_schema_check(name, keys[name]) for name in PRODUCT_SCHEMAS
+              if name not in checked_in_step]
 
     @dg.asset_check(asset=keys["chain_records"], name="counts_agree_with_lake", blocking=True,
                     additional_deps=[dg.AssetKey(["lake", t]) for t in ("pairs", "swaps", "heads")]
@@ -100,13 +119,15 @@ def _cross_check(rule: CrossRule, keys: dict[str, dg.AssetKey]) -> dg.AssetCheck
     return _check
 
 
-def _schema_check(name: str, model: type[pa.DataFrameModel],
-                  key: dg.AssetKey) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=key, name="schema_and_meaning_rules", blocking=True,
-                    description=f"{model.__name__}: types, bounds and the spec's meaning rules")
+def _described(model: type[pa.DataFrameModel]) -> str:
+    return f"{model.__name__}: types, bounds and the spec's meaning rules"
+
+
+def _schema_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
+    @dg.asset_check(asset=key, name=SCHEMA_CHECK, blocking=True,
+                    description=_described(PRODUCT_SCHEMAS[name]))
     def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
-        return as_result(validate(name, model, warehouse.scan(name).select(
-            _read_by(model)).collect()))
+        return as_result(stored_outcome(warehouse, name))
 
     return _check
 

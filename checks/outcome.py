@@ -35,6 +35,15 @@ def validate(product: str, model: type[pa.DataFrameModel], frame: pl.DataFrame) 
     return Outcome(product, True, pl.DataFrame(), 0)
 
 
+def combined(product: str, outcomes: list[Outcome]) -> Outcome:
+    """One outcome of a product checked in pieces that no rule spans (a chain at a time)."""
+    failing = [o for o in outcomes if not o.passed]
+    if not failing:
+        return Outcome(product, True, pl.DataFrame(), 0)
+    cases = pl.concat([o.failures for o in failing], how="diagonal_relaxed")
+    return Outcome(product, False, cases.head(SAMPLE_ROWS), sum(o.failure_count for o in failing))
+
+
 def failed(product: str, check: str, rows: pl.DataFrame) -> Outcome:
     """An outcome from a rule checked outside pandera (`rows` are the offending rows)."""
     if rows.is_empty():

@@ -23,13 +23,15 @@ python_assets = dg.load_assets_from_modules([market_assets, chains_assets, walle
 python_keys = {key.path[-1]: key for a in python_assets for key in a.keys}
 model_assets = sql_assets(python_keys)
 asset_keys = {**python_keys, **{a.key.path[-1]: a.key for a in model_assets}}
+# Products whose own step checks them as they are made carry their checks already.
+checked_in_step = {check.asset_key.path[-1] for a in python_assets for check in a.check_keys}
 
 everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all())
 cadence_jobs, cadence_schedules = schedules()
 
 defs = dg.Definitions(
     assets=[*lake_specs(), *python_assets, *model_assets],
-    asset_checks=product_checks(asset_keys),
+    asset_checks=product_checks(asset_keys, checked_in_step),
     jobs=[everything, *cadence_jobs],
     schedules=cadence_schedules,
     resources=resources(),

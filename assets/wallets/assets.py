@@ -23,6 +23,9 @@ from assets.wallets.positions import (
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized, streamed
+from checks.asset_checks import SCHEMA_CHECK, as_result, schema_check_spec, stored_outcome
+from checks.outcome import combined
+from checks.products import piece_outcome
 
 GROUP = "wallets"
 
@@ -35,6 +38,7 @@ def _keys(*names: str) -> list[dg.AssetKey]:
 
 
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
+FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
@@ -65,6 +69,7 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "median ROI, profit factor, average trade and hold, trade and position counts, "
               "and the three exclusion counts."),
     ],
+    check_specs=[schema_check_spec(name, *_keys(name)) for name in ("wallet_ledger", *FOLDS)],
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The accounted ledger and its folds (positions, rounds, traits, window records), each
@@ -73,8 +78,16 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     in memory, two at a time (a fold mostly keeps one core busy), and the next chain is
     accounted. Each fold's product is written a chain at a time too, by its own writer, so a
     run holds a chain's folds, not the week's. The window records fold the positions' standing
-    in, made in memory when positions are not asked for."""
+    in, made in memory when positions are not asked for. Each product is checked against its
+    schema of record a chain at a time as it is made (no rule spans two chains), rather than
+    read back whole: a check asked for without its product checks the stored one."""
     made = {key.path[-1]: key for key in context.selected_asset_keys}
+    checked = {check.asset_key.path[-1]: check.asset_key
+               for check in context.selected_asset_check_keys}
+    for name in checked.keys() - made.keys():
+        yield as_result(stored_outcome(warehouse, name), checked[name], SCHEMA_CHECK)
+    if not made:
+        return
     # Positions alone do not depend on the watermark: it is read only by what does.
     clock = functools.cache(warehouse.clock)
     folds = [name for name in FOLDS if name in made]
@@ -84,10 +97,23 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
                   ("tokens", "token_rows", ("wallet_positions", "wallet_windows")),
                   ("pools", "pair_tokens", ("wallet_traits",)))}
     pieces = {name: queue.SimpleQueue() for name in folds}
+    # Each product's check of each piece, on a thread of their own beside the folds.
+    outcomes: dict[str, list[Future]] = {name: [] for name in made.keys() & checked.keys()}
     with (ThreadPoolExecutor(max(1, len(folds))) as writing,
-          ThreadPoolExecutor(2) as folding):
+          ThreadPoolExecutor(2) as folding, ThreadPoolExecutor(1) as checking):
+
+        def checking_each(name: str, frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+            """The frames of a product, each one's check started as it passes when the
+            product's check is asked for."""
+            for frame in frames:
+                if name in outcomes:
+                    outcomes[name].append(checking.submit(piece_outcome, name, frame))
+                yield frame
+                del frame
+
         results = [writing.submit(lambda name=name: materialized(
-            warehouse, name, streamed(_drained(pieces[name])), made[name])) for name in folds]
+            warehouse, name, streamed(checking_each(name, _drained(pieces[name]))),
+            made[name])) for name in folds]
 
         def started(ledger: pl.DataFrame, accounts: Accounts) -> None:
             """A piece of the ledger's folds started, each handed to its product's writer."""
@@ -106,8 +132,10 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             if "wallet_ledger" in made:
                 # Each chain's ledger is written as it is made, and let go of once its folds
                 # are.
-                stored = materialized(warehouse, "wallet_ledger", streamed(folded(accounted(
-                    warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))), made["wallet_ledger"])
+                stored = materialized(warehouse, "wallet_ledger", streamed(checking_each(
+                    "wallet_ledger", folded(accounted(warehouse.frames(LEDGER_INPUTS),
+                                                      clock()["as_of"])))),
+                    made["wallet_ledger"])
             else:
                 reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
                 ledger = warehouse.scan("wallet_ledger").select(reads).collect()
@@ -119,9 +147,13 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             # The writers end their products, or, when the ledger failed, refuse them.
             for waiting in pieces.values():
                 waiting.put(outcome)
-        if stored is not None:
-            yield stored
-        yield from (result.result() for result in results)
+        products = ([stored] if stored is not None else []) + [r.result() for r in results]
+    for product in products:
+        yield product
+        name = product.asset_key.path[-1]
+        if name in outcomes:
+            yield as_result(combined(name, [o.result() for o in outcomes[name]]),
+                            product.asset_key, SCHEMA_CHECK)
 
 
 def _drained(pieces: queue.SimpleQueue) -> Iterator[pl.DataFrame]:
@@ -134,9 +166,6 @@ def _drained(pieces: queue.SimpleQueue) -> Iterator[pl.DataFrame]:
         del frame
     if piece is not None:
         raise RuntimeError("the wallet ledger failed before this fold was whole") from piece
-
-
-FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 
 
 def _folded(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,

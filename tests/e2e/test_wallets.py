@@ -201,3 +201,61 @@ def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(h
     assert stored["chain_id"].n_unique() > 1
     whole = account(wallet_events(frames, warehouse.clock()["as_of"])).drop("slot")
     assert whole.equals(stored)
+
+
+def _check_results(result) -> dict[str, dict]:
+    """Each book's schema check: passed, and how many failures it counted."""
+    return {e.asset_key.path[-1]: {"passed": e.passed,
+                                   "failures": e.metadata["failure_count"].value}
+            for e in result.get_asset_check_evaluations()}
+
+
+def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
+        home, tmp_path, monkeypatch):
+    # One row of the second chain's ledger claims a modelled fee with no fee: only the
+    # ledger's rule estimated_fees_exist sees it, on a piece checked as it was made.
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    whole = assets.wallets.assets.accounted
+
+    def broken(frames, as_of):
+        for index, (ledger, slot) in enumerate(whole(frames, as_of)):
+            if index == 1:
+                ledger = ledger.with_columns(
+                    fee_is_estimated=pl.when(pl.int_range(pl.len()) == 0).then(True)
+                    .otherwise("fee_is_estimated"),
+                    fee_usd=pl.when(pl.int_range(pl.len()) == 0).then(None)
+                    .otherwise("fee_usd"))
+            yield ledger, slot
+
+    monkeypatch.setattr(assets.wallets.assets, "accounted", broken)
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    profiles = (tmp_path / "warehouse" / "wallet_profiles.parquet").read_bytes()
+    result = dg.materialize(
+        [wallet_books, assets.wallets.assets.wallet_funding, assets.wallets.assets.wallet_profiles],
+        selection=[dg.AssetKey(["wallets", n]) for n in (*BOOKS, "wallet_profiles")],
+        resources={"warehouse": warehouse}, raise_on_error=False)
+    assert not result.success
+    assert _check_results(result) == {
+        "wallet_ledger": {"passed": False, "failures": 1},
+        **{name: {"passed": True, "failures": 0} for name in BOOKS[1:]}}
+    # The ledger's check blocks every product downstream of it: the profiles were not made.
+    made = {m.asset_key.path[-1] for m in result.get_asset_materialization_events()}
+    assert made == set(BOOKS)
+    assert (tmp_path / "warehouse" / "wallet_profiles.parquet").read_bytes() == profiles
+
+
+def test_a_book_check_run_alone_checks_the_stored_product(home, tmp_path):
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    path = tmp_path / "warehouse" / "wallet_rounds.parquet"
+    rounds = pl.read_parquet(path)
+    # Two rounds held a negative amount: the bound held >= 0 fails twice.
+    pl.concat([rounds.head(2).with_columns(held=pl.lit(-1.0)), rounds.slice(2)]).write_parquet(
+        path)
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    result = dg.materialize([wallet_books], selection=dg.AssetSelection.checks(*[
+        dg.AssetCheckKey(dg.AssetKey(["wallets", n]), "schema_and_meaning_rules")
+        for n in ("wallet_rounds", "wallet_traits")]),
+        resources={"warehouse": warehouse}, raise_on_error=False)
+    assert _check_results(result) == {"wallet_rounds": {"passed": False, "failures": 2},
+                                      "wallet_traits": {"passed": True, "failures": 0}}
+    assert result.get_asset_materialization_events() == []
