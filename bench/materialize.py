@@ -65,8 +65,10 @@ def _run(keys: list) -> tuple[float, dict[str, float], dict]:
 
     job = defs.resolve_job_def("everything")
     started, before = time.perf_counter(), usage()
+    # One line per finished step and check on stderr, as `chaintape materialize` shows them.
     result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(),
-                                    asset_selection=keys, raise_on_error=True)
+                                    asset_selection=keys, raise_on_error=True,
+                                    run_config={"loggers": {"step_lines": {}}})
     assert result.success
     elapsed, cpu = time.perf_counter() - started, spent(before)
     steps = {e.step_key: e.event_specific_data.duration_ms / 1000 for e in result.all_events
