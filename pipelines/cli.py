@@ -1,5 +1,6 @@
 """The chaintape command line: simulate, materialize, publish, serve, up, ui."""
 
+import multiprocessing
 import os
 import shutil
 import socket
@@ -121,6 +122,10 @@ def serve(host: str, port: int, interface: str) -> None:
             probe.bind((host, port))
     except OSError as error:
         raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    # Workers are started as fresh processes, not forked: a fork copies this process as it
+    # stands, the announcing thread's held locks included, and a worker stopped before it had
+    # set its own signal handling kept the inherited ones and would not stop.
+    multiprocessing.set_start_method("spawn", force=True)
     _announce_once_listening(host, port)
     Server("edge.app:create_app", address=host, port=port, interface=Interfaces(interface),
            factory=True, websockets=True, loop=Loops.uvloop, http=HTTPModes.http1,
@@ -162,9 +167,8 @@ def up(ctx: click.Context, fresh: bool, swaps: int) -> None:
         _say(f"lake already present at {Lake().root} (use --fresh to simulate again)")
     if not _materialize(None):
         sys.exit(1)
-    # The edge's workers are forked, and a process whose polars thread pool has run cannot fork
-    # one that uses it (the worker waits for pool threads it does not have): the edge is served
-    # from a fresh process image instead.
+    # The edge is served from a fresh process image, so that what materialising took (polars'
+    # thread pool and caches, Dagster's instance) is not held for as long as the edge serves.
     sys.stdout.flush()
     sys.stderr.flush()
     cli = Path(sys.executable).parent / "chaintape"
