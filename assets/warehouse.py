@@ -23,6 +23,12 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 WITHOUT_STATISTICS = frozenset({"wallet_ledger"})
 
 
+def parquet_options(name: str) -> dict:
+    """How a product's Parquet file is written: its compression, and whether with statistics."""
+    return {"compression": "uncompressed" if name in UNCOMPRESSED else "lz4",
+            "statistics": name not in WITHOUT_STATISTICS}
+
+
 def default_root() -> Path:
     """$CHAINTAPE_WAREHOUSE, else $CHAINTAPE_HOME/warehouse, else ./var/warehouse."""
     if os.environ.get("CHAINTAPE_WAREHOUSE"):
@@ -70,13 +76,11 @@ class Warehouse(dg.ConfigurableResource):
         # failure, which then cannot land once the directory is gone.
         writing = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=path.parent))
         tmp = writing / "product"
-        compression = "uncompressed" if name in UNCOMPRESSED else "lz4"
-        statistics = name not in WITHOUT_STATISTICS
         try:
             if isinstance(frame, pl.LazyFrame):
-                frame.sink_parquet(tmp, compression=compression, statistics=statistics)
+                frame.sink_parquet(tmp, **parquet_options(name))
             else:
-                frame.write_parquet(tmp, compression=compression, statistics=statistics)
+                frame.write_parquet(tmp, **parquet_options(name))
             os.replace(tmp, path)
         finally:
             shutil.rmtree(writing, ignore_errors=True)

@@ -36,7 +36,7 @@ def main() -> None:
     from assets.wallets.ledger import account, chain_inputs, chains_of, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
-    from assets.warehouse import UNCOMPRESSED, WITHOUT_STATISTICS, Warehouse, default_root
+    from assets.warehouse import Warehouse, default_root, parquet_options
     from checks.products import piece_outcome
 
     warehouse = Warehouse(root=str(default_root()), lake_root=str(args.home / "lake"))
@@ -57,8 +57,7 @@ def main() -> None:
         return out
 
     def written(name: str, frame: pl.DataFrame) -> None:
-        frame.write_parquet(scratch, statistics=name not in WITHOUT_STATISTICS,
-                            compression="uncompressed" if name in UNCOMPRESSED else "lz4")
+        frame.write_parquet(scratch, **parquet_options(name))
 
     as_of, as_of_s = clock["as_of"], clock["as_of_s"]
     chains = chains_of(frames)

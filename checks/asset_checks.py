@@ -9,8 +9,8 @@ import polars as pl
 
 from assets.warehouse import Warehouse
 from checks.chains import counts_agree_with_lake
-from checks.outcome import Outcome, failed, validate
-from checks.products import PRODUCT_SCHEMAS
+from checks.outcome import Outcome, failed
+from checks.products import PRODUCT_SCHEMAS, piece_outcome
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
@@ -39,8 +39,8 @@ def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
 
 def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
     """A stored product checked against its schema of record."""
-    model = PRODUCT_SCHEMAS[name]
-    return validate(name, model, warehouse.scan(name).select(_read_by(model)).collect())
+    return piece_outcome(name, warehouse.scan(name).select(
+        _read_by(PRODUCT_SCHEMAS[name])).collect())
 
 
 def product_checks(keys: dict[str, dg.AssetKey],
