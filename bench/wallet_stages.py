@@ -33,7 +33,7 @@ def main() -> None:
 
     from assets.wallets.assets import LEDGER_INPUTS
     from assets.wallets.behaviour import wallet_traits
-    from assets.wallets.ledger import account, chain_inputs, chains_of, wallet_events
+    from assets.wallets.ledger import account, chain_inputs, chains_of, stored, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
     from assets.warehouse import Warehouse, default_root, parquet_options
@@ -69,7 +69,7 @@ def main() -> None:
         positions = timed("positions fold", assemble_positions, ledger, tokens, accounts)
         owners = timed("windows fold", Owners.of, ledger, accounts.slot)
         products = {
-            "wallet_ledger": ledger,
+            "wallet_ledger": stored(ledger),
             "wallet_positions": positions,
             "wallet_rounds": timed("rounds fold", assemble_rounds, ledger, as_of_s, accounts),
             "wallet_windows": timed("windows fold", assemble_windows, ledger, as_of_s,

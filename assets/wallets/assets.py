@@ -5,6 +5,7 @@ import functools
 import queue
 from collections.abc import Iterator, Set
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 import dagster as dg
 import numpy as np
@@ -12,9 +13,8 @@ import polars as pl
 
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import accounted
+from assets.wallets.ledger import ACCOUNTED, account, accounted, stored
 from assets.wallets.positions import (
-    ACCOUNTS,
     Accounts,
     Owners,
     assemble_positions,
@@ -28,6 +28,7 @@ from checks.outcome import combined
 from checks.products import piece_outcome
 
 GROUP = "wallets"
+T = TypeVar("T")
 
 
 def _keys(*names: str) -> list[dg.AssetKey]:
@@ -122,24 +123,24 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
                 pieces[name].put(futures[name])
 
         def folded(parts: Iterator[tuple[pl.DataFrame, np.ndarray]]) -> Iterator[pl.DataFrame]:
-            """Each chain's ledger, its folds started as it passes."""
+            """Each chain's ledger as stored, its folds started from it whole as it passes."""
             for ledger, slot in parts:
                 started(ledger, Accounts.of(ledger, slot))
-                yield ledger
+                yield stored(ledger)
 
-        stored, outcome = None, None
+        written, outcome = None, None
         try:
             if "wallet_ledger" in made:
-                # Each chain's ledger is written as it is made, and let go of once its folds
-                # are.
-                stored = materialized(warehouse, "wallet_ledger", streamed(checking_each(
-                    "wallet_ledger", folded(accounted(warehouse.frames(LEDGER_INPUTS),
-                                                      clock()["as_of"])))),
-                    made["wallet_ledger"])
+                # Each chain's ledger is written as it is made, the next one accounted
+                # meanwhile, and let go of once its folds are.
+                chains = ahead(accounted(warehouse.frames(LEDGER_INPUTS), clock()["as_of"]))
+                written = materialized(warehouse, "wallet_ledger", streamed(checking_each(
+                    "wallet_ledger", folded(chains))), made["wallet_ledger"])
             else:
-                reads = (*ACCOUNTS, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-                ledger = warehouse.scan("wallet_ledger").select(reads).collect()
-                started(ledger, Accounts.of(ledger))
+                # The stored ledger keeps no working columns: its rows are accounted again.
+                reads = (*ACCOUNTED, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
+                ledger = account(warehouse.scan("wallet_ledger").select(reads).collect())
+                started(ledger.drop("slot"), Accounts.of(ledger, ledger["slot"].to_numpy()))
         except BaseException as error:
             outcome = error
             raise
@@ -147,13 +148,29 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             # The writers end their products, or, when the ledger failed, refuse them.
             for waiting in pieces.values():
                 waiting.put(outcome)
-        products = ([stored] if stored is not None else []) + [r.result() for r in results]
+        products = ([written] if written is not None else []) + [r.result() for r in results]
     for product in products:
         yield product
         name = product.asset_key.path[-1]
         if name in outcomes:
             yield as_result(combined(name, [o.result() for o in outcomes[name]]),
                             product.asset_key, SCHEMA_CHECK)
+
+
+def ahead(items: Iterator[T]) -> Iterator[T]:
+    """The items of an iterator, each one made on a thread while the one before is used: a
+    chain's ledger is accounted while the chain before is written and folded. At most one is
+    made ahead; an error making one is raised where it would have come, and a reader that stops
+    early waits only for the one under way."""
+    with ThreadPoolExecutor(1) as making:
+        coming = making.submit(next, items, _END)
+        while (item := coming.result()) is not _END:
+            coming = making.submit(next, items, _END)
+            yield item
+            del item
+
+
+_END = object()
 
 
 def _drained(pieces: queue.SimpleQueue) -> Iterator[pl.DataFrame]:

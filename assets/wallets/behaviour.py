@@ -20,8 +20,8 @@ from assets.round_trips import POOL
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from assets.wallets.positions import Owners
 
-# What the traits read of the ledger beyond its accounts.
-TRAIT_INPUTS = ("pair", "cost_change")
+# What the traits read of a stored ledger beyond what is accounted again.
+TRAIT_INPUTS = ("pair",)
 # Entering a pool among its first swaps is sniping.
 SNIPE_SWAPS = 10
 # A pool younger than this is a launch; market makers quote established pools.

@@ -13,11 +13,6 @@ from assets.folds import by_field
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
 
-# What the folds read of the ledger: never its hashes, pairs or fees. A position is its
-# fingerprint (`position`), its strings taken from its first row.
-ACCOUNTS = ("position", *POSITION, "round", "ts", "side", "qty", "notional_usd", "cost_in_usd",
-            "realized_usd", "cost_closed_usd", "held", "cost", "incomplete", "opens", "closes",
-            "round_opened_at")
 COUNTS = ("buys", "sells", "transfers_in", "transfers_out")
 # A group's sums, in the order `_fold` gives them: quantities and money swapped (a notional
 # without a USD price adds nothing), the priced quantities the average prices divide by, and the

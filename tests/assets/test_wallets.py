@@ -4,12 +4,14 @@ figure worked out by hand below; and funding clusters, by hand."""
 
 import hashlib
 import math
+import threading
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import polars as pl
 import pytest
 
+from assets.wallets.assets import ahead
 from assets.wallets.behaviour import wallet_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
@@ -17,6 +19,7 @@ from assets.wallets.ledger import (
     chain_halves,
     chain_order,
     chains_of,
+    marked,
     movement_events,
     wallet_events,
     with_swap_hashes,
@@ -75,6 +78,27 @@ def test_average_cost_realises_each_sell_against_the_running_basis(ledger) -> No
     assert t["round"].to_list() == [0, 0, 0, 0, 0, 1]
     assert t["closes"].to_list() == [False, False, False, False, True, False]
     assert t["incomplete"].to_list() == [False, False, False, True, False, False]
+
+
+def test_a_buy_without_a_usd_price_and_a_transfer_in_are_charged_their_mark() -> None:
+    # Neither has a USD notional: 10 units at a mark of 7 cost 70, then 10 at 2 add 20.
+    t = account(events([(W, T, "buy", 10.0, None, 7.0),
+                        (W, T, "transfer_in", 10.0, None, 2.0)]))
+    assert t["held"].to_list() == pytest.approx([10, 20])
+    assert t["cost"].to_list() == pytest.approx([70, 90])
+    assert t["cost_in_usd"].to_list() == pytest.approx([70, 20])
+    assert t["incomplete"].to_list() == [True, True]
+
+
+def test_a_mark_is_the_last_priced_swap_price_at_or_before_the_row() -> None:
+    swaps = pl.DataFrame({"chain_id": [1, 1, 1, 2], "token": [T, T, T, T],
+                          "ts": [10, 20, 30, 1], "price_usd": [2.0, None, 3.0, 9.0]})
+    rows = pl.DataFrame({"chain_id": [1, 1, 1, 1, 1], "token": [T, T, T, T, U],
+                         "ts": [5, 10, 25, 30, 30], "n": [0, 1, 2, 3, 4]})
+    got = marked(rows.lazy(), swaps.lazy()).collect().sort("n")
+    # Before any price: none; the unpriced swap at 20 is passed over; chain 2's T is another
+    # token; U never had a price.
+    assert got["mark_usd"].to_list() == [None, 2.0, 2.0, 3.0, None]
 
 
 def test_an_oversold_sell_breaks_even_and_marks_the_basis_incomplete(ledger) -> None:
@@ -457,3 +481,48 @@ def test_funding_ties_in_time_come_in_chain_order_with_their_price_at_the_time()
     funded = assemble_funding(frames, t0 + timedelta(days=1))
     assert funded.select("chain_id", "block_number", "wallet", "amount_usd").rows() == [
         (1, 1, "w0", None), (1, 8, "w1a", 10.0), (1, 9, "w1b", 20.0), (2, 7, "w2", 15.0)]
+
+
+def test_ahead_gives_every_item_in_order() -> None:
+    assert list(ahead(iter(range(5)))) == [0, 1, 2, 3, 4]
+    assert list(ahead(iter([]))) == []
+
+
+def test_ahead_makes_the_next_item_while_the_one_before_is_used() -> None:
+    making_second = threading.Event()
+
+    def items():
+        yield "first"
+        making_second.set()
+        yield "second"
+
+    given = ahead(items())
+    assert next(given) == "first"
+    # Made sequentially, the second would be started only when asked for: this would time out.
+    assert making_second.wait(timeout=10)
+    assert list(given) == ["second"]
+
+
+def test_ahead_raises_an_error_where_its_item_would_have_come() -> None:
+    def items():
+        yield 1
+        raise OSError("the lake went away")
+
+    given = ahead(items())
+    assert next(given) == 1
+    with pytest.raises(OSError, match="the lake went away"):
+        next(given)
+
+
+def test_ahead_makes_at_most_one_more_for_a_reader_that_stops() -> None:
+    made = []
+
+    def items():
+        for n in range(10):
+            made.append(n)
+            yield n
+
+    given = ahead(items())
+    assert next(given) == 0
+    given.close()
+    assert made in ([0], [0, 1])

@@ -11,7 +11,7 @@ import pytest
 
 import assets.wallets.assets
 from assets.wallets.assets import LEDGER_INPUTS, wallet_books
-from assets.wallets.ledger import account, chains_of, wallet_events
+from assets.wallets.ledger import WORKING, account, chains_of, stored, wallet_events
 from assets.warehouse import Warehouse
 from tests.e2e.test_market import walk
 
@@ -196,11 +196,33 @@ def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, mo
 def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(home) -> None:
     warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
     frames = warehouse.frames(LEDGER_INPUTS)
-    stored = pl.read_parquet(warehouse.path("wallet_ledger"))
+    kept = pl.read_parquet(warehouse.path("wallet_ledger"))
     assert len(chains_of(frames)) > 1
-    assert stored["chain_id"].n_unique() > 1
+    assert kept["chain_id"].n_unique() > 1
     whole = account(wallet_events(frames, warehouse.clock()["as_of"])).drop("slot")
-    assert whole.equals(stored)
+    assert stored(whole).equals(kept)
+
+
+def test_the_stored_ledger_keeps_no_working_columns_and_accounts_again_to_the_same_books(
+        home) -> None:
+    warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    kept = pl.read_parquet(warehouse.path("wallet_ledger"))
+    assert not set(WORKING) & set(kept.columns)
+    # A priced swap is accounted at its notional and keeps no mark; movements and unpriced
+    # swaps are charged theirs.
+    priced = pl.col("notional_usd").is_not_null()
+    assert kept.filter(priced)["mark_usd"].null_count() == kept.filter(priced).height
+    assert kept.filter(pl.col("side") == "transfer_in")["mark_usd"].is_not_null().any()
+    # An unpriced swap has a mark exactly when its token had a priced swap at or before it.
+    first_priced = kept.filter(priced).group_by("chain_id", "token").agg(since=pl.col("ts").min())
+    unpriced = kept.filter(~priced, pl.col("side").is_in(["buy", "sell"])).join(
+        first_priced, on=["chain_id", "token"], how="left")
+    assert unpriced.height > 0
+    assert unpriced["mark_usd"].is_not_null().to_list() == (
+        unpriced["since"] <= unpriced["ts"]).fill_null(False).to_list()
+    again = account(kept).drop("slot")
+    assert stored(again).equals(kept)
+    assert set(WORKING) <= set(again.columns)
 
 
 def _check_results(result) -> dict[str, dict]:
