@@ -5,10 +5,11 @@ says of where it listens."""
 import os
 import socket
 import subprocess
+import threading
 
 import httpx
 
-from tests.conftest import BIN, free_port, run_cli, wait_http
+from tests.conftest import BIN, free_port, run_cli
 
 
 def test_up_serves_what_it_just_published(tmp_path) -> None:
@@ -17,9 +18,22 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
            "PORT": str(port)}
     up = subprocess.Popen([str(BIN / "chaintape"), "up", "--swaps", "3000"], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said: list[str] = []
+    listening = threading.Event()
+
+    def read() -> None:
+        with up.stderr:
+            for line in up.stderr:
+                said.append(line)
+                if line.startswith(f"edge listening on http://127.0.0.1:{port}"):
+                    listening.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        # Simulating and materialising come first; the edge answers only once they are done.
-        wait_http(f"http://127.0.0.1:{port}/api/v1/status", timeout=300)
+        # Simulating and materialising come first; the edge says where it listens only once
+        # they are done and it accepts connections.
+        assert listening.wait(timeout=300), "".join(said)
         chains = httpx.get(f"http://127.0.0.1:{port}/api/v1/chains?limit=100", timeout=30)
         assert chains.status_code == 200
         published = {p.name for p in (tmp_path / "store" / "snapshots").iterdir()
@@ -31,11 +45,14 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
     finally:
         up.terminate()
         try:
-            _, errors = up.communicate(timeout=30)
+            up.wait(timeout=30)
         except subprocess.TimeoutExpired:
             up.kill()
-            _, errors = up.communicate()
-    assert "edge listening on" in errors
+            up.wait()
+        reader.join(timeout=30)
+    # Published before it served: the snapshot's step is said done ahead of the announcement.
+    published_at = next(i for i, line in enumerate(said) if "done" in line and "publish__snapshot" in line)
+    assert published_at < next(i for i, line in enumerate(said) if line.startswith("edge listening on"))
 
 
 def test_serve_says_it_listens_only_once_it_accepts_connections(home) -> None:
