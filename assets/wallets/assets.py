@@ -13,7 +13,7 @@ import polars as pl
 
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import ACCOUNTED, account, accounted, stored
+from assets.wallets.ledger import ACCOUNTED, account, accounted, parted, stored
 from assets.wallets.positions import (
     Accounts,
     Owners,
@@ -139,8 +139,9 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
             else:
                 # The stored ledger keeps no working columns: its rows are accounted again.
                 reads = (*ACCOUNTED, *(TRAIT_INPUTS if "wallet_traits" in made else ()))
-                ledger = account(warehouse.scan("wallet_ledger").select(reads).collect())
-                started(ledger.drop("slot"), Accounts.of(ledger, ledger["slot"].to_numpy()))
+                ledger, slot = parted(account(warehouse.scan("wallet_ledger").select(reads)
+                                              .collect()))
+                started(ledger, Accounts.of(ledger, slot))
         except BaseException as error:
             outcome = error
             raise

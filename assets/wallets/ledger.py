@@ -166,7 +166,7 @@ def accounted(frames: dict[str, pl.LazyFrame], as_of) -> Iterator[tuple[pl.DataF
         ledger = account(wallet_events(mine, as_of))
         if ledger.height or (not given and index == len(chains) - 1):
             given = True
-            yield ledger.drop("slot"), ledger["slot"].to_numpy()
+            yield parted(ledger)
 
 
 # A packed key's bits, from the top: the chain's rank, the block, the log index, the row's seq.
@@ -216,6 +216,11 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
            positions)
     return flow.with_columns(slot=slot, **{
         name: pl.Series(name, values) for name, values in zip(BOOK_COLUMNS, books, strict=True)})
+
+
+def parted(ledger: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
+    """An accounted ledger (`account`) without its rows' position numbers, and those numbers."""
+    return ledger.drop("slot"), ledger["slot"].to_numpy()
 
 
 def stored(ledger: pl.DataFrame) -> pl.DataFrame:
