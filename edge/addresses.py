@@ -1,6 +1,5 @@
 """Chains by slug or id, and addresses in their chain's native form (EVM: lower-case 0x)."""
 
-import re
 from dataclasses import dataclass
 
 import orjson
@@ -8,8 +7,7 @@ import orjson
 from edge.memo import per_snapshot
 from edge.problems import ApiError
 from publish.snapshot import Snapshot
-
-EVM = re.compile(r"(0[xX])?([0-9a-fA-F]{40})")
+from publish.vocabulary import EVM_ADDRESS as EVM
 CHAIN_PARAMS = ("chain", "chains")
 
 

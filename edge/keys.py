@@ -1,11 +1,14 @@
 """API keys: issued by an admin command, stored only as hashes, looked up by the edge."""
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
 import os
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,8 +85,19 @@ class FileKeys:
             self._stamp = stamp
         return self._records
 
-    def _save(self, records: dict[str, KeyRecord]) -> None:
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[dict[str, KeyRecord]]:
+        """The records, read afresh under an exclusive lock held until they are saved: two
+        admin commands at once must not both read, change and rewrite (one change lost)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._stamp = None
+            records = dict(self._load())
+            yield records
+            self._save(records)
+
+    def _save(self, records: dict[str, KeyRecord]) -> None:
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps({h: asdict(r) for h, r in records.items()}, indent=1))
         os.chmod(tmp, 0o600)
@@ -99,7 +113,8 @@ class FileKeys:
     def create(self, name: str, plan: str) -> tuple[str, KeyRecord]:
         """Issue a key: the key is returned once and only its hash is kept."""
         key, hashed, record = _issue(name, plan)
-        self._save({**self._load(), hashed: record})
+        with self._changing() as records:
+            records[hashed] = record
         return key, record
 
     def all(self) -> list[KeyRecord]:
@@ -108,12 +123,11 @@ class FileKeys:
 
     def revoke(self, key_id: str) -> KeyRecord | None:
         """Revoke by id; None when no key has that id."""
-        records = dict(self._load())
-        for h, record in records.items():
-            if record.key_id == key_id:
-                records[h] = replace(record, revoked_at=_now())
-                self._save(records)
-                return records[h]
+        with self._changing() as records:
+            for h, record in records.items():
+                if record.key_id == key_id:
+                    records[h] = replace(record, revoked_at=record.revoked_at or _now())
+                    return records[h]
         return None
 
 
@@ -145,7 +159,8 @@ class RedisKeys:
         for h, raw in self.sync.hgetall(REDIS_HASH).items():
             record = KeyRecord(**json.loads(raw))
             if record.key_id == key_id:
-                revoked = replace(record, revoked_at=_now())
+                revoked = replace(record, revoked_at=record.revoked_at or _now())
+                # Each key is its own field, so this write cannot undo another's change.
                 self.sync.hset(REDIS_HASH, h, json.dumps(asdict(revoked)))
                 return revoked
         return None

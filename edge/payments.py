@@ -3,6 +3,7 @@
 import base64
 import binascii
 import hashlib
+import re
 import sqlite3
 import threading
 import time
@@ -21,6 +22,10 @@ AUTHORIZATION_TYPES = {"TransferWithAuthorization": [
     {"name": "from", "type": "address"}, {"name": "to", "type": "address"},
     {"name": "value", "type": "uint256"}, {"name": "validAfter", "type": "uint256"},
     {"name": "validBefore", "type": "uint256"}, {"name": "nonce", "type": "bytes32"}]}
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+HEX = re.compile(r"0x[0-9a-fA-F]*")
+DECIMAL = re.compile(r"[0-9]{1,78}")
+SIGNATURE_BYTES = 65
 
 
 class PaymentInvalid(Exception):
@@ -90,51 +95,104 @@ def decode(headers) -> tuple[int, dict] | None:
         raise PaymentInvalid("invalid_payload") from None
     if not isinstance(payload, dict):
         raise PaymentInvalid("invalid_payload")
-    return int(payload.get("x402Version", 2)) if "payment-signature" in headers else 1, payload
+    if "payment-signature" not in headers:
+        return 1, payload
+    version = payload.get("x402Version", 2)
+    if type(version) is not int or version not in (1, 2):
+        raise PaymentInvalid("invalid_x402_version")
+    return version, payload
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """An EIP-3009 TransferWithAuthorization whose every field has its ABI type's shape."""
+
+    payer: str
+    to: str
+    value: int
+    valid_after: int
+    valid_before: int
+    nonce: bytes
+    signature: bytes
+
+
+def authorization(inner: object) -> Authorization:
+    """The authorization and signature of a payload's `payload` member, or invalid_payload
+    when any field is missing or not of its type (an address, a uint256, a bytes32)."""
+    if not isinstance(inner, dict) or not isinstance(inner.get("authorization"), dict):
+        raise PaymentInvalid("invalid_payload")
+    auth = inner["authorization"]
+    signature = _hex_bytes(inner.get("signature"))
+    if signature is None or len(signature) != SIGNATURE_BYTES:
+        raise PaymentInvalid("invalid_exact_evm_payload_signature")
+    payer, to = _address(auth.get("from")), _address(auth.get("to"))
+    nonce = _hex_bytes(auth.get("nonce"))
+    numbers = [_uint256(auth.get(name)) for name in ("value", "validAfter", "validBefore")]
+    if payer is None or to is None or nonce is None or len(nonce) != 32 or None in numbers:
+        raise PaymentInvalid("invalid_payload")
+    value, after, before = (n for n in numbers if n is not None)
+    return Authorization(payer, to, value, after, before, nonce, signature)
+
+
+def _address(value: object) -> str | None:
+    return value if isinstance(value, str) and ADDRESS.fullmatch(value) else None
+
+
+def _hex_bytes(value: object) -> bytes | None:
+    if not isinstance(value, str) or not HEX.fullmatch(value) or len(value) % 2:
+        return None
+    return bytes.fromhex(value[2:])
+
+
+def _uint256(value: object) -> int | None:
+    """A uint256 as x402 sends it: a decimal string (or a JSON integer), 0 ≤ n < 2**256."""
+    if type(value) is int:
+        number = value
+    elif isinstance(value, str) and DECIMAL.fullmatch(value):
+        number = int(value)
+    else:
+        return None
+    return number if 0 <= number < 2**256 else None
 
 
 def verify(offer: Offer, version: int, payload: dict, cost_units: int,
            now: float | None = None) -> Payment:
-    """Check scheme, network, amount, recipient, validity window and signature."""
+    """Check scheme, network, amount (exactly the price), recipient, validity window and
+    signature."""
     required = offer.requirements(cost_units)
-    try:
-        if version == 2:
-            accepted = payload["accepted"]
-            scheme, network = accepted["scheme"], accepted["network"]
-            if str(accepted.get("payTo", "")).lower() != offer.pay_to.lower() or \
-                    str(accepted.get("asset", "")).lower() != offer.asset.lower():
-                raise PaymentInvalid("invalid_exact_evm_payload_recipient_mismatch")
-        else:
-            scheme, network = payload["scheme"], V1_NETWORKS.get(payload["network"], "")
-        inner = payload["payload"]
-        auth, signature = inner["authorization"], inner["signature"]
-        value, after, before = int(auth["value"]), int(auth["validAfter"]), int(auth["validBefore"])
-        nonce = bytes.fromhex(str(auth["nonce"]).removeprefix("0x"))
-    except (KeyError, TypeError, ValueError):
-        raise PaymentInvalid("invalid_payload") from None
+    if version == 2:
+        accepted = payload.get("accepted")
+        if not isinstance(accepted, dict):
+            raise PaymentInvalid("invalid_payload")
+        scheme, network = accepted.get("scheme"), accepted.get("network")
+        if str(accepted.get("payTo", "")).lower() != offer.pay_to.lower() or \
+                str(accepted.get("asset", "")).lower() != offer.asset.lower():
+            raise PaymentInvalid("invalid_exact_evm_payload_recipient_mismatch")
+    else:
+        scheme = payload.get("scheme")
+        network = V1_NETWORKS.get(payload["network"], "") \
+            if isinstance(payload.get("network"), str) else ""
+    auth = authorization(payload.get("payload"))
     if scheme != "exact":
         raise PaymentInvalid("unsupported_scheme")
     if network != offer.network:
         raise PaymentInvalid("invalid_network")
-    if str(auth["to"]).lower() != offer.pay_to.lower():
+    if auth.to.lower() != offer.pay_to.lower():
         raise PaymentInvalid("invalid_exact_evm_payload_recipient_mismatch")
-    if value < int(required["amount"]):
-        raise PaymentInvalid("invalid_exact_evm_payload_authorization_value")
+    # `exact` moves exactly the price: settling a larger authorisation would move all of it.
+    if auth.value != int(required["amount"]):
+        raise PaymentInvalid("invalid_exact_evm_payload_authorization_value_mismatch")
     moment = time.time() if now is None else now
-    if moment < after:
+    if moment < auth.valid_after:
         raise PaymentInvalid("invalid_exact_evm_payload_authorization_valid_after")
-    if moment >= before - 6:
+    if moment >= auth.valid_before - 6:
         raise PaymentInvalid("invalid_exact_evm_payload_authorization_valid_before")
-    if len(nonce) != 32:
-        raise PaymentInvalid("invalid_payload")
-    payer = str(auth["from"])
-    if _signer(offer, auth, value, after, before, nonce, signature).lower() != payer.lower():
+    if _signer(offer, auth).lower() != auth.payer.lower():
         raise PaymentInvalid("invalid_exact_evm_payload_signature")
-    return Payment(version, payload, required, payer, "0x" + nonce.hex())
+    return Payment(version, payload, required, auth.payer, "0x" + auth.nonce.hex())
 
 
-def _signer(offer: Offer, auth: dict, value: int, after: int, before: int, nonce: bytes,
-            signature: str) -> str:
+def _signer(offer: Offer, auth: Authorization) -> str:
     chain_id = int(offer.network.split(":")[1])
     message = encode_typed_data(full_message={
         "types": {"EIP712Domain": [
@@ -144,11 +202,14 @@ def _signer(offer: Offer, auth: dict, value: int, after: int, before: int, nonce
         "primaryType": "TransferWithAuthorization",
         "domain": {"name": offer.asset_name, "version": offer.asset_version,
                    "chainId": chain_id, "verifyingContract": offer.asset},
-        "message": {"from": auth["from"], "to": auth["to"], "value": value, "validAfter": after,
-                    "validBefore": before, "nonce": nonce}})
+        "message": {"from": auth.payer, "to": auth.to, "value": auth.value,
+                    "validAfter": auth.valid_after, "validBefore": auth.valid_before,
+                    "nonce": auth.nonce}})
     try:
-        return Account.recover_message(message, signature=signature)
-    except (ValueError, TypeError):
+        return Account.recover_message(message, signature=auth.signature)
+    # eth-keys raises its own types for a signature off the curve or with a bad v: whatever
+    # it raises, the signature does not recover to anyone.
+    except Exception:
         raise PaymentInvalid("invalid_exact_evm_payload_signature") from None
 
 

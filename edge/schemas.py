@@ -51,6 +51,7 @@ STATUS = obj({
     "status": {"type": "string", "enum": ["ok", "degraded", "unavailable"]},
     "snapshot": obj({"id": STRING, "as_of": STRING, "snapshot_at": STRING, "age_seconds": NUMBER},
                     nullable=True),
+    "rejected_snapshot": obj({"snapshot_id": STRING, "error": STRING}, nullable=True),
     "chains": {"type": "array", "items": obj({
         "slug": STRING, "chain_id": INT, "latest_block": INT, "head_block": INT,
         "block_lag_seconds": INT, "syncing": BOOL, "metrics_stale": BOOL})},
@@ -95,7 +96,7 @@ PAIR_WINDOW = obj({"price_change_pct": NUMBER, "volume_usd": NUMBER, "buy_volume
 TOKEN_WINDOW = {**PAIR_WINDOW, "properties": {**PAIR_WINDOW["properties"], "makers": INT,
                                               "makers_main_pair_only": BOOL},
                 "required": [*PAIR_WINDOW["required"], "makers", "makers_main_pair_only"]}
-RANGE = obj({"low": NNUM, "high": NNUM, "low_at": NSTR, "high_at": NSTR})
+RANGE = obj({"low": NNUM, "high": NNUM, "low_at": NNUM, "high_at": NNUM})
 PAIR_ROW = obj({
     "network": CHAIN_REF,
     "dex": obj({"name": NSTR, "factory": STRING, "factory_type": NSTR, "chain_id": INT,

@@ -53,20 +53,23 @@ class SnapshotHolder:
         self.recent: dict[str, Snapshot] = {}
         self.last_check: float | None = None
         self.store_healthy = True
+        self.rejected: dict[str, str] | None = None
 
     def refresh(self) -> bool:
-        """Load the snapshot LATEST names if it is new; True when the current one changed."""
+        """Load the snapshot LATEST names if it is new; True when the current one changed.
+        A pointer or snapshot that cannot be read is reported in `rejected` and skipped: the
+        current snapshot stays served and the next good publish is followed."""
+        sid = None
         try:
-            pointer = orjson.loads(self.store.get(LATEST).body)
-            sid = pointer["snapshot_id"]
+            sid = _pointed(self.store.get(LATEST).body)
             self.store_healthy = True
             self.last_check = time.time()
             if self.current is not None and self.current.snapshot_id == sid:
+                self.rejected = None
+                return False
+            if self.rejected is not None and self.rejected["snapshot_id"] == sid:
                 return False
             self._remember(load_snapshot(self.store, sid))
-            self.current = self.recent[sid]
-            log.info("serving snapshot %s", sid)
-            return True
         except NotFound:
             self.store_healthy = True
             return False
@@ -74,6 +77,16 @@ class SnapshotHolder:
             self.store_healthy = False
             log.warning("object store unreachable, keeping snapshot: %s", err)
             return False
+        except Exception as err:
+            # A bad publish (a torn pointer, a manifest that is not JSON, a table that does not
+            # read) is the publisher's fault, not the store's: keep serving and say so.
+            self.rejected = {"snapshot_id": sid or LATEST, "error": f"{type(err).__name__}: {err}"}
+            log.warning("not following %s: %s", self.rejected["snapshot_id"], err)
+            return False
+        self.current = self.recent[sid]
+        self.rejected = None
+        log.info("serving snapshot %s", sid)
+        return True
 
     async def pinned(self, snapshot_id: str) -> Snapshot | None:
         """A recent snapshot by id, loading it if the store still keeps it (None when it does
@@ -125,3 +138,15 @@ class SnapshotHolder:
                 await asyncio.wait_for(asyncio.shield(pending), self.timeout_s)
             except TimeoutError:
                 self.store_healthy = False
+            except Exception:
+                # Following must outlive any one failure, or the edge serves one snapshot for good.
+                log.exception("following %s failed; retrying", LATEST)
+
+
+def _pointed(body: bytes) -> str:
+    """The snapshot id a LATEST pointer names; ValueError when it names none."""
+    pointer = orjson.loads(body)
+    sid = pointer.get("snapshot_id") if isinstance(pointer, dict) else None
+    if not isinstance(sid, str) or not sid:
+        raise ValueError(f"{LATEST} names no snapshot")
+    return sid

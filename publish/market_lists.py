@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 import orjson
 import polars as pl
 
+from publish.vocabulary import address_spellings
+
 # Columns a pair list sorts on; `{tf}` is the requested timeframe.
 PAIR_SORT_COLUMNS = {
     "trending": "trending_{tf}", "volume": "volume_{tf}_usd", "liquidity": "liquidity_usd",
@@ -79,7 +81,7 @@ def token_list(tokens: pl.DataFrame, query: TokenQuery, as_of_s: int) -> pl.Data
         rows = rows.filter(
             pl.col("symbol").str.to_lowercase().str.contains(text, literal=True)
             | pl.col("name").str.to_lowercase().str.contains(text, literal=True)
-            | (pl.col("address").str.to_lowercase() == text))
+            | pl.col("address").is_in(address_spellings(query.q)))
     if query.categories:
         rows = rows.filter(pl.col("categories").list.set_intersection(
             list(query.categories)).list.len() > 0)

@@ -1,7 +1,19 @@
 """The interface's closed value sets, shared by the pipeline that publishes /config and the edge
 that validates requests, so that /config lists exactly what the service accepts."""
 
+import re
+
 import polars as pl
+
+# An EVM address as a client may spell it: with or without 0x, any case.
+EVM_ADDRESS = re.compile(r"(0[xX])?([0-9a-fA-F]{40})")
+
+
+def address_spellings(q: str) -> list[str]:
+    """How an address a client typed is stored: EVM lower-case with 0x, others (base58, which
+    is case-sensitive) exactly as given."""
+    found = EVM_ADDRESS.fullmatch(q)
+    return ["0x" + found.group(2).lower()] if found else [q]
 
 PAIR_WINDOWS = {"m5": 300, "h1": 3_600, "h6": 21_600, "h24": 86_400}
 TIMEFRAMES = list(PAIR_WINDOWS)

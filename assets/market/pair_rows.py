@@ -82,6 +82,24 @@ def first_at(at: str, value: str, extreme: str) -> pl.Expr:
     return pl.col(at).filter(figure == getattr(figure, extreme)()).min()
 
 
+def holding(low: str, high: str, current: str | pl.Expr, as_of: datetime) -> dict[str, pl.Expr]:
+    """A 24h range widened to hold the current value, observed at `as_of`: the range is over
+    every observation of the day and now, so the value a row shows never falls outside it."""
+    now = pl.col(current) if isinstance(current, str) else current
+    at = pl.lit(as_of).cast(pl.Datetime("us", "UTC"))
+    below = now.is_not_null() & (pl.col(low).is_null() | (now < pl.col(low)))
+    above = now.is_not_null() & (pl.col(high).is_null() | (now > pl.col(high)))
+    return {low: pl.when(below).then(now).otherwise(pl.col(low)),
+            high: pl.when(above).then(now).otherwise(pl.col(high)),
+            f"{low}_at": pl.when(below).then(at).otherwise(pl.col(f"{low}_at")),
+            f"{high}_at": pl.when(above).then(at).otherwise(pl.col(f"{high}_at"))}
+
+
+def seconds(column: str) -> pl.Expr:
+    """A UTC timestamp as the wire's unix seconds (a number, to the millisecond)."""
+    return (pl.col(column).dt.epoch("ms") / 1000).alias(f"{column}_seconds")
+
+
 def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
     """Per pair: the last swap price, the price each window opened at, and the 24h range (the
     legs are in block and log order within each chain, so first and last follow time)."""
@@ -213,8 +231,8 @@ def _token(side: str, position: pl.Expr) -> pl.Expr:
         decimals=f"{side}_decimals", reserve=f"{side}_reserve",
         total_supply=f"{side}_total_supply",
         price_range=pl.struct(low=f"{side}_range_low", high=f"{side}_range_high",
-                              low_at=f"{side}_range_low_at_text",
-                              high_at=f"{side}_range_high_at_text"))
+                              low_at=f"{side}_range_low_at_seconds",
+                              high_at=f"{side}_range_high_at_seconds"))
 
 
 def _windows() -> dict[str, pl.Expr]:
@@ -298,6 +316,10 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     ).rename({"range_low": "base_range_low", "range_high": "base_range_high",
               "range_low_at": "base_range_low_at", "range_high_at": "base_range_high_at",
               "base_status": "base_token_status", "quote_status": "quote_token_status"})
+    wide = wide.with_columns(
+        **holding("base_range_low", "base_range_high", "base_price_usd", as_of),
+        **holding("quote_range_low", "quote_range_high", "quote_price_usd", as_of),
+        **holding("liq_low", "liq_high", "liquidity_usd", as_of))
     signal_list = pl.concat_list([
         pl.when(pl.col(cond)).then(pl.struct(
             kind=pl.lit(kind), weight=pl.lit(weight), group=pl.lit(group),
@@ -330,9 +352,11 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
     """The wide frame plus `item`: the pair row exactly as the wire carries it."""
     at = iso(pl.lit(as_of))
     times = ["created_at", "last_trade_at", "earliest_unlock", "first_seen_at",
-             "launchpad_completed_at", "base_range_low_at", "base_range_high_at",
-             "quote_range_low_at", "quote_range_high_at", "liq_low_at", "liq_high_at"]
-    text = wide.with_columns(*[iso(c).alias(f"{c}_text") for c in times])
+             "launchpad_completed_at"]
+    instants = ["base_range_low_at", "base_range_high_at", "quote_range_low_at",
+                "quote_range_high_at", "liq_low_at", "liq_high_at"]
+    text = wide.with_columns(*[iso(c).alias(f"{c}_text") for c in times],
+                             *[seconds(c) for c in instants])
     windows = list(PAIR_WINDOWS)
     item = pl.struct(
         network=pl.struct(slug="slug", chain_id="chain_id"),
@@ -342,8 +366,9 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         prop_data=pl.struct(
             is_perp="is_perp", is_honeypot="honeypot", spot_disabled="is_perp",
             perp_disabled=~pl.col("is_perp"), buy_tax="base_buy_tax", sell_tax="base_sell_tax",
-            liquidity_range=pl.struct(low="liq_low", high="liq_high", low_at="liq_low_at_text",
-                                      high_at="liq_high_at_text"),
+            liquidity_range=pl.struct(low="liq_low", high="liq_high",
+                                      low_at="liq_low_at_seconds",
+                                      high_at="liq_high_at_seconds"),
             perp="perp"),
         score=pl.struct(value="score", title="score_title", updated_at=at,
                         risk_signals="risk_signals"),

@@ -81,8 +81,8 @@ class Token(Strict):
     max_supply_raw: Raw | None = raw(nullable=True)
     circulating_supply_raw: Raw | None = raw(nullable=True)
     deployer: str
-    deploy_tx: str
-    deploy_block: int = pa.Field(ge=0)
+    deploy_tx: str = pa.Field(str_length={"min_value": 1})
+    deploy_block: int = pa.Field(ge=1)
     deployed_at: Timestamp = ts()
     contract_verified: bool
     buy_tax: float = pa.Field(ge=0, le=1)
@@ -369,3 +369,18 @@ class OracleUpdate(Strict):
     @pa.dataframe_check
     def previous_publish_time_is_earlier(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("prev_publish_time") <= pl.col("publish_time"))
+
+
+def traded_before_deployed(tokens: pl.DataFrame, pairs: pl.DataFrame,
+                           swaps: pl.DataFrame) -> pl.DataFrame:
+    """Pairs created, or first traded, before one of their tokens was deployed: a token cannot
+    be pooled or traded before the transaction that made it."""
+    deployed = tokens.select("chain_id", "address", "deployed_at")
+    first = swaps.group_by("chain_id", "pair").agg(first_swap_at=pl.col("block_time").min())
+    legs = pl.concat([pairs.select("chain_id", "created_at", pair="address", token=side)
+                      for side in ("token0", "token1")])
+    return (legs.join(deployed, left_on=["chain_id", "token"], right_on=["chain_id", "address"])
+            .join(first, on=["chain_id", "pair"], how="left")
+            .filter((pl.col("created_at") < pl.col("deployed_at"))
+                    | (pl.col("first_swap_at") < pl.col("deployed_at")))
+            .select("chain_id", "pair", "token", "deployed_at", "created_at", "first_swap_at"))

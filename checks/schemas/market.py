@@ -62,6 +62,20 @@ class PairRow(VerdictRules):
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
+    def token_prices_lie_in_their_ranges(cls, data) -> pl.LazyFrame:
+        """Each token's 24h price range holds the price the row shows (spec 2.3): a range that
+        excludes the current price is wrong by construction."""
+        def figure(path: str) -> pl.Expr:
+            return pl.col("item").str.json_path_match(path).cast(pl.Float64)
+
+        inside = [figure(f"$.tokens[{n}].price_usd").is_null()
+                  | figure(f"$.tokens[{n}].price_range.low").le(figure(f"$.tokens[{n}].price_usd"))
+                  .and_(figure(f"$.tokens[{n}].price_range.high")
+                        .ge(figure(f"$.tokens[{n}].price_usd"))).fill_null(False)
+                  for n in (0, 1)]
+        return data.lazyframe.select(pl.all_horizontal(inside).alias("inside"))
+
+    @pa.dataframe_check
     def unresolved_pairs_are_unknown(cls, data) -> pl.LazyFrame:
         """A pair that cannot be priced is `unknown`, never `ok`: ok is not a clearance."""
         return data.lazyframe.select(

@@ -43,12 +43,14 @@ async def get_status(request: Request, params: dict) -> Response:
         "payments": {"settlement": "facilitator" if edge.cashier.offer.facilitator_url
                      else "ledger"},
     }
-    healthy = snapshot is not None and all(u.get("healthy", True) for u in upstreams.values())
+    healthy = snapshot is not None and holder.rejected is None and \
+        all(u.get("healthy", True) for u in upstreams.values())
     body = {"status": "ok" if healthy else ("unavailable" if snapshot is None else "degraded"),
             "snapshot": None if snapshot is None else {
                 "id": snapshot.snapshot_id, "as_of": snapshot.manifest.as_of,
                 "snapshot_at": snapshot.manifest.snapshot_at,
                 "age_seconds": round(holder.age_seconds() or 0.0, 1)},
+            "rejected_snapshot": holder.rejected,
             "chains": chains, "upstreams": upstreams}
     return Response.json(body)
 

@@ -2,10 +2,10 @@
 
 import polars as pl
 
-from edge.addresses import EVM
 from edge.http import Request, Response
 from edge.routes.lists import asked_chains, in_scope
 from edge.snapshots import snapshot_json, table
+from publish.vocabulary import address_spellings
 
 # Exact matches first, then prefixes, then any other place; deeper liquidity first within each.
 EXACT, PREFIX, INSIDE = 0, 1, 2
@@ -17,16 +17,10 @@ def _rank(column: str, text: str) -> pl.Expr:
             .when(lowered.str.starts_with(text)).then(PREFIX).otherwise(INSIDE))
 
 
-def _address_forms(q: str) -> list[str]:
-    """How an address may be spelled in the tables: EVM lower-case with 0x, others as given."""
-    found = EVM.fullmatch(q)
-    return ["0x" + found.group(2).lower()] if found else [q]
-
-
 def find(rows: pl.DataFrame, address: str, text: str, q: str, limit: int) -> pl.DataFrame:
     """Rows whose `text` column holds `q` (blocked ones never), or whose `address` is `q`."""
     lowered = q.lower()
-    by_address = rows.filter(pl.col(address).is_in(_address_forms(q)))
+    by_address = rows.filter(pl.col(address).is_in(address_spellings(q)))
     by_text = rows.filter(pl.col("verdict") != "blocked",
                           pl.col(text).str.to_lowercase().str.contains(lowered, literal=True))
     return (pl.concat([by_address.with_columns(rank=pl.lit(EXACT - 1)),

@@ -95,9 +95,9 @@ def simulate(config: SimulationConfig, lake: Lake,
 def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.random.Generator,
                   end: datetime) -> dict[str, pl.DataFrame]:
     events = Events()
-    market.deployments(world, events)
-    pools, locks = market.simulate_market(world, n_swaps, rng, book.quote_usd, events)
     perps = derivatives.perp_markets(world) if world.template.perps else []
+    market.deployments(world, [t for _, t in perps], events)
+    pools, locks = market.simulate_market(world, n_swaps, rng, book.quote_usd, events)
     extra_tables = derivatives.perp_tables(world, book, rng, events) if perps else {}
     first_seen: dict[str, float] = {}
     swaps = events.columns["swaps"]

@@ -59,7 +59,8 @@ def plan_pools(world: ChainWorld, rng: np.random.Generator, quote_usd) -> list[P
     orphans: list[TokenSpec] = []
 
     def add(base, quote, venue, fee, liq, story, delay_s=300.0):
-        created = base.deployed_at + timedelta(seconds=delay_s)
+        # A pool is created once both its tokens exist (an orphan pair's quote is a token too).
+        created = max(base.deployed_at, quote.deployed_at) + timedelta(seconds=delay_s)
         pools.append(Pool(ids.address(fmt, rng.bytes(32)), venue, base, quote, fee,
                           created.timestamp(), base.deployer, story, liq,
                           base_is_0=bool(rng.random() < 0.5)))

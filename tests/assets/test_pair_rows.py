@@ -8,6 +8,7 @@ import polars as pl
 from assets.market.pair_rows import (
     around,
     deployer_reputation,
+    holding,
     liquidity_range,
     lp_security,
     window_prices,
@@ -33,6 +34,21 @@ def test_window_prices_open_at_the_last_swap_before_each_window() -> None:
     # The day's range leaves out the 30-hour-old swap.
     assert (row["range_low"], row["range_high"]) == (2.0, 5.0)
     assert row["range_low_at"] == times[1] and row["range_high_at"] == times[3]
+
+
+def test_a_range_widens_to_hold_the_current_value_dated_as_of() -> None:
+    day = [AS_OF - timedelta(hours=h) for h in (5, 3)]
+    frame = pl.DataFrame({"low": [2.0, 2.0, 2.0, None], "high": [4.0, 4.0, 4.0, None],
+                          "low_at": pl.Series([day[0]] * 3 + [None], dtype=TS),
+                          "high_at": pl.Series([day[1]] * 3 + [None], dtype=TS),
+                          "now": [3.0, 1.5, 6.0, 7.0]})
+    rows = frame.with_columns(**holding("low", "high", "now", AS_OF)).rows(named=True)
+    # 3 lies inside [2, 4]: unchanged. 1.5 is below: the low becomes 1.5, dated as_of. 6 is
+    # above: the high becomes 6. A day without observations ranges over the current 7 alone.
+    assert [(r["low"], r["high"]) for r in rows] == [(2.0, 4.0), (1.5, 4.0), (2.0, 6.0),
+                                                     (7.0, 7.0)]
+    assert [(r["low_at"], r["high_at"]) for r in rows] == [
+        (day[0], day[1]), (AS_OF, day[1]), (day[0], AS_OF), (AS_OF, AS_OF)]
 
 
 def test_around_takes_the_last_value_before_and_the_first_after_each_cutoff() -> None:
@@ -126,7 +142,9 @@ def good_rows() -> pl.DataFrame:
         "score": [90, 0, 100], "verdict": ["ok", "blocked", "unknown"],
         "status": ["active", "rugged", "unresolved"], "is_perp": [False] * 3,
         "launchpad": [None] * 3, "is_scam": [False, True, False],
-        "item": ['{"network":{},"verdict":{"status":"ok"}}',
+        "item": ['{"network":{},"verdict":{"status":"ok"},"tokens":['
+                 '{"price_usd":2.0,"price_range":{"low":1.0,"high":3.0}},'
+                 '{"price_usd":1.0,"price_range":{"low":1.0,"high":1.0}}]}',
                  '{"network":{},"verdict":{"status":"blocked"}}',
                  '{"network":{},"verdict":{"status":"unknown"}}']})
 
@@ -141,6 +159,8 @@ def test_each_pair_rule_fails_when_broken() -> None:
         "unresolved_pairs_are_unknown": pl.Series(["ok", "blocked", "ok"]).alias("verdict"),
         "the_item_carries_the_verdict": pl.col("item").str.replace("blocked", "watch"),
         "makers_cover_the_day": pl.Series([2, 0, 1]).alias("makers_h24"),
+        "token_prices_lie_in_their_ranges": pl.col("item").str.replace('"price_usd":2.0',
+                                                                      '"price_usd":3.5'),
     }
     for rule, change in broken.items():
         frame = good_rows().with_columns(change)

@@ -3,13 +3,16 @@
 import asyncio
 import hashlib
 import json
+import os
+import subprocess
 import time
 
 import httpx
+import pytest
 import redis
 
-from edge.keys import FileKeys
-from tests.conftest import edge_process, run_cli
+from edge.keys import FileKeys, RedisKeys
+from tests.conftest import BIN, edge_process, run_cli
 from tests.edge.conftest import issue_key
 
 
@@ -78,3 +81,37 @@ def test_a_key_issued_between_two_reads_is_known_at_once(tmp_path) -> None:
     assert asyncio.run(edge.lookup("ct_unknown")) is None
     key, _ = admin.create("fresh", "internal")
     assert asyncio.run(edge.lookup(key)) is not None
+
+
+def keys_commands_at_once(home, commands: list[list[str]], **env) -> list[str]:
+    """Run `chaintape keys …` commands all at once; their outputs, in order."""
+    full = {**os.environ, "CHAINTAPE_HOME": str(home), **env}
+    running = [subprocess.Popen([str(BIN / "chaintape"), "keys", *args], env=full,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for args in commands]
+    outputs = []
+    for proc in running:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        outputs.append(out.strip())
+    return outputs
+
+
+@pytest.mark.parametrize("backend", ["file", "redis"])
+def test_keys_issued_and_revoked_at_once_all_stick(home, backend) -> None:
+    env = {"CHAINTAPE_REDIS_URL": "redis://127.0.0.1:6379/13"} if backend == "redis" else {}
+    if env:
+        redis.Redis.from_url(env["CHAINTAPE_REDIS_URL"]).flushdb()
+    keys = FileKeys(home / "keys.json") if not env else RedisKeys(env["CHAINTAPE_REDIS_URL"])
+    doomed = [keys.create(f"doomed {n}", "pro")[1].key_id for n in range(6)]
+    issued = keys_commands_at_once(
+        home, [["revoke", key_id] for key_id in doomed] +
+        [["create", "--name", f"new {n}", "--plan", "pro"] for n in range(6)], **env)[6:]
+    records = {r.key_id: r for r in keys.all()}
+    assert len(records) == 12
+    assert [records[key_id].active for key_id in doomed] == [False] * 6
+    async def looked_up() -> list:
+        return [await keys.lookup(key) for key in issued]
+
+    found = asyncio.run(looked_up())
+    assert all(r is not None and r.active and r.name.startswith("new ") for r in found)

@@ -11,13 +11,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 from eth_account import Account
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from x402 import x402Client
 from x402.http.clients import x402HttpxClient
 from x402.http.utils import encode_payment_signature_header
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
-from edge.payments import Ledger, Offer, PaymentInvalid, verify
+from edge.payments import Ledger, Offer, PaymentInvalid, authorization, decode, verify
 from tests.conftest import edge_process
 from tests.edge.conftest import first_refusal
 
@@ -96,7 +98,7 @@ def test_replays_and_tampering_are_refused_and_failed_calls_are_not_charged(home
     assert replay.json()["error"] == "invalid_exact_evm_payload_nonce_used"
 
     payload = decoded(signed_header(doc))
-    payload["payload"]["authorization"]["value"] = "1000"
+    payload["payload"]["authorization"]["nonce"] = "0x" + "42" * 32
     forged = base64.b64encode(json.dumps(payload).encode()).decode()
     answer = httpx.get(edge + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": forged})
     assert answer.json()["error"] == "invalid_exact_evm_payload_signature"
@@ -173,3 +175,85 @@ def test_a_configured_facilitator_verifies_and_settles_only_2xx(home) -> None:
         server.shutdown()
         server.server_close()
         Facilitator.delay = 0.0
+
+
+def test_exact_means_exact_an_authorisation_above_the_price_is_refused() -> None:
+    # One unit costs 100 atomic units; an authorisation for 1,000 would move 1,000 on settling.
+    doc = OFFER.challenge(1, "http://x/api/v1/chains", "", "")
+    over = OFFER.challenge(10, "http://x/api/v1/chains", "", "")
+    over["accepts"][0]["amount"] = "1000"
+    payload = decoded(signed_header(over))
+    assert payload["payload"]["authorization"]["value"] == "1000"
+    with pytest.raises(PaymentInvalid, match="authorization_value_mismatch"):
+        verify(OFFER, 2, payload, 1, time.time())
+    assert verify(OFFER, 2, decoded(signed_header(doc)), 1, time.time()).requirements["amount"] \
+        == "100"
+
+
+def test_an_overpaying_authorisation_is_402_over_http_and_nothing_is_settled(home, edge) -> None:
+    doc = challenge(edge)
+    doc["accepts"][0]["amount"] = str(10 * int(doc["accepts"][0]["amount"]))
+    answer = httpx.get(edge + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": signed_header(doc)})
+    assert answer.status_code == 402
+    assert answer.json()["error"] == "invalid_exact_evm_payload_authorization_value_mismatch"
+    assert "payment-response" not in answer.headers
+    assert Ledger(home / "x402-ledger.sqlite").settled() == []
+
+
+VALID = decoded(signed_header(OFFER.challenge(1, "http://x/api/v1/chains", "", "")))
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                    | st.text(max_size=80), lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=6)
+PATHS = [(), ("x402Version",), ("accepted",), ("accepted", "scheme"), ("accepted", "network"),
+         ("accepted", "payTo"), ("accepted", "asset"), ("payload",), ("payload", "signature"),
+         ("payload", "authorization"), *[("payload", "authorization", name) for name in
+                                          ("from", "to", "value", "validAfter", "validBefore",
+                                           "nonce")]]
+HOSTILE = st.one_of(JSON, st.sampled_from([
+    None, "", "abc", [], {}, 0, -1, True, "0x", "-1", str(2**256), str(2**256 - 1), 10**77,
+    "0x" + "zz" * 20, "0x" + "11" * 19, "0x" + "11" * 65, "0x" + "00" * 65, "1e3", " 100"]))
+
+
+def mutated(path: tuple[str, ...], value: object, drop: bool) -> dict:
+    payload = json.loads(json.dumps(VALID))
+    if not path:
+        return value if isinstance(value, dict) else {"x402Version": value}
+    parent = payload
+    for name in path[:-1]:
+        parent = parent[name]
+    if drop:
+        parent.pop(path[-1])
+    else:
+        parent[path[-1]] = value
+    return payload
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PATHS), HOSTILE, st.booleans())
+def test_any_malformed_payment_is_refused_as_invalid_never_raises(path, value, drop) -> None:
+    payload = mutated(path, value, drop)
+    header = {"payment-signature": base64.b64encode(json.dumps(payload).encode()).decode()}
+    try:
+        verify(OFFER, *decode(header), 1, time.time())
+    except PaymentInvalid:
+        return
+    # Only a change that leaves the signed authorisation as it was (a uint256 may be sent as
+    # a JSON integer or as its decimal string) may still verify.
+    assert authorization(payload["payload"]) == authorization(VALID["payload"])
+
+
+def test_the_reported_malformed_payments_are_402_over_http(home, edge) -> None:
+    cases = [(("x402Version",), v) for v in (None, "", "abc", [], {})] + \
+        [(("payload", "signature"), v) for v in (0, "", "0x", True, 10**77)] + \
+        [(("payload", "authorization", name), v) for name in ("from", "to")
+         for v in (None, -1, "0xnothex", ["0x" + "11" * 20])] + \
+        [(("payload", "authorization", name), v) for name in ("value", "validAfter", "validBefore")
+         for v in (str(2**256), "-1", -5, 2**300)]
+    with httpx.Client() as client:
+        for path, value in [*cases, (("payload", "authorization", "from"), None)]:
+            payload = mutated(path, value, drop=value is None and path[-1] == "from")
+            header = base64.b64encode(json.dumps(payload).encode()).decode()
+            answer = client.get(edge + "/api/v1/chains", headers={"PAYMENT-SIGNATURE": header})
+            assert answer.status_code == 402, (path, value, answer.text)
+            assert answer.json()["error"] and "payment-response" not in answer.headers
+    assert Ledger(home / "x402-ledger.sqlite").settled() == []

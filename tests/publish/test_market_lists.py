@@ -7,6 +7,7 @@ import polars as pl
 from publish.market_lists import TokenQuery, list_scope, new_pairs, pair_list, token_list
 
 T = datetime(2026, 11, 20, tzinfo=UTC)
+AA, BB = "0x" + "ab" * 20, "0x" + "bc" * 20
 
 
 def pairs() -> pl.DataFrame:
@@ -40,7 +41,7 @@ def test_trending_leaves_out_stale_chains_but_other_sorts_keep_them() -> None:
 def tokens() -> pl.DataFrame:
     return pl.DataFrame({
         "chain_id": [1, 1, 2, 2],
-        "address": ["0xaa", "0xbb", "Cc", "Dd"],
+        "address": [AA, BB, "Cc", "Dd"],
         "symbol": ["PEPE", "WETH", "PEPE2", "SCAM"],
         "name": ["Pepe", "Wrapped Ether", "Pepe Two", "Scam"],
         "categories": [["meme"], ["wrapped"], ["meme", "ai"], ["meme"]],
@@ -58,7 +59,8 @@ def tokens() -> pl.DataFrame:
 
 def listed(query: TokenQuery) -> list[str]:
     as_of = int(T.replace(hour=23).timestamp())
-    return token_list(tokens(), query, as_of)["address"].to_list()
+    names = {AA: "0xaa", BB: "0xbb"}
+    return [names.get(a, a) for a in token_list(tokens(), query, as_of)["address"].to_list()]
 
 
 def test_tokens_never_list_a_blocked_token_and_default_to_market_cap() -> None:
@@ -69,7 +71,11 @@ def test_tokens_never_list_a_blocked_token_and_default_to_market_cap() -> None:
 def test_each_token_filter_by_hand() -> None:
     assert listed(TokenQuery(q="pepe")) == ["0xaa", "Cc"]
     assert listed(TokenQuery(q="ether")) == ["0xbb"]
-    assert listed(TokenQuery(q="0xAA")) == ["0xaa"]
+    # An EVM address in any case, with or without 0x; a base58 one exactly as it is spelled.
+    assert listed(TokenQuery(q="0X" + "AB" * 20)) == ["0xaa"]
+    assert listed(TokenQuery(q="AB" * 20)) == ["0xaa"]
+    assert listed(TokenQuery(q="ab" * 20)) == ["0xaa"]
+    assert listed(TokenQuery(q="Cc")) == ["Cc"] and listed(TokenQuery(q="cC")) == []
     assert listed(TokenQuery(chain_ids=(2,))) == ["Cc"]
     assert listed(TokenQuery(categories=("ai", "wrapped"))) == ["0xbb", "Cc"]
     # Inclusive bounds.
