@@ -8,6 +8,7 @@ from edge.memo import per_snapshot
 from edge.problems import ApiError
 from publish.snapshot import Snapshot
 from publish.vocabulary import EVM_ADDRESS as EVM
+
 CHAIN_PARAMS = ("chain", "chains")
 
 
