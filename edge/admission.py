@@ -1,5 +1,6 @@
 """Who may make a call and what it spends: keys, plans, x402 payments and the token bucket."""
 
+import re
 from dataclasses import dataclass
 
 from edge.clients import Network, client_address
@@ -11,6 +12,7 @@ from edge.plans import KEYLESS, PLANS, Plan, units
 from edge.problems import ApiError
 from edge.registry import Operation
 
+PRINTABLE_KEY = re.compile(r"[!-~]{1,256}")
 KEY_QUERY_NAMES = frozenset({"api_key", "apikey", "key", "x-api-key", "x_api_key", "access_token"})
 
 
@@ -50,10 +52,17 @@ def presented_key(headers, key_name: str | None = None) -> str | None:
         auth = headers.get("authorization")
         if auth is not None and auth[:7].lower() == "bearer ":
             key = auth[7:].strip()
+        elif auth is None and "authorization" in headers:
+            key = ""
+    if key is None and "x-api-key" in headers:
+        key = ""  # sent, but not as text the server could read (granian yields None)
+    if key is not None and not PRINTABLE_KEY.fullmatch(key):
+        raise ApiError("invalid_api_key", "an API key was sent but is not a key: keys are "
+                       "printable ASCII without spaces")
     return key
 
 
-class Gate:
+class Admissions:
     """Admits calls: authenticates keys, checks plans, takes payments, spends budgets."""
 
     def __init__(self, keys, meter, cashier: Cashier, trusted: tuple[Network, ...]) -> None:

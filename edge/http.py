@@ -3,7 +3,7 @@
 import itertools
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -12,19 +12,29 @@ import orjson
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 Headers = list[tuple[str, str]]
+BODILESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+
+
+async def _no_body() -> AsyncIterator[bytes]:
+    return
+    yield b""
 
 
 class Request:
     """What a handler sees: method, path and its parameters, query, headers and body.
 
     `headers` is any mapping with lower-case names and `.get`; the query is parsed on first use.
+    The layers fill in `body`, `prepared` (the operation and its parameters) and `state`.
     """
 
-    __slots__ = ("_client", "_query", "body", "headers", "method", "path", "path_params",
-                 "raw_query", "request_id", "scheme", "state")
+    __slots__ = ("_chunks", "_client", "_items", "_query", "body", "headers", "method",
+                 "params", "path", "path_params", "prepared", "raw_query", "request_id",
+                 "scheme", "state")
 
     def __init__(self, method: str, path: str, raw_query: str, headers: Any,
-                 client: str | None = None, scheme: str = "http") -> None:
+                 client: str | None = None, scheme: str = "http",
+                 items: Callable[[], list[tuple[str, str | None]]] | None = None,
+                 chunks: Callable[[], AsyncIterator[bytes]] = _no_body) -> None:
         self.method = method
         self.path = path
         self.raw_query = raw_query
@@ -35,22 +45,52 @@ class Request:
         self.body = b""
         self.path_params: dict[str, str] = {}
         self.state: Any = None
+        self.prepared: Any = None
+        self.params: Any = None
         self._query: dict[str, list[str]] | None = None
+        self._items = items or (lambda: list(headers.items()))
+        self._chunks = chunks
 
     @classmethod
-    def from_asgi(cls, scope: dict) -> "Request":
-        """The request an ASGI scope describes."""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    def from_asgi(cls, scope: dict, receive: Callable | None = None) -> "Request":
+        """The request an ASGI scope describes; its body comes from `receive`."""
+        items = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         client = scope.get("client")
         host = None if not client else f"[{client[0]}]" if ":" in client[0] else client[0]
+
+        async def chunks() -> AsyncIterator[bytes]:
+            while receive is not None:
+                message = await receive()
+                yield message.get("body", b"")
+                if not message.get("more_body"):
+                    return
+
         return cls(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
-                   headers, host and f"{host}:{client[1]}", scope.get("scheme", "http"))
+                   dict(items), host and f"{host}:{client[1]}", scope.get("scheme", "http"),
+                   lambda: items, chunks)
 
     @classmethod
-    def from_rsgi(cls, scope) -> "Request":
-        """The request an RSGI scope describes (granian's native interface)."""
-        return cls(scope.method, scope.path, scope.query_string, scope.headers, scope.client,
-                   scope.scheme)
+    def from_rsgi(cls, scope: Any, protocol: Any = None) -> "Request":
+        """The request an RSGI scope describes (granian's native interface); its body comes
+        from `protocol`."""
+        headers = scope.headers
+
+        async def chunks() -> AsyncIterator[bytes]:
+            # Only `async for` over the protocol itself reads the body (granian refuses a
+            # separate call of its __aiter__).
+            async for chunk in protocol:
+                yield chunk
+
+        return cls(scope.method, scope.path, scope.query_string, headers, scope.client,
+                   scope.scheme, headers.items, _no_body if protocol is None else chunks)
+
+    def header_items(self) -> list[tuple[str, str | None]]:
+        """Every header field as sent (a value the server could not read as text is None)."""
+        return self._items()
+
+    def body_chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives, read once."""
+        return self._chunks()
 
     @property
     def peer(self) -> str | None:

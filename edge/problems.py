@@ -29,6 +29,9 @@ class ApiError(Exception):
     detail: str
     param: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    # A refusal at the HTTP layer keeps HTTP's own status (413, 414, 431), which clients and
+    # proxies act on, under the closed code of what failed (invalid_param).
+    http_status: int | None = None
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
@@ -36,13 +39,15 @@ class ApiError(Exception):
 
     @property
     def status(self) -> int:
-        return CODES[self.code][0]
+        """The HTTP status: the code's, unless the HTTP layer refused the request."""
+        return self.http_status or CODES[self.code][0]
 
 
 def problem_body(error: ApiError, request_id: str) -> bytes:
     """The problem document's JSON."""
-    status, title = CODES[error.code]
-    doc = {"type": DOCS_BASE + error.code, "title": title, "status": status, "code": error.code,
+    title = CODES[error.code][1]
+    doc = {"type": DOCS_BASE + error.code, "title": title, "status": error.status,
+           "code": error.code,
            "detail": error.detail, "request_id": request_id}
     if error.param is not None:
         doc["param"] = error.param

@@ -12,6 +12,9 @@ from edge.params import Body, Param
 # same URL within a snapshot.
 Handler = Callable[[Request, dict], Awaitable[Response]]
 HERMES_PREFIX = "/v2/"
+API_PREFIX = "/api/v1"
+# Where the client API was served before 2026-09-27; it still answers, marked deprecated.
+FORMER_PREFIX = "/api/v3"
 # The oracle's own versioned routes are served at the root of the base URL, not under the API.
 ROOT_PREFIXES = ("/v1/", HERMES_PREFIX)
 

@@ -1,7 +1,7 @@
 """Oracle prices (spec 4.10): the Hermes-compatible /v2 routes, /prices and /prices/at, and the
 oracle's native /v1 feeds, status and candles."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import numpy as np
@@ -11,10 +11,12 @@ from edge.http import Request, Response
 from edge.memo import Kept
 from edge.oracle.feeds import Catalog, Feed, canonical, catalog, wire
 from edge.oracle.hub import PriceHub, Update
+from edge.oracle.live import LiveOracle
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.problems import ApiError
 from edge.routes.trades import candle_window
 from edge.snapshots import snapshot_json
+from publish.snapshot import Snapshot
 from publish.vocabulary import RESOLUTION_SECONDS
 
 MAX_IDS = 500
@@ -25,7 +27,7 @@ _rendered: Kept = Kept(RENDERED_KEPT)
 
 
 def _hub(request: Request) -> PriceHub:
-    return request.state.edge.oracle.hub
+    return request.state.services.oracle.hub
 
 
 def _catalog(request: Request) -> Catalog:
@@ -203,7 +205,7 @@ async def status(request: Request, params: dict) -> Response:
     found, hub = _catalog(request), _hub(request)
     low, high = found.window
     served = sum(1 for feed in found.feeds if feed.latest(hub) is not None)
-    body = {"upstream": request.state.edge.oracle.status(),
+    body = {"upstream": request.state.services.oracle.status(),
             "catalog": {"feeds": len(found.feeds), "live": served},
             "history": {"from": wire(low), "to": wire(high),
                         "updates": found.history_rows.height},
@@ -258,9 +260,10 @@ async def candles(request: Request, params: dict) -> Response:
     return snapshot_json(request.state.snapshot, body)
 
 
-def websocket_session(edge, snapshot_source, send) -> WebSocketSession:
-    """A Hermes WebSocket session over the edge's hub and current feed catalog."""
-    hub = edge.oracle.hub
+def websocket_session(live: LiveOracle, snapshot_source: Callable[[], Snapshot | None],
+                      send: Callable[[str], Awaitable[None]]) -> WebSocketSession:
+    """A Hermes WebSocket session over the live oracle's hub and the current feed catalog."""
+    hub = live.hub
 
     def resolve(ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
         snapshot = snapshot_source()

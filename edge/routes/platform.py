@@ -32,15 +32,15 @@ def chain_lags(snapshot: Snapshot) -> list[dict]:
 
 async def get_status(request: Request, params: dict) -> Response:
     """Snapshot age, as_of, per-chain lag and the health of every upstream."""
-    edge = request.state.edge
-    holder = edge.holder
+    services = request.state.services
+    holder = services.holder
     snapshot = holder.current
     chains = [] if snapshot is None else chain_lags(snapshot)
     upstreams = {
         "object_store": {"healthy": holder.store_healthy,
                          "last_checked_seconds_ago": holder.seconds_since_check()},
-        "metering": {"backend": edge.meter.backend, "healthy": edge.meter.healthy()},
-        "payments": {"settlement": "facilitator" if edge.cashier.offer.facilitator_url
+        "metering": {"backend": services.meter.backend, "healthy": services.meter.healthy()},
+        "payments": {"settlement": "facilitator" if services.cashier.offer.facilitator_url
                      else "ledger"},
     }
     healthy = snapshot is not None and holder.rejected is None and \
@@ -57,11 +57,11 @@ async def get_status(request: Request, params: dict) -> Response:
 
 async def get_x402(request: Request, params: dict) -> Response:
     """The pay-per-call offer: where to pay, in what, and the price of every operation."""
-    edge = request.state.edge
-    offer = edge.cashier.offer
+    services = request.state.services
+    offer = services.cashier.offer
     prices = [{"method": op.method, "path": op.path, "cost_cu": op.cost_cu,
                "amount": offer.amount(units(op.cost_cu))}
-              for op in edge.router.operations if op.metered]
+              for op in services.router.operations if op.metered]
     body = {"x402Version": 2, "accepts": [{k: v for k, v in offer.requirements(1).items()
                                            if k != "amount"}],
             "pricing": {"atomic_units_per_cu": offer.atomic_per_cu, "minimum_cu": 10,

@@ -111,7 +111,10 @@ def test_keys_issued_and_revoked_at_once_all_stick(home, backend) -> None:
     assert len(records) == 12
     assert [records[key_id].active for key_id in doomed] == [False] * 6
     async def looked_up() -> list:
-        return [await keys.lookup(key) for key in issued]
+        found = [await keys.lookup(key) for key in issued]
+        if isinstance(keys, RedisKeys):
+            await keys.aio.aclose()
+        return found
 
     found = asyncio.run(looked_up())
     assert all(r is not None and r.active and r.name.startswith("new ") for r in found)

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import socket
 import time
 
 import httpx
@@ -136,3 +137,59 @@ def _moto_pid(endpoint: str) -> int:
             if any(a.endswith(b"moto_server") for a in args) and port.encode() in args:
                 return int(pid)
     raise LookupError("moto server not found")
+
+
+def raw_exchange(base: str, head: bytes, timeout: float = 5.0) -> tuple[bytes, bytes]:
+    """Send a request head as bytes over a socket; the response's status line and headers,
+    and its body (read to the close)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as conn:
+        conn.sendall(head)
+        received = b""
+        while True:
+            try:
+                data = conn.recv(65536)
+            except TimeoutError:
+                break
+            if not data:
+                break
+            received += data
+    status_and_headers, _, body = received.partition(b"\r\n\r\n")
+    return status_and_headers, body
+
+
+@pytest.mark.parametrize("interface", ["rsgi", "asgi"])
+def test_a_body_over_its_limit_is_refused_before_upload(home, interface) -> None:
+    with edge_process(home, interface) as base:
+        head, body = raw_exchange(base, b"POST /api/v1/pairs/batch HTTP/1.1\r\nHost: x\r\n"
+                                  b"Content-Type: application/json\r\nContent-Length: 999999999\r\n"
+                                  b"Expect: 100-continue\r\nConnection: close\r\n\r\n")
+        # The refusal comes first: no "100 Continue", and never an upload.
+        assert head.startswith(b"HTTP/1.1 413"), head
+        assert b"100 Continue" not in head + body
+        doc = orjson.loads(body)
+        assert (doc["status"], doc["code"], doc["param"]) == (413, "invalid_param", "body")
+        chunked = httpx.post(base + "/api/v1/pairs/batch",
+                             content=iter([b"{" + b" " * 40_000, b" " * 40_000 + b"}"]))
+        assert (chunked.status_code, chunked.json()["param"]) == (413, "body")
+
+
+def test_over_long_urls_and_too_many_headers_are_problems_not_empty(edge) -> None:
+    head, body = raw_exchange(edge, b"GET /api/v1/chains?q=" + b"a" * (50 * 1024)
+                              + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 414") and b"application/problem+json" in head
+    assert orjson.loads(body)["param"] == "url"
+    many = httpx.get(edge + "/api/v1/chains", headers={f"x-h{i}": "v" for i in range(80)})
+    assert problem(many, 431, "invalid_param")["param"] == "headers"
+    large = httpx.get(edge + "/api/v1/chains", headers={"x-large": "v" * 20_000})
+    assert problem(large, 431, "invalid_param")["param"] == "headers"
+
+
+def test_a_key_that_is_sent_but_unreadable_is_401_never_keyless(edge) -> None:
+    for header in (b"X-API-Key: ct_\xc3\xa9\xff", b"Authorization: Bearer \xe2\x82\xac", b"X-API-Key: "):
+        head, body = raw_exchange(edge, b"GET /api/v1/chains HTTP/1.1\r\nHost: x\r\n" + header
+                                  + b"\r\nConnection: close\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 401"), (header, head)
+        assert orjson.loads(body)["code"] == "invalid_api_key"
+    spaced = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": "ct_ a"})
+    assert problem(spaced, 401, "invalid_api_key")

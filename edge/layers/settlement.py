@@ -1,0 +1,38 @@
+"""x402: a paid call is settled only once it answered 2xx; otherwise nothing is charged."""
+
+from edge.admission import Admissions
+from edge.http import Request, Response
+from edge.layers import Next
+from edge.payments import PaymentInvalid, encode_header
+from edge.plans import units
+
+
+class Settlement:
+    """Releases a paid call's reservation when it fails, settles it when it answers 2xx, and
+    puts the receipt on the answer."""
+
+    def __init__(self, inner: Next, admissions: Admissions) -> None:
+        self.inner = inner
+        self.admissions = admissions
+
+    async def __call__(self, request: Request) -> Response:
+        payment = request.state.admission.payment
+        if payment is None:
+            return await self.inner(request)
+        ledger = self.admissions.cashier.ledger
+        try:
+            response = await self.inner(request)
+        except BaseException:
+            ledger.release(payment)
+            raise
+        if not 200 <= response.status < 300:
+            ledger.release(payment)
+            return response
+        try:
+            receipt = await self.admissions.cashier.settle(payment)
+        except PaymentInvalid as err:
+            operation = request.prepared.operation
+            raise self.admissions.challenge(operation, units(operation.cost_cu), request.url,
+                                            str(err)) from None
+        response.headers.append((payment.response_header(), encode_header(receipt)))
+        return response

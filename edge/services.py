@@ -1,0 +1,77 @@
+"""What every request shares: the snapshot holder, keys, meter, cashier, oracle; and their one
+lifecycle, started and stopped the same way under RSGI and ASGI."""
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+
+from edge.admission import Admission, Admissions
+from edge.keys import open_keys
+from edge.metering import open_meter
+from edge.notary import Notary
+from edge.oracle.live import LiveOracle
+from edge.payments import Cashier, Ledger
+from edge.registry import Router
+from edge.settings import Settings
+from edge.snapshots import SnapshotHolder
+from publish.cursor import CursorSigner
+from publish.home import secret
+from publish.snapshot import Snapshot
+from publish.store import ObjectStore
+
+
+class Services:
+    """The edge's shared clients, built once per worker."""
+
+    def __init__(self, store: ObjectStore, signer: CursorSigner, settings: Settings,
+                 router: Router) -> None:
+        self.settings = settings
+        self.router = router
+        self.holder = SnapshotHolder(store, settings.upstream_timeout_s)
+        self.signer = signer
+        self.notary = Notary(secret("CHAINTAPE_VERDICT_KEY", settings.home / "verdict.key"))
+        self.cashier = Cashier(settings.offer, Ledger(settings.home / "x402-ledger.sqlite"),
+                               settings.upstream_timeout_s)
+        self.meter = open_meter(settings.redis_url)
+        self.keys = open_keys(settings.redis_url, settings.home)
+        self.admissions = Admissions(self.keys, self.meter, self.cashier,
+                                     settings.trusted_proxies)
+        self.oracle = LiveOracle(settings.oracle_upstream)
+        self._follower: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        """Load the latest snapshot, follow LATEST, start the live oracle."""
+        await asyncio.to_thread(self.holder.refresh)
+        self._follower = asyncio.ensure_future(self.holder.follow(self.settings.poll_s))
+        self.oracle.start()
+
+    async def stop(self) -> None:
+        """Stop following and stop the oracle's tasks."""
+        if self._follower is not None:
+            self._follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._follower
+            self._follower = None
+        await self.oracle.stop()
+
+
+@dataclass(slots=True)
+class State:
+    """What handlers see: the shared services, the request's snapshot and the caller's
+    admission."""
+
+    services: Services
+    snapshot: Snapshot | None
+    admission: Admission
+
+    @property
+    def holder(self) -> SnapshotHolder:
+        return self.services.holder
+
+    @property
+    def signer(self) -> CursorSigner:
+        return self.services.signer
+
+    @property
+    def notary(self) -> Notary:
+        return self.services.notary
