@@ -325,10 +325,11 @@ FUNDING = obj({"address": STRING, "chain": CHAIN_REF, "first_funding": obj(
 MONEY = {k: NUMBER for k in ("realized_pnl_usd", "total_pnl_usd")}
 OVERVIEW = obj({
     "address": STRING, "window": STRING, "profiles": {"type": "array", "items": WALLET},
-    "per_chain": {"type": "array", "items": obj({"chain": CHAIN_REF, **MONEY,
+    "per_chain": {"type": "array", "items": obj({"chain": CHAIN_REF, "stale": BOOL, **MONEY,
                                                  "share_of_total": NUMBER})},
     "most_profitable_chain": nullable(CHAIN_REF),
     "unavailable_chains": {"type": "array", "items": CHAIN_REF},
+    "stale_chains": {"type": "array", "items": CHAIN_REF},
     "lifetime": obj({**{k: NUMBER for k in ("deployed_usd", "gross_bought_usd", "gross_sold_usd",
                                             "unrealized_pnl_usd")}, **MONEY,
                      "unrealized_available": BOOL})})
@@ -375,7 +376,8 @@ BOARD_ROW = obj({
                                "hosted_volume_24h")},
         **{k: INT for k in ("pairs", "tradable_pairs", "active_pairs", "priced_pairs",
                             "new_pairs_24h", "scam_pairs", "txns_24h", "buyers_24h")},
-        "has_capital_efficiency": BOOL, "growth_24h": GROWTH, "growth_7d": GROWTH}),
+        "has_capital_efficiency": BOOL, "growth_24h": GROWTH, "growth_7d": GROWTH},
+        nullable=True),
     "season_metrics": obj({**{k: NUMBER for k in ("volume", "buy_volume", "liquidity_last",
                                                   "liquidity_peak", "quality_liquidity")},
                            **{k: INT for k in ("txns", "buyers", "new_pairs")}}),

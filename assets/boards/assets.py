@@ -7,7 +7,7 @@ import dagster as dg
 import polars as pl
 
 from assets.boards.buyers import row_buyers
-from assets.boards.flows import pair_flows, router_flows
+from assets.boards.flows import in_period, pair_flows, router_flows
 from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
 from assets.boards.seasons import (
     Seasons,
@@ -17,7 +17,6 @@ from assets.boards.seasons import (
     season_liquidity,
     season_pair_flows,
 )
-from assets.sql_models import BOARD_PERIODS
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "boards"
@@ -45,7 +44,7 @@ def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Per pool, router and board period (the day to the watermark, the day before, the day a
     week before): volume, buy volume, swaps and wash volume (immediate round trips)."""
     frame = router_flows(warehouse.scan("swap_legs"), warehouse.scan("swaps"),
-                         warehouse.clock()["as_of_s"])
+                         warehouse.clock()["as_of"])
     return materialized(warehouse, "board_router_flows", frame)
 
 
@@ -63,9 +62,7 @@ def board_pair_flows(warehouse: Warehouse) -> dg.MaterializeResult:
 def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
     """Distinct wallets that bought in the day to the watermark, per protocol row and per
     chain: a wallet buying on two of a row's pools counts once."""
-    as_of_s = warehouse.clock()["as_of_s"]
-    ends, starts = BOARD_PERIODS["now"]
-    day = (pl.col("ts") > as_of_s - starts) & (pl.col("ts") <= as_of_s - ends)
+    day = in_period(warehouse.clock()["as_of"], "now")
     frame = row_buyers(warehouse.scan("swap_legs"), warehouse.scan("board_pairs"), day)
     return materialized(warehouse, "board_row_buyers", frame.rename({"buyers": "buyers_now"}))
 

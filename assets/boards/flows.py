@@ -1,6 +1,8 @@
 """Per-pair board flows: what each pool traded in each board period, with its wash (immediate
 round trips) and hosted (routed in by another venue) parts, from one pass over the legs."""
 
+from datetime import datetime
+
 import polars as pl
 
 from assets.market.pair_trades import with_swap_strings
@@ -19,14 +21,27 @@ def period_of(age: pl.Expr) -> pl.Expr:
     return expr
 
 
-def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of_s: int) -> pl.DataFrame:
+def age(as_of: datetime) -> pl.Expr:
+    """Seconds from a leg's block time to the watermark, exact to the microsecond: a board
+    period is (as_of - starts, as_of - ends] on the same instants as a pair's windows, so a
+    swap 0.4 s into the day is in the day everywhere."""
+    return (pl.lit(as_of) - pl.col("block_time")).dt.total_microseconds() / 1_000_000
+
+
+def in_period(as_of: datetime, period: str) -> pl.Expr:
+    """Whether a leg falls in the board period named."""
+    ends, starts = BOARD_PERIODS[period]
+    return (age(as_of) >= ends) & (age(as_of) < starts)
+
+
+def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.DataFrame:
     """Per pool, router (the sender of the lake's swap, `raw`) and board period: volume, buy
     volume, swaps and wash volume, a round trip counting in a period when both its legs are in
     it. The one pass over the legs; everything the boards sum per router or pair is here."""
     longest = max(starts for _, starts in BOARD_PERIODS.values())
-    swaps = (legs.filter(pl.col("ts") > as_of_s - longest, pl.col("ts") <= as_of_s)
+    swaps = (legs.filter(age(as_of) < longest, age(as_of) >= 0)
              .select(*EVENT, "swap", "pair", maker="maker_key", buy=pl.col("side") == "buy",
-                     period=period_of(as_of_s - pl.col("ts")),
+                     period=period_of(age(as_of)),
                      usd=pl.col("volume_usd").fill_null(0.0))
              .drop_nulls("period").collect())
     swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index", "swap")

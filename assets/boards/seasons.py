@@ -149,12 +149,16 @@ def season_board(live: pl.DataFrame, figures: pl.DataFrame, number: int, start: 
 
 def season_item(row: dict, closed: bool) -> str:
     """The live row's JSON re-ranked for the season, with its season metrics; a closed season's
-    row is frozen."""
+    row is frozen, with the season's figures only: the rolling 24h blocks (`metrics`, and the
+    `badges` and `dimensions` drawn from them) describe the run that computed it, not the
+    season, so they are left out."""
     item = orjson.loads(row["item"])
     item.update(rank=row["rank"] or 0, rank_change_24h=0,
                 exclusion_reason=row["exclusion_reason"],
                 data_state="frozen" if closed else item["data_state"],
                 season_metrics=season_metrics(row))
+    if closed:
+        item.update(metrics=None, badges=[], dimensions={})
     return orjson.dumps(item).decode()
 
 

@@ -89,8 +89,11 @@ def decimal(value: float | None, places: int) -> str | None:
 def farm_item(row: dict) -> str:
     """A farm row's JSON (spec 2.7)."""
     def aprs(scale: int) -> dict:
-        return {"base_apr": decimal(_div(row["base_apr"], scale), 6),
-                "lp_reward_apr": decimal(_div(row["lp_reward_apr"], scale), 6)}
+        # An APR is always a decimal string: what is not earned (nothing staked, no reward
+        # rate) or cannot be valued (an unpriced reward or LP) adds 0, and
+        # data_quality_flags says which.
+        return {"base_apr": decimal(_div(row["base_apr"] or 0.0, scale), 6),
+                "lp_reward_apr": decimal(_div(row["lp_reward_apr"] or 0.0, scale), 6)}
 
     return orjson.dumps({
         "network": {"slug": row["slug"], "chain_id": row["chain_id"]},

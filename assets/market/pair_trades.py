@@ -3,6 +3,7 @@ every market, board and wallet product reads), every liquidity event, both price
 trade rows the edge pages, which the snapshot builds from the two."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import numba
 import numpy as np
@@ -297,7 +298,8 @@ def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                                                   .otherwise("quote_decimals"))
                                for i in (0, 1)})
               .select(*KEY, "block_number", "log_index", "quote_feed_id", "base_is_token0",
-                      ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash", maker="owner",
+                      "block_time", ts=pl.col("block_time").dt.epoch("s"), hash="tx_hash",
+                      maker="owner",
                       from_address=pl.when(adds).then("owner").otherwise("pair"),
                       to_address=pl.when(adds).then("pair").otherwise("owner"),
                       tx_type=pl.when(adds).then(pl.lit("add")).otherwise(pl.lit("remove")),
@@ -312,15 +314,19 @@ def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
                               pl.col("quote_amount") * pl.col("quote_usd")
                               / pl.col("base_amount")),
                           gas_used=pl.lit(None, pl.Int64), fee_usd=pl.lit(None, pl.Float64))
-            .select(*KEY, "block_number", "log_index", "ts", "hash", "maker", "from_address",
-                    "to_address", "tx_type", "gas_used", "fee_usd", "base_is_token0",
+            .select(*KEY, "block_number", "log_index", "block_time", "ts", "hash", "maker",
+                    "from_address", "to_address", "tx_type", "gas_used", "fee_usd",
+                    "base_is_token0",
                     "base_amount", "quote_amount", "quote_usd", "price_usd", "volume_usd"))
 
 
-def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame) -> pl.DataFrame:
-    """The pair trades the edge pages: swaps (from the legs, with the hash, maker, sender and
-    recipient of the lake's `swaps`) and liquidity trades with both tokens' amounts and prices,
-    sorted by pair, block and log."""
+def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame,
+               as_of: datetime) -> pl.DataFrame:
+    """The pair trades the edge pages, as of the watermark like every other read: swaps (from
+    the legs, with the hash, maker, sender and recipient of the lake's `swaps`) and liquidity
+    trades with both tokens' amounts and prices, sorted by pair, block and log."""
+    legs = legs.filter(pl.col("block_time") <= as_of)
+    liquidity = liquidity.filter(pl.col("block_time") <= as_of).drop("block_time")
     swaps = with_swap_strings(legs, swaps, ("tx_hash", "maker", "sender", "recipient")).select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",

@@ -88,7 +88,7 @@ def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFram
 
 def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
                    verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame) -> list[ServingTable]:
+                   swaps: pl.LazyFrame, as_of: datetime) -> list[ServingTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
     trades' hashes and addresses)."""
@@ -100,7 +100,8 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
         ServingTable("tokens", tokens.drop("instance"), ("chain_id", "address")),
         ServingTable("registry", frames["registry_tokens"], ("token_id",)),
         ServingTable("holders", holders, ("chain_id", "token", "rank")),
-        ServingTable("trades", trade_rows(frames["swap_legs"], swaps, frames["liquidity_trades"]),
+        ServingTable("trades", trade_rows(frames["swap_legs"], swaps, frames["liquidity_trades"],
+                                          as_of),
                      ("chain_id", "pair", "block_number", "log_index")),
         ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
         ServingTable("verdict_tree", verdicts[1], ("level", "position")),
@@ -170,7 +171,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                          ("chain_id", "market"))],
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
-        tables=[*serving_tables(frames, pairs, (leaves, nodes), swaps),
+        tables=[*serving_tables(frames, pairs, (leaves, nodes), swaps, as_of),
                 *wallet_serving({**frames, "wallet_ledger": with_swap_hashes(
                     frames["wallet_ledger"], swaps)},
                     warehouse.scan("address_labels").collect(), int(as_of.timestamp())),

@@ -172,6 +172,16 @@ class SeasonBoardRow(pa.DataFrameModel):
         state = pl.col("item").str.json_path_match("$.data_state")
         return data.lazyframe.select(~pl.col("closed") | (state == "frozen"))
 
+    @pa.dataframe_check
+    def closed_rows_carry_only_season_figures(cls, data) -> pl.LazyFrame:
+        """A closed season is frozen: its rows carry the season's figures, never the rolling
+        24h ones of whatever run computed them (`metrics` null, no badges or dimensions)."""
+        item = pl.col("item")
+        rolling = (item.str.json_path_match("$.metrics.volume_24h").is_not_null()
+                   | (item.str.json_path_match("$.badges[0]").is_not_null())
+                   | item.str.contains('"dimensions":{"', literal=True))
+        return data.lazyframe.select(~pl.col("closed") | ~rolling)
+
 
 def closed_seasons_changed(before: pl.DataFrame, now: pl.DataFrame) -> pl.DataFrame:
     """Rows of seasons closed in the previous product that the new one lost or changed."""

@@ -53,6 +53,15 @@ class FarmRow(pa.DataFrameModel):
                                      & (pl.col("stale") == (pl.col("lifecycle_state") == "stale")))
 
     @pa.dataframe_check
+    def aprs_are_decimal_strings(cls, data) -> pl.LazyFrame:
+        """Every APR of the wire is a decimal string (spec 2.7): no reward is "0.000000"."""
+        item = pl.col("item")
+        return data.lazyframe.select(pl.all_horizontal(
+            item.str.json_path_match(f"$.{block}.{name}").str.contains(r"^\d+\.\d{6}$")
+            .fill_null(False)
+            for block in ("apr_year", "apr_daily") for name in ("base_apr", "lp_reward_apr")))
+
+    @pa.dataframe_check
     def unknown_tvl_is_flagged(cls, data) -> pl.LazyFrame:
         """A TVL nobody could price is null and flagged, never zero."""
         return data.lazyframe.select(pl.col("tvl_usd").is_null() == _has("unpriced_lp"))

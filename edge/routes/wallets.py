@@ -373,16 +373,18 @@ async def label_batch(request: Request, params: dict) -> Response:
 
 async def overview(request: Request, params: dict) -> Response:
     """A wallet across chains in one window: its profile per chain, the per-chain split, the
-    most profitable chain and lifetime figures; chains whose wallet data cannot be read (not
-    published, or an indexer that stopped) are listed as unavailable, never counted as zero."""
+    most profitable chain and lifetime figures. A chain whose wallet data cannot be read (the
+    snapshot carries no wallet tables) is listed as unavailable, never counted as zero; a chain
+    whose indexer stopped is readable: its data is served, and listed as stale."""
     snapshot, address, window = request.state.snapshot, params["address"], params["window"]
     chains = params.get("chains") or all_chains(snapshot)
-    live = set(chain_states(snapshot)[0])
+    syncing, stale_metrics = chain_states(snapshot)
     readable = "wallet_profiles" in snapshot.tables
-    found, per_chain, unavailable, lifetime = [], [], [], _lifetime()
+    found, per_chain, unavailable, stale, lifetime = [], [], [], [], _lifetime()
     for chain in chains:
-        if not readable or chain.chain_id not in live:
-            unavailable.append({"slug": chain.slug, "chain_id": chain.chain_id})
+        ref = {"slug": chain.slug, "chain_id": chain.chain_id}
+        if not readable:
+            unavailable.append(ref)
             continue
         key = (chain.chain_id, address)
         known = profiles(snapshot).get(key)
@@ -390,9 +392,12 @@ async def overview(request: Request, params: dict) -> Response:
             continue
         records = metrics_records(snapshot, key)
         found.append(orjson.Fragment(with_metrics(known, records)))
+        behind = chain.chain_id not in syncing or chain.chain_id in stale_metrics
+        if behind:
+            stale.append(ref)
         metrics = dict(zip(WALLET_WINDOWS, map(orjson.loads, records), strict=True))
         now, ever = metrics[window], metrics["all"]
-        per_chain.append({"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
+        per_chain.append({"chain": ref, "stale": behind,
                           "realized_pnl_usd": now["realized_pnl_usd"],
                           "total_pnl_usd": now["total_pnl_usd"]})
         _add_lifetime(lifetime, ever, deployed(snapshot)[(chain.chain_id, address)],
@@ -406,7 +411,7 @@ async def overview(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, {
         "address": address, "window": window, "profiles": found, "per_chain": per_chain,
         "most_profitable_chain": best["chain"] if best else None,
-        "unavailable_chains": unavailable, "lifetime": lifetime})
+        "unavailable_chains": unavailable, "stale_chains": stale, "lifetime": lifetime})
 
 
 def all_chains(snapshot: Snapshot) -> list[ChainRef]:

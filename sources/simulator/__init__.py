@@ -96,7 +96,7 @@ def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.rand
                   end: datetime) -> dict[str, pl.DataFrame]:
     events = Events()
     perps = derivatives.perp_markets(world) if world.template.perps else []
-    market.deployments(world, [t for _, t in perps], events)
+    market.deployments(world, events)
     pools, locks = market.simulate_market(world, n_swaps, rng, book.quote_usd, events)
     extra_tables = derivatives.perp_tables(world, book, rng, events) if perps else {}
     first_seen: dict[str, float] = {}
@@ -114,13 +114,27 @@ def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.rand
     tables["heads"] = assemble.heads_table(world, clock, end)
     deploys = tables["transfers"].filter(pl.col("from_address") == market.zero_address(world))
     observed = world.indexed_until.timestamp()
+    # A perp market's base is listed, not minted: its listing transaction is its deployment
+    # and the market's creation.
+    listed = ids.tx_hashes(world.template.address_format, rng, len(perps))
+    listings = pl.DataFrame({
+        "address": [t.address for _, t in perps], "tx_hash": listed.tolist(),
+        "block_number": clock.block(np.array([t.deployed_at.timestamp() for _, t in perps]))
+        .tolist(),
+        "block_time": [t.deployed_at for _, t in perps]},
+        schema={"address": pl.String, "tx_hash": pl.String, "block_number": pl.Int64,
+                "block_time": pl.Datetime("us", "UTC")})
+    deploys = pl.concat([deploys.select(token="token", tx_hash="tx_hash",
+                                        block_number="block_number", block_time="block_time"),
+                         listings.rename({"address": "token"})])
     tables["tokens"] = entities.tokens_table(world, [t for _, t in perps], deploys, observed, rng)
     mints = tables["liquidity_events"].filter(pl.col("kind") == "mint")
-    tables["pairs"] = entities.pairs_table(world, pools, mints, perps, clock)
+    tables["pairs"] = entities.pairs_table(world, pools, mints, perps, clock, listings)
     tables["venues"] = entities.venues_table(world)
     tables["token_profiles"] = entities.profiles_table(world, observed, rng)
     rugged = {t.deployer: t.address for t in world.tokens if t.status in (999, 1000)}
-    tables["address_labels"] = entities.labels_table(world, rugged)
+    tables["address_labels"] = entities.labels_table(world, rugged,
+                                                     derivatives.farm_factories(world))
     tables["lp_locks"] = _locks_table(locks, clock, rng, world)
     tables["farm_pools"] = derivatives.farm_observations(world, pools, rng)
     tables.update(extra_tables)

@@ -84,6 +84,15 @@ def perp_tables(world: ChainWorld, book: PriceBook, rng: np.random.Generator,
     }
 
 
+def farm_factories(world: ChainWorld) -> list[tuple[str, str]]:
+    """(address, name) of the chain's two farm factories: the first verified, the second not."""
+    fmt, slug = world.template.address_format, world.template.slug
+    dex = next(v for v in world.venues if v.category == "dex")
+    names = (f"{dex.name} MasterChef", "YieldMax Farms")
+    return [(ids.named_address(fmt, f"{slug}:farm-factory:{f}"), name)
+            for f, name in enumerate(names)]
+
+
 def farm_observations(world: ChainWorld, pools: list[Pool],
                       rng: np.random.Generator) -> pl.DataFrame:
     """Hourly observations of two farm contracts: one verified, one not; one goes stale."""
@@ -92,9 +101,10 @@ def farm_observations(world: ChainWorld, pools: list[Pool],
     candidates = [p for p in pools if p.story == "established"] or pools[:3]
     rewards = [t for t in world.tokens if t.kind == "established"] or [world.quotes["native"]]
     rows = []
+    factories = farm_factories(world)
     for f, verified in enumerate((True, False)):
         farm = ids.named_address(fmt, f"{slug}:farm:{f}")
-        factory = ids.named_address(fmt, f"{slug}:farm-factory:{f}")
+        factory = factories[f][0]
         reward = rewards[f % len(rewards)]
         stale_for = min(STALE_FARM.total_seconds(), (end - start) / 2)
         last = end - (stale_for if not verified else 0)

@@ -8,7 +8,7 @@ from sources.simulator.pools import Pool
 from sources.simulator.world import ChainWorld, TokenSpec, registry_ids
 
 LABEL_KINDS = {"exchange": 1, "bridge": 2, "mev_bot": 3, "scam_deployer": 4, "team": 5,
-               "market_maker": 6}
+               "market_maker": 6, "farm_factory": 10}
 EXCHANGES = ("Binance", "Coinbase", "OKX", "Bybit", "Kraken")
 
 
@@ -105,8 +105,10 @@ def profiles_table(world: ChainWorld, updated_at: float, rng: np.random.Generato
     return with_utc(frame, "updated_at")
 
 
-def labels_table(world: ChainWorld, rugged: dict[str, str]) -> pl.DataFrame:
-    """Known entities: exchanges, bridges, some MEV bots and market makers, scam deployers."""
+def labels_table(world: ChainWorld, rugged: dict[str, str],
+                 factories: list[tuple[str, str]]) -> pl.DataFrame:
+    """Known entities: exchanges, bridges, some MEV bots and market makers, scam deployers,
+    and the farm `factories` (address, name)."""
     w = world.wallets
     rows = [{"address": a, "kind": LABEL_KINDS["exchange"], "name": f"{n} Hot Wallet",
              "confidence": 0.99, "token_address": None, "source": "chaintape"}
@@ -122,11 +124,15 @@ def labels_table(world: ChainWorld, rugged: dict[str, str]) -> pl.DataFrame:
     rows += [{"address": deployer, "kind": LABEL_KINDS["scam_deployer"], "name": "Rug Deployer",
               "confidence": 0.85, "token_address": token, "source": "community"}
              for deployer, token in rugged.items()]
+    rows += [{"address": address, "kind": LABEL_KINDS["farm_factory"], "name": name,
+              "confidence": 0.99, "token_address": None, "source": "chaintape"}
+             for address, name in factories]
     return pl.DataFrame(rows, schema_overrides={"token_address": pl.String})
 
 
 def pairs_table(world: ChainWorld, pools: list[Pool], mints: pl.DataFrame,
-                perps: list[tuple[str, TokenSpec]], clock: Clock) -> pl.DataFrame:
+                perps: list[tuple[str, TokenSpec]], clock: Clock,
+                listings: pl.DataFrame) -> pl.DataFrame:
     """The `pairs` table, with each pool's creation block and tx from its first mint."""
     named = {v.factory for v in world.venues}
     rows = []
@@ -152,9 +158,15 @@ def pairs_table(world: ChainWorld, pools: list[Pool], mints: pl.DataFrame,
     frame = pl.DataFrame(rows, schema_overrides={
         "launchpad": pl.String, "launchpad_stage": pl.String, "migrated_pool": pl.String,
         "launchpad_completed_at": pl.Float64})
-    first = (mints.sort("block_number", "log_index").group_by("pair").first()
-             .select(address="pair", created_block="block_number",
-                     created_log_index="log_index", created_tx="tx_hash"))
+    market_of = {token.address: market for market, token in perps}
+    listed = listings.select(address=pl.col("address").replace_strict(market_of),
+                             created_block="block_number", created_log_index=pl.lit(0, pl.Int64),
+                             created_tx="tx_hash")
+    first = pl.concat([
+        mints.sort("block_number", "log_index").group_by("pair").first()
+        .select(address="pair", created_block="block_number",
+                created_log_index=pl.col("log_index").cast(pl.Int64), created_tx="tx_hash"),
+        listed])
     frame = frame.join(first, on="address", how="left").with_columns(
         created_block=pl.col("created_block").fill_null(
             pl.Series(clock.block(frame["created_at"].to_numpy()))),

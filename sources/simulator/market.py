@@ -8,7 +8,7 @@ from sources.simulator import ids
 from sources.simulator.events import Events
 from sources.simulator.pools import DEAD, Pool, migrate, plan_pools
 from sources.simulator.trading import Trader, regime_for
-from sources.simulator.world import ChainWorld, TokenSpec
+from sources.simulator.world import ChainWorld
 
 # Some attempted trades do not execute (a sell with nothing to sell, dust into a drained
 # pool), so a few more are attempted than the swaps asked for.
@@ -85,11 +85,11 @@ def zero_address(world: ChainWorld) -> str:
     return ids.named_address(world.template.address_format, "zero")
 
 
-def deployments(world: ChainWorld, extra: list[TokenSpec], events: Events) -> None:
-    """Each token's supply minted to its deployer (the chain's own tokens and `extra`, the
-    perp markets' tokens): the mint is the deployment a token's launch names."""
+def deployments(world: ChainWorld, events: Events) -> None:
+    """Each token's supply minted to its deployer: the mint is the deployment a token's launch
+    names."""
     zero = zero_address(world)
-    for token in world.tokens + list(world.quotes.values()) + extra:
+    for token in world.tokens + list(world.quotes.values()):
         events.add("transfers", token.deployed_at.timestamp(), events.tx(), 0,
                    token=token.address, from_address=zero, to_address=token.deployer,
                    amount=token.supply_raw)

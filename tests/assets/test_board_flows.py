@@ -2,14 +2,16 @@
 pool's own swaps and within one period, hosted volume by the router's venue, routed volume per
 aggregator, and distinct buyers per row and chain."""
 
+from datetime import UTC, datetime, timedelta
+
 import polars as pl
 import pytest
 
 from assets.boards.buyers import row_buyers
-from assets.boards.flows import pair_flows, router_flows
+from assets.boards.flows import in_period, pair_flows, router_flows
 from assets.sql_models import load_models
 
-AS_OF = 1_000_000
+AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
 DAY = 86_400
 # Venue dexa owns pools P1 and P2; P2 was launched on launchpad pad; agg is an aggregator.
 VENUES = pl.DataFrame({"chain_id": [1, 1, 1], "venue_id": ["dexa", "pad", "agg"],
@@ -28,7 +30,8 @@ SWAPS = [
     ("P1", 80, "w2", "buy", "RG", 40.0),         # routed in by the aggregator: hosted
     ("P2", 30, "w1", "buy", "RG", 2.0),          # hosted too
     ("P1", 70, "w3", "sell", "RA", 5.0),
-]
+    ("P2", DAY - 0.4, "w5", "sell", "RA", 0.5),  # 0.4 s into the day: in the day, as in
+]                                                # the pair's h24 window
 
 
 def legs() -> pl.LazyFrame:
@@ -36,7 +39,8 @@ def legs() -> pl.LazyFrame:
     n = len(SWAPS)
     return pl.LazyFrame({"chain_id": [1] * n, "block_number": range(n), "log_index": [0] * n,
                          "swap": pl.Series(range(n), dtype=pl.UInt32), "pair": pool,
-                         "ts": [AS_OF - a for a in age], "side": side,
+                         "block_time": [AS_OF - timedelta(seconds=a) for a in age],
+                         "side": side,
                          "maker_key": pl.Series([int(m[1:]) for m in maker], dtype=pl.UInt64),
                          "volume_usd": usd})
 
@@ -57,9 +61,10 @@ def test_round_trips_hosted_and_own_volume_per_period() -> None:
     assert p1["own_volume_now"] == pytest.approx(83 - 30 - 40)
     assert (p1["volume_d1"], p1["wash_volume_d1"], p1["own_volume_d1"]) == (7.0, 0.0, 7.0)
     assert (p1["volume_d7"], p1["txns_d7"]) == (0.0, 0)
-    # P2: its launchpad's router and its venue's own router bring nothing hosted.
-    assert (p2["volume_now"], p2["wash_volume_now"], p2["hosted_volume_now"]) == (103.0, 0.0, 2.0)
-    assert p2["own_volume_now"] == pytest.approx(101.0)
+    # P2: its launchpad's router and its venue's own router bring nothing hosted; the sell
+    # 0.4 s into the day counts in it.
+    assert (p2["volume_now"], p2["wash_volume_now"], p2["hosted_volume_now"]) == (103.5, 0.0, 2.0)
+    assert p2["own_volume_now"] == pytest.approx(101.5) and p2["txns_now"] == 4
 
 
 def test_routed_volume_is_the_aggregator_router_volume_of_the_day() -> None:
@@ -69,7 +74,7 @@ def test_routed_volume_is_the_aggregator_router_volume_of_the_day() -> None:
 
 
 def test_buyers_count_a_wallet_once_per_row_and_per_chain() -> None:
-    day = (pl.col("ts") > AS_OF - DAY) & (pl.col("ts") <= AS_OF)
+    day = in_period(AS_OF, "now")
     buyers = row_buyers(legs(), PAIRS.lazy(), day)
     counted = {(r["scope"], r["row_key"]): r["buyers"] for r in buyers.iter_rows(named=True)}
     # dexa: w1, w2 (w1's buy of the day before is outside); pad: w4, w1 (twice); chain: 3.

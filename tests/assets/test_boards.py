@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from assets.boards.rows import Methodology, assemble_board
-from assets.boards.seasons import Seasons
+from assets.boards.seasons import Seasons, season_item
 from checks.outcome import validate
 from checks.schemas.boards import (
     BoardPair,
@@ -167,3 +167,17 @@ def test_closed_seasons_must_come_back_unchanged() -> None:
     recomputed = before.with_columns(item=pl.Series(['{"a":9}', '{"a":2}']))
     assert closed_seasons_changed(before, recomputed).height == 1
     assert closed_seasons_changed(before, before.filter(pl.col("season") == 46)).height == 1
+
+
+def test_a_closed_season_row_carries_only_the_seasons_figures() -> None:
+    live = {"key": "dex", "data_state": "live", "rank": 3, "badges": ["top_volume"],
+            "dimensions": {"volume": 0.5}, "metrics": {"volume_24h": 123.0}}
+    row = {"item": orjson.dumps(live).decode(), "rank": 1, "exclusion_reason": "",
+           "volume": 10.0, "buy_volume": 4.0, "liquidity_last": 7.0, "liquidity_peak": 9.0,
+           "quality_liquidity": 7.0, "txns": 3, "buyers": 2, "new_pairs": 1}
+    closed, running = (orjson.loads(season_item(row, c)) for c in (True, False))
+    # Closed: the run's rolling 24h figures (123 of volume) are not the season's; gone.
+    assert (closed["metrics"], closed["badges"], closed["dimensions"]) == (None, [], {})
+    assert closed["data_state"] == "frozen" and closed["season_metrics"]["volume"] == 10.0
+    assert running["metrics"] == {"volume_24h": 123.0} and running["data_state"] == "live"
+    assert running["rank"] == 1 and running["rank_change_24h"] == 0

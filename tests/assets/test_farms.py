@@ -70,6 +70,8 @@ def test_tvl_and_aprs_by_hand(farms) -> None:
 def test_idle_unverified_stale_and_unpriced(farms) -> None:
     idle = farm(farms, "0xf", 1)
     assert (idle["lifecycle_state"], idle["tvl_usd"], idle["lp_reward_apr"]) == ("idle", 0, None)
+    # Nothing staked earns nothing: the wire says 0, a decimal string, never null.
+    assert orjson.loads(idle["item"])["apr_year"]["lp_reward_apr"] == "0.000000"
     unverified = farm(farms, "0xg")
     assert (unverified["status"], unverified["lifecycle_state"]) == ("unverified", "unconfirmed")
     assert "unverified_contract" in unverified["data_quality_flags"]
@@ -77,6 +79,7 @@ def test_idle_unverified_stale_and_unpriced(farms) -> None:
     assert stale["lifecycle_state"] == "stale" and "stale_observation" in stale["data_quality_flags"]
     dark = orjson.loads(farm(farms, "0xk")["item"])
     assert dark["tvl"] is None and "unpriced_lp" in dark["data_quality_flags"]
+    assert dark["apr_year"]["lp_reward_apr"] == "0.000000" and dark["apr_daily"]["base_apr"]
     assert validate("farm_rows", FarmRow, farms).passed
     assert stale_shown_fresh(farms, AS_OF).is_empty()
 

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import polars as pl
+import pytest
 
 from assets.market.pair_rows import (
     around,
@@ -11,6 +12,8 @@ from assets.market.pair_rows import (
     holding,
     liquidity_range,
     lp_security,
+    perp_blocks,
+    perp_windows,
     window_prices,
 )
 from checks.outcome import validate
@@ -169,3 +172,30 @@ def test_each_pair_rule_fails_when_broken() -> None:
         assert rule in outcome.summary(), (rule, outcome.summary())
     duplicated = pl.concat([good_rows(), good_rows().head(1)])
     assert not validate("pair_rows", PairRow, duplicated).passed
+
+
+def test_a_perp_row_shows_its_markets_funding_mark_and_notional_volume() -> None:
+    observed = [AS_OF - timedelta(hours=h) for h in (30, 2, 0.5, 0)]
+    snapshots = pl.LazyFrame({
+        "chain_id": [9] * 4, "market": ["m"] * 4, "observed_at": pl.Series(observed, dtype=TS),
+        "mark_price": [80.0, 100.0, 110.0, 120.0], "oracle_price": [80.0, 100.0, 110.0, 100.0],
+        "oi_long_usd": [1.0, 1.0, 1.0, 300.0], "oi_short_usd": [1.0, 1.0, 1.0, 100.0],
+        "funding_long_1h": [0.0, 0.0, 0.0, 0.0002], "funding_short_1h": [0.0, 0.0, 0.0, -0.0002],
+        "volume_usd": [1000.0, 40.0, 20.0, 10.0]})
+    markets = pl.LazyFrame({"chain_id": [9], "market": ["m"], "max_leverage": [20.0],
+                            "only_isolated": [False]})
+    block = perp_blocks(markets, snapshots, AS_OF).collect().row(0, named=True)["perp"]
+    # Longs pay 0.02 % an hour (shorts receive it): the rate is the long side's, not their mean.
+    assert block["funding_rate"] == 0.0002 and block["open_interest_usd"] == 400.0
+    assert block["premium"] == pytest.approx(0.2) and block["day_notional_volume"] == 70.0
+    row = perp_windows(snapshots, AS_OF).collect().row(0, named=True)
+    # Mark now 120. Each window opens at the last mark at or before its start: m5 at 110 (30
+    # minutes ago), h1 at 100 (2 hours ago), h6 and h24 at 80 (30 hours ago).
+    assert row["perp_mark"] == 120.0
+    assert row["perp_change_m5"] == pytest.approx(120 / 110 * 100 - 100)
+    assert row["perp_change_h1"] == pytest.approx(20.0)
+    assert row["perp_change_h6"] == pytest.approx(50.0) and row["perp_change_h24"] == 50.0
+    # Volume observed inside each window: m5 and h1 only the newest (10, and 20 + 10), h6 and
+    # h24 the three of the day.
+    assert (row["perp_volume_m5"], row["perp_volume_h1"]) == (10.0, 30.0)
+    assert (row["perp_volume_h6"], row["perp_volume_h24"]) == (70.0, 70.0)

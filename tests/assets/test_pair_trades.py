@@ -32,27 +32,37 @@ def test_a_price_is_found_whichever_way_the_rows_move_in_time() -> None:
     assert prices.at(feed, ts).to_list() == [5.0, 6.0, None, 80.0, 81.0, 7.0, 3.0, 99.0, 7.0]
 
 
+def at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
 def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
     # Pool P's base is token1: a buy of 5 base for 10 quote at 2 USD a quote unit (4 USD a base
     # unit); an add of liquidity one block earlier.
-    # The buy is the lake's second swap (position 1); the first is another pool's.
+    # The buy is the lake's second swap (position 1); the first is another pool's. A sell and
+    # a remove 0.4 s past the watermark (second 30) are not served yet.
     legs = pl.DataFrame({
-        "chain_id": [1], "pair": ["P"], "block_number": [2], "log_index": [0], "ts": [20],
-        "swap": pl.Series([1], dtype=pl.UInt32), "base_is_token0": [False],
-        "base_amount": [5.0], "quote_amount": [10.0], "quote_usd": [2.0], "gas_used": [21_000],
-        "fee_usd": [0.5], "price_usd": [4.0], "volume_usd": [20.0],
-        "maker_key": pl.Series([7], dtype=pl.UInt64), "side": ["buy"]})
-    swaps = pl.LazyFrame({"chain_id": [1, 1], "block_number": [1, 2], "log_index": [0, 0],
-                          "tx_hash": ["h0", "h2"], "maker": ["Y", "M"], "sender": ["X", "R"],
-                          "recipient": ["Y", "M"]})
+        "chain_id": [1, 1], "pair": ["P", "P"], "block_number": [2, 3], "log_index": [0, 0],
+        "block_time": [at(20), at(30.4)], "ts": [20, 30],
+        "swap": pl.Series([1, 2], dtype=pl.UInt32), "base_is_token0": [False, False],
+        "base_amount": [5.0, 1.0], "quote_amount": [10.0, 2.0], "quote_usd": [2.0, 2.0],
+        "gas_used": [21_000, 21_000], "fee_usd": [0.5, 0.5], "price_usd": [4.0, 4.0],
+        "volume_usd": [20.0, 4.0], "maker_key": pl.Series([7, 7], dtype=pl.UInt64),
+        "side": ["buy", "sell"]})
+    swaps = pl.LazyFrame({"chain_id": [1, 1, 1], "block_number": [1, 2, 3],
+                          "log_index": [0, 0, 0], "tx_hash": ["h0", "h2", "h3"],
+                          "maker": ["Y", "M", "M"], "sender": ["X", "R", "R"],
+                          "recipient": ["Y", "M", "M"]})
     liquidity = pl.DataFrame({
-        "chain_id": [1], "pair": ["P"], "block_number": [1], "log_index": [3], "ts": [10],
-        "hash": ["h1"], "maker": ["O"], "from_address": ["O"], "to_address": ["P"],
-        "tx_type": ["add"], "gas_used": pl.Series([None], dtype=pl.Int64),
-        "fee_usd": pl.Series([None], dtype=pl.Float64), "base_is_token0": [False],
-        "base_amount": [1.0], "quote_amount": [4.0], "quote_usd": [2.0], "price_usd": [8.0],
-        "volume_usd": [16.0]})
-    add, buy = trade_rows(legs, swaps, liquidity).iter_rows(named=True)
+        "chain_id": [1, 1], "pair": ["P", "P"], "block_number": [1, 3], "log_index": [3, 1],
+        "block_time": [at(10), at(30.4)], "ts": [10, 30],
+        "hash": ["h1", "h4"], "maker": ["O", "O"], "from_address": ["O", "P"],
+        "to_address": ["P", "O"], "tx_type": ["add", "remove"],
+        "gas_used": pl.Series([None, None], dtype=pl.Int64),
+        "fee_usd": pl.Series([None, None], dtype=pl.Float64), "base_is_token0": [False, False],
+        "base_amount": [1.0, 1.0], "quote_amount": [4.0, 4.0], "quote_usd": [2.0, 2.0],
+        "price_usd": [8.0, 8.0], "volume_usd": [16.0, 16.0]})
+    add, buy = trade_rows(legs, swaps, liquidity, at(30)).iter_rows(named=True)
     assert (add["tx_type"], add["hash"], buy["tx_type"], buy["hash"]) == ("add", "h1", "buy", "h2")
     assert (buy["amount0"], buy["amount1"]) == (10.0, 5.0)
     assert (buy["price0"], buy["price1"]) == (0.5, 2.0)

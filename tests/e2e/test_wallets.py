@@ -124,12 +124,17 @@ def test_labels_batch_leaves_out_addresses_without_labels(api, lake, busiest) ->
     assert answer["items"][0]["labels"][0]["kind"] == 1
 
 
-def test_overview_lists_a_stopped_chain_as_unavailable(api, busiest) -> None:
-    wallet = _first_trader(api, busiest)["address"]
+def test_overview_serves_a_stopped_chain_marked_stale_never_unavailable(api, lake) -> None:
+    # Sui's indexer stopped: its data is still readable, so its wallets are served, marked
+    # stale; unavailable means the data could not be read at all.
+    chains = {c["slug"]: c for c in api.get("/chains", params={"limit": 100}).json()["items"]}
+    assert chains["sui"]["syncing"] is False
+    wallet = api.get("/wallets", params={"chain": "sui", "limit": 1}).json()["items"][0]["address"]
     body = api.get(f"/wallets/{wallet}/overview", params={"chains": "ethereum,sui"}).json()
-    assert [c["slug"] for c in body["unavailable_chains"]] == ["sui"]
-    assert body["most_profitable_chain"]["slug"] == "ethereum"
-    assert [p["chain"]["slug"] for p in body["profiles"]] == ["ethereum"]
+    assert body["unavailable_chains"] == []
+    assert [c["slug"] for c in body["stale_chains"]] == ["sui"]
+    assert [p["chain"]["slug"] for p in body["profiles"]] == ["sui"]
+    assert [(c["chain"]["slug"], c["stale"]) for c in body["per_chain"]] == [("sui", True)]
 
 
 def test_token_traders_are_the_wallets_that_swapped_it(api, lake) -> None:

@@ -7,8 +7,8 @@ WITH perp_flows AS (
         p.chain_id,
         p.market AS pair,
 {%- for period, (ends, starts) in periods %}
-        SUM(CASE WHEN a.as_of_s - EXTRACT(EPOCH FROM p.observed_at) >= {{ ends }}
-                  AND a.as_of_s - EXTRACT(EPOCH FROM p.observed_at) < {{ starts }}
+        SUM(CASE WHEN p.observed_at <= a.as_of - INTERVAL '{{ ends }} seconds'
+                  AND p.observed_at > a.as_of - INTERVAL '{{ starts }} seconds'
                  THEN p.volume_usd ELSE 0.0 END) AS volume_{{ period }}{{ "," if not loop.last }}
 {%- endfor %}
     FROM perp_snapshots AS p
