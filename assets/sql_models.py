@@ -13,8 +13,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 from sqlglot.optimizer.scope import traverse_scope
 
-from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import PAIR_WINDOWS
+from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
 
 SQL_ROOT = Path(__file__).parent / "sql"
 READ_DIALECT = "postgres"

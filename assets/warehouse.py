@@ -10,7 +10,7 @@ import dagster as dg
 import polars as pl
 from polars.io.plugins import register_io_source
 
-from publish.home import home
+from core.home import home
 from sources.lake import TABLES, Lake
 
 # The week's largest products, which others read back in full (every swap as a leg, every

@@ -25,8 +25,8 @@ CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
 from bench.edge import paced  # noqa: E402
-from sources.simulator.prices import slot_time  # noqa: E402
-from sources.simulator.world import FEEDS  # noqa: E402
+from core.feeds import FEEDS  # noqa: E402
+from core.prices import slot_time  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 # Pyth's slot counter starts at SLOT_EPOCH: metadata.slot + this is the process's slot number.

@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.edge import internal_key, paced, wrk  # noqa: E402
 from bench.oracle import prepared_home  # noqa: E402
-from publish.home import home as home_of  # noqa: E402
+from core.home import home as home_of  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 # wrk walks the paths round-robin.

@@ -4,10 +4,10 @@ from dataclasses import dataclass
 
 import orjson
 
+from core.vocabulary import EVM_ADDRESS as EVM
 from edge.memo import per_snapshot
 from edge.problems import ApiError
 from publish.snapshot import Snapshot
-from publish.vocabulary import EVM_ADDRESS as EVM
 
 CHAIN_PARAMS = ("chain", "chains")
 

@@ -5,6 +5,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+from core.home import secret
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
 from edge.metering import open_meter
@@ -15,7 +16,6 @@ from edge.registry import Router
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner
-from publish.home import secret
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore
 

@@ -4,9 +4,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.home import home as default_home
 from edge.clients import Network, trusted_networks
 from edge.payments import Offer
-from publish.home import home as default_home
 
 
 def offer_from_env() -> Offer:

@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.boards import assets as boards_assets
 from assets.chains import assets as chains_assets
+from assets.checks import product_checks
 from assets.farms import assets as farms_assets
 from assets.market import assets as market_assets
 from assets.oracle import assets as oracle_assets
@@ -11,7 +12,6 @@ from assets.perps import assets as perps_assets
 from assets.snapshot import assets as snapshot_assets
 from assets.sql_assets import lake_specs, sql_assets
 from assets.wallets import assets as wallets_assets
-from checks.asset_checks import product_checks
 from pipelines.progress import step_lines
 from pipelines.resources import resources
 from pipelines.schedules import schedules

@@ -6,7 +6,7 @@ from datetime import datetime
 import orjson
 import polars as pl
 
-from publish.vocabulary import WIRE_TIME
+from core.vocabulary import WIRE_TIME
 
 
 def view_name(scope: str, board: str | None, season: int | None) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from publish.home import home, secret
+from core.home import home, secret
 
 MAX_LENGTH = 512
 _SIG_BYTES = 12

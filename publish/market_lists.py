@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 import orjson
 import polars as pl
 
-from publish.vocabulary import address_spellings
+from core.vocabulary import address_spellings
 
 # Columns a pair list sorts on; `{tf}` is the requested timeframe.
 PAIR_SORT_COLUMNS = {

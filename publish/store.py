@@ -11,7 +11,7 @@ import boto3
 import botocore.config
 import botocore.exceptions
 
-from publish.home import home
+from core.home import home
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=5, must-revalidate"

@@ -3,8 +3,8 @@ chart buckets, funding) and the ranking pages published per chain, window and so
 
 import polars as pl
 
+from core.vocabulary import WALLET_WINDOWS, wire_time
 from publish.snapshot import PagedList, ServingTable
-from publish.vocabulary import WALLET_WINDOWS, wire_time
 from publish.wallet_lists import (
     PUBLISHED_DEPTH,
     WALLET_SORT_COLUMNS,

@@ -9,8 +9,8 @@ from typing import Literal
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas import lake as schema
-from publish.home import home
+from core.home import home
+from sources import contract as schema
 
 Partitioning = Literal["none", "chain", "date", "chain_date"]
 

@@ -5,8 +5,8 @@ about 1 in 10^8 for a board of a million buyers) would count once."""
 
 import polars as pl
 
-from assets.fingerprints import keyed
 from assets.round_trips import POOL
+from core.fingerprints import keyed
 
 
 def row_buyers(legs: pl.LazyFrame, pairs: pl.LazyFrame, inside: pl.Expr,

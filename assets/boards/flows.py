@@ -8,7 +8,7 @@ import polars as pl
 from assets.market.pair_trades import with_swap_strings
 from assets.round_trips import POOL, round_trips
 from assets.sql_models import BOARD_PERIODS
-from checks.schemas.types import EVENT
+from core.columns import EVENT
 
 FIGURES = ("volume", "buy_volume", "txns", "wash_volume", "own_volume")
 

@@ -4,7 +4,7 @@ import dagster as dg
 import polars as pl
 
 from assets.warehouse import Warehouse, materialized
-from publish import vocabulary
+from core import vocabulary
 
 GROUP = "chains"
 

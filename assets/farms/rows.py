@@ -1,17 +1,17 @@
 """Farm rows (spec 2.7): one per (chain, farm contract, pid) from its latest observation, with
 TVL and APRs priced from the pool and the reward token, and what is known about its quality."""
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import orjson
 import polars as pl
 
 from assets.market.pair_trades import human
-from publish.vocabulary import WIRE_TIME
+from checks.schemas.farms import STALE_AFTER
+from core.vocabulary import WIRE_TIME
 
 KEY = ["chain_id", "address", "pid"]
 # Farms are observed hourly: an observation older than this is stale.
-STALE_AFTER = timedelta(hours=2)
 YEAR_S = 365 * 86_400
 
 

@@ -16,9 +16,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from assets.fingerprints import distinct, gathered, keyed, lookup
 from assets.market.pair_trades import swap_fingerprints
 from assets.raw_amounts import RAW_SWAPPED, halves
+from core.fingerprints import distinct, gathered, keyed, lookup
 
 RAW = pl.Int128
 # Where a balance's holder address is read back: a move's source and row, in its slot's tag.

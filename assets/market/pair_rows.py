@@ -4,8 +4,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from publish.vocabulary import PAIR_WINDOWS
+from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
 
 KEY = ["chain_id", "pair"]
 ISO = "%Y-%m-%dT%H:%M:%S%.3fZ"

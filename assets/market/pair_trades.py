@@ -10,10 +10,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from assets.fingerprints import distinct, keyed, lookup
 from assets.market.pair_rows import KEY
 from assets.raw_amounts import RAW_SWAPPED, as_float, halves
-from checks.schemas.types import EVENT
+from core.columns import EVENT
+from core.fingerprints import distinct, keyed, lookup
 
 TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", "maker",
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",

@@ -8,8 +8,8 @@ from decimal import Decimal
 import polars as pl
 
 from assets.market.pair_rows import HIGH_SELL_TAX, is_terminal, iso, prices_at, status_text
-from publish.vocabulary import PAIR_WINDOWS
-from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
+from core.vocabulary import PAIR_WINDOWS
+from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 KEY = ["chain_id", "address"]
 # A market block is good until the next market refresh (the 5-minute cadence).

@@ -4,7 +4,7 @@ import dagster as dg
 import polars as pl
 
 from assets.warehouse import Warehouse, materialized
-from publish.vocabulary import ORACLE_HISTORY_S
+from core.vocabulary import ORACLE_HISTORY_S
 
 GROUP = "oracle"
 

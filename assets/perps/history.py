@@ -7,7 +7,7 @@ import orjson
 import polars as pl
 
 from assets.market.pair_rows import perp_blocks
-from publish.vocabulary import WIRE_TIME
+from core.vocabulary import WIRE_TIME
 
 MARKET = ["chain_id", "market"]
 RATES = ("funding_long_1h", "funding_short_1h", "borrow_long_1h", "borrow_short_1h")

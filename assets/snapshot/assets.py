@@ -11,6 +11,7 @@ from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
+from core.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WIRE_TIME
 from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farm_lists import FARM_SORT_COLUMNS, FarmQuery, farm_list, farm_scope
@@ -25,7 +26,6 @@ from publish.market_lists import (
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
-from publish.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WIRE_TIME
 from publish.wallet_tables import ranking_pages, wallet_serving
 
 DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",

@@ -11,6 +11,7 @@ import dagster as dg
 import numpy as np
 import polars as pl
 
+from assets.checks import SCHEMA_CHECK, as_result, schema_check_spec, stored_outcome
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import ACCOUNTED, account, accounted, parted, stored
@@ -23,7 +24,6 @@ from assets.wallets.positions import (
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized, streamed
-from checks.asset_checks import SCHEMA_CHECK, as_result, schema_check_spec, stored_outcome
 from checks.outcome import combined
 from checks.products import piece_outcome
 

@@ -6,7 +6,11 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import (
+from assets.folds import by_field
+from assets.round_trips import POOL
+from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
+from assets.wallets.positions import Owners
+from core.fingerprints import (
     distinct,
     first_indices,
     first_rows,
@@ -15,10 +19,6 @@ from assets.fingerprints import (
     lookup,
     numbered,
 )
-from assets.folds import by_field
-from assets.round_trips import POOL
-from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
-from assets.wallets.positions import Owners
 
 # What the traits read of a stored ledger beyond what is accounted again.
 TRAIT_INPUTS = ("pair",)

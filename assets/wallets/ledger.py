@@ -8,16 +8,15 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import distinct, gathered, keyed, lookup, numbered
 from assets.market.pair_trades import human, with_swap_strings
-from checks.schemas.types import EVENT
+from checks.schemas.wallets import LEDGER_ORDER
+from core.columns import EVENT
+from core.fingerprints import distinct, gathered, keyed, lookup, numbered
+from core.vocabulary import SIDES
 
-SWAP_SIDES = ("buy", "sell")
-TRANSFER_SIDES = ("transfer_in", "transfer_out")
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
 DUST = 1e-9
 POSITION = ("chain_id", "wallet", "token")
-LEDGER_ORDER = (*EVENT, "seq")
 # What `account` reads of an event, in chain order: all it needs to remake the books.
 ACCOUNTED = (*POSITION, "ts", "side", "qty", "notional_usd", "mark_usd")
 # The accounting's working columns, which only the folds read: kept in memory while the folds
@@ -252,7 +251,6 @@ def _numbered_in(keys: np.ndarray, halves: tuple[slice, slice]) -> tuple[np.ndar
     return np.concatenate([first, second + count]), count + more
 
 
-SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)
 BUY, SELL, TRANSFER_IN, TRANSFER_OUT = range(len(SIDES))
 
 

@@ -8,10 +8,10 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.fingerprints import distinct, first_indices, first_rows, gathered, keyed, lookup, numbered
 from assets.folds import by_field
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
-from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
+from core.fingerprints import distinct, first_indices, first_rows, gathered, keyed, lookup, numbered
+from core.vocabulary import TERMINAL_TOKEN_STATUSES
 
 COUNTS = ("buys", "sells", "transfers_in", "transfers_out")
 # A group's sums, in the order `_fold` gives them: quantities and money swapped (a notional

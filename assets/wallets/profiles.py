@@ -6,8 +6,9 @@ import hashlib
 
 import polars as pl
 
-from assets.fingerprints import keyed
-from publish.vocabulary import CAPITAL_TIERS, WALLET_WINDOWS, wire_time
+from checks.schemas.wallets import HUMAN_UNKNOWN_CAP
+from core.fingerprints import keyed
+from core.vocabulary import CAPITAL_TIERS, WALLET_WINDOWS, wire_time
 from publish.wallet_lists import METRIC_COUNTS, METRIC_FIGURES
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
@@ -18,7 +19,6 @@ MM_SWAPS, MM_ESTABLISHED, MM_TWO_SIDED = 40, 0.95, 0.6
 SNIPER_ENTRIES, SNIPER_SHARE = 2, 0.5
 # Timing evidence: fewer swaps or hours of day than this is too thin to call a wallet human.
 HUMAN_SWAPS, HUMAN_HOURS = 10, 3
-HUMAN_UNKNOWN_CAP = 40
 # A funder of more wallets than this is a service (faucet, payroll), not a cluster's owner.
 CLUSTER_MAX = 50
 TIERS = tuple(zip((100_000.0, 10_000.0, 1_000.0, 100.0, 0.0), CAPITAL_TIERS, strict=True))

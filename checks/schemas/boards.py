@@ -5,7 +5,7 @@ movement withheld across a change of method, closed seasons frozen)."""
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas.types import Timestamp, ts
+from core.columns import Timestamp, ts
 
 CATEGORIES = ["dex", "launchpad", "perps", "aggregator"]
 EXCLUSIONS = ["", "routes_only", "not_syncing", "no_activity", "wash_dominated",

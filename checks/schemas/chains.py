@@ -4,9 +4,9 @@
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas.lake import ADDRESS_FORMATS
-from checks.schemas.types import Strings, strings
-from publish import vocabulary
+from core import vocabulary
+from core.columns import Strings, strings
+from sources.contract import ADDRESS_FORMATS
 
 
 class ChainRecord(pa.DataFrameModel):

@@ -1,13 +1,15 @@
 """Farm products: the schema of record and the farm rules of spec 2.7 (keyed by chain,
 contract and pid; an unverified pool is never a confirmed yield; stale is never fresh)."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pandera.polars as pa
 import polars as pl
 
-from assets.farms.rows import STALE_AFTER
-from checks.schemas.types import Timestamp, ts
+from core.columns import Timestamp, ts
+
+# A farm last observed longer ago than this is stale: nothing current is known of it.
+STALE_AFTER = timedelta(hours=2)
 
 LIFECYCLE = ["earning", "unconfirmed", "idle", "ended", "stale"]
 FLAGS = ["stale_observation", "unverified_contract", "unpriced_lp", "unpriced_reward",

@@ -3,9 +3,9 @@
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from checks.schemas.types import events_unique
-from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
+from core.columns import events_unique
+from core.vocabulary import TERMINAL_TOKEN_STATUSES
+from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
 PAIR_STATUSES = ["active", "inactive", "rugged", "unresolved"]

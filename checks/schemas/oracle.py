@@ -4,8 +4,8 @@ its ids; history in publish order, inside its window and its market's hours)."""
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas.lake import OracleUpdate
-from sources.market_hours import MarketHours
+from core.market_hours import MarketHours
+from sources.contract import OracleUpdate
 
 HEX_ID = r"^[0-9a-f]{64}$"
 

@@ -4,7 +4,7 @@ never a zero; liquidation days are UTC days while the feed was alive)."""
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas.types import Timestamp, ts
+from core.columns import Timestamp, ts
 
 OI = ("oi_usd", "oi_long_usd", "oi_short_usd")
 

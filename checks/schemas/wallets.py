@@ -7,11 +7,20 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
 
-from assets.wallets.ledger import LEDGER_ORDER, SIDES, TRANSFER_SIDES
-from assets.wallets.profiles import HUMAN_UNKNOWN_CAP
-from checks.schemas.lake import TERMINAL_TOKEN_STATUSES
-from checks.schemas.types import fingerprints_unique, keys_unique
-from publish.vocabulary import CAPITAL_TIERS, MIN_RATED_POSITIONS, WALLET_WINDOWS
+from core.columns import EVENT, fingerprints_unique, keys_unique
+from core.vocabulary import (
+    CAPITAL_TIERS,
+    MIN_RATED_POSITIONS,
+    SIDES,
+    TERMINAL_TOKEN_STATUSES,
+    TRANSFER_SIDES,
+    WALLET_WINDOWS,
+)
+
+# The ledger's order: each chain's events in block and log order, then an event's legs.
+LEDGER_ORDER = (*EVENT, "seq")
+# A wallet whose human record is unknown scores at most this (a thin timing record).
+HUMAN_UNKNOWN_CAP = 40
 
 # Float sums in a different order differ in the last digits: a cent, or a millionth of the
 # larger side.

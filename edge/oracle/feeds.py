@@ -7,12 +7,12 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
+from core.market_hours import MarketHours
+from core.vocabulary import ORACLE_HISTORY_S, WIRE_TIME
 from edge.memo import per_snapshot
 from edge.oracle.hub import PriceHub, Update
 from edge.snapshots import as_of_seconds, table
 from publish.snapshot import Snapshot
-from publish.vocabulary import ORACLE_HISTORY_S, WIRE_TIME
-from sources.market_hours import MarketHours
 
 ATTRIBUTES = ("asset_type", "base", "description", "display_symbol", "generic_symbol",
               "quote_currency", "schedule", "symbol", "min_channel")

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from core.feeds import FEEDS
+from core.prices import PricePath, SlotUpdate, slot_at, slot_time
 from edge.oracle.hub import PriceHub, Update
-from sources.simulator.prices import PricePath, SlotUpdate, slot_at, slot_time
-from sources.simulator.world import FEEDS
 
 log = logging.getLogger("chaintape.oracle")
 # Waits between reconnections to a failing upstream, longest last.

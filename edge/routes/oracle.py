@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 import orjson
 
+from core.vocabulary import RESOLUTION_SECONDS
 from edge.http import Request, Response
 from edge.memo import Kept
 from edge.oracle.feeds import Catalog, Feed, canonical, catalog, wire
@@ -17,7 +18,6 @@ from edge.problems import ApiError
 from edge.routes.trades import candle_window
 from edge.snapshots import snapshot_json
 from publish.snapshot import Snapshot
-from publish.vocabulary import RESOLUTION_SECONDS
 
 MAX_IDS = 500
 MAX_HISTORICAL_FEEDS = 100

@@ -5,13 +5,13 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from core.vocabulary import WIRE_TIME
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.paging import page, table_listing
 from edge.problems import ApiError
 from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.snapshot import Snapshot
-from publish.vocabulary import WIRE_TIME
 
 PERPS = table_listing("perps")
 # `from` defaults to this long before `to`: the longest window the history serves.

@@ -2,10 +2,10 @@
 
 import polars as pl
 
+from core.vocabulary import address_spellings
 from edge.http import Request, Response
 from edge.routes.lists import asked_chains, in_scope
 from edge.snapshots import snapshot_json, table
-from publish.vocabulary import address_spellings
 
 # Exact matches first, then prefixes, then any other place; deeper liquidity first within each.
 EXACT, PREFIX, INSIDE = 0, 1, 2

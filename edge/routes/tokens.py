@@ -8,6 +8,7 @@ from collections.abc import Callable
 import orjson
 import polars as pl
 
+from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
@@ -24,7 +25,6 @@ from edge.routes.trades import (
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
-from publish.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 BRIEF_PAIRS, BRIEF_HOLDERS, BRIEF_TRADES, BRIEF_CANDLES = 5, 10, 10, 24

@@ -5,6 +5,7 @@ import time
 
 import polars as pl
 
+from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
 from edge.memo import per_snapshot
@@ -15,7 +16,6 @@ from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.cursor import Cursor
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
-from publish.vocabulary import RESOLUTION_SECONDS
 
 DEFAULT_CANDLES = 300
 MAX_CANDLES = 1_000

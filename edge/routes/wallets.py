@@ -8,6 +8,13 @@ from dataclasses import dataclass
 import orjson
 import polars as pl
 
+from core.vocabulary import (
+    MIN_RATED_POSITIONS,
+    WALLET_WINDOW_SECONDS,
+    WALLET_WINDOWS,
+    WIRE_TIME,
+    wire_time,
+)
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
@@ -18,13 +25,6 @@ from edge.routes.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.market_lists import list_scope
 from publish.snapshot import Snapshot
-from publish.vocabulary import (
-    MIN_RATED_POSITIONS,
-    WALLET_WINDOW_SECONDS,
-    WALLET_WINDOWS,
-    WIRE_TIME,
-    wire_time,
-)
 from publish.wallet_lists import (
     METRIC_FIELDS,
     WalletQuery,

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from checks.schemas.types import RAW
+from core.columns import RAW
 from sources.simulator import ids
 from sources.simulator.events import Events
 from sources.simulator.world import ChainWorld

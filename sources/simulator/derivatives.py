@@ -5,12 +5,13 @@ from datetime import timedelta
 import numpy as np
 import polars as pl
 
+from core.feeds import FEED_BY_BASE
 from sources.simulator import ids
 from sources.simulator.assemble import raw_series, with_utc
 from sources.simulator.events import Events
 from sources.simulator.oracle import PriceBook
 from sources.simulator.pools import Pool
-from sources.simulator.world import FEED_BY_BASE, ChainWorld, TokenSpec
+from sources.simulator.world import ChainWorld, TokenSpec
 
 PERP_BASES = ("BTC", "ETH", "SOL", "HYPE", "SUI")
 GAPPY_MARKET = "SUI"

@@ -50,8 +50,3 @@ def tx_hashes(fmt: str, rng: np.random.Generator, n: int) -> np.ndarray:
         return np.char.add("0x", body) if fmt == "evm" else body
     width = 44 if fmt == "hex32" else 88
     return _B58[rng.integers(1, 58, size=(n, width))].view(f"S{width}").ravel().astype(str)
-
-
-def feed_id(namespace: str, symbol: str) -> str:
-    """A 32-byte hex feed id, stable for a namespace and symbol."""
-    return hashlib.sha256(f"{namespace}:{symbol}".encode()).hexdigest()

@@ -5,7 +5,8 @@ from datetime import datetime
 import numpy as np
 import polars as pl
 
-from sources.simulator.prices import (
+from core.feeds import FEEDS, FeedSpec
+from core.prices import (
     CONF_RATIO,
     EPOCH,
     SLOT_EPOCH,
@@ -14,7 +15,7 @@ from sources.simulator.prices import (
     PricePath,
     publish_second,
 )
-from sources.simulator.world import FEEDS, FeedSpec, TokenSpec
+from sources.simulator.world import TokenSpec
 
 # Kept for the simulator's callers: the lake samples the process once a tick.
 CADENCE_S = TICK_S

@@ -10,7 +10,7 @@ from checks.schemas.oracle import (
     history_off_feed,
     history_outside_market_hours,
 )
-from sources.simulator.world import EQUITY_HOURS
+from core.feeds import EQUITY_HOURS
 
 A, B = "a" * 64, "b" * 64
 ALWAYS = "America/New_York;O,O,O,O,O,O,O;"

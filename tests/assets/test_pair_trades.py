@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from assets.market.pair_trades import LEG_COLUMNS, FeedPrices, assemble_legs, trade_rows, with_swap_strings
-from checks.schemas.types import RAW
+from core.columns import RAW
 
 
 def test_a_price_is_the_feeds_latest_at_or_before_the_instant() -> None:

@@ -3,8 +3,8 @@ fingerprints meet are compared by their keys, so a shared fingerprint never fail
 
 import polars as pl
 
-from checks.schemas import types
-from checks.schemas.types import fingerprints_unique
+from core import columns
+from core.columns import fingerprints_unique
 
 ROWS = pl.DataFrame({"chain_id": [1, 1, 2, 1], "wallet": ["0xa", "0xb", "0xa", "0xa"],
                      "window": ["1d", "1d", "1d", "7d"]})
@@ -23,6 +23,6 @@ def test_rows_sharing_a_key_are_the_ones_flagged() -> None:
 
 def test_fingerprints_that_meet_are_settled_by_the_keys(monkeypatch) -> None:
     # Every row given the same fingerprint: the keys, all distinct, decide.
-    monkeypatch.setattr(types, "keyed", lambda *keys: pl.col(keys[0]).cast(pl.UInt64) * 0)
+    monkeypatch.setattr(columns, "keyed", lambda *keys: pl.col(keys[0]).cast(pl.UInt64) * 0)
     flagged = fingerprints_unique(ROWS.lazy(), ("chain_id", "wallet", "window"))
     assert flagged.collect().to_series().all()

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from checks.schemas.lake import traded_before_deployed
+from sources.contract import traded_before_deployed
 from sources.lake import Lake, LakeError
 
 T = datetime(2026, 11, 19, 18, tzinfo=UTC)

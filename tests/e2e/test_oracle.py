@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 import websockets
 
-from sources.simulator.world import FEEDS
+from core.feeds import FEEDS
 from tests.conftest import edge_process
 
 BTC = next(f for f in FEEDS if f.symbol == "Crypto.BTC/USD")

@@ -6,7 +6,7 @@ from decimal import Decimal
 import polars as pl
 import pytest
 
-from checks.schemas.types import RAW
+from core.columns import RAW
 from sources.lake import Lake, LakeError
 
 

@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import polars as pl
 
-from sources.market_hours import MarketHours
-from sources.simulator.oracle import PriceBook
-from sources.simulator.prices import (
+from core.feeds import EQUITY_HOURS, FEEDS
+from core.market_hours import MarketHours
+from core.prices import (
     EPOCH,
     SLOTS_PER_TICK,
     TICK_S,
@@ -16,7 +16,7 @@ from sources.simulator.prices import (
     slot_at,
     slot_time,
 )
-from sources.simulator.world import EQUITY_HOURS, FEEDS
+from sources.simulator.oracle import PriceBook
 
 BTC = next(f for f in FEEDS if f.symbol == "Crypto.BTC/USD")
 AAPL = next(f for f in FEEDS if f.base == "AAPL")

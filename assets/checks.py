@@ -13,9 +13,9 @@ from checks.outcome import Outcome, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
-from checks.schemas.lake import traded_before_deployed
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
 from checks.schemas.wallets import POSITIONS_ADD_UP_READS, positions_add_up
+from sources.contract import traded_before_deployed
 
 SCHEMA_CHECK = "schema_and_meaning_rules"
 

@@ -4,7 +4,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
 
-from assets.fingerprints import keyed
+from core.fingerprints import keyed
 
 UTC_TS = pl.Datetime("us", "UTC")
 RAW = pl.Decimal(38, 0)

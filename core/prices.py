@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sources.market_hours import MarketHours
-from sources.simulator.world import FeedSpec
+from core.feeds import FeedSpec
+from core.market_hours import MarketHours
 
 EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z
 TICK_S = 10

@@ -44,3 +44,10 @@ ORACLE_HISTORY_S = 30 * 86_400
 VERDICT_STATUSES = ["ok", "watch", "blocked", "unknown"]
 # The id a token row carries when the canonical registry does not know the token.
 UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"
+
+# Token statuses 999 and 1000 are terminal (spec 3): such a token is condemned whatever its score.
+TERMINAL_TOKEN_STATUSES = [999, 1000]
+# A wallet's ledger sides: a swap's, then a transfer's.
+SWAP_SIDES = ("buy", "sell")
+TRANSFER_SIDES = ("transfer_in", "transfer_out")
+SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)

@@ -4,12 +4,11 @@
 import pandera.polars as pa
 import polars as pl
 
-from checks.schemas.types import Raw, Strings, Timestamp, raw, strings, ts
+from core.columns import Raw, Strings, Timestamp, raw, strings, ts
 
 ADDRESS_FORMATS = ["evm", "base58", "base58check", "hex32"]
 VENUE_CATEGORIES = ["dex", "launchpad", "perps", "aggregator"]
 HONEYPOT_TESTS = ["pass", "fail", "untested"]
-TERMINAL_TOKEN_STATUSES = [999, 1000]
 
 
 class Strict(pa.DataFrameModel):

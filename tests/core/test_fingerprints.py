@@ -3,7 +3,7 @@ and where each number first appears."""
 
 import numpy as np
 
-from assets.fingerprints import first_indices, numbered
+from core.fingerprints import first_indices, numbered
 
 
 def test_fingerprints_are_numbered_in_the_order_they_first_appear() -> None:

@@ -1,0 +1,56 @@
+"""The house rule: imports between top-level packages flow one way, the way data flows."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("core", "sources", "assets", "checks", "publish", "edge", "pipelines")
+# What each package may import of ours; everything may import the bottom package `core`.
+ALLOWED = {
+    "core": set(),
+    "sources": {"core"},
+    "checks": {"core", "sources"},
+    "assets": {"core", "sources", "checks", "publish"},
+    "publish": {"core"},
+    "edge": {"core", "publish"},
+    "pipelines": {"core", "sources", "assets", "checks", "publish", "edge"},
+}
+
+
+def edges(root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
+    """Every import of one top-level package by another, with where it is."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module] if isinstance(node, ast.ImportFrom) and node.module
+                         and node.level == 0 else [])
+                for name in names:
+                    target = name.split(".")[0]
+                    if target in PACKAGES and target != package:
+                        found.setdefault((package, target), []).append(
+                            f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_every_import_between_packages_flows_one_way() -> None:
+    forbidden = {edge: where for edge, where in edges().items()
+                 if edge[1] not in ALLOWED[edge[0]]}
+    assert forbidden == {}
+
+
+def test_the_allowed_imports_have_no_cycle() -> None:
+    # Ordered so that each package imports only packages before it: no cycle is possible.
+    order = ("core", "sources", "checks", "publish", "assets", "edge", "pipelines")
+    for package, allowed in ALLOWED.items():
+        assert all(order.index(target) < order.index(package) for target in allowed), package
+
+
+def test_the_rule_catches_a_forbidden_import(tmp_path) -> None:
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "edge" / "bad.py").write_text("from sources.lake import Lake\n")
+    (tmp_path / "publish" / "fine.py").write_text("import core.vocabulary\n")
+    assert edges(tmp_path) == {("edge", "sources"): ["edge/bad.py:1"],
+                               ("publish", "core"): ["publish/fine.py:1"]}
