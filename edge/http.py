@@ -66,7 +66,8 @@ class Request:
                     return
 
         return cls(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
-                   dict(items), host and f"{host}:{client[1]}", scope.get("scheme", "http"),
+                   dict(items), f"{host}:{client[1]}" if host and client else None,
+                   scope.get("scheme", "http"),
                    lambda: items, chunks)
 
     @classmethod

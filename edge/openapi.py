@@ -29,11 +29,12 @@ def _parameter(param) -> dict:
 
 
 def _operation(op: Operation) -> dict:
-    ok = {"description": "OK", "headers": {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}},
+    headers: dict[str, dict] = {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}}
+    ok = {"description": "OK", "headers": headers,
           "content": {STREAMS.get((op.method, op.path), "application/json"): {
               "schema": RESPONSES.get((op.method, op.path), {"type": "object"})}}}
     if op.metered:
-        ok["headers"].update({h: {"$ref": f"#/components/headers/{h.replace('-', '')}"}
+        headers.update({h: {"$ref": f"#/components/headers/{h.replace('-', '')}"}
                               for h in RATE_HEADERS})
     out: dict = {"operationId": op.operation_id, "summary": op.summary, "tags": [op.domain],
                  "parameters": [_parameter(p) for p in op.params],

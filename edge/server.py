@@ -7,6 +7,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
 from edge.http import Request
 from edge.layers import Next
 from edge.routes.oracle import websocket_session
@@ -64,7 +68,7 @@ class Server:
             log.debug("websocket closed", exc_info=True)
         protocol.close(1000)
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "websocket":
@@ -83,7 +87,7 @@ class Server:
 
             await _pump(response.stream, chunk, _asgi_disconnect(receive))
 
-    async def _lifespan(self, receive: Callable, send: Callable) -> None:
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -94,7 +98,7 @@ class Server:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _asgi_websocket(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def _asgi_websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (await receive())["type"] != "websocket.connect":
             return
         if scope["path"] != WEBSOCKET_PATH:
@@ -121,7 +125,7 @@ class Server:
 
 
 async def _pump(stream: AsyncIterator[bytes], write: Callable[[bytes], Awaitable[None]],
-                disconnected: Awaitable) -> None:
+                disconnected: Awaitable[None]) -> None:
     """Write the stream's chunks until it ends, the client leaves or stops reading."""
     async def drain() -> None:
         async for chunk in stream:
@@ -140,6 +144,6 @@ async def _pump(stream: AsyncIterator[bytes], write: Callable[[bytes], Awaitable
         await stream.aclose()  # type: ignore[attr-defined]
 
 
-async def _asgi_disconnect(receive: Callable) -> None:
+async def _asgi_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass

@@ -38,12 +38,13 @@ def board_documents(live: pl.DataFrame, seasons: pl.DataFrame, snapshot_at: str,
     """Every view's document: (the live board and the running season's, for the snapshot;
     each closed season's, to be published once and never again)."""
     running = seasons.filter(~pl.col("closed"))
-    latest = int(seasons["season"].max())
+    latest: int = seasons["season"].cast(pl.Int64).max() or 0  # type: ignore[assignment]
     season_rows = {(r["scope"], r["board"], r["key"]): r for r in running.iter_rows(named=True)}
-    current, frozen = {}, {}
+    current: dict[str, dict] = {}
+    frozen: dict[str, dict] = {}
     first = running.row(0, named=True)
     block = season_block(latest, first["starts_at"], first["ends_at"], True, length_days, latest)
-    version = int(live["methodology_version"].max())
+    version: int = live["methodology_version"].cast(pl.Int64).max() or 0  # type: ignore[assignment]
     for (scope, board), rows in live.group_by("scope", "board", maintain_order=True):
         items = []
         for row in rows.iter_rows(named=True):

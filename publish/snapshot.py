@@ -3,7 +3,7 @@
 import hashlib
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -93,7 +93,7 @@ class Publisher:
         self.retention, self.keep, self.progress = retention, keep, progress
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
-                now: datetime | None = None, tables: list[ServingTable] = (),
+                now: datetime | None = None, tables: Sequence[ServingTable] = (),
                 frozen: dict[str, object] | None = None) -> Manifest:
         """Publish everything under a new snapshot id and make it the latest. A `frozen`
         document is written once under `frozen/` and never rewritten; the manifest names it."""
@@ -187,7 +187,7 @@ def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None
     """A page envelope from pre-rendered item JSON, without re-parsing the items; a forward-only
     page has no `prev_cursor`."""
     head = b'{"items":[' + ",".join(items).encode() + b"]"
-    tail = {"next_cursor": next_cursor}
+    tail: dict[str, object] = {"next_cursor": next_cursor}
     if backward:
         tail["prev_cursor"] = prev_cursor
     if links is not None:

@@ -5,7 +5,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import boto3
 import botocore.config
@@ -165,7 +165,7 @@ class _translated:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, err, tb) -> bool:
+    def __exit__(self, kind: object, err: BaseException | None, tb: object) -> Literal[False]:
         if err is None:
             return False
         if isinstance(err, botocore.exceptions.ClientError):

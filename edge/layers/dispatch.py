@@ -5,4 +5,5 @@ from edge.http import Request, Response
 
 async def dispatch(request: Request) -> Response:
     """The handler's answer."""
-    return await request.prepared.operation.handler(request, request.params)
+    response: Response = await request.prepared.operation.handler(request, request.params)
+    return response

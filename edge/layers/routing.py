@@ -1,6 +1,7 @@
 """Which operation a request names and what its parameters mean against the current snapshot."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from edge.addresses import resolve
 from edge.admission import Admission, key_in_query
@@ -26,7 +27,7 @@ class Prepared:
     operation: Operation
     path_params: dict[str, str]
     key_name: str | None
-    params: dict | None
+    params: dict[str, Any] | None
     error: ApiError | None
 
 
@@ -55,7 +56,7 @@ class Routing:
             self._prepared.clear()
             self._prepared_for = sid
         url = (request.method, request.path, request.raw_query)
-        prepared = self._prepared.get(url)
+        prepared: Prepared | None = self._prepared.get(url)
         if prepared is not None:
             return prepared
         operation, path_params = route(self.services.router, request)
@@ -69,7 +70,9 @@ class Routing:
                 params = resolve(snapshot, params)
         except ApiError as err:
             return Prepared(operation, path_params, key_name, None, err)
-        return self._prepared.keep(url, Prepared(operation, path_params, key_name, params, None))
+        made = Prepared(operation, path_params, key_name, params, None)
+        self._prepared.keep(url, made)
+        return made
 
 
 def route(router: Router, request: Request) -> tuple[Operation, dict[str, str]]:

@@ -62,7 +62,7 @@ async def batch_pairs(request: Request, params: dict) -> Response:
         by_chain[None if ref is None else ref.chain_id].append(position)
     answers: list[dict] = [{}] * len(wanted)
     for chain_id, positions in by_chain.items():
-        rows = index.get(chain_id, {})
+        rows = index.get(chain_id, {}) if chain_id is not None else {}
         for position in positions:
             answers[position] = _batch_item(wanted[position], refs[position], rows)
     return snapshot_json(snapshot, {"items": answers})

@@ -78,7 +78,8 @@ async def latest_updates(request: Request, params: dict) -> Response:
         feeds = resolve_feeds(_catalog(request), asked_ids(params),
                               params["ignore_invalid_price_ids"],
                               lambda f: f.latest(hub) is not None)
-        items = [(asked, feed.latest(hub).body()) for feed, asked in feeds]
+        items = [(asked, update.body()) for feed, asked in feeds
+                 for update in [feed.latest(hub)] if update is not None]
         body = _rendered.keep(key, orjson.dumps(price_update(items, _rendering(params))))
     return Response(body)
 
@@ -105,7 +106,8 @@ async def stream_updates(request: Request, params: dict) -> Response:
     hub = _hub(request)
     feeds = resolve_feeds(_catalog(request), asked_ids(params),
                           params["ignore_invalid_price_ids"], lambda f: f.hub_key(hub) is not None)
-    chosen = selection([(feed.hub_key(hub), asked) for feed, asked in feeds])
+    chosen = selection([(key, asked) for feed, asked in feeds
+                        for key in [feed.hub_key(hub)] if key is not None])
     events = sse_events(hub.channels[params["channel"]], chosen, _rendering(params))
     return Response(b"", 200, "text/event-stream",
                     [("cache-control", "no-cache"), ("x-accel-buffering", "no")], events)

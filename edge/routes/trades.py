@@ -95,9 +95,9 @@ async def list_trades(request: Request, params: dict) -> Response:
         chosen = rows.filter(pl.col("position") < at).tail(limit)
     else:
         chosen = rows.tail(limit) if newest_first else rows.head(limit)
-    positions = chosen["position"]
-    newest = positions.max() if len(positions) else (at if at is not None else -1)
-    oldest = positions.min() if len(positions) else None
+    positions: list[int] = chosen["position"].to_list()
+    newest = max(positions) if positions else (at if at is not None else -1)
+    oldest = min(positions) if positions else None
     signer, sid = request.state.signer, snapshot.snapshot_id
 
     def cursor(direction: str, position: int) -> str:

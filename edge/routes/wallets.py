@@ -192,7 +192,7 @@ def chart_points(buckets: pl.DataFrame, window: str, as_of_s: int) -> list[dict]
     rows = buckets.filter(pl.col("resolution") == ("1h" if step == HOUR else "1d"))
     last = as_of_s // step * step
     if span is None:
-        first = int(rows["bucket"].min()) if rows.height else last
+        first = min(rows["bucket"].cast(pl.Int64).to_list(), default=last)
     else:
         first = (as_of_s - span) // step * step + step
         rows = rows.filter(pl.col("bucket") >= first)

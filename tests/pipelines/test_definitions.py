@@ -1,0 +1,26 @@
+"""Every asset, check, job and schedule is the one expected: a rename or a lost asset fails here.
+
+The expected set is `definitions.txt` beside this file (one `kind name` a line); a change that
+means to add, remove or rename one edits that list in the same commit."""
+
+from pathlib import Path
+
+from pipelines.definitions import defs
+
+EXPECTED = Path(__file__).with_name("definitions.txt")
+
+
+def defined() -> set[str]:
+    """`kind name` of everything the Definitions object holds."""
+    repo = defs.get_repository_def()
+    graph = repo.asset_graph
+    return ({f"asset {'/'.join(k.path)}" for k in graph.get_all_asset_keys()}
+            | {f"check {'/'.join(k.asset_key.path)}:{k.name}" for k in graph.asset_check_keys}
+            | {f"job {j.name}" for j in repo.get_all_jobs() if not j.name.startswith("__")}
+            | {f"schedule {s.name}" for s in repo.schedule_defs})
+
+
+def test_the_definitions_are_the_expected_ones() -> None:
+    expected = set(EXPECTED.read_text().split("\n")) - {""}
+    now = defined()
+    assert (sorted(now - expected), sorted(expected - now)) == ([], [])
