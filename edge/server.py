@@ -7,15 +7,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-
 from edge.http import Request
 from edge.layers import Next
 from edge.routes.oracle import websocket_session
 from edge.services import Services
 
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 WEBSOCKET_PATH = "/ws"
 # A stream write that takes longer than this means the client stopped reading: drop it.
 SEND_TIMEOUT_S = 10.0
