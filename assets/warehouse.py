@@ -3,6 +3,7 @@
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,8 +84,19 @@ class Warehouse(dg.ConfigurableResource):
                 frame.write_parquet(tmp, **parquet_options(name))
             os.replace(tmp, path)
         finally:
-            shutil.rmtree(writing, ignore_errors=True)
+            _remove(writing)
         return path
+
+
+def _remove(directory: Path, tries: int = 100) -> None:
+    """Remove a write's directory for good. A failed sink's thread may still create its file
+    while the directory is being removed (the removal then finds it not empty): try again until
+    the directory is gone, after which the sink can create nothing in it."""
+    for _ in range(tries):
+        shutil.rmtree(directory, ignore_errors=True)
+        if not directory.exists():
+            return
+        time.sleep(0.01)
 
 
 def streamed(frames: Iterator[pl.DataFrame]) -> pl.LazyFrame:
