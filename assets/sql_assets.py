@@ -1,7 +1,5 @@
 """Turns every SQL model into a Dagster asset whose dependencies come from its lineage."""
 
-import functools
-
 import dagster as dg
 
 from assets.sql_models import SqlModel, load_models
@@ -14,19 +12,6 @@ def lake_specs() -> list[dg.AssetSpec]:
     return [dg.AssetSpec(["lake", name], group_name="lake",
                          description=TABLES[name].model.__doc__ or f"raw table {name}")
             for name in TABLES]
-
-
-def input_key(name: str, domain: str) -> dg.AssetKey:
-    """The key of a table an asset of `domain` reads: a raw lake table, a SQL model under its
-    own domain, or else a polars asset of the same domain."""
-    if name in TABLES:
-        return dg.AssetKey(["lake", name])
-    return dg.AssetKey([_model_domains().get(name, domain), name])
-
-
-@functools.cache
-def _model_domains() -> dict[str, str]:
-    return {name: model.domain for name, model in load_models().items()}
 
 
 def sql_assets(python_keys: dict[str, dg.AssetKey]) -> list[dg.AssetsDefinition]:

@@ -15,13 +15,14 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
 
-SQL_ROOT = Path(__file__).parent / "sql"
+# Each domain keeps its models beside its code, in `assets/<domain>/sql/<model>.sql`.
+SQL_ROOT = Path(__file__).parent
 READ_DIALECT = "postgres"
 # The board's day-long periods by how many seconds before the watermark they end and start:
 # the day to now, the day before it (rank movement) and the day a week before (weekly growth).
 BOARD_PERIODS = {"now": (0, 86_400), "d1": (86_400, 172_800), "d7": (604_800, 691_200)}
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
-# Models may import the macros under SQL_ROOT (`macros.jinja`).
+# Models may import the shared macros (`assets/macros.jinja`).
 _JINJA = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_ROOT),
                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 _JINJA.filters["seconds_before"] = lambda instant, seconds: (
@@ -75,7 +76,7 @@ class SqlModel:
             raise SqlModelError(f"{path}: header lacks {', '.join(sorted(missing))}")
         if header["name"] != path.stem:
             raise SqlModelError(f"{path}: header name {header['name']!r} is not the file's stem")
-        return cls(path, header["name"], path.parent.name, header["grain"],
+        return cls(path, header["name"], path.parent.parent.name, header["grain"],
                    header["description"], text)
 
     def render(self, **context) -> str:
@@ -128,9 +129,9 @@ class SqlModel:
 
 
 def load_models(root: Path = SQL_ROOT) -> dict[str, SqlModel]:
-    """Every model under `root/<domain>/<model>.sql`, by name (names are unique)."""
+    """Every model under `root/<domain>/sql/<model>.sql`, by name (names are unique)."""
     models: dict[str, SqlModel] = {}
-    for path in sorted(root.glob("*/*.sql")):
+    for path in sorted(root.glob("*/sql/*.sql")):
         model = SqlModel.load(path)
         if model.name in models:
             raise SqlModelError(f"{path}: model name {model.name!r} is also "

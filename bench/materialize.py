@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Per domain: the asset groups timed, single assets of other groups they include, and the
 # target ratio to one scan.
 DOMAINS = {
-    "market": (("market",), (("chains", "pair_activity"),), 8),
+    "market": (("market",), (), 8),
     "wallets": (("wallets",), (), 8),
     "boards": (("boards", "farms", "perps"), (), 3),
 }

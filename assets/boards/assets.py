@@ -17,6 +17,7 @@ from assets.boards.seasons import (
     season_liquidity,
     season_pair_flows,
 )
+from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "boards"
@@ -32,14 +33,7 @@ def history_start(warehouse: Warehouse) -> pl.DataFrame:
             .agg(history_start_s=pl.col("indexed_block_time").min().dt.epoch("s")).collect())
 
 
-def _keys(*names: str) -> list[dg.AssetKey]:
-    domains = {"chain_records": "chains", **{n: "market" for n in (
-        "as_of", "swap_legs", "pair_tokens", "quote_prices")}}
-    lake = {"venues", "heads", "perp_snapshots", "reserves", "swaps"}
-    return [dg.AssetKey(["lake" if n in lake else domains.get(n, GROUP), n]) for n in names]
-
-
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("swap_legs", "swaps", "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "swaps", "as_of"))
 def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Per pool, router and board period (the day to the watermark, the day before, the day a
     week before): volume, buy volume, swaps and wash volume (immediate round trips)."""
@@ -49,7 +43,7 @@ def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("board_router_flows", "pair_tokens", "venues"))
+          deps=keys("board_router_flows", "pair_tokens", "venues"))
 def board_pair_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Per pair and board period: volume, buy volume, swaps, wash and own volume; and the
     day's hosted volume."""
@@ -58,7 +52,7 @@ def board_pair_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "board_pair_flows", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("swap_legs", "board_pairs", "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "board_pairs", "as_of"))
 def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
     """Distinct wallets that bought in the day to the watermark, per protocol row and per
     chain: a wallet buying on two of a row's pools counts once."""
@@ -68,7 +62,7 @@ def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
+          deps=keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
                      "chain_records", "as_of"))
 def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """The live board: protocol rows per chain and chain rows, ranked, with movement, growth,
@@ -82,7 +76,7 @@ def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
+          deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
                      "pair_tokens", "quote_prices", "chain_records", "as_of"))
 def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every season board the lake reaches: the running season's recomputed each run, a closed

@@ -3,13 +3,14 @@
 import dagster as dg
 import polars as pl
 
+from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
 from core import vocabulary
 
 GROUP = "chains"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey([GROUP, "chain_records"])])
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("chain_records"))
 def config(warehouse: Warehouse) -> dg.MaterializeResult:
     """What /config lists besides the chains: every value the service accepts in a request."""
     records = warehouse.scan("chain_records").select("min_liquidity_usd").collect()

@@ -3,6 +3,7 @@
 import dagster as dg
 import polars as pl
 
+from assets.domains import keys
 from assets.farms.rows import assemble_farms
 from assets.market.pair_rows import lp_supply
 from assets.warehouse import Warehouse, materialized
@@ -11,9 +12,8 @@ GROUP = "farms"
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", n]) for n in ("farm_pools", "liquidity_events",
-                                                    "address_labels", "tokens")]
-          + [dg.AssetKey(["market", n]) for n in ("pair_rows", "token_rows", "as_of")])
+          deps=keys("farm_pools", "liquidity_events", "address_labels", "tokens", "pair_rows",
+                    "token_rows", "as_of"))
 def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every farm (chain, contract, pid): TVL and APRs, verification, lifecycle and the data
     quality flags that say what its figures are worth."""

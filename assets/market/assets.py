@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import polars as pl
 
+from assets.domains import keys
 from assets.market.holders import assemble_holders, holder_reads
 from assets.market.pair_rows import KEY, around, assemble, prices_at
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
-from assets.sql_assets import input_key
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "market"
@@ -19,7 +19,7 @@ SYNC_WINDOW = timedelta(minutes=15)
 WEEK = timedelta(days=7)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey(["lake", "heads"])])
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("heads"))
 def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
     """The lake's watermark: every product is computed as of this instant, not the wall clock."""
     latest = warehouse.scan("heads").select(pl.col("observed_at").max()).collect().item()
@@ -33,7 +33,7 @@ def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "as_of", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey(["lake", "oracle_updates"])])
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_updates"))
 def quote_prices(warehouse: Warehouse) -> dg.MaterializeResult:
     """USD price of every oracle feed at each publish time: how quote tokens are priced."""
     frame = (warehouse.scan("oracle_updates")
@@ -67,8 +67,7 @@ def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", "reserves"]), dg.AssetKey([GROUP, "pair_tokens"]),
-                dg.AssetKey([GROUP, "quote_prices"]), dg.AssetKey([GROUP, "as_of"])])
+          deps=keys("reserves", "pair_tokens", "quote_prices", "as_of"))
 def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each pair's reserves, USD price and liquidity at the watermark; its price and liquidity
     a day before and its liquidity a week before (null when the pair had no reserves then)."""
@@ -123,7 +122,7 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[input_key(name, GROUP) for name in (*PAIR_ROW_INPUTS, "as_of")])
+          deps=keys(*PAIR_ROW_INPUTS, "as_of"))
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
@@ -139,11 +138,11 @@ HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
     name="swap_legs_and_holders",
     specs=[
         dg.AssetSpec([GROUP, "swap_legs"], group_name=GROUP,
-                     deps=[input_key(name, GROUP) for name in LEG_INPUTS],
+                     deps=keys(*LEG_INPUTS),
                      description="Every swap from its base token's side: buy or sell, amounts, "
                                  "the quote's USD price, USD value and price, and the fee in USD."),
         dg.AssetSpec([GROUP, "holder_balances"], group_name=GROUP,
-                     deps=[input_key(name, GROUP) for name in (*HOLDER_INPUTS, "as_of")],
+                     deps=keys(*HOLDER_INPUTS, "as_of"),
                      description="What every address holds of every token at the lake's "
                                  "watermark (pools and the mint address are not holders)."),
     ],
@@ -180,7 +179,7 @@ TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "to
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[input_key(name, GROUP) for name in (*TOKEN_ROW_INPUTS, "as_of")])
+          deps=keys(*TOKEN_ROW_INPUTS, "as_of"))
 def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token on every chain it trades on (spec 2.2), with its verdict and wire JSON."""
     as_of = warehouse.clock()["as_of"]
@@ -189,7 +188,7 @@ def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", "token_registry"]), dg.AssetKey([GROUP, "token_rows"])])
+          deps=keys("token_registry", "token_rows"))
 def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token the canonical registry knows, with its market block and instances."""
     return materialized(warehouse, "registry_tokens", assemble_registry(
@@ -197,8 +196,7 @@ def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[input_key(name, GROUP) for name in ("liquidity_events", "pair_tokens",
-                                                     "quote_prices")])
+          deps=keys("liquidity_events", "pair_tokens", "quote_prices"))
 def liquidity_trades(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every liquidity event of every pair as a priced pair trade (spec 2.7): with the swap
     legs, the trades the edge pages."""

@@ -3,13 +3,14 @@
 import dagster as dg
 import polars as pl
 
+from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
 from core.vocabulary import ORACLE_HISTORY_S
 
 GROUP = "oracle"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[dg.AssetKey(["lake", "oracle_feeds"])])
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_feeds"))
 def oracle_feeds(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every price feed with its attributes, schedule and exponent, by the service's own id."""
     return materialized(warehouse, "oracle_feeds",
@@ -17,7 +18,7 @@ def oracle_feeds(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=[dg.AssetKey(["lake", "oracle_updates"]), dg.AssetKey(["market", "as_of"])])
+          deps=keys("oracle_updates", "as_of"))
 def oracle_history(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every update of the history window (ORACLE_HISTORY_S up to the watermark), per feed in
     publish order: what /prices/at and /v2/updates/price/{publish_time} read."""

@@ -2,18 +2,15 @@
 
 import dagster as dg
 
+from assets.domains import keys
 from assets.perps.history import daily_liquidations, history_points, market_list
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "perps"
 
 
-def _keys(*names: str) -> list[dg.AssetKey]:
-    return [dg.AssetKey(["market", n] if n == "as_of" else ["lake", n]) for n in names]
-
-
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("perp_markets", "perp_snapshots", "venues", "chains", "as_of"))
+          deps=keys("perp_markets", "perp_snapshots", "venues", "chains", "as_of"))
 def perp_list(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every perp market with the perp block of its pair row (GET /perps)."""
     frame = market_list(*warehouse.frames(("perp_markets", "perp_snapshots", "venues",
@@ -21,7 +18,7 @@ def perp_list(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "perp_list", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("perp_snapshots", "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("perp_snapshots", "as_of"))
 def perp_history(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each market's history points at 5 minutes and an hour."""
     return materialized(warehouse, "perp_history", history_points(
@@ -29,7 +26,7 @@ def perp_history(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("liquidations", "liquidation_heartbeats", "as_of"))
+          deps=keys("liquidations", "liquidation_heartbeats", "as_of"))
 def liquidation_days(warehouse: Warehouse) -> dg.MaterializeResult:
     """Liquidations per UTC day, per market and for the whole venue, while the feed was alive."""
     return materialized(warehouse, "liquidation_days", daily_liquidations(

@@ -7,6 +7,7 @@ import polars as pl
 
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
+from assets.domains import keys, product_key
 from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
 from assets.warehouse import Warehouse
@@ -28,14 +29,6 @@ from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallet_tables import ranking_pages, wallet_serving
 
-DOMAINS = {"chain_records": "chains", "config": "chains", "pair_rows": "market",
-           "token_rows": "market", "registry_tokens": "market", "holder_balances": "market",
-           "swap_legs": "market", "liquidity_trades": "market", **{name: "wallets" for name in (
-               "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits",
-               "wallet_windows", "wallet_funding", "wallet_profiles", "wallet_rankings")},
-           "board_pairs": "boards", "board_rows": "boards", "season_boards": "boards",
-           "farm_rows": "farms", "perp_list": "perps", "perp_history": "perps",
-           "liquidation_days": "perps", "oracle_feeds": "oracle", "oracle_history": "oracle"}
 # What the edge reads of a pair row to look it up, filter, sort and answer it.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
@@ -137,9 +130,8 @@ def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
 
 
 @dg.asset(key_prefix="publish", group_name="publish",
-          deps=[dg.AssetKey([DOMAINS[name], name]) for name in PRODUCT_SCHEMAS]
-          + [dg.AssetKey(["market", "as_of"]), dg.AssetKey(["lake", "address_labels"]),
-             dg.AssetKey(["lake", "swaps"])])
+          deps=[product_key(name) for name in PRODUCT_SCHEMAS]
+          + keys("as_of", "address_labels", "swaps"))
 def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
              store: Store) -> dg.MaterializeResult:
     """Publishes the checked products as one snapshot and flips LATEST to it."""

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, schema_check_spec, stored_outcome
+from assets.domains import keys
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import ACCOUNTED, account, accounted, parted, stored
@@ -31,19 +32,12 @@ GROUP = "wallets"
 T = TypeVar("T")
 
 
-def _keys(*names: str) -> list[dg.AssetKey]:
-    """Keys of the tables read: raw lake tables, market products and wallet products."""
-    market = {"as_of", "swap_legs", "pair_tokens", "token_rows", "quote_prices", "pair_risk"}
-    return [dg.AssetKey(["market" if n in market else GROUP if n.startswith("wallet")
-                         else "chains" if n == "chain_records" else "lake", n]) for n in names]
-
-
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
 FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
-    return dg.AssetSpec([GROUP, name], group_name=GROUP, deps=_keys(*deps),
+    return dg.AssetSpec([GROUP, name], group_name=GROUP, deps=keys(*deps),
                         description=description)
 
 
@@ -70,7 +64,7 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "median ROI, profit factor, average trade and hold, trade and position counts, "
               "and the three exclusion counts."),
     ],
-    check_specs=[schema_check_spec(name, *_keys(name)) for name in ("wallet_ledger", *FOLDS)],
+    check_specs=[schema_check_spec(name, *keys(name)) for name in ("wallet_ledger", *FOLDS)],
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The accounted ledger and its folds (positions, rounds, traits, window records), each
@@ -213,7 +207,7 @@ def _folded(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("transfers", "chains", "tokens", "quote_prices", "as_of"))
+          deps=keys("transfers", "chains", "tokens", "quote_prices", "as_of"))
 def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every native-token transfer into a wallet, priced: who funded it and when."""
     frame = assemble_funding(warehouse.frames(("transfers", "chains", "tokens",
@@ -222,7 +216,7 @@ def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=_keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
+          deps=keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
                      "pair_risk", "tokens", "address_labels", "chain_records"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
@@ -242,7 +236,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=_keys("wallet_profiles", "wallet_windows"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("wallet_profiles", "wallet_windows"))
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     """One ranking row per wallet and window: what GET /wallets filters and sorts on, that
     window's metrics, and the wallet's parts of the list item (spec 2.5)."""

@@ -5,6 +5,7 @@ means to add, remove or rename one edits that list in the same commit."""
 
 from pathlib import Path
 
+from assets.domains import PRODUCTS
 from pipelines.definitions import defs
 
 EXPECTED = Path(__file__).with_name("definitions.txt")
@@ -24,3 +25,11 @@ def test_the_definitions_are_the_expected_ones() -> None:
     expected = set(EXPECTED.read_text().split("\n")) - {""}
     now = defined()
     assert (sorted(now - expected), sorted(expected - now)) == ([], [])
+
+
+def test_every_product_is_keyed_by_the_one_domain_mapping() -> None:
+    # Each asset's key is `<domain>/<product>` with the domain of assets/domains.py, so a
+    # product has one name and one domain in every layer that names it.
+    products = {line.split(" ", 1)[1] for line in defined() if line.startswith("asset ")
+                and not line.startswith("asset lake/")}
+    assert products == {f"{domain}/{name}" for name, domain in PRODUCTS.items()}

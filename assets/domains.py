@@ -1,0 +1,40 @@
+"""Which domain each product belongs to: the one mapping that names every product's asset key
+(`<domain>/<product>`; a raw table's is `lake/<table>`), for deps, checks and the snapshot."""
+
+import dagster as dg
+
+from sources.lake import TABLES
+
+PRODUCTS: dict[str, str] = {
+    **{name: "market" for name in (
+        "as_of", "quote_prices", "pair_tokens", "pair_state", "pair_activity", "pair_risk",
+        "pair_rows", "swap_legs", "holder_balances", "token_activity", "token_rows",
+        "registry_tokens", "liquidity_trades")},
+    **{name: "chains" for name in ("chain_records", "config")},
+    **{name: "wallets" for name in (
+        "wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows",
+        "wallet_funding", "wallet_profiles", "wallet_rankings")},
+    **{name: "boards" for name in (
+        "board_pairs", "board_router_flows", "board_pair_flows", "board_routed",
+        "board_row_buyers", "board_rows", "season_boards")},
+    "farm_rows": "farms",
+    **{name: "perps" for name in ("perp_list", "perp_history", "liquidation_days")},
+    **{name: "oracle" for name in ("oracle_feeds", "oracle_history")},
+    "snapshot": "publish",
+}
+
+
+def product_key(name: str) -> dg.AssetKey:
+    """The asset key of a product."""
+    return dg.AssetKey([PRODUCTS[name], name])
+
+
+def key(name: str) -> dg.AssetKey:
+    """The asset key of a table as the warehouse reads it: the raw lake table of that name
+    when there is one (`Warehouse.scan` reads the lake first), else the product."""
+    return dg.AssetKey(["lake", name]) if name in TABLES else product_key(name)
+
+
+def keys(*names: str) -> list[dg.AssetKey]:
+    """The asset keys of the tables an asset reads: its deps."""
+    return [key(name) for name in names]
