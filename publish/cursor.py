@@ -70,3 +70,9 @@ class CursorSigner:
 def default_signer() -> CursorSigner:
     """$CHAINTAPE_CURSOR_SECRET, else a key file kept beside the embedded store."""
     return CursorSigner(secret("CHAINTAPE_CURSOR_SECRET", home() / "cursor.key").encode())
+
+
+def list_scope(**parts) -> str:
+    """A short fingerprint of what a list answers, carried by its cursors so that a cursor only
+    continues the query that issued it."""
+    return hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]

@@ -12,30 +12,15 @@ from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, validate_products
-from core.vocabulary import MIN_RATED_POSITIONS, PAIR_WINDOWS, WIRE_TIME
+from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
 from publish.boards import board_documents
 from publish.cursor import default_signer
-from publish.farm_lists import FARM_SORT_COLUMNS, FarmQuery, farm_list, farm_scope
-from publish.market_lists import (
-    DEFAULT_PAIR_SORT,
-    TokenQuery,
-    pair_list,
-    pair_scope,
-    token_list,
-    token_scope,
-)
+from publish.farms import farm_pages
+from publish.market import market_lists, pair_table
 from publish.snapshot import PagedList, Publisher, ServingTable
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
-from publish.wallet_tables import ranking_pages, wallet_serving
-
-# What the edge reads of a pair row to look it up, filter, sort and answer it.
-PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
-              "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
-              "verdict", "launchpad", "item")
-# The figures the pair sorts read, per timeframe.
-PAIR_SORT_FIGURES = [f.format(w=w) for f in ("volume_{w}_usd", "txns_{w}", "price_change_{w}",
-                                             "trending_{w}") for w in PAIR_WINDOWS]
+from publish.wallets import ranking_pages, wallet_serving
 
 
 class Store(dg.ConfigurableResource):
@@ -43,40 +28,6 @@ class Store(dg.ConfigurableResource):
 
     url: str
     retention_hours: float = 24.0
-
-
-def pair_table(pairs: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
-    """The pairs serving table: what the edge looks up and lists, with the base token's FDV and
-    market cap for the sorts that use them."""
-    base = tokens.select("chain_id", base="address", fdv_usd="fdv_usd",
-                         market_cap_usd="market_cap_usd")
-    return pairs.select(*PAIR_TABLE, *PAIR_SORT_FIGURES).join(base, on=["chain_id", "base"], how="left")
-
-
-def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFrame,
-                 as_of: datetime) -> list[PagedList]:
-    """Trending and the default /pairs and /tokens lists, across live chains and per chain."""
-    live = tuple(sorted(records.filter("syncing")["chain_id"].to_list()))
-    stale = dict(records.filter("metrics_stale").select("chain_id", "slug").iter_rows())
-    sort, timeframe = DEFAULT_PAIR_SORT
-    as_of_s = int(as_of.timestamp())
-    scopes = [(None, live, ""), *[((cid,), (cid,), f"/{slug}") for cid, slug in
-                                  records.select("chain_id", "slug").sort("chain_id").iter_rows()]]
-    out = []
-    for asked, ids, suffix in scopes:
-        ordered = pair_list(pairs, sort, timeframe, chain_ids=ids, stale_chain_ids=stale)
-        envelope = {"applied_sort": sort, "applied_timeframe": timeframe,
-                    "excluded_chains": [stale[c] for c in ids if c in stale]}
-        rows = ordered.select("chain_id", "pair", "item")
-        scope = pair_scope(sort, timeframe, True, asked)
-        out += [PagedList(name, rows, ("chain_id", "pair"), scope, f"{name}{suffix}", False,
-                          envelope) for name in ("trending", "pairs")]
-        query = TokenQuery(chain_ids=asked)
-        listed = token_list(tokens, TokenQuery(chain_ids=ids), as_of_s)
-        out.append(PagedList("tokens", listed.select("chain_id", "address", "item"),
-                             ("chain_id", "address"), token_scope(query), f"tokens{suffix}",
-                             False, {"includes": {"instances": False, "market": False}}))
-    return out
 
 
 def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
@@ -99,18 +50,6 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
         ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
         ServingTable("verdict_tree", verdicts[1], ("level", "position")),
     ]
-
-
-def farm_pages(farms: pl.DataFrame, records: pl.DataFrame) -> list[PagedList]:
-    """Each chain's farms in every sort, highest first (the edge pages further and filters)."""
-    out = []
-    for chain_id, slug in records.select("chain_id", "slug").sort("chain_id").iter_rows():
-        for sort in FARM_SORT_COLUMNS:
-            query = FarmQuery((chain_id,), sort=sort)
-            out.append(PagedList("farms", farm_list(farms, query).select(
-                "chain_id", "address", "pid", "item"), ("chain_id", "address", "pid"),
-                farm_scope(query), f"farms/{slug}/{sort}", served=False))
-    return out
 
 
 def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:

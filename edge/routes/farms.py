@@ -8,7 +8,7 @@ from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.snapshots import snapshot_headers, table
-from publish.farm_lists import FarmQuery, farm_list, farm_scope
+from publish.farms import FarmQuery, farm_list, farm_scope
 from publish.snapshot import Snapshot
 
 

@@ -10,7 +10,7 @@ from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.snapshots import as_of_seconds, table
-from publish.market_lists import (
+from publish.market import (
     TOKEN_RANGES,
     TokenQuery,
     list_scope,

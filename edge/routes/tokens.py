@@ -23,7 +23,7 @@ from edge.routes.trades import (
     trade_items,
 )
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
-from publish.market_lists import list_scope
+from publish.cursor import list_scope
 from publish.snapshot import Snapshot
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

@@ -13,8 +13,7 @@ from edge.paging import decode
 from edge.problems import ApiError
 from edge.routes.market import pair_index
 from edge.snapshots import as_of_seconds, snapshot_json, table
-from publish.cursor import Cursor
-from publish.market_lists import list_scope
+from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 
 DEFAULT_CANDLES = 300

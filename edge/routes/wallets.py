@@ -23,9 +23,9 @@ from edge.problems import ApiError
 from edge.routes.lists import chain_states
 from edge.routes.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
-from publish.market_lists import list_scope
+from publish.cursor import list_scope
 from publish.snapshot import Snapshot
-from publish.wallet_lists import (
+from publish.wallets import (
     METRIC_FIELDS,
     WalletQuery,
     ranking_items,

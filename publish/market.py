@@ -1,14 +1,15 @@
 """The market lists' filters and orderings, shared by the publisher (the default pages) and the
 edge (every other query), so that a published page and the edge's answer always agree."""
 
-import hashlib
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
+from datetime import datetime
 
-import orjson
 import polars as pl
 
-from core.vocabulary import address_spellings
+from core.vocabulary import PAIR_WINDOWS, address_spellings
+from publish.cursor import list_scope
+from publish.snapshot import PagedList
 
 # Columns a pair list sorts on; `{tf}` is the requested timeframe.
 PAIR_SORT_COLUMNS = {
@@ -95,12 +96,6 @@ def token_list(tokens: pl.DataFrame, query: TokenQuery, as_of_s: int) -> pl.Data
                     ("chain_id", "address"))
 
 
-def list_scope(**parts) -> str:
-    """A short fingerprint of what a list answers, carried by its cursors so that a cursor only
-    continues the query that issued it."""
-    return hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
-
-
 def token_scope(query: TokenQuery) -> str:
     """The fingerprint of a token list query."""
     return list_scope(**asdict(query))
@@ -110,3 +105,46 @@ def pair_scope(sort: str, timeframe: str, descending: bool,
                chain_ids: tuple[int, ...] | None) -> str:
     """The fingerprint of a pair list query (/pairs and /trending alike)."""
     return list_scope(sort=sort, timeframe=timeframe, descending=descending, chains=chain_ids)
+
+
+# What the edge reads of a pair row to look it up, filter, sort and answer it.
+PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
+              "quote_symbol", "venue_name", "created_at", "liquidity_usd", "base_price_usd",
+              "verdict", "launchpad", "item")
+# The figures the pair sorts read, per timeframe.
+PAIR_SORT_FIGURES = [f.format(w=w) for f in ("volume_{w}_usd", "txns_{w}", "price_change_{w}",
+                                             "trending_{w}") for w in PAIR_WINDOWS]
+
+
+def pair_table(pairs: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
+    """The pairs serving table: what the edge looks up and lists, with the base token's FDV and
+    market cap for the sorts that use them."""
+    base = tokens.select("chain_id", base="address", fdv_usd="fdv_usd",
+                         market_cap_usd="market_cap_usd")
+    return pairs.select(*PAIR_TABLE, *PAIR_SORT_FIGURES).join(base, on=["chain_id", "base"], how="left")
+
+
+def market_lists(pairs: pl.DataFrame, tokens: pl.DataFrame, records: pl.DataFrame,
+                 as_of: datetime) -> list[PagedList]:
+    """Trending and the default /pairs and /tokens lists, across live chains and per chain."""
+    live = tuple(sorted(records.filter("syncing")["chain_id"].to_list()))
+    stale = dict(records.filter("metrics_stale").select("chain_id", "slug").iter_rows())
+    sort, timeframe = DEFAULT_PAIR_SORT
+    as_of_s = int(as_of.timestamp())
+    scopes = [(None, live, ""), *[((cid,), (cid,), f"/{slug}") for cid, slug in
+                                  records.select("chain_id", "slug").sort("chain_id").iter_rows()]]
+    out = []
+    for asked, ids, suffix in scopes:
+        ordered = pair_list(pairs, sort, timeframe, chain_ids=ids, stale_chain_ids=stale)
+        envelope = {"applied_sort": sort, "applied_timeframe": timeframe,
+                    "excluded_chains": [stale[c] for c in ids if c in stale]}
+        rows = ordered.select("chain_id", "pair", "item")
+        scope = pair_scope(sort, timeframe, True, asked)
+        out += [PagedList(name, rows, ("chain_id", "pair"), scope, f"{name}{suffix}", False,
+                          envelope) for name in ("trending", "pairs")]
+        query = TokenQuery(chain_ids=asked)
+        listed = token_list(tokens, TokenQuery(chain_ids=ids), as_of_s)
+        out.append(PagedList("tokens", listed.select("chain_id", "address", "item"),
+                             ("chain_id", "address"), token_scope(query), f"tokens{suffix}",
+                             False, {"includes": {"instances": False, "market": False}}))
+    return out

@@ -5,7 +5,8 @@ from dataclasses import asdict, dataclass
 
 import polars as pl
 
-from publish.market_lists import list_scope
+from publish.cursor import list_scope
+from publish.snapshot import PagedList
 
 FARM_SORT_COLUMNS = {"tvl": "tvl_usd", "apr": "apr", "updated_at": "updated_at"}
 DEFAULT_FARM_SORT = "tvl"
@@ -52,3 +53,15 @@ def farm_list(farms: pl.DataFrame, query: FarmQuery) -> pl.DataFrame:
     keys = ([] if query.sort else ["_chain_order"]) + [column, "address", "pid"]
     descending = ([] if query.sort else [False]) + [query.descending, False, False]
     return merged.sort(keys, descending=descending, nulls_last=True).drop("_chain_order")
+
+
+def farm_pages(farms: pl.DataFrame, records: pl.DataFrame) -> list[PagedList]:
+    """Each chain's farms in every sort, highest first (the edge pages further and filters)."""
+    out = []
+    for chain_id, slug in records.select("chain_id", "slug").sort("chain_id").iter_rows():
+        for sort in FARM_SORT_COLUMNS:
+            query = FarmQuery((chain_id,), sort=sort)
+            out.append(PagedList("farms", farm_list(farms, query).select(
+                "chain_id", "address", "pid", "item"), ("chain_id", "address", "pid"),
+                farm_scope(query), f"farms/{slug}/{sort}", served=False))
+    return out

@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from publish.market_lists import TokenQuery, list_scope, new_pairs, pair_list, token_list
+from publish.cursor import list_scope
+from publish.market import TokenQuery, new_pairs, pair_list, token_list
 
 T = datetime(2026, 11, 20, tzinfo=UTC)
 AA, BB = "0x" + "ab" * 20, "0x" + "bc" * 20
