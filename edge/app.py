@@ -20,9 +20,8 @@ from edge.routes import (
     boards,
     chains,
     farms,
-    lists,
-    market,
     oracle,
+    pairs,
     perps,
     platform,
     search,
@@ -37,8 +36,8 @@ from edge.settings import Settings
 from publish.cursor import CursorSigner, default_signer
 from publish.store import ObjectStore, open_store
 
-ROUTES = (boards, chains, farms, lists, market, oracle, perps, platform, search, tokens, trades,
-          verdicts, wallets)
+ROUTES = (boards, chains, farms, oracle, pairs, perps, platform, search, tokens, trades, verdicts,
+          wallets)
 
 
 def operations() -> list[Operation]:

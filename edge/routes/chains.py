@@ -1,10 +1,39 @@
-"""GET /chains and GET /config, straight from the snapshot."""
+"""The chains: GET /chains and GET /config straight from the snapshot, and which chains a list
+covers (the live ones, or those asked for) and which are stale."""
 
+import orjson
+
+from edge.addresses import ChainRef
 from edge.http import Request, Response
+from edge.memo import per_snapshot
 from edge.paging import page, table_listing
-from edge.snapshots import snapshot_headers
+from edge.snapshots import snapshot_headers, table
+from publish.snapshot import Snapshot
 
 CHAINS = table_listing("chains")
+
+
+@per_snapshot(kept=8)
+def chain_states(snapshot: Snapshot) -> tuple[tuple[int, ...], dict[int, str]]:
+    """The live chains (still syncing) and the chains whose figures are stale, by id."""
+    live, stale = [], {}
+    for item in map(orjson.loads, table(snapshot, "chains")["item"].to_list()):
+        if item["syncing"]:
+            live.append(item["chain_id"])
+        if item["metrics_stale"]:
+            stale[item["chain_id"]] = item["slug"]
+    return tuple(sorted(live)), stale
+
+
+def asked_chains(params: dict) -> tuple[int, ...] | None:
+    """The chain ids asked for, in a canonical order, or None when the list was not narrowed."""
+    chains: list[ChainRef] | None = params.get("chains")
+    return None if chains is None else tuple(sorted({c.chain_id for c in chains}))
+
+
+def in_scope(snapshot: Snapshot, asked: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The chains a list covers: those asked for, else every live chain."""
+    return asked if asked is not None else chain_states(snapshot)[0]
 
 
 async def list_chains(request: Request, params: dict) -> Response:

@@ -4,7 +4,7 @@ import polars as pl
 
 from core.vocabulary import address_spellings
 from edge.http import Request, Response
-from edge.routes.lists import asked_chains, in_scope
+from edge.routes.chains import asked_chains, in_scope
 from edge.snapshots import snapshot_json, table
 
 # Exact matches first, then prefixes, then any other place; deeper liquidity first within each.

@@ -1,5 +1,6 @@
-"""Token reads: one token on a chain, registry tokens by id and slug, batches, a token's pairs
-and holders, and the brief (one call instead of six, with ETag)."""
+"""Tokens: the token market list (/tokens), launchpad and deployer tokens, one token on a chain,
+registry tokens by id and slug, batches, a token's pairs and holders, and the brief (one call
+instead of six, with ETag)."""
 
 import hashlib
 import re
@@ -14,7 +15,7 @@ from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
-from edge.routes.lists import with_blocks
+from edge.routes.chains import asked_chains, in_scope
 from edge.routes.trades import (
     RESOLUTION_SECONDS,
     candles,
@@ -24,6 +25,7 @@ from edge.routes.trades import (
 )
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.cursor import list_scope
+from publish.market import TOKEN_RANGES, TokenQuery, token_list, token_scope
 from publish.snapshot import Snapshot
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -205,7 +207,100 @@ async def get_brief(request: Request, params: dict) -> Response:
     return Response(body, headers=headers)
 
 
-HANDLERS = {("GET", "/chains/{chain}/tokens/{address}"): get_token,
+def with_blocks(rows: pl.DataFrame, market: bool, instances: bool) -> list[str]:
+    """Token items with the optional registry blocks spliced in."""
+    items = rows["item"].to_list()
+    if not (market or instances):
+        return items
+    markets = rows["market"].to_list() if market else [None] * len(items)
+    deployments = rows["instances"].to_list() if instances else [None] * len(items)
+    out = []
+    for item, m, d in zip(items, markets, deployments, strict=True):
+        extra = (f',"market":{m}' if m is not None else "") + (
+            f',"instances":{d}' if d is not None else "")
+        out.append(item[:-1] + extra + "}")
+    return out
+
+
+def token_query(params: dict) -> TokenQuery:
+    """The token list query the parameters ask for; 400 when a minimum exceeds its maximum."""
+    bounds = []
+    for stem in TOKEN_RANGES:
+        low, high = params[f"min_{stem}"], params[f"max_{stem}"]
+        if low is not None and high is not None and low > high:
+            raise ApiError("invalid_param", f"min_{stem} is above max_{stem}", f"max_{stem}")
+        if low is not None or high is not None:
+            bounds.append((stem, low, high))
+    q = (params["q"] or "").strip()
+    return TokenQuery(q=q or None, chain_ids=asked_chains(params),
+                      categories=tuple(sorted({c.lower() for c in params["categories"] or ()})),
+                      bounds=tuple(bounds), sort=params["sort"],
+                      descending=params["order"] == "desc")
+
+
+async def list_tokens(request: Request, params: dict) -> Response:
+    """The token market list with every filter of spec 4.2; blocked tokens never appear."""
+    query = token_query(params)
+    market, instances = params["include_market"], params["include_deployments"]
+
+    def order(snapshot: Snapshot) -> pl.DataFrame:
+        scoped = TokenQuery(**{**query.__dict__,
+                               "chain_ids": in_scope(snapshot, query.chain_ids)})
+        return token_list(table(snapshot, "tokens"), scoped, as_of_seconds(snapshot))
+
+    listing = Listing("tokens", order, token_scope(query),
+                      lambda rows: with_blocks(rows, market, instances),
+                      variant=f"{market:d}{instances:d}",
+                      envelope=lambda _: {"includes": {"instances": instances,
+                                                       "market": market}})
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+def launchpad_tokens(snapshot: Snapshot, chain_ids: tuple[int, ...]) -> pl.DataFrame:
+    """Tokens launched on a launchpad, newest launch first, with their launchpad block."""
+    pads = (table(snapshot, "pairs")
+            .filter(pl.col("launchpad").is_not_null(), pl.col("chain_id").is_in(chain_ids))
+            .sort("created_at", descending=True)
+            .group_by("chain_id", "base", maintain_order=True).first()
+            .select("chain_id", address="base", launched_on_pad="created_at",
+                    launchpad=pl.col("item").str.json_path_match("$.launchpad")))
+    tokens = table(snapshot, "tokens").filter(pl.col("verdict") != "blocked")
+    return (tokens.join(pads, on=["chain_id", "address"])
+            .sort(["launched_on_pad", "chain_id", "address"], descending=[True, False, False])
+            .with_columns(item=pl.col("item").str.head(-1) + ',"launchpad":'
+                          + pl.col("launchpad") + "}"))
+
+
+async def list_launchpad_tokens(request: Request, params: dict) -> Response:
+    """Tokens launched on launchpads, newest first; blocked tokens never appear."""
+    asked = asked_chains(params)
+    listing = Listing("launchpads/tokens",
+                      lambda s: launchpad_tokens(s, in_scope(s, asked)), list_scope(chains=asked))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+async def list_deployer_tokens(request: Request, params: dict) -> Response:
+    """Every token an address deployed, newest first, blocked ones included with their
+    verdict: a deployer's record is what a due-diligence reader came for."""
+    asked = asked_chains(params)
+    deployer = params["address"]
+
+    def order(snapshot: Snapshot) -> pl.DataFrame:
+        rows = table(snapshot, "tokens").filter(
+            pl.col("deployer").is_in([deployer, normalize(deployer, None)]))
+        if asked is not None:
+            rows = rows.filter(pl.col("chain_id").is_in(asked))
+        return rows.sort(["first_listed_at", "chain_id", "address"],
+                         descending=[True, False, False])
+
+    listing = Listing("deployers/tokens", order, list_scope(chains=asked, deployer=deployer))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+HANDLERS = {("GET", "/tokens"): list_tokens,
+            ("GET", "/launchpads/tokens"): list_launchpad_tokens,
+            ("GET", "/deployers/{address}/tokens"): list_deployer_tokens,
+            ("GET", "/chains/{chain}/tokens/{address}"): get_token,
             ("GET", "/tokens/{id}"): get_registry_token,
             ("GET", "/tokens/by-slug/{slug}"): get_token_by_slug,
             ("POST", "/tokens/batch"): batch_tokens,

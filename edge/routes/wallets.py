@@ -20,7 +20,7 @@ from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
-from edge.routes.lists import chain_states
+from edge.routes.chains import chain_states
 from edge.routes.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.cursor import list_scope

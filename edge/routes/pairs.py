@@ -1,14 +1,21 @@
-"""Pair reads: one pair row by chain and address, and pair rows in batches across chains."""
+"""Pairs: one pair row by chain and address, pair rows in batches across chains, and the pair
+lists (/trending, /pairs, /pairs/new), ordered by the same functions that publish the default
+pages."""
 
 from collections import defaultdict
 
 import orjson
+import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.memo import per_snapshot
+from edge.paging import Listing, page
 from edge.problems import ApiError
-from edge.snapshots import snapshot_headers, snapshot_json
+from edge.routes.chains import asked_chains, chain_states, in_scope
+from edge.snapshots import snapshot_headers, snapshot_json, table
+from publish.cursor import list_scope
+from publish.market import new_pairs, pair_list, pair_scope
 from publish.snapshot import Snapshot
 
 # Batch rows carry no LP lock figures (spec 2.3): these are taken out of them.
@@ -82,5 +89,45 @@ def _batch_item(asked: dict, ref: ChainRef | None, rows: dict[str, str]) -> dict
             "pair": None if item is None else _without_lock_figures(item)}
 
 
+def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,
+                  asked: tuple[int, ...] | None) -> Listing:
+    def stale_in(snapshot: Snapshot) -> dict[int, str]:
+        return chain_states(snapshot)[1] if sort == "trending" else {}
+
+    def order(snapshot: Snapshot) -> pl.DataFrame:
+        return pair_list(table(snapshot, "pairs"), sort, timeframe, descending,
+                         in_scope(snapshot, asked), stale_in(snapshot))
+
+    def envelope(snapshot: Snapshot) -> dict:
+        stale = stale_in(snapshot)
+        return {"applied_sort": sort, "applied_timeframe": timeframe,
+                "excluded_chains": [stale[c] for c in in_scope(snapshot, asked) if c in stale]}
+
+    return Listing(name, order, pair_scope(sort, timeframe, descending, asked),
+                   envelope=envelope)
+
+
+async def trending(request: Request, params: dict) -> Response:
+    """Trending pairs: the /pairs?sort=trending ordering over the default timeframe."""
+    listing = _pair_listing("trending", "trending", "h24", True, asked_chains(params))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+async def list_pairs(request: Request, params: dict) -> Response:
+    """Pairs in any sort /config lists, over a timeframe, in either direction."""
+    listing = _pair_listing("pairs", params["sort"], params["timeframe"],
+                            params["order"] == "desc", asked_chains(params))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
+async def list_new_pairs(request: Request, params: dict) -> Response:
+    """Pairs newest first."""
+    asked = asked_chains(params)
+    listing = Listing("pairs/new", lambda s: new_pairs(table(s, "pairs"), in_scope(s, asked)),
+                      list_scope(chains=asked))
+    return await page(request, listing, params["limit"], params["cursor"])
+
+
 HANDLERS = {("GET", "/chains/{chain}/pairs/{address}"): get_pair,
-            ("POST", "/pairs/batch"): batch_pairs}
+            ("POST", "/pairs/batch"): batch_pairs, ("GET", "/trending"): trending,
+            ("GET", "/pairs"): list_pairs, ("GET", "/pairs/new"): list_new_pairs}
