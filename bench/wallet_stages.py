@@ -31,8 +31,8 @@ def main() -> None:
 
     import polars as pl
 
-    from assets.wallets.assets import LEDGER_INPUTS
     from assets.wallets.behaviour import wallet_traits
+    from assets.wallets.books import LEDGER_INPUTS
     from assets.wallets.ledger import account, chain_inputs, chains_of, stored, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows

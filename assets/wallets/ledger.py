@@ -3,6 +3,7 @@ average-cost accounting per wallet and token (held, cost basis, realised profit,
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -208,11 +209,11 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
-    books = tuple(np.empty(flow.height, dtype) for dtype in BOOK_COLUMNS.values())
-    _books(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
-           flow["notional_usd"].fill_null(np.nan).to_numpy(),
-           flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy(), *books,
-           positions)
+    books = Books(*(np.empty(flow.height, dtype) for dtype in BOOK_COLUMNS.values()))
+    _books(Events(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
+                  flow["notional_usd"].fill_null(np.nan).to_numpy(),
+                  flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy()),
+           books, positions)
     return flow.with_columns(slot=slot, **{
         name: pl.Series(name, values) for name, values in zip(BOOK_COLUMNS, books, strict=True)})
 
@@ -266,58 +267,89 @@ BOOK_COLUMNS = {"held": np.float64, "closes": np.bool_, "round": np.int32, "cost
                 "cost_change": np.float64, "incomplete": np.bool_}
 
 
+class Events(NamedTuple):
+    """What the books read of each event, in chain order: its position's slot, its side's
+    code, the quantity, the USD notional and the token's mark (NaN when null), the time."""
+
+    slot: np.ndarray
+    side: np.ndarray
+    qty: np.ndarray
+    notional: np.ndarray
+    mark: np.ndarray
+    ts: np.ndarray
+
+
+class Books(NamedTuple):
+    """What the books write for each event: the BOOK_COLUMNS, in their order."""
+
+    held: np.ndarray
+    closes: np.ndarray
+    round: np.ndarray
+    cost: np.ndarray
+    round_opened_at: np.ndarray
+    realized_usd: np.ndarray
+    cost_closed_usd: np.ndarray
+    opens: np.ndarray
+    cost_in_usd: np.ndarray
+    cost_change: np.ndarray
+    incomplete: np.ndarray
+
+
 @numba.njit(cache=True, nogil=True)
-def _books(slot, side, qty, notional, mark, ts, held, closes, rounds, cost, opened, realized,
-           closed_cost, opens, cost_in, change, incomplete, positions):
-    """The running books of every position, row by row in chain order, written into the
-    BOOK_COLUMNS arrays given: a position's state sits in its slot. Held is what came in less
-    what went out, floored at zero and at float dust; the cost carries over scaled by the share
-    of the holding kept, and a round restarts it. A null notional or mark is NaN."""
-    n = len(slot)
+def _books(events, books, positions):
+    """The running books of every position, event by event in chain order, written into
+    `books`: a position's state sits in its slot. Held is what came in less what went out,
+    floored at zero and at float dust; the cost carries over scaled by the share of the
+    holding kept, and a round restarts it. A null notional or mark is NaN."""
     net, low, came = np.zeros(positions), np.zeros(positions), np.zeros(positions)
     last_held, running, last_cost = np.zeros(positions), np.zeros(positions), np.zeros(positions)
     closed, current = np.zeros(positions, np.int32), np.full(positions, -1, np.int32)
     round_start = np.zeros(positions, np.int64)
-    for i in range(n):
-        p, s, q = slot[i], side[i], qty[i]
-        inflow = s in (BUY, TRANSFER_IN)
-        priced = not np.isnan(notional[i])
-        value = q * (0.0 if np.isnan(mark[i]) else mark[i])
-        b = (notional[i] if priced else value) if s == BUY else (
-            value if s == TRANSFER_IN else 0.0)
+    for row in range(len(events.slot)):
+        position, side, qty = events.slot[row], events.side[row], events.qty[row]
+        notional, mark = events.notional[row], events.mark[row]
+        inflow = side in (BUY, TRANSFER_IN)
+        priced = not np.isnan(notional)
+        value = qty * (0.0 if np.isnan(mark) else mark)
+        basis_in = (notional if priced else value) if side == BUY else (
+            value if side == TRANSFER_IN else 0.0)
         if inflow:
-            net[p] += q
-            came[p] += q
+            net[position] += qty
+            came[position] += qty
         else:
-            net[p] -= q
-        low[p] = min(low[p], net[p])
-        h = net[p] - min(low[p], 0.0)
-        if h <= DUST * came[p]:
-            h = 0.0
-        before, prior = last_held[p], last_cost[p]
-        closing = not inflow and h == 0.0 and before > 0.0
-        straying = not inflow and before == 0.0
+            net[position] -= qty
+        low[position] = min(low[position], net[position])
+        held = net[position] - min(low[position], 0.0)
+        if held <= DUST * came[position]:
+            held = 0.0
+        held_before, cost_before = last_held[position], last_cost[position]
+        closing = not inflow and held == 0.0 and held_before > 0.0
+        straying = not inflow and held_before == 0.0
         # Rows past a round's close that take out what was never there belong to that round.
-        r = closed[p] - 1 if straying and closed[p] > 0 else closed[p]
+        in_round = (closed[position] - 1 if straying and closed[position] > 0
+                    else closed[position])
         if closing:
-            closed[p] += 1
-        if r != current[p]:
-            current[p], running[p], round_start[p] = r, 0.0, ts[i]
-        kept = 1.0 if inflow or before == 0.0 or closing else h / before
-        running[p] = running[p] * kept + b
-        c = 0.0 if closing or straying else running[p]
-        covered = 0.0 if inflow else min(q, before)
-        realized[i] = closed_cost[i] = 0.0
-        if s == SELL:
-            cost_out = prior - c
-            realized[i] = (notional[i] if priced else 0.0) * covered / q - cost_out
-            closed_cost[i] = cost_out
-        held[i], closes[i], rounds[i], cost[i], opened[i] = h, closing, r, c, round_start[p]
-        opens[i] = inflow and before == 0.0
-        cost_in[i], change[i] = b, c - prior
-        incomplete[i] = (s == TRANSFER_IN or (s <= SELL and not priced)
-                         or (not inflow and q - covered > DUST * max(came[p], q)))
-        last_held[p], last_cost[p] = h, c
+            closed[position] += 1
+        if in_round != current[position]:
+            current[position], running[position], round_start[position] = (
+                in_round, 0.0, events.ts[row])
+        kept = 1.0 if inflow or held_before == 0.0 or closing else held / held_before
+        running[position] = running[position] * kept + basis_in
+        cost = 0.0 if closing or straying else running[position]
+        covered = 0.0 if inflow else min(qty, held_before)
+        books.realized_usd[row] = books.cost_closed_usd[row] = 0.0
+        if side == SELL:
+            cost_out = cost_before - cost
+            books.realized_usd[row] = (notional if priced else 0.0) * covered / qty - cost_out
+            books.cost_closed_usd[row] = cost_out
+        books.held[row], books.closes[row], books.round[row] = held, closing, in_round
+        books.cost[row], books.round_opened_at[row] = cost, round_start[position]
+        books.opens[row] = inflow and held_before == 0.0
+        books.cost_in_usd[row], books.cost_change[row] = basis_in, cost - cost_before
+        books.incomplete[row] = (side == TRANSFER_IN or (side <= SELL and not priced)
+                                 or (not inflow and qty - covered
+                                     > DUST * max(came[position], qty)))
+        last_held[position], last_cost[position] = held, cost
 
 
 def with_swap_hashes(ledger: pl.DataFrame, swaps: pl.LazyFrame) -> pl.DataFrame:

@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from assets.wallets.assets import ahead
 from assets.wallets.behaviour import wallet_traits
+from assets.wallets.books import ahead
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
     account,

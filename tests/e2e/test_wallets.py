@@ -10,7 +10,9 @@ import polars as pl
 import pytest
 
 import assets.wallets.assets
-from assets.wallets.assets import LEDGER_INPUTS, wallet_books
+import assets.wallets.books
+from assets.wallets.assets import wallet_books
+from assets.wallets.books import LEDGER_INPUTS
 from assets.wallets.ledger import WORKING, account, chains_of, stored, wallet_events
 from assets.warehouse import Warehouse
 from tests.e2e.test_market import walk
@@ -180,14 +182,14 @@ def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, mo
     # written from the chains that came before the failure.
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
     before = {name: (tmp_path / "warehouse" / f"{name}.parquet").read_bytes() for name in BOOKS}
-    whole = assets.wallets.assets.accounted
+    whole = assets.wallets.books.accounted
 
     def failing(frames, as_of):
         parts = whole(frames, as_of)
         yield next(parts)
         raise OSError("the lake went away")
 
-    monkeypatch.setattr(assets.wallets.assets, "accounted", failing)
+    monkeypatch.setattr(assets.wallets.books, "accounted", failing)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     with pytest.raises(OSError, match="the lake went away"):
         dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
@@ -242,7 +244,7 @@ def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
     # One row of the second chain's ledger claims a modelled fee with no fee: only the
     # ledger's rule estimated_fees_exist sees it, on a piece checked as it was made.
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
-    whole = assets.wallets.assets.accounted
+    whole = assets.wallets.books.accounted
 
     def broken(frames, as_of):
         for index, (ledger, slot) in enumerate(whole(frames, as_of)):
@@ -254,7 +256,7 @@ def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
                     .otherwise("fee_usd"))
             yield ledger, slot
 
-    monkeypatch.setattr(assets.wallets.assets, "accounted", broken)
+    monkeypatch.setattr(assets.wallets.books, "accounted", broken)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     profiles = (tmp_path / "warehouse" / "wallet_profiles.parquet").read_bytes()
     result = dg.materialize(

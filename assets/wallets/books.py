@@ -1,0 +1,198 @@
+"""How the wallet books are made: the ledger a chain at a time, its folds beside it, each
+product written and checked piece by piece. `wallet_books` runs these steps in order."""
+
+import contextlib
+import functools
+import queue
+from collections.abc import Callable, Iterator, Set
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import dagster as dg
+import numpy as np
+import polars as pl
+
+from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
+from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
+from assets.wallets.ledger import ACCOUNTED, account, accounted, parted, stored
+from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
+from assets.wallets.windows import assemble_windows
+from assets.warehouse import Warehouse, materialized, streamed
+from checks.outcome import combined
+from checks.products import piece_outcome
+
+T = TypeVar("T")
+LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
+FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
+# The tables the folds look up, each read once for every chain when a fold that reads it is
+# asked for: (name, product, folds that read it).
+LOOKUPS = (("tokens", "token_rows", ("wallet_positions", "wallet_windows")),
+           ("pools", "pair_tokens", ("wallet_traits",)))
+# A fold mostly keeps one core busy: two run at once, beside the ledger's next chain.
+FOLDING_THREADS = 2
+
+
+class BooksRun:
+    """One run of `wallet_books`: the products and checks asked for, the fold pieces on their
+    way to their writers, and the threads that make, write and check them."""
+
+    def __init__(self, context: dg.AssetExecutionContext, warehouse: Warehouse) -> None:
+        self.warehouse = warehouse
+        self.made = {key.path[-1]: key for key in context.selected_asset_keys}
+        self.checked = {check.asset_key.path[-1]: check.asset_key
+                        for check in context.selected_asset_check_keys}
+        # Positions alone do not depend on the watermark: it is read only by what does.
+        self.clock = functools.cache(warehouse.clock)
+        self.folds = [name for name in FOLDS if name in self.made]
+        self.pieces: dict[str, queue.SimpleQueue[Any]] = {
+            name: queue.SimpleQueue() for name in self.folds}
+        # Each product's check of each piece as it passes.
+        self.outcomes: dict[str, list[Future[Any]]] = {
+            name: [] for name in self.made.keys() & self.checked.keys()}
+        self.tables: dict[str, pl.DataFrame | None] = {}
+        self.writing: ThreadPoolExecutor
+        self.folding: ThreadPoolExecutor
+        self.checking: ThreadPoolExecutor
+
+    def stored_checks(self) -> Iterator[dg.AssetCheckResult]:
+        """The checks asked for without their product: of the stored product."""
+        for name in self.checked.keys() - self.made.keys():
+            yield as_result(stored_outcome(self.warehouse, name), self.checked[name],
+                            SCHEMA_CHECK)
+
+    @contextlib.contextmanager
+    def threads(self) -> Iterator[None]:
+        """The writers (one per fold), the folding threads and the checking thread."""
+        with (ThreadPoolExecutor(max(1, len(self.folds))) as self.writing,
+              ThreadPoolExecutor(FOLDING_THREADS) as self.folding,
+              ThreadPoolExecutor(1) as self.checking):
+            yield
+
+    def read_lookups(self) -> None:
+        """The tables the asked folds look up, read once for every chain."""
+        self.tables = {name: self.warehouse.scan(table).collect()
+                       if self.made.keys() & set(by) else None for name, table, by in LOOKUPS}
+
+    def start_writers(self) -> list[Future[dg.MaterializeResult]]:
+        """Each fold's writer: it writes its product piece by piece as the pieces come."""
+        return [self.writing.submit(self._write_fold, name) for name in self.folds]
+
+    def make_ledger(self) -> dg.MaterializeResult | None:
+        """The ledger made and written a chain at a time, each chain's folds started from it as
+        it passes (the next chain accounted meanwhile); without the ledger asked for, the
+        stored ledger accounted again and folded whole. Either way the writers are then told
+        the pieces ended, or, when making failed, that the products are refused."""
+        failure: BaseException | None = None
+        try:
+            if "wallet_ledger" in self.made:
+                chains = ahead(accounted(self.warehouse.frames(LEDGER_INPUTS),
+                                         self.clock()["as_of"]))
+                return materialized(self.warehouse, "wallet_ledger", streamed(self._checked(
+                    "wallet_ledger", self._folding_each(chains))), self.made["wallet_ledger"])
+            # The stored ledger keeps no working columns: its rows are accounted again.
+            reads = (*ACCOUNTED, *(TRAIT_INPUTS if "wallet_traits" in self.made else ()))
+            ledger, slot = parted(account(self.warehouse.scan("wallet_ledger").select(reads)
+                                          .collect()))
+            self._start_folds(ledger, Accounts.of(ledger, slot))
+            return None
+        except BaseException as error:
+            failure = error
+            raise
+        finally:
+            for waiting in self.pieces.values():
+                waiting.put(failure)
+
+    def results(self, products: list[dg.MaterializeResult]
+                ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+        """Each product, then its check: the outcomes of all its pieces combined."""
+        for product in products:
+            yield product
+            name = product.asset_key.path[-1]
+            if name in self.outcomes:
+                yield as_result(combined(name, [o.result() for o in self.outcomes[name]]),
+                                product.asset_key, SCHEMA_CHECK)
+
+    def _write_fold(self, name: str) -> dg.MaterializeResult:
+        return materialized(self.warehouse, name,
+                            streamed(self._checked(name, _drained(self.pieces[name]))),
+                            self.made[name])
+
+    def _checked(self, name: str, frames: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+        """A product's frames, each one's check started as it passes when it is asked for."""
+        for frame in frames:
+            if name in self.outcomes:
+                self.outcomes[name].append(self.checking.submit(piece_outcome, name, frame))
+            yield frame
+            del frame
+
+    def _folding_each(self, chains: Iterator[tuple[pl.DataFrame, np.ndarray]]
+                      ) -> Iterator[pl.DataFrame]:
+        """Each chain's ledger as stored, its folds started from it whole as it passes."""
+        for ledger, slot in chains:
+            self._start_folds(ledger, Accounts.of(ledger, slot))
+            yield stored(ledger)
+
+    def _start_folds(self, ledger: pl.DataFrame, accounts: Accounts) -> None:
+        """One piece of the ledger's folds started, each handed to its product's writer."""
+        futures = folds_of(self.folding, self.made.keys(), ledger, accounts, self.clock,
+                           self.tables)
+        for name in self.folds:
+            self.pieces[name].put(futures[name])
+
+
+def ahead(items: Iterator[T]) -> Iterator[T]:
+    """The items of an iterator, each one made on a thread while the one before is used: a
+    chain's ledger is accounted while the chain before is written and folded. At most one is
+    made ahead; an error making one is raised where it would have come, and a reader that stops
+    early waits only for the one under way."""
+    with ThreadPoolExecutor(1) as making:
+        coming = making.submit(next, items, _END)
+        while (item := coming.result()) is not _END:
+            coming = making.submit(next, items, _END)
+            yield item
+            del item
+
+
+_END: Any = object()
+
+
+def _drained(pieces: "queue.SimpleQueue[Any]") -> Iterator[pl.DataFrame]:
+    """The fold pieces handed over, in order, each let go of once given; ends at None and
+    fails at an error (the product is then not written)."""
+    while not isinstance(piece := pieces.get(), BaseException | None):
+        frame = piece.result()
+        del piece
+        yield frame
+        del frame
+    if piece is not None:
+        raise RuntimeError("the wallet ledger failed before this fold was whole") from piece
+
+
+def folds_of(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
+             accounts: Accounts, clock: Callable[[], dict[str, Any]],
+             tables: dict[str, pl.DataFrame | None]) -> dict[str, Future[Any] | None]:
+    """The folds asked for of one piece of the ledger, started on the folding threads; folds
+    others need are started when they are not asked for."""
+
+    def needed(fold: Callable[[], Any], *by: str) -> Future[Any] | None:
+        """`fold` started when a product in `by` is asked for."""
+        return folding.submit(fold) if made & set(by) else None
+
+    def result(future: Future[Any] | None) -> Any:
+        assert future is not None  # started whenever what waits on it is
+        return future.result()
+
+    # Every fold waits only on folds started before it, so two threads never both wait. The
+    # longest chain (positions, then the window records) starts first.
+    positions = needed(lambda: assemble_positions(ledger, tables["tokens"], accounts),
+                       "wallet_positions", "wallet_windows")
+    rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
+                    "wallet_rounds")
+    owners = needed(lambda: Owners.of(ledger, accounts.slot), "wallet_traits", "wallet_windows")
+    windows = needed(lambda: assemble_windows(
+        ledger, clock()["as_of_s"], result(positions), accounts, result(owners)),
+        "wallet_windows")
+    traits = needed(lambda: wallet_traits(ledger, tables["pools"], accounts.slot,
+                                          result(owners)), "wallet_traits")
+    return {"wallet_positions": positions, "wallet_rounds": rounds, "wallet_traits": traits,
+            "wallet_windows": windows}
