@@ -4,6 +4,7 @@ trade rows the edge pages, which the snapshot builds from the two."""
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -144,44 +145,62 @@ def native_tokens(frames: dict[str, pl.LazyFrame], prices: FeedPrices) -> pl.Dat
     return natives.with_columns(native_ix=prices.index(natives["price_feed_id"]))
 
 
+class _Swaps(NamedTuple):
+    """A batch of swaps as `_priced` reads them: each one's pool and chain positions (-1: no
+    chain), time, raw amounts in and out of each token and raw fee (two 64-bit halves a row),
+    and whether its fee is known."""
+
+    pool: np.ndarray
+    chain: np.ndarray
+    ts: np.ndarray
+    in0: np.ndarray
+    in1: np.ndarray
+    out0: np.ndarray
+    out1: np.ndarray
+    fee: np.ndarray
+    fee_known: np.ndarray
+
+
 @numba.njit(nogil=True, cache=True)
-def _priced(pool, chain, ts, in0, in1, out0, out1, fee, fee_known, base_is_token0,
-            base_scale, quote_scale, quote_feed, native_scale, native_feed, positions, prices,
-            span):
+def _priced(swaps, pools, span):
     """Each swap from its base token's side, row by row: buy or not, amounts, the quote's USD
     price, USD value and price, and the fee in USD, each with whether it is known (a scale or a
     feed of -1 is unknown, as is a price before a feed's first)."""
-    n = len(pool)
+    n = len(swaps.pool)
     quote_ix, native_ix = np.empty(n, np.int64), np.empty(n, np.int64)
-    for r in range(n):
-        quote_ix[r] = quote_feed[pool[r]]
-        native_ix[r] = native_feed[chain[r]] if chain[r] >= 0 else -1
-    quote_at = _latest(positions, quote_ix, ts, span)
-    native_at = _latest(positions, native_ix, ts, span)
+    for row in range(n):
+        quote_ix[row] = pools.quote_feed[swaps.pool[row]]
+        chain = swaps.chain[row]
+        native_ix[row] = pools.native_feed[chain] if chain >= 0 else -1
+    quote_at = _latest(pools.positions, quote_ix, swaps.ts, span)
+    native_at = _latest(pools.positions, native_ix, swaps.ts, span)
     buy = np.empty(n, np.bool_)
     figures = np.empty((6, n))
     known = np.empty((6, n), np.bool_)
-    for r in range(n):
-        p, c = pool[r], chain[r]
-        b0 = base_is_token0[p]
-        a0 = as_float(in0[r, 0], in0[r, 1]) + as_float(out0[r, 0], out0[r, 1])
-        a1 = as_float(in1[r, 0], in1[r, 1]) + as_float(out1[r, 0], out1[r, 1])
-        buy[r] = (out0[r, 0] | out0[r, 1]) != 0 if b0 else (out1[r, 0] | out1[r, 1]) != 0
-        base = (a0 if b0 else a1) / base_scale[p]
-        quote = (a1 if b0 else a0) / quote_scale[p]
-        usd = prices[quote_at[r]] if quote_at[r] >= 0 else np.nan
+    in0, in1, out0, out1, fee = swaps.in0, swaps.in1, swaps.out0, swaps.out1, swaps.fee
+    for row in range(n):
+        pool, chain = swaps.pool[row], swaps.chain[row]
+        base_first = pools.base_is_token0[pool]
+        amount0 = as_float(in0[row, 0], in0[row, 1]) + as_float(out0[row, 0], out0[row, 1])
+        amount1 = as_float(in1[row, 0], in1[row, 1]) + as_float(out1[row, 0], out1[row, 1])
+        buy[row] = ((out0[row, 0] | out0[row, 1]) != 0 if base_first
+                    else (out1[row, 0] | out1[row, 1]) != 0)
+        base = (amount0 if base_first else amount1) / pools.base_scale[pool]
+        quote = (amount1 if base_first else amount0) / pools.quote_scale[pool]
+        usd = pools.prices[quote_at[row]] if quote_at[row] >= 0 else np.nan
         volume = quote * usd
-        native = native_scale[c] if c >= 0 else -1.0
-        native_usd = prices[native_at[r]] if native_at[r] >= 0 else np.nan
-        figures[0, r], figures[1, r], figures[2, r] = base, quote, usd
-        figures[3, r] = volume
-        figures[4, r] = as_float(fee[r, 0], fee[r, 1]) / native * native_usd
-        figures[5, r] = volume / base
-        known[0, r], known[1, r] = base_scale[p] > 0, quote_scale[p] > 0
-        known[2, r] = quote_at[r] >= 0
-        known[3, r] = known[1, r] and known[2, r]
-        known[4, r] = fee_known[r] and native > 0 and native_at[r] >= 0
-        known[5, r] = known[3, r] and known[0, r]
+        native = pools.native_scale[chain] if chain >= 0 else -1.0
+        native_usd = pools.prices[native_at[row]] if native_at[row] >= 0 else np.nan
+        figures[0, row], figures[1, row], figures[2, row] = base, quote, usd
+        figures[3, row] = volume
+        figures[4, row] = as_float(fee[row, 0], fee[row, 1]) / native * native_usd
+        figures[5, row] = volume / base
+        known[0, row] = pools.base_scale[pool] > 0
+        known[1, row] = pools.quote_scale[pool] > 0
+        known[2, row] = quote_at[row] >= 0
+        known[3, row] = known[1, row] and known[2, row]
+        known[4, row] = swaps.fee_known[row] and native > 0 and native_at[row] >= 0
+        known[5, row] = known[3, row] and known[0, row]
     return buy, figures, known
 
 
@@ -189,8 +208,7 @@ def _priced(pool, chain, ts, in0, in1, out0, out1, fee, fee_known, base_is_token
 PRICED = ("base_amount", "quote_amount", "quote_usd", "volume_usd", "fee_usd", "price_usd")
 
 
-@dataclass(frozen=True)
-class _Pools:
+class _Pools(NamedTuple):
     """Per pair and per chain, what pricing a leg reads, and the feeds' prices, as arrays the
     legs kernel indexes."""
 
@@ -224,13 +242,10 @@ def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
     """A batch of swaps with their pool and chain positions, priced by `_priced`."""
     raw = {c: halves(batch[c].rechunk().to_arrow()) for c in (*RAW_SWAPPED, "tx_fee_raw")}
     pool = batch["pool"].cast(pl.Int64).to_numpy()
-    buy, figures, known = _priced(
-        pool,
-        batch["chain"].cast(pl.Int64).fill_null(-1).to_numpy(), batch["ts"].to_numpy(),
-        *(raw[c] for c in RAW_SWAPPED), raw["tx_fee_raw"],
-        batch["tx_fee_raw"].is_not_null().to_numpy(), pools.base_is_token0, pools.base_scale,
-        pools.quote_scale, pools.quote_feed, pools.native_scale, pools.native_feed,
-        pools.positions, pools.prices, _FEED_SPAN)
+    swaps = _Swaps(pool, batch["chain"].cast(pl.Int64).fill_null(-1).to_numpy(),
+                   batch["ts"].to_numpy(), *(raw[c] for c in RAW_SWAPPED), raw["tx_fee_raw"],
+                   batch["tx_fee_raw"].is_not_null().to_numpy())
+    buy, figures, known = _priced(swaps, pools, _FEED_SPAN)
     priced = pl.from_arrow(pa.table({
         name: pa.array(figures[i], mask=None if known[i].all() else ~known[i])
         for i, name in enumerate(PRICED)}))

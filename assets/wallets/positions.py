@@ -53,12 +53,6 @@ class Accounts(NamedTuple):
                        "cost_in_usd", "realized_usd", "cost_closed_usd", "held", "cost",
                        "incomplete", "opens", "closes", "ts", "round_opened_at", "round")))
 
-    def rows(self) -> tuple:
-        """What `_fold` reads of every row, in its order."""
-        return (self.side, self.qty, self.notional, self.cost_in, self.realized,
-                self.cost_closed, self.held, self.cost, self.incomplete, self.opens,
-                self.closes, self.ts, self.opened_at)
-
 
 class Owners(NamedTuple):
     """Each position's first row and the number of the wallet holding it (wallets numbered from
@@ -96,43 +90,42 @@ FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at",
 
 
 @numba.njit(cache=True, nogil=True)
-def _fold(group, groups, side, qty, notional, cost_in, realized, cost_closed, held, cost,
-          incomplete, opens, closes, ts, opened_at):
+def _fold(group, groups, accounts):
     """Every group's first row and its state (FOLDED, a row per group), for groups numbered in
-    the order of their first rows: counts per side, sums (a notional without a USD price adds
-    nothing), the last holding and cost, whether any row made the basis incomplete, rounds
-    opened, the first row's round start, the first and last swap, and the last close (-1 for
-    none of these instants)."""
+    the order of their first rows, over the ledger's rows (`accounts`): counts per side, sums
+    (a notional without a USD price adds nothing), the last holding and cost, whether any row
+    made the basis incomplete, rounds opened, the first row's round start, the first and last
+    swap, and the last close (-1 for none of these instants)."""
     first = first_indices(group, groups)
     state = np.zeros((groups, len(FOLDED)))
-    for g in range(len(first)):
-        state[g, _FIRST_TRADE] = state[g, _LAST_TRADE] = state[g, _CLOSED_AT] = -1.0
-        state[g, _OPENED_AT] = opened_at[first[g]]
-    for i in range(len(group)):
-        g, s = group[i], side[i]
-        state[g, s] += 1  # FOLDED opens with the count of each side, by its code
-        if s <= SELL:  # a swap: the swap sides come first
-            out = 1 if s == SELL else 0
-            state[g, _BOUGHT_QTY + out] += qty[i]
-            if not np.isnan(notional[i]):
-                state[g, _BOUGHT_USD + out] += notional[i]
-                state[g, _PRICED_IN + out] += qty[i]
-                state[g, _PRICED_SWAPS] += 1
-            t = ts[i]
-            before = state[g, _FIRST_TRADE]
-            state[g, _FIRST_TRADE] = t if before < 0 else min(before, t)
-            state[g, _LAST_TRADE] = max(state[g, _LAST_TRADE], t)
-        state[g, _COST_IN] += cost_in[i]
-        state[g, _REALIZED] += realized[i]
-        state[g, _COST_CLOSED] += cost_closed[i]
-        state[g, _HELD], state[g, _OPEN_COST] = held[i], cost[i]
-        if incomplete[i]:
-            state[g, _INCOMPLETE] = 1.0
-        state[g, _OPENED] += opens[i]
-        if closes[i]:
-            state[g, _CLOSED_AT] = max(state[g, _CLOSED_AT], ts[i])
-            if s == SELL:
-                state[g, _BY_SELL] = 1.0
+    for each in range(len(first)):
+        state[each, _FIRST_TRADE] = state[each, _LAST_TRADE] = state[each, _CLOSED_AT] = -1.0
+        state[each, _OPENED_AT] = accounts.opened_at[first[each]]
+    for row in range(len(group)):
+        mine, side = state[group[row]], accounts.side[row]
+        mine[side] += 1  # FOLDED opens with the count of each side, by its code
+        if side <= SELL:  # a swap: the swap sides come first
+            out = 1 if side == SELL else 0
+            qty, notional = accounts.qty[row], accounts.notional[row]
+            mine[_BOUGHT_QTY + out] += qty
+            if not np.isnan(notional):
+                mine[_BOUGHT_USD + out] += notional
+                mine[_PRICED_IN + out] += qty
+                mine[_PRICED_SWAPS] += 1
+            at = accounts.ts[row]
+            mine[_FIRST_TRADE] = at if mine[_FIRST_TRADE] < 0 else min(mine[_FIRST_TRADE], at)
+            mine[_LAST_TRADE] = max(mine[_LAST_TRADE], at)
+        mine[_COST_IN] += accounts.cost_in[row]
+        mine[_REALIZED] += accounts.realized[row]
+        mine[_COST_CLOSED] += accounts.cost_closed[row]
+        mine[_HELD], mine[_OPEN_COST] = accounts.held[row], accounts.cost[row]
+        if accounts.incomplete[row]:
+            mine[_INCOMPLETE] = 1.0
+        mine[_OPENED] += accounts.opens[row]
+        if accounts.closes[row]:
+            mine[_CLOSED_AT] = max(mine[_CLOSED_AT], accounts.ts[row])
+            if side == SELL:
+                mine[_BY_SELL] = 1.0
     return first, state
 
 
@@ -141,7 +134,7 @@ def _folded(accounts: Accounts, group: np.ndarray, groups: int,
     """One row per group that swapped (and, when `opened_only`, opened a round), in the order
     of their first rows: `_row` (the first row), counts, sums and the accounting (the columns
     both positions and rounds show)."""
-    first, state = _fold(group, groups, *accounts.rows())
+    first, state = _fold(group, groups, accounts)
     # Only the groups shown are copied out: no frame of them all is made to be filtered.
     shown = state[:, BUY] + state[:, SELL] > 0
     if opened_only:
