@@ -12,8 +12,8 @@ _BLOCK = 32
 @numba.njit(cache=True, nogil=True)
 def by_field(state, rows):
     """The fields of these rows of `state`, one contiguous array per field: copied a block of
-    rows at a time, twice as fast as numpy's strided transpose (0.45 s against 1.1 s for 2.6M
-    rows of 27 fields)."""
+    rows at a time, which keeps both the reads and the writes within a few cache lines where a
+    strided transpose touches a line per field."""
     fields = state.shape[1]
     out = np.empty((fields, len(rows)), state.dtype)
     for start in range(0, len(rows), _BLOCK):

@@ -15,9 +15,9 @@ from core.home import home
 from sources.lake import TABLES, Lake
 
 # The week's largest products, which others read back in full (every swap as a leg, every
-# wallet's ledger, positions and rounds): stored uncompressed, they are read back about a third
-# faster and written with a quarter to a half less CPU (positions 1.05 s against 2.2 s), for a
-# fifth to a quarter more disk. The rest, which lz4 shrinks by half or more, use it.
+# wallet's ledger, positions and rounds): stored uncompressed, they are read back faster and
+# written with less CPU, for a fifth to a quarter more disk. The rest, which lz4 shrinks by half
+# or more, use it.
 UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wallet_rounds"})
 # Read back only in full, never filtered: the statistics a filtered read skips row groups by
 # would cost the ledger's write a sixth of its time and serve no reader.

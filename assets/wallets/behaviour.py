@@ -94,53 +94,53 @@ def _traits(slot, positions, wallet, wallets, pool, pools, side, established, ts
     # token mostly trades in one pool); its other pools, rare, go to a table.
     entry = np.full(positions, -1, np.int64)
     others = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.int64)
-    for i in range(len(slot)):
-        p, t = pool[i], ts[i]
-        w = wallet[i]
-        row, cash = out[w], money[w]
+    for each in range(len(slot)):
+        at_pool, at = pool[each], ts[each]
+        owner = wallet[each]
+        row, cash = out[owner], money[owner]
         if row[-1] < 0:
-            row[-1], row[_FIRST_SEEN], row[_LAST_ACTIVE] = i, t, t
-        row[_FIRST_SEEN] = min(row[_FIRST_SEEN], t)
-        row[_LAST_ACTIVE] = max(row[_LAST_ACTIVE], t)
-        cash[0] += cost_change[i]
+            row[-1], row[_FIRST_SEEN], row[_LAST_ACTIVE] = each, at, at
+        row[_FIRST_SEEN] = min(row[_FIRST_SEEN], at)
+        row[_LAST_ACTIVE] = max(row[_LAST_ACTIVE], at)
+        cash[0] += cost_change[each]
         cash[1] = max(cash[1], cash[0])
-        if side[i] > SELL:  # a bare movement: the swap sides come first
+        if side[each] > SELL:  # a bare movement: the swap sides come first
             continue
-        buy = side[i] == BUY
+        buy = side[each] == BUY
         if row[_SWAPS] == 0:
-            row[_FIRST_SWAP] = row[_LAST_SWAP] = t
+            row[_FIRST_SWAP] = row[_LAST_SWAP] = at
         row[_SWAPS] += 1
         row[_BUYS if buy else _SELLS] += 1
-        if established[i] == 1:
+        if established[each] == 1:
             row[_ESTABLISHED] += 1
-        row[_LAST_SWAP] = max(row[_LAST_SWAP], t)
-        row[_FIRST_SWAP] = min(row[_FIRST_SWAP], t)
-        row[_HOURS] |= 1 << (t // 3600 % 24)
+        row[_LAST_SWAP] = max(row[_LAST_SWAP], at)
+        row[_FIRST_SWAP] = min(row[_FIRST_SWAP], at)
+        row[_HOURS] |= 1 << (at // 3600 % 24)
         # A round trip: the pool's previous swap was this wallet's buy, and this is its sell.
-        if not buy and last_buyer[p] == w:
+        if not buy and last_buyer[at_pool] == owner:
             row[_ROUND_TRIPS] += 1
-        last_buyer[p] = w if buy else -1
-        s = slot[i]
-        if entry[s] < 0:
-            entry[s] = p << 2
-        mine, key = entry[s] >> 2 == p, s * pools + p
-        flags = entry[s] & 3 if mine else others.get(key, 0)
+        last_buyer[at_pool] = owner if buy else -1
+        position = slot[each]
+        if entry[position] < 0:
+            entry[position] = at_pool << 2
+        mine, key = entry[position] >> 2 == at_pool, position * pools + at_pool
+        flags = entry[position] & 3 if mine else others.get(key, 0)
         if not flags & 1:
             row[_POOLS] += 1
         if buy and not flags & 2:
             row[_ENTRIES] += 1
-            if swapped[p] < SNIPE_SWAPS and established[i] == 0:
+            if swapped[at_pool] < SNIPE_SWAPS and established[each] == 0:
                 row[_SNIPED] += 1
         flags |= 3 if buy else 1
         if mine:
-            entry[s] = p << 2 | flags
+            entry[position] = at_pool << 2 | flags
         else:
             others[key] = flags
-        swapped[p] += 1
-    for w in range(wallets):
-        h, out[w, _HOURS] = out[w, _HOURS], 0
-        while h:
-            out[w, _HOURS] += h & 1
-            h >>= 1
+        swapped[at_pool] += 1
+    for owner in range(wallets):
+        hours, out[owner, _HOURS] = out[owner, _HOURS], 0
+        while hours:
+            out[owner, _HOURS] += hours & 1
+            hours >>= 1
     fields = by_field(out, np.arange(wallets))
     return fields[-1], fields[:-1], money[:, 1].copy()

@@ -204,12 +204,12 @@ def _round_groups(slot, rnd, positions):
     position's rounds only rise along its rows), and how many rounds there are."""
     current, number = np.full(positions, -1, np.int64), np.empty(positions, np.int64)
     group, total = np.empty(len(slot), np.int64), 0
-    for i in range(len(slot)):
-        p = slot[i]
-        if rnd[i] != current[p]:
-            current[p], number[p] = rnd[i], total
+    for row in range(len(slot)):
+        position = slot[row]
+        if rnd[row] != current[position]:
+            current[position], number[position] = rnd[row], total
             total += 1
-        group[i] = number[p]
+        group[row] = number[position]
     return group, total
 
 

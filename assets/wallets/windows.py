@@ -50,14 +50,13 @@ def assemble_windows(ledger: pl.DataFrame, as_of_s: int, positions: pl.DataFrame
     and hold, trade and position counts, and the three exclusion counts. `positions` gives each
     position's standing (tracked, open, unrealised). Wallets come in the order of their first
     rows, each one's windows in order."""
-    a = Accounts.of(ledger) if accounts is None else accounts
-    first, wallet, wallets = Owners.of(ledger, a.slot) if owners is None else owners
+    rows = Accounts.of(ledger) if accounts is None else accounts
+    first, wallet, wallets = Owners.of(ledger, rows.slot) if owners is None else owners
     standing = ledger.select(pl.col("position").gather(first)).join(
         positions.select("position", "tracked", "is_open", "unrealized_usd"),
         on="position", how="left", maintain_order="left")
     row, starts = _grouped(wallet, wallets)
-    flows, present = _banded(a.slot, row, bands(a.ts, as_of_s), len(WALLET_WINDOWS), a.side,
-                             a.notional, a.realized, a.cost_closed, a.closes, a.ts, a.opened_at)
+    flows, present = _banded(rows, row, bands(rows.ts, as_of_s), len(WALLET_WINDOWS))
     windows = len(WALLET_WINDOWS)
     kept, sums, counts, median = _windowed(
         flows, present, starts, windows,
@@ -107,14 +106,14 @@ def _grouped(wallet, wallets):
     """Positions grouped by wallet, each wallet's in their own order: each position's row in
     that grouping, and where each wallet's rows start (plus the end)."""
     starts = np.zeros(wallets + 1, np.int64)
-    for p in range(len(wallet)):
-        starts[wallet[p] + 1] += 1
-    for g in range(wallets):
-        starts[g + 1] += starts[g]
+    for position in range(len(wallet)):
+        starts[wallet[position] + 1] += 1
+    for each in range(wallets):
+        starts[each + 1] += starts[each]
     row, at = np.empty(len(wallet), np.int64), starts[:-1].copy()
-    for p in range(len(wallet)):
-        row[p] = at[wallet[p]]
-        at[wallet[p]] += 1
+    for position in range(len(wallet)):
+        row[position] = at[wallet[position]]
+        at[wallet[position]] += 1
     return row, starts
 
 
@@ -126,9 +125,9 @@ def _by_row(values: np.ndarray, row: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _banded(slot, row, band, windows, side, notional, realized, cost_closed, closes, ts,
-            opened_at):
-    """Each position's FLOWS per band it has rows in (the shortest window holding a row): a row
+def _banded(accounts, row, band, windows):
+    """Each position's FLOWS per band its ledger rows (`accounts`) are in (the shortest window
+    holding a row; `row` is each position's row in the wallet grouping): a row
     of floats per position and band present, positions in the wallet grouping's order, each
     one's bands in order; and which of a position's bands are present (at its row in the
     grouping times `windows` plus the band). A week's positions are nearly all in only one or
@@ -136,39 +135,41 @@ def _banded(slot, row, band, windows, side, notional, realized, cost_closed, clo
     present = np.zeros(len(row) * windows, np.bool_)
     # Each row's place in the flows, worked out a step at a time: each step's lookups are
     # independent of one another, so their cache misses overlap (chained in one loop, a row
-    # waited on three in turn: 0.44 s against 0.24 s for 3.2M rows).
+    # would wait on three in turn).
+    slot = accounts.slot
     at_of = np.empty(len(slot), np.int64)
-    for i in range(len(slot)):
-        at_of[i] = row[slot[i]] * windows + band[i]
-        present[at_of[i]] = True
+    for each in range(len(slot)):
+        at_of[each] = row[slot[each]] * windows + band[each]
+        present[at_of[each]] = True
     place = np.cumsum(present.astype(np.int64)) - 1
-    for i in range(len(slot)):
-        at_of[i] = place[at_of[i]]
+    for each in range(len(slot)):
+        at_of[each] = place[at_of[each]]
     state = np.zeros((place[-1] + 1 if len(place) else 0, len(FLOWS)))
-    for i in range(len(slot)):
-        s, r = side[i], realized[i]
-        at = state[at_of[i]]
-        paid = 0.0 if np.isnan(notional[i]) else notional[i]
-        if s <= SELL:  # a swap: the swap sides come first
-            at[_SWAPS] += 1
-            at[_VOLUME] += paid
+    for each in range(len(slot)):
+        side, realized = accounts.side[each], accounts.realized[each]
+        flows = state[at_of[each]]
+        notional = accounts.notional[each]
+        paid = 0.0 if np.isnan(notional) else notional
+        if side <= SELL:  # a swap: the swap sides come first
+            flows[_SWAPS] += 1
+            flows[_VOLUME] += paid
         else:
-            at[_TRANSFERS] += 1
-        if s == BUY:
-            at[_INVESTED] += paid
-        at[_REALIZED] += r
-        at[_COST_CLOSED] += cost_closed[i]
-        if s == SELL:
-            at[_SELLS] += 1
-            if r > 0:
-                at[_GROSS_PROFIT] += r
-                at[_WINNING] += 1
-            elif r < 0:
-                at[_GROSS_LOSS] -= r
-                at[_LOSING] += 1
-            if closes[i]:
-                at[_CLOSED_ROUNDS] += 1
-                at[_HELD_FOR] += ts[i] - opened_at[i]
+            flows[_TRANSFERS] += 1
+        if side == BUY:
+            flows[_INVESTED] += paid
+        flows[_REALIZED] += realized
+        flows[_COST_CLOSED] += accounts.cost_closed[each]
+        if side == SELL:
+            flows[_SELLS] += 1
+            if realized > 0:
+                flows[_GROSS_PROFIT] += realized
+                flows[_WINNING] += 1
+            elif realized < 0:
+                flows[_GROSS_LOSS] -= realized
+                flows[_LOSING] += 1
+            if accounts.closes[each]:
+                flows[_CLOSED_ROUNDS] += 1
+                flows[_HELD_FOR] += accounts.ts[each] - accounts.opened_at[each]
     return state, present
 
 
@@ -182,59 +183,60 @@ def _windowed(flows, present, starts, windows, tracked, is_open, unrealized):
     counts = np.zeros((wallets * windows, len(COUNTS)), np.int64)
     median, active = np.zeros(wallets * windows), np.zeros(wallets * windows, np.bool_)
     widest = max(1, np.max(starts[1:] - starts[:-1])) if wallets else 1
-    rois, rated_rois, f = np.empty((windows, widest)), np.zeros(windows, np.int64), np.empty(fields)
+    rois, rated_rois = np.empty((windows, widest)), np.zeros(windows, np.int64)
+    flow = np.empty(fields)
     at = 0  # the next row of flows: positions and their bands come in the order `_banded` laid out
-    for g in range(wallets):
+    for owner in range(wallets):
         rated_rois[:] = 0
-        for p in range(starts[g], starts[g + 1]):
-            on, f[:] = tracked[p], 0.0
-            for w in range(windows):
-                k = g * windows + w
-                if present[p * windows + w]:
-                    for x in range(fields):
-                        f[x] += flows[at, x]
+        for position in range(starts[owner], starts[owner + 1]):
+            on, flow[:] = tracked[position], 0.0
+            for window in range(windows):
+                record = owner * windows + window
+                if present[position * windows + window]:
+                    for field in range(fields):
+                        flow[field] += flows[at, field]
                     at += 1
-                swapped, sells, transfers = f[_SWAPS] > 0, f[_SELLS], f[_TRANSFERS]
-                realized = f[_REALIZED] if on else 0.0
-                cost_closed = f[_COST_CLOSED] if on else 0.0
-                open_pnl = unrealized[p] if swapped else 0.0
-                counts[k, _C_ACTIVE] += f[_SWAPS] + transfers
-                counts[k, _C_TRADES] += f[_SWAPS]
-                counts[k, _C_ROUNDS] += f[_CLOSED_ROUNDS]
-                sums[k, _S_REALIZED] += realized
-                sums[k, _S_UNREALIZED] += open_pnl
-                sums[k, _S_INVESTED] += f[_INVESTED]
-                sums[k, _S_VOLUME] += f[_VOLUME]
-                sums[k, _S_COST_CLOSED] += cost_closed
-                sums[k, _S_HELD_FOR] += f[_HELD_FOR]
+                swapped, sells, transfers = flow[_SWAPS] > 0, flow[_SELLS], flow[_TRANSFERS]
+                realized = flow[_REALIZED] if on else 0.0
+                cost_closed = flow[_COST_CLOSED] if on else 0.0
+                open_pnl = unrealized[position] if swapped else 0.0
+                counts[record, _C_ACTIVE] += flow[_SWAPS] + transfers
+                counts[record, _C_TRADES] += flow[_SWAPS]
+                counts[record, _C_ROUNDS] += flow[_CLOSED_ROUNDS]
+                sums[record, _S_REALIZED] += realized
+                sums[record, _S_UNREALIZED] += open_pnl
+                sums[record, _S_INVESTED] += flow[_INVESTED]
+                sums[record, _S_VOLUME] += flow[_VOLUME]
+                sums[record, _S_COST_CLOSED] += cost_closed
+                sums[record, _S_HELD_FOR] += flow[_HELD_FOR]
                 if on:
-                    sums[k, _S_PROFIT] += f[_GROSS_PROFIT]
-                    sums[k, _S_LOSS] += f[_GROSS_LOSS]
-                    counts[k, _C_WINNING] += f[_WINNING]
-                    counts[k, _C_LOSING] += f[_LOSING]
+                    sums[record, _S_PROFIT] += flow[_GROSS_PROFIT]
+                    sums[record, _S_LOSS] += flow[_GROSS_LOSS]
+                    counts[record, _C_WINNING] += flow[_WINNING]
+                    counts[record, _C_LOSING] += flow[_LOSING]
                 if swapped:
-                    counts[k, _C_TOKENS] += 1
-                    counts[k, _C_OPEN if is_open[p] else _C_CLOSED] += 1
+                    counts[record, _C_TOKENS] += 1
+                    counts[record, _C_OPEN if is_open[position] else _C_CLOSED] += 1
                     if not on:
-                        counts[k, _C_UNTRACKED] += 1
+                        counts[record, _C_UNTRACKED] += 1
                     elif sells == 0:
-                        counts[k, _C_NO_OUTCOME] += 1
+                        counts[record, _C_NO_OUTCOME] += 1
                     else:
-                        sums[k, _S_RATED] += realized + open_pnl
-                        counts[k, _C_RATED] += 1
-                        counts[k, _C_WINNERS] += realized > 0
+                        sums[record, _S_RATED] += realized + open_pnl
+                        counts[record, _C_RATED] += 1
+                        counts[record, _C_WINNERS] += realized > 0
                         if cost_closed > 0:
-                            rois[w, rated_rois[w]] = realized / cost_closed
-                            rated_rois[w] += 1
+                            rois[window, rated_rois[window]] = realized / cost_closed
+                            rated_rois[window] += 1
                 elif transfers > 0:
-                    counts[k, _C_TRANSFER_ONLY] += 1
-        for w in range(windows):
-            k = g * windows + w
-            active[k] = counts[k, _C_ACTIVE] > 0
-            n = rated_rois[w]
-            if n:
+                    counts[record, _C_TRANSFER_ONLY] += 1
+        for window in range(windows):
+            record = owner * windows + window
+            active[record] = counts[record, _C_ACTIVE] > 0
+            rated = rated_rois[window]
+            if rated:
                 # Sorted in place: np.median would copy each wallet's few values first.
-                rois[w, :n].sort()
-                median[k] = (rois[w, (n - 1) // 2] + rois[w, n // 2]) / 2
+                rois[window, :rated].sort()
+                median[record] = (rois[window, (rated - 1) // 2] + rois[window, rated // 2]) / 2
     kept = np.flatnonzero(active)
     return kept, by_field(sums, kept), by_field(counts, kept), median[kept]
