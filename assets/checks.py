@@ -102,10 +102,10 @@ CROSS_RULES = (
     CrossRule("farm_rows", "no_stale_farm_shown_fresh", ("farm_rows", "as_of"),
               stale_shown_fresh,
               "No farm observed longer ago than the staleness bound is shown as fresh."),
-    CrossRule("oracle_history", "updates_while_markets_open", ("oracle_feeds", "oracle_history"),
+    CrossRule("oracle_history", "updates_while_markets_open", ("feed_catalog", "oracle_history"),
               history_outside_market_hours,
               "No update was published while its feed's market was closed."),
-    CrossRule("oracle_history", "updates_of_catalog_feeds", ("oracle_feeds", "oracle_history"),
+    CrossRule("oracle_history", "updates_of_catalog_feeds", ("feed_catalog", "oracle_history"),
               history_off_feed,
               "Every update belongs to a feed of the catalog and carries that feed's exponent."),
 )

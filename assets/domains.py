@@ -19,7 +19,7 @@ PRODUCTS: dict[str, str] = {
         "board_row_buyers", "board_rows", "season_boards")},
     "farm_rows": "farms",
     **{name: "perps" for name in ("perp_list", "perp_history", "liquidation_days")},
-    **{name: "oracle" for name in ("oracle_feeds", "oracle_history")},
+    **{name: "oracle" for name in ("feed_catalog", "oracle_history")},
     "snapshot": "publish",
 }
 

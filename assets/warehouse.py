@@ -11,6 +11,7 @@ import dagster as dg
 import polars as pl
 from polars.io.plugins import register_io_source
 
+from assets.domains import key
 from core.home import home
 from sources.lake import TABLES, Lake
 
@@ -52,7 +53,10 @@ class Warehouse(dg.ConfigurableResource):
         return Path(self.root) / f"{name}.parquet"
 
     def scan(self, name: str) -> pl.LazyFrame:
-        """A raw table or a product, lazily."""
+        """A raw table or a product, lazily. Inside an asset's step, only a table the asset
+        depends on (or its own product): an asset's deps are what it reads, so a read its deps
+        do not name fails its step rather than run out of order."""
+        _depended_on(name)
         if name in TABLES:
             return self.lake().scan(name)
         path = self.path(name)
@@ -86,6 +90,18 @@ class Warehouse(dg.ConfigurableResource):
         finally:
             _remove(writing)
         return path
+
+
+def _depended_on(name: str) -> None:
+    try:
+        step = dg.AssetExecutionContext.get()
+    except dg.DagsterInvariantViolationError:
+        return  # not an asset's step: a check, a test or a bench reads what it likes
+    definition = step.assets_def
+    wanted = key(name)
+    if wanted not in definition.dependency_keys and wanted not in definition.keys:
+        raise dg.Failure(f"{step.op_def.name} reads {name!r} but does not depend on "
+                         f"{wanted.to_user_string()}: add it to the asset's deps")
 
 
 def _remove(directory: Path, tries: int = 100) -> None:

@@ -49,7 +49,7 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "board_rows": BoardRow,
     "season_boards": SeasonBoardRow,
     "farm_rows": FarmRow,
-    "oracle_feeds": OracleFeedRow,
+    "feed_catalog": OracleFeedRow,
     "oracle_history": OracleHistoryRow,
     "perp_list": PerpMarketRow,
     "perp_history": PerpPoint,

@@ -77,7 +77,7 @@ def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
           deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
-                     "pair_tokens", "quote_prices", "chain_records", "as_of"))
+                     "pair_tokens", "quote_prices", "chain_records", "heads", "as_of"))
 def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every season board the lake reaches: the running season's recomputed each run, a closed
     season's computed once and then carried over unchanged (the previous product is kept as

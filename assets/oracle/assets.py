@@ -11,9 +11,10 @@ GROUP = "oracle"
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_feeds"))
-def oracle_feeds(warehouse: Warehouse) -> dg.MaterializeResult:
-    """Every price feed with its attributes, schedule and exponent, by the service's own id."""
-    return materialized(warehouse, "oracle_feeds",
+def feed_catalog(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every price feed with its attributes, schedule and exponent, by the service's own id
+    (the lake's `oracle_feeds`, checked and in id order)."""
+    return materialized(warehouse, "feed_catalog",
                         warehouse.scan("oracle_feeds").sort("feed_id").collect())
 
 

@@ -63,7 +63,7 @@ def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
                      ("chain_id", "market", "interval", "observed_at")),
         ServingTable("liquidation_days", frames["liquidation_days"],
                      ("chain_id", "market", "day")),
-        ServingTable("oracle_feeds", frames["oracle_feeds"], ("feed_id",)),
+        ServingTable("feed_catalog", frames["feed_catalog"], ("feed_id",)),
         ServingTable("oracle_history", frames["oracle_history"], ("feed_id", "publish_time")),
     ]
 

@@ -139,7 +139,7 @@ class Catalog:
 def catalog(snapshot: Snapshot) -> Catalog:
     """The snapshot's feed catalog and history."""
     feeds = []
-    for row in table(snapshot, "oracle_feeds").iter_rows(named=True):
+    for row in table(snapshot, "feed_catalog").iter_rows(named=True):
         feeds.append(Feed(row["feed_id"], row["compatible_id"], row["expo"],
                           {a: str(row[a]) for a in ATTRIBUTES}, MarketHours(row["schedule"])))
     by_id = {}

@@ -32,11 +32,11 @@ def history(times: list[int], feed: str = A, expo: int = -8) -> pl.DataFrame:
 
 
 def test_an_id_naming_two_feeds_fails() -> None:
-    assert validate("oracle_feeds", OracleFeedRow, feeds()).passed
+    assert validate("feed_catalog", OracleFeedRow, feeds()).passed
     clash = feeds(compatible_id=["c" * 64, A])
-    assert not validate("oracle_feeds", OracleFeedRow, clash).passed
+    assert not validate("feed_catalog", OracleFeedRow, clash).passed
     broken = feeds(schedule=[ALWAYS, "Nowhere/Zone;O"])
-    assert not validate("oracle_feeds", OracleFeedRow, broken).passed
+    assert not validate("feed_catalog", OracleFeedRow, broken).passed
 
 
 def test_history_out_of_publish_order_fails() -> None:
