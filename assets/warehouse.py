@@ -99,7 +99,9 @@ def _depended_on(name: str) -> None:
         return  # not an asset's step: a check, a test or a bench reads what it likes
     definition = step.assets_def
     wanted = key(name)
-    if wanted not in definition.dependency_keys and wanted not in definition.keys:
+    # Its own products: those it makes, and those its checks read when run without them.
+    own = definition.keys | {check.asset_key for check in definition.check_keys}
+    if wanted not in definition.dependency_keys and wanted not in own:
         raise dg.Failure(f"{step.op_def.name} reads {name!r} but does not depend on "
                          f"{wanted.to_user_string()}: add it to the asset's deps")
 
