@@ -1,5 +1,7 @@
 """Column types shared by the pandera models of the lake and the products."""
 
+from typing import Any
+
 import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
@@ -50,7 +52,7 @@ def _order_of(keys: tuple[str, ...]) -> dict[str, pl.Expr]:
             "ordered": (new_run | rising).all()}
 
 
-def _proved(bounds: dict) -> bool:
+def _proved(bounds: dict[str, Any]) -> bool:
     return bounds["rows"] == 0 or (bounds["ordered"] and bounds["runs"] == bounds["heads"])
 
 

@@ -7,6 +7,7 @@ zone's local time; holidays are `MMDD/<day spec>` items separated by commas.
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import cached_property
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -39,7 +40,7 @@ class MarketHours:
     schedule: str
 
     @cached_property
-    def _parsed(self) -> tuple[ZoneInfo, tuple, dict[str, tuple]]:
+    def _parsed(self) -> tuple[ZoneInfo, tuple[Any, ...], dict[str, tuple[Any, ...]]]:
         zone, _, rest = self.schedule.partition(";")
         days, _, holidays = rest.partition(";")
         weekly = tuple(_ranges(d) for d in days.split(","))

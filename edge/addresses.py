@@ -1,12 +1,14 @@
 """Chains by slug or id, and addresses in their chain's native form (EVM: lower-case 0x)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
 from core.vocabulary import EVM_ADDRESS as EVM
 from edge.memo import per_snapshot
 from edge.problems import ApiError
+from edge.registry import Params
 from publish.snapshot import Snapshot
 
 CHAIN_PARAMS = ("chain", "chains")
@@ -52,7 +54,7 @@ def normalize(address: str, address_format: str | None, param: str = "address") 
     return address
 
 
-def resolve(snapshot: Snapshot, params: dict) -> dict:
+def resolve(snapshot: Snapshot, params: Params) -> dict[str, Any]:
     """Chain parameters as ChainRefs and addresses normalised for their chain."""
     out = dict(params)
     if isinstance(out.get("chain"), str):

@@ -2,11 +2,12 @@
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from edge.clients import Network, client_address
 from edge.http import Headers, Request
-from edge.keys import KeyRecord
-from edge.metering import Verdict
+from edge.keys import FileKeys, KeyRecord, RedisKeys
+from edge.metering import LocalMeter, RedisMeter, Verdict
 from edge.payments import Cashier, Payment, PaymentInvalid, decode, encode_header
 from edge.plans import KEYLESS, PLANS, Plan, units
 from edge.problems import ApiError
@@ -19,7 +20,7 @@ KEY_QUERY_NAMES = frozenset({"api_key", "apikey", "key", "x-api-key", "x_api_key
 class PaymentRequired(Exception):
     """A 402: the x402 challenge document for this call."""
 
-    def __init__(self, document: dict, headers: Headers) -> None:
+    def __init__(self, document: dict[str, Any], headers: Headers) -> None:
         super().__init__(document.get("error", "payment required"))
         self.document = document
         self.headers = headers
@@ -41,13 +42,13 @@ def key_in_query(query: dict[str, list[str]]) -> str | None:
     return next((name for name in query if name.lower() in KEY_QUERY_NAMES), None)
 
 
-def presented_key(headers, key_name: str | None = None) -> str | None:
+def presented_key(headers: Any, key_name: str | None = None) -> str | None:
     """The key from X-API-Key or Authorization: Bearer; `key_name` is a query parameter that
     looks like a key, which is refused: query strings end up in logs."""
     if key_name is not None:
         raise ApiError("key_in_query", "send the API key in X-API-Key or Authorization: "
                        "Bearer, never in the query string", key_name)
-    key = headers.get("x-api-key")
+    key: str | None = headers.get("x-api-key")
     if key is None:
         auth = headers.get("authorization")
         if auth is not None and auth[:7].lower() == "bearer ":
@@ -65,7 +66,8 @@ def presented_key(headers, key_name: str | None = None) -> str | None:
 class Admissions:
     """Admits calls: authenticates keys, checks plans, takes payments, spends budgets."""
 
-    def __init__(self, keys, meter, cashier: Cashier, trusted: tuple[Network, ...]) -> None:
+    def __init__(self, keys: FileKeys | RedisKeys, meter: LocalMeter | RedisMeter,
+                 cashier: Cashier, trusted: tuple[Network, ...]) -> None:
         self.keys = keys
         self.meter = meter
         self.cashier = cashier

@@ -25,7 +25,8 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return found
 
 
-def _trusted(address, networks: Iterable[Network]) -> bool:
+def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+             networks: Iterable[Network]) -> bool:
     return any(address in net for net in networks)
 
 

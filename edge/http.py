@@ -52,7 +52,7 @@ class Request:
         self._chunks = chunks
 
     @classmethod
-    def from_asgi(cls, scope: dict, receive: Callable | None = None) -> "Request":
+    def from_asgi(cls, scope: dict[str, Any], receive: Callable[..., Any] | None = None) -> "Request":
         """The request an ASGI scope describes; its body comes from `receive`."""
         items = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"]]
         client = scope.get("client")

@@ -166,6 +166,6 @@ class RedisKeys:
         return None
 
 
-def open_keys(redis_url: str | None, home: Path):
+def open_keys(redis_url: str | None, home: Path) -> "FileKeys | RedisKeys":
     """Redis keys when a URL is configured, else var/keys.json."""
     return RedisKeys(redis_url) if redis_url else FileKeys(home / "keys.json")

@@ -1,22 +1,22 @@
 """What the edge derives once and keeps: bounded memos, and memos per snapshot."""
 
 import functools
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from publish.snapshot import Snapshot
 
 T = TypeVar("T")
 
 
-class Kept(dict):
+class Kept(dict[Any, Any]):
     """A dict that forgets its oldest entry once it holds `size` of them."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
 
-    def keep(self, key, value: T) -> T:
+    def keep(self, key: Hashable, value: T) -> T:
         """Store `value` under `key`, making room first; returns `value`."""
         if key not in self and len(self) >= self.size:
             del self[next(iter(self))]

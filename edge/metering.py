@@ -3,6 +3,7 @@
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -72,7 +73,7 @@ class LocalMeter:
 
     backend = "in-process"
 
-    def __init__(self, clock=time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         # Only the event loop's thread spends, so the buckets need no lock.
         self.buckets: dict[str, tuple[float, float]] = {}
@@ -132,6 +133,6 @@ class RedisMeter:
         return self.ok
 
 
-def open_meter(redis_url: str | None):
+def open_meter(redis_url: str | None) -> "LocalMeter | RedisMeter":
     """Redis buckets when a URL is configured, else in-process ones."""
     return RedisMeter(redis_url) if redis_url else LocalMeter()

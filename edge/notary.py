@@ -1,5 +1,7 @@
 """The notary: signs EIP-712 documents (token verdicts, verdict roots) with the service's key."""
 
+from typing import Any
+
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 
@@ -17,7 +19,7 @@ class Notary:
         self.account = Account.from_key(private_key)
         self.address = self.account.address
 
-    def sign(self, primary: str, message: dict) -> dict:
+    def sign(self, primary: str, message: dict[str, Any]) -> dict[str, Any]:
         """The typed data, its EIP-712 digest, the signer's address and the signature."""
         document = typed_data(primary, message)
         signed = self.account.sign_message(encode_typed_data(full_message=document))

@@ -1,7 +1,10 @@
 """/openapi.yml: the OpenAPI 3.1 description of every mounted operation, from the registry."""
 
+from typing import Any
+
 import yaml
 
+from edge.params import Param
 from edge.registry import Operation
 from edge.schemas import PAYMENT_REQUIRED, PROBLEM, RESPONSES, STREAMS
 
@@ -18,7 +21,7 @@ PAYMENT_HEADERS = [
 RATE_HEADERS = ["RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining"]
 
 
-def _parameter(param) -> dict:
+def _parameter(param: Param) -> dict[str, Any]:
     out = {"name": param.name, "in": param.location, "required": param.required,
            "schema": param.schema()}
     if param.description:
@@ -28,15 +31,15 @@ def _parameter(param) -> dict:
     return out
 
 
-def _operation(op: Operation) -> dict:
-    headers: dict[str, dict] = {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}}
+def _operation(op: Operation) -> dict[str, Any]:
+    headers: dict[str, dict[str, Any]] = {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}}
     ok = {"description": "OK", "headers": headers,
           "content": {STREAMS.get((op.method, op.path), "application/json"): {
               "schema": RESPONSES.get((op.method, op.path), {"type": "object"})}}}
     if op.metered:
         headers.update({h: {"$ref": f"#/components/headers/{h.replace('-', '')}"}
                               for h in RATE_HEADERS})
-    out: dict = {"operationId": op.operation_id, "summary": op.summary, "tags": [op.domain],
+    out: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary, "tags": [op.domain],
                  "parameters": [_parameter(p) for p in op.params],
                  "responses": {"200": ok}, "x-chaintape-cost-cu": op.cost_cu}
     if op.metered:
@@ -57,9 +60,9 @@ def _operation(op: Operation) -> dict:
     return out
 
 
-def openapi(operations: list[Operation], version: str) -> dict:
+def openapi(operations: list[Operation], version: str) -> dict[str, Any]:
     """The OpenAPI document of the mounted operations."""
-    paths: dict[str, dict] = {}
+    paths: dict[str, dict[str, Any]] = {}
     for op in operations:
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(op)
     header = {"schema": {"type": "string"}}
@@ -84,4 +87,5 @@ def openapi(operations: list[Operation], version: str) -> dict:
 
 def openapi_yaml(operations: list[Operation], version: str) -> bytes:
     """The document as YAML."""
-    return yaml.safe_dump(openapi(operations, version), sort_keys=False).encode()
+    text: str = yaml.safe_dump(openapi(operations, version), sort_keys=False)
+    return text.encode()

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -27,7 +28,7 @@ class Listing:
     scope: str = ""
     render: Callable[[pl.DataFrame], list[str]] = lambda rows: rows["item"].to_list()
     variant: str = ""
-    envelope: Callable[[Snapshot], dict] | None = None
+    envelope: Callable[[Snapshot], dict[str, Any]] | None = None
     backward: bool = True
 
 
@@ -61,7 +62,8 @@ def decode(request: Request, cursor: str, name: str, scope: str) -> Cursor:
         raise ApiError("invalid_param",
                        "cursor belongs to another query; repeat the parameters that issued it",
                        "cursor")
-    return decoded
+    checked: Cursor = decoded
+    return checked
 
 
 def ordering(snapshot: Snapshot, listing: Listing) -> pl.DataFrame:
@@ -79,7 +81,8 @@ def _render(request: Request, snapshot: Snapshot, listing: Listing, offset: int,
     after = offset + limit
 
     def cursor(at: int) -> str:
-        return signer.encode(Cursor(sid, listing.name, at, listing.scope))
+        encoded: str = signer.encode(Cursor(sid, listing.name, at, listing.scope))
+        return encoded
 
     return page_body(items, cursor(after) if after < rows.height else None,
                      cursor(max(0, offset - limit)) if offset > 0 else None,

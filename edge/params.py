@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -93,20 +94,20 @@ class Param:
         """The 400 naming this parameter."""
         return ApiError("invalid_param", f"{self.name} {what}", self.name)
 
-    def schema(self) -> dict:
+    def schema(self) -> dict[str, Any]:
         """The parameter's JSON Schema, as /openapi.yml gives it."""
         if self.kind in ("list", "repeat"):
             item = {k: v for k, v in self._item_schema().items() if k != "default"}
-            out: dict = {"type": "array", "items": item, "minItems": self.min_items,
+            out: dict[str, Any] = {"type": "array", "items": item, "minItems": self.min_items,
                          "maxItems": self.max_items}
             if self.default is not None:
                 out["default"] = list(self.default)  # type: ignore[call-overload]
             return out
         return self._item_schema()
 
-    def _item_schema(self) -> dict:
+    def _item_schema(self) -> dict[str, Any]:
         kind = {"int": "integer", "number": "number", "bool": "boolean"}.get(self.kind, "string")
-        out: dict = {"type": kind}
+        out: dict[str, Any] = {"type": kind}
         if self.fmt:
             out["format"] = self.fmt
         if self.values:
@@ -133,39 +134,39 @@ def _bound(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def integer(name: str, low_high: tuple[int, int], default: int | None = None, **kw) -> Param:
+def integer(name: str, low_high: tuple[int, int], default: int | None = None, **kw: Any) -> Param:
     """An integer parameter with the given (min, max)."""
     fmt = "int32" if INT32[0] <= low_high[0] and low_high[1] <= INT32[1] else "int64"
     return Param(name, "int", default=default, minimum=low_high[0], maximum=low_high[1], fmt=fmt,
                  **kw)
 
 
-def number(name: str, minimum: float | None = 0, maximum: float | None = None, **kw) -> Param:
+def number(name: str, minimum: float | None = 0, maximum: float | None = None, **kw: Any) -> Param:
     """A floating-point parameter with inclusive bounds."""
     return Param(name, "number", minimum=minimum, maximum=maximum, fmt="double", **kw)
 
 
-def flag(name: str, default: bool = False, **kw) -> Param:
+def flag(name: str, default: bool = False, **kw: Any) -> Param:
     """A boolean parameter: true/false or 1/0."""
     return Param(name, "bool", default=default, **kw)
 
 
-def choice(name: str, values: tuple[str, ...], default: str | None = None, **kw) -> Param:
+def choice(name: str, values: tuple[str, ...], default: str | None = None, **kw: Any) -> Param:
     """One value of a closed set."""
     return Param(name, "string", default=default, values=values, **kw)
 
 
-def text(name: str, max_length: int, min_length: int = 0, **kw) -> Param:
+def text(name: str, max_length: int, min_length: int = 0, **kw: Any) -> Param:
     """A string with length bounds."""
     return Param(name, "string", min_length=min_length, max_length=max_length, **kw)
 
 
-def listing(name: str, max_items: int = 32, values: tuple[str, ...] = (), **kw) -> Param:
+def listing(name: str, max_items: int = 32, values: tuple[str, ...] = (), **kw: Any) -> Param:
     """A comma-separated list, at most `max_items` items."""
     return Param(name, "list", values=values, max_items=max_items, **kw)
 
 
-def path(name: str, max_length: int = 128, **kw) -> Param:
+def path(name: str, max_length: int = 128, **kw: Any) -> Param:
     """A path segment, 1..`max_length` characters."""
     return Param(name, "string", location="path", required=True, min_length=1,
                  max_length=max_length, **kw)
@@ -175,7 +176,7 @@ def path(name: str, max_length: int = 128, **kw) -> Param:
 class Body:
     """A POST body: its JSON Schema, declared with the operation and enforced on every call."""
 
-    schema: dict = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)
     description: str = ""
 
     def parse(self, raw: bytes) -> object:
@@ -191,7 +192,7 @@ class Body:
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 
 
-def _conform(value: object, schema: dict, where: str) -> None:
+def _conform(value: object, schema: dict[str, Any], where: str) -> None:
     """Check `value` against the JSON Schema subset bodies are declared with."""
     kind = schema.get("type")
     if kind == "integer":

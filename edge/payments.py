@@ -9,6 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -49,14 +50,14 @@ class Offer:
         """The price of a call of `cost_units` budget units, in the asset's atomic units."""
         return str(cost_units * 10 * self.atomic_per_cu)
 
-    def requirements(self, cost_units: int) -> dict:
+    def requirements(self, cost_units: int) -> dict[str, Any]:
         """x402 v2 PaymentRequirements for one call."""
         return {"scheme": "exact", "network": self.network, "asset": self.asset,
                 "amount": self.amount(cost_units), "payTo": self.pay_to,
                 "maxTimeoutSeconds": self.max_timeout_seconds,
                 "extra": {"name": self.asset_name, "version": self.asset_version}}
 
-    def challenge(self, cost_units: int, url: str, description: str, error: str) -> dict:
+    def challenge(self, cost_units: int, url: str, description: str, error: str) -> dict[str, Any]:
         """The x402 v2 PaymentRequired document."""
         return {"x402Version": 2, "error": error,
                 "resource": {"url": url, "description": description,
@@ -64,7 +65,7 @@ class Offer:
                 "accepts": [self.requirements(cost_units)]}
 
 
-def encode_header(document: dict) -> str:
+def encode_header(document: dict[str, Any]) -> str:
     """A document as x402 headers carry it: base64 of its JSON."""
     return base64.b64encode(orjson.dumps(document)).decode()
 
@@ -74,8 +75,8 @@ class Payment:
     """A decoded payment header that verified against one call's requirements."""
 
     version: int
-    payload: dict
-    requirements: dict
+    payload: dict[str, Any]
+    requirements: dict[str, Any]
     payer: str
     nonce: str
 
@@ -84,7 +85,7 @@ class Payment:
         return "payment-response" if self.version == 2 else "x-payment-response"
 
 
-def decode(headers) -> tuple[int, dict] | None:
+def decode(headers: Any) -> tuple[int, dict[str, Any]] | None:
     """The payment header's version and payload, None when the call carries none."""
     raw = headers.get("payment-signature") or headers.get("x-payment")
     if raw is None:
@@ -155,7 +156,7 @@ def _uint256(value: object) -> int | None:
     return number if 0 <= number < 2**256 else None
 
 
-def verify(offer: Offer, version: int, payload: dict, cost_units: int,
+def verify(offer: Offer, version: int, payload: dict[str, Any], cost_units: int,
            now: float | None = None) -> Payment:
     """Check scheme, network, amount (exactly the price), recipient, validity window and
     signature."""
@@ -206,7 +207,8 @@ def _signer(offer: Offer, auth: Authorization) -> str:
                     "validAfter": auth.valid_after, "validBefore": auth.valid_before,
                     "nonce": auth.nonce}})
     try:
-        return Account.recover_message(message, signature=auth.signature)
+        recovered: str = Account.recover_message(message, signature=auth.signature)
+        return recovered
     # eth-keys raises its own types for a signature off the curve or with a bad v: whatever
     # it raises, the signature does not recover to anyone.
     except Exception:
@@ -263,7 +265,7 @@ class Cashier:
         self.timeout_s = timeout_s
         self._client: httpx.AsyncClient | None = None
 
-    async def admit(self, version: int, payload: dict, cost_units: int, resource: str) -> Payment:
+    async def admit(self, version: int, payload: dict[str, Any], cost_units: int, resource: str) -> Payment:
         """A verified payment whose nonce is now reserved for this call."""
         payment = verify(self.offer, version, payload, cost_units)
         if self.offer.facilitator_url:
@@ -273,7 +275,7 @@ class Cashier:
         self.ledger.reserve(payment, resource)
         return payment
 
-    async def settle(self, payment: Payment) -> dict:
+    async def settle(self, payment: Payment) -> dict[str, Any]:
         """Settle an answered call; the x402 SettleResponse the answer's header carries."""
         if self.offer.facilitator_url:
             try:
@@ -291,7 +293,7 @@ class Cashier:
         return {"success": True, "transaction": transaction, "network": self.offer.network,
                 "payer": payment.payer, "amount": payment.requirements["amount"]}
 
-    async def _facilitate(self, step: str, payment: Payment) -> dict:
+    async def _facilitate(self, step: str, payment: Payment) -> dict[str, Any]:
         body = {"x402Version": payment.version, "paymentPayload": payment.payload,
                 "paymentRequirements": payment.requirements}
         if self._client is None:
@@ -305,4 +307,5 @@ class Cashier:
             raise ApiError("upstream_unavailable", "the payment facilitator is unreachable") from None
         if response.status_code != 200:
             raise PaymentInvalid(f"facilitator_{step}_failed")
-        return response.json()
+        answer: dict[str, Any] = response.json()
+        return answer

@@ -2,6 +2,7 @@
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 UNIT_CU = 10
 BASE_CEILING = 50
@@ -31,7 +32,7 @@ class Plan:
         `declared_max`: all of it on plans that raise the ceiling, else at most 50 rows."""
         return declared_max if self.raises_ceiling else min(declared_max, BASE_CEILING)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The plan as GET /key reports it."""
         return {"plan": self.name, "calls_per_minute": self.calls_per_minute, "burst": self.burst,
                 "unit_cu": UNIT_CU, "window_seconds": 60, "max_page_size": self.ceiling(100),

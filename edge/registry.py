@@ -4,13 +4,16 @@ import functools
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from edge.http import Request, Response
 from edge.params import Body, Param
 
 # A handler reads its parameters and never changes them: they are shared by every call of the
 # same URL within a snapshot.
-Handler = Callable[[Request, dict], Awaitable[Response]]
+# An operation's validated parameters by name.
+Params = dict[str, Any]
+Handler = Callable[[Request, Params], Awaitable[Response]]
 HERMES_PREFIX = "/v2/"
 API_PREFIX = "/api/v1"
 # Where the client API was served before 2026-09-27; it still answers, marked deprecated.
@@ -54,7 +57,7 @@ class Operation:
         return not self.hermes
 
     @property
-    def pattern(self) -> re.Pattern:
+    def pattern(self) -> re.Pattern[str]:
         """The path as a regex with named groups for `{name}` segments."""
         return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
 
@@ -66,7 +69,7 @@ class Operation:
                 return int(param.maximum) if param.maximum is not None else None
         return None
 
-    def parse(self, query: dict[str, list[str]], path_params: dict[str, str]) -> dict:
+    def parse(self, query: dict[str, list[str]], path_params: dict[str, str]) -> dict[str, Any]:
         """Every declared query and path parameter, validated."""
         out = {}
         for param in self.params:

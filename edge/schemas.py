@@ -1,17 +1,20 @@
 """JSON Schemas of what the mounted operations answer, for /openapi.yml."""
 
+from typing import Any
+
 NUMBER, INT, STRING, BOOL = ({"type": "number"}, {"type": "integer"}, {"type": "string"},
                              {"type": "boolean"})
 
 
-def obj(properties: dict, required: list[str] | None = None, nullable: bool = False) -> dict:
+def obj(properties: dict[str, Any], required: list[str] | None = None,
+        nullable: bool = False) -> dict[str, Any]:
     """An object schema; every property required unless said otherwise."""
     schema = {"type": ["object", "null"] if nullable else "object", "properties": properties,
               "required": list(properties) if required is None else required}
     return schema
 
 
-def nullable(schema: dict) -> dict:
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema, or null."""
     return {**schema, "type": [schema["type"], "null"]}
 
@@ -31,7 +34,7 @@ CHAIN_RECORD = obj({
 })
 
 
-def page_of(item: dict) -> dict:
+def page_of(item: dict[str, Any]) -> dict[str, Any]:
     """The page envelope around `item`."""
     return obj({"items": {"type": "array", "items": item}, "next_cursor": nullable(STRING),
                 "prev_cursor": nullable(STRING)}, required=["items", "next_cursor"])
@@ -185,7 +188,7 @@ REGISTRY_TOKEN = obj({**REGISTRY_PART, "market": MARKET,
 LIST_FIELDS = {"applied_sort": STRING, "applied_timeframe": STRING, "excluded_chains": STRINGS}
 
 
-def listed(item: dict, extra: dict) -> dict:
+def listed(item: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """A page envelope with the fields a list adds."""
     page = page_of(item)
     return {**page, "properties": {**page["properties"], **extra},
@@ -216,7 +219,7 @@ SEARCH = obj({
         **{k: NNUM for k in ("liquidity_usd", "price_usd", "price_change_24h")}})}})
 
 
-def batch_of(name: str, item: dict) -> dict:
+def batch_of(name: str, item: dict[str, Any]) -> dict[str, Any]:
     """A batch answer: every item asked, in order, found or not."""
     return obj({"items": {"type": "array", "items": obj({
         "chain": STRING, "address": STRING, "found": BOOL, name: nullable(item)})}})

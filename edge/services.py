@@ -37,7 +37,7 @@ class Services:
         self.admissions = Admissions(self.keys, self.meter, self.cashier,
                                      settings.trusted_proxies)
         self.oracle = LiveOracle(settings.oracle_upstream)
-        self._follower: asyncio.Task | None = None
+        self._follower: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Load the latest snapshot, follow LATEST, start the live oracle."""

@@ -129,7 +129,7 @@ class SnapshotHolder:
     async def follow(self, interval_s: float) -> None:
         """Poll LATEST forever (cancelled on shutdown); a store that hangs is marked unhealthy
         after the upstream timeout, and no second read is started while one still hangs."""
-        pending: asyncio.Future | None = None
+        pending: asyncio.Future[bool] | None = None
         while True:
             await asyncio.sleep(interval_s)
             if pending is None or pending.done():

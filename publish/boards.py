@@ -2,6 +2,7 @@
 scopes; the edge answers GET /leaderboard from them without computing anything."""
 
 from datetime import datetime
+from typing import Any
 
 import orjson
 import polars as pl
@@ -16,15 +17,15 @@ def view_name(scope: str, board: str | None, season: int | None) -> str:
 
 
 def season_block(number: int, starts: datetime, ends: datetime, live: bool, length_days: int,
-                 latest: int) -> dict:
+                 latest: int) -> dict[str, Any]:
     """The response's season block."""
     return {"number": number, "starts_at": starts.strftime(WIRE_TIME),
             "ends_at": ends.strftime(WIRE_TIME), "live": live, "length_days": length_days,
             "latest": latest}
 
 
-def board_document(scope: str, rows: list[dict], snapshot_at: str, methodology_version: int,
-                   season: dict) -> dict:
+def board_document(scope: str, rows: list[dict[str, Any]], snapshot_at: str, methodology_version: int,
+                   season: dict[str, Any]) -> dict[str, Any]:
     """One view: ranked rows in rank order under `items`, refused rows under `excluded`."""
     items = sorted((r for r in rows if r["rank"]), key=lambda r: r["rank"])
     return {"scope": scope, "snapshot_at": snapshot_at,
@@ -34,14 +35,14 @@ def board_document(scope: str, rows: list[dict], snapshot_at: str, methodology_v
 
 
 def board_documents(live: pl.DataFrame, seasons: pl.DataFrame, snapshot_at: str,
-                    length_days: int) -> tuple[dict[str, dict], dict[str, dict]]:
+                    length_days: int) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Every view's document: (the live board and the running season's, for the snapshot;
     each closed season's, to be published once and never again)."""
     running = seasons.filter(~pl.col("closed"))
     latest: int = seasons["season"].cast(pl.Int64).max() or 0  # type: ignore[assignment]
     season_rows = {(r["scope"], r["board"], r["key"]): r for r in running.iter_rows(named=True)}
-    current: dict[str, dict] = {}
-    frozen: dict[str, dict] = {}
+    current: dict[str, dict[str, Any]] = {}
+    frozen: dict[str, dict[str, Any]] = {}
     first = running.row(0, named=True)
     block = season_block(latest, first["starts_at"], first["ends_at"], True, length_days, latest)
     version: int = live["methodology_version"].cast(pl.Int64).max() or 0  # type: ignore[assignment]

@@ -4,6 +4,7 @@ import base64
 import hashlib
 import hmac
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -72,7 +73,7 @@ def default_signer() -> CursorSigner:
     return CursorSigner(secret("CHAINTAPE_CURSOR_SECRET", home() / "cursor.key").encode())
 
 
-def list_scope(**parts) -> str:
+def list_scope(**parts: Any) -> str:
     """A short fingerprint of what a list answers, carried by its cursors so that a cursor only
     continues the query that issued it."""
     return hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import orjson
 import polars as pl
@@ -37,7 +38,7 @@ class PagedList:
     scope: str = ""
     path: str | None = None
     served: bool = True
-    envelope: dict = field(default_factory=dict)
+    envelope: dict[str, Any] = field(default_factory=dict)
     backward: bool = True
     total: int | None = None
 
@@ -63,10 +64,10 @@ class Manifest:
     snapshot_id: str
     as_of: str
     snapshot_at: str
-    lists: dict[str, dict] = field(default_factory=dict)
+    lists: dict[str, dict[str, Any]] = field(default_factory=dict)
     documents: dict[str, str] = field(default_factory=dict)
-    tables: dict[str, dict] = field(default_factory=dict)
-    objects: dict[str, dict] = field(default_factory=dict)
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    objects: dict[str, dict[str, Any]] = field(default_factory=dict)
     frozen: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
@@ -123,9 +124,9 @@ class Publisher:
         return manifest
 
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
-              manifest: Manifest) -> dict:
+              manifest: Manifest) -> dict[str, Any]:
         frame, where = paged.frame, paged.where
-        meta: dict = {"key": list(paged.key)}
+        meta: dict[str, Any] = {"key": list(paged.key)}
         if paged.served:
             meta["table"] = f"tables/{where}.parquet"
             self._put(manifest, base, meta["table"], _parquet(frame), PARQUET)
@@ -182,7 +183,7 @@ def _parquet(frame: pl.DataFrame) -> bytes:
 
 
 def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None,
-              links: dict | None = None, extra: dict | None = None,
+              links: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
               backward: bool = True) -> bytes:
     """A page envelope from pre-rendered item JSON, without re-parsing the items; a forward-only
     page has no `prev_cursor`."""
@@ -205,7 +206,8 @@ def snapshot_ids(store: ObjectStore) -> list[str]:
 def latest_id(store: ObjectStore) -> str | None:
     """The id LATEST points to, or None before the first publish."""
     try:
-        return orjson.loads(store.get(LATEST).body)["snapshot_id"]
+        sid: str = orjson.loads(store.get(LATEST).body)["snapshot_id"]
+        return sid
     except NotFound:
         return None
 

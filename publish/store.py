@@ -5,7 +5,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import boto3
 import botocore.config
@@ -113,7 +113,8 @@ def _atomic_write(path: Path, body: bytes) -> None:
 class S3Store:
     """A bucket (and key prefix) on AWS S3 or any S3-compatible store."""
 
-    def __init__(self, bucket: str, prefix: str = "", client=None, timeout_s: float = 5.0) -> None:
+    def __init__(self, bucket: str, prefix: str = "", client: Any = None,
+                 timeout_s: float = 5.0) -> None:
         self.bucket, self.prefix = bucket, prefix.strip("/")
         config = botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
                                         retries={"max_attempts": 2})
@@ -127,7 +128,7 @@ class S3Store:
         with _translated():
             answer = self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body,
                                             ContentType=content_type, CacheControl=cache_control)
-        return answer["ETag"]
+        return str(answer["ETag"])
 
     def get(self, key: str) -> StoredObject:
         """The object with the headers S3 stored."""

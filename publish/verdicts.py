@@ -3,9 +3,10 @@ snapshot publishes: a leaf is a verdict's EIP-712 struct hash, a parent the kecc
 children in ascending byte order, an unpaired node moves up unchanged."""
 
 from datetime import datetime
+from typing import Any
 
 import polars as pl
-from eth_utils import keccak
+from eth_utils.crypto import keccak
 
 DOMAIN = {"name": "chaintape", "version": "1"}
 TYPES = {
@@ -29,26 +30,26 @@ def _type_hash(primary: str) -> bytes:
 _TYPE_HASHES = {primary: _type_hash(primary) for primary in TYPES}
 
 
-def _encode(kind: str, value) -> bytes:
+def _encode(kind: str, value: Any) -> bytes:
     if kind == "string":
-        return keccak(value.encode())
+        return bytes(keccak(value.encode()))
     if kind == "bytes32":
-        return value
+        return bytes(value)
     return int(value).to_bytes(32, "big")
 
 
-def struct_hash(primary: str, message: dict) -> bytes:
+def struct_hash(primary: str, message: dict[str, Any]) -> bytes:
     """EIP-712 hashStruct of `message` as the `primary` type."""
     return keccak(_TYPE_HASHES[primary] + b"".join(
         _encode(kind, message[name]) for name, kind in TYPES[primary]))
 
 
-def verdict_message(chain_id: int, token: str, status: str, epoch: int) -> dict:
+def verdict_message(chain_id: int, token: str, status: str, epoch: int) -> dict[str, Any]:
     """The TokenVerdict a leaf hashes and the verdict read signs."""
     return {"chainId": chain_id, "token": token, "status": status, "epoch": epoch}
 
 
-def typed_data(primary: str, message: dict) -> dict:
+def typed_data(primary: str, message: dict[str, Any]) -> dict[str, Any]:
     """The full EIP-712 document (as eth_signTypedData_v4 takes it) for one message."""
     shown = {k: "0x" + v.hex() if isinstance(v, bytes) else v for k, v in message.items()}
     return {"types": {"EIP712Domain": [{"name": "name", "type": "string"},
@@ -96,7 +97,7 @@ def verify(leaf: bytes, path: list[bytes], root: bytes) -> bool:
     return node == root
 
 
-def verdict_tree(tokens: pl.DataFrame, epoch: int) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
+def verdict_tree(tokens: pl.DataFrame, epoch: int) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
     """From token rows: the verdicts table (a leaf index per token, in chain id then address
     order), the tree table (every node by level and position) and the epoch's summary."""
     verdicts = (tokens.select("chain_id", "address", status="verdict")

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -54,13 +55,13 @@ class Feed:
         """The id the hub keeps the feed's updates under (None while it has none)."""
         return next((k for k in self.keys() if k in hub.latest), None)
 
-    def market_hours(self, at: float) -> dict:
+    def market_hours(self, at: float) -> dict[str, Any]:
         """Whether the market is open at `at`, and when it next opens or closes."""
         return {"is_open": self.hours.is_open(at),
                 "next_open": _iso(self.hours.next_open(at)),
                 "next_close": _iso(self.hours.next_close(at))}
 
-    def document(self, asked: str, at: float) -> dict:
+    def document(self, asked: str, at: float) -> dict[str, Any]:
         """The Hermes feed document, under the id it was asked by."""
         return {"id": asked, "attributes": {**self.attributes, "oracle_id": self.feed_id},
                 "market_hours": self.market_hours(at)}

@@ -8,6 +8,7 @@ import asyncio
 import collections
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 CHANNELS = {"real_time": None, "fixed_rate@200ms": 0.2, "fixed_rate@1000ms": 1.0}
 # How many updates per feed the hub remembers for reads at recent instants (the published
@@ -32,14 +33,14 @@ class Update:
     prev_publish_time: int
     slot: int
     proof_available_time: int
-    _body: dict | None = field(default=None, repr=False)
+    _body: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def benchmark(self) -> bool:
         """The first update of its second (its previous one was published in another second)."""
         return self.prev_publish_time != self.publish_time
 
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         """The parsed update without its id: prices, EMA and metadata as Hermes writes them."""
         if self._body is None:
             self._body = {
@@ -65,7 +66,7 @@ class Tick:
         self.at = time.time()
         # Subscribers await it through asyncio.shield: one leaving must not cancel it for all.
         self.next: asyncio.Future[Tick] = asyncio.get_running_loop().create_future()
-        self.cache: dict = {}
+        self.cache: dict[tuple[Any, ...], bytes] = {}
 
 
 class Channel:

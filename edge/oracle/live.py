@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import time
+from typing import Any
 
 from edge.oracle.hub import PriceHub
 from edge.oracle.upstreams import upstream_for
@@ -16,7 +17,7 @@ class LiveOracle:
     def __init__(self, upstream_url: str | None) -> None:
         self.upstream = upstream_for(upstream_url)
         self._hub: PriceHub | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
     @property
     def hub(self) -> PriceHub:
@@ -43,7 +44,7 @@ class LiveOracle:
             for channel in hub.channels.values():
                 channel.beat()
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """The upstream's kind and health, and how current the hub is."""
         hub = self.hub
         received = hub.received_at

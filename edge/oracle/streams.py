@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -46,9 +47,9 @@ class Rendering:
     benchmarks_only: bool = False
 
 
-def price_update(hub_updates: list[tuple[str, dict]], rendering: Rendering) -> dict:
+def price_update(hub_updates: list[tuple[str, dict[str, Any]]], rendering: Rendering) -> dict[str, Any]:
     """The v2 update document: binary (always empty) and, when asked, the parsed updates."""
-    doc: dict = {"binary": {"encoding": rendering.encoding, "data": []}}
+    doc: dict[str, Any] = {"binary": {"encoding": rendering.encoding, "data": []}}
     if rendering.parsed:
         doc["parsed"] = [{"id": asked, **body} for asked, body in hub_updates]
     return doc
@@ -94,9 +95,9 @@ class Subscription:
     binary: bool
 
 
-def feed_message(asked: str, update_body: dict, subscription: Subscription) -> str:
+def feed_message(asked: str, update_body: dict[str, Any], subscription: Subscription) -> str:
     """A Hermes WebSocket `price_update` message."""
-    feed: dict = {"id": asked, "price": update_body["price"],
+    feed: dict[str, Any] = {"id": asked, "price": update_body["price"],
                   "ema_price": update_body["ema_price"]}
     if subscription.verbose:
         meta = update_body["metadata"]

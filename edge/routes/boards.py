@@ -1,12 +1,15 @@
 """GET /leaderboard (spec 4.3): a published board document, narrowed to the chains asked and cut
 to the limit; nothing about the board is computed on the request."""
 
+from typing import Any
+
 import orjson
 
 from edge.addresses import ChainRef
 from edge.http import Request, Response
 from edge.memo import Kept
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.snapshots import snapshot_headers
 from publish.boards import view_name
 from publish.snapshot import Snapshot
@@ -15,7 +18,7 @@ _views = Kept(64)
 _rendered = Kept(1024)
 
 
-def view(snapshot: Snapshot, name: str) -> dict | None:
+def view(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
     """A board document of the snapshot, parsed once."""
     key = (snapshot.snapshot_id, name)
     found = _views.get(key)
@@ -24,7 +27,7 @@ def view(snapshot: Snapshot, name: str) -> dict | None:
     return found
 
 
-def _checked(params: dict) -> None:
+def _checked(params: Params) -> None:
     scope, chain, chains = params["scope"], params["chain"], params["chains"]
     if scope == "protocols" and chain is None:
         raise ApiError("invalid_param", "chain is required when scope=protocols", "chain")
@@ -38,7 +41,7 @@ def _checked(params: dict) -> None:
         raise ApiError("invalid_param", "season needs seasonal=true", "season")
 
 
-async def leaderboard(request: Request, params: dict) -> Response:
+async def leaderboard(request: Request, params: Params) -> Response:
     """The live board, or a season's (0 or omitted: the running one)."""
     _checked(params)
     snapshot = request.state.snapshot
@@ -65,10 +68,10 @@ async def leaderboard(request: Request, params: dict) -> Response:
     return Response(body, headers=snapshot_headers(snapshot))
 
 
-def narrowed(doc: dict, asked: tuple[int, ...] | None, limit: int) -> dict:
+def narrowed(doc: dict[str, Any], asked: tuple[int, ...] | None, limit: int) -> dict[str, Any]:
     """The document with only the asked chains' rows (ranks as published) and at most `limit`
     ranked items."""
-    def kept(rows: list[dict]) -> list[dict]:
+    def kept(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return rows if asked is None else [r for r in rows if r["chain"]["chain_id"] in asked]
 
     return {**doc, "items": kept(doc["items"])[:limit], "excluded": kept(doc["excluded"])}

@@ -7,6 +7,7 @@ from edge.addresses import ChainRef
 from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import page, table_listing
+from edge.registry import Params
 from edge.snapshots import snapshot_headers, table
 from publish.snapshot import Snapshot
 
@@ -25,7 +26,7 @@ def chain_states(snapshot: Snapshot) -> tuple[tuple[int, ...], dict[int, str]]:
     return tuple(sorted(live)), stale
 
 
-def asked_chains(params: dict) -> tuple[int, ...] | None:
+def asked_chains(params: Params) -> tuple[int, ...] | None:
     """The chain ids asked for, in a canonical order, or None when the list was not narrowed."""
     chains: list[ChainRef] | None = params.get("chains")
     return None if chains is None else tuple(sorted({c.chain_id for c in chains}))
@@ -36,12 +37,12 @@ def in_scope(snapshot: Snapshot, asked: tuple[int, ...] | None) -> tuple[int, ..
     return asked if asked is not None else chain_states(snapshot)[0]
 
 
-async def list_chains(request: Request, params: dict) -> Response:
+async def list_chains(request: Request, params: Params) -> Response:
     """Chain records, paged."""
     return await page(request, CHAINS, params["limit"], params["cursor"])
 
 
-async def get_config(request: Request, params: dict) -> Response:
+async def get_config(request: Request, params: Params) -> Response:
     """Every chain record and the value lists a valid request may use."""
     snapshot = request.state.snapshot
     return Response(snapshot.documents["config"], headers=snapshot_headers(snapshot))

@@ -7,6 +7,7 @@ from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.snapshots import snapshot_headers, table
 from publish.farms import FarmQuery, farm_list, farm_scope
 from publish.snapshot import Snapshot
@@ -18,7 +19,7 @@ def farm_chains(snapshot: Snapshot) -> tuple[int, ...]:
     return tuple(sorted(table(snapshot, "farms")["chain_id"].unique().to_list()))
 
 
-async def list_farms(request: Request, params: dict) -> Response:
+async def list_farms(request: Request, params: Params) -> Response:
     """Farms, one query per chain merged: globally by `sort` when set, else chain by chain in
     the order named (each by TVL). Merged pages carry no prev_cursor."""
     snapshot = request.state.snapshot
@@ -35,7 +36,7 @@ async def list_farms(request: Request, params: dict) -> Response:
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-async def get_farm(request: Request, params: dict) -> Response:
+async def get_farm(request: Request, params: Params) -> Response:
     """One farm of a contract: the pool `pid` (default its lowest). 404 when the address is not
     a farm indexed on that chain; a farm with nothing staked is a farm."""
     snapshot = request.state.snapshot

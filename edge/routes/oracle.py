@@ -3,6 +3,7 @@ oracle's native /v1 feeds, status and candles."""
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import orjson
@@ -15,6 +16,7 @@ from edge.oracle.hub import PriceHub, Update
 from edge.oracle.live import LiveOracle
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.routes.trades import candle_window
 from edge.snapshots import snapshot_json
 from publish.snapshot import Snapshot
@@ -27,14 +29,15 @@ _rendered: Kept = Kept(RENDERED_KEPT)
 
 
 def _hub(request: Request) -> PriceHub:
-    return request.state.services.oracle.hub
+    hub: PriceHub = request.state.services.oracle.hub
+    return hub
 
 
 def _catalog(request: Request) -> Catalog:
     return catalog(request.state.snapshot)
 
 
-def asked_ids(params: dict) -> list[str]:
+def asked_ids(params: Params) -> list[str]:
     """`ids[]` and `ids` together, in the order given: at least one, at most MAX_IDS."""
     ids = [*params["ids[]"], *params["ids"]]
     if not ids:
@@ -65,11 +68,11 @@ def resolve_feeds(found: Catalog, ids: list[str], ignore_invalid: bool,
     return list(out.values())
 
 
-def _rendering(params: dict) -> Rendering:
+def _rendering(params: Params) -> Rendering:
     return Rendering(params["encoding"], params["parsed"], params["benchmarks_only"])
 
 
-async def latest_updates(request: Request, params: dict) -> Response:
+async def latest_updates(request: Request, params: Params) -> Response:
     """GET /v2/updates/price/latest: the latest update of each feed asked for."""
     hub = _hub(request)
     key = (id(hub), hub.version, request.state.snapshot.snapshot_id, request.raw_query)
@@ -84,7 +87,7 @@ async def latest_updates(request: Request, params: dict) -> Response:
     return Response(body)
 
 
-async def updates_at(request: Request, params: dict) -> Response:
+async def updates_at(request: Request, params: Params) -> Response:
     """GET /v2/updates/price/{publish_time}: each feed's first update at or after the time."""
     found, hub = _catalog(request), _hub(request)
     ids = asked_ids(params)
@@ -101,7 +104,7 @@ async def updates_at(request: Request, params: dict) -> Response:
     return Response.json(price_update(items, _rendering(params)))
 
 
-async def stream_updates(request: Request, params: dict) -> Response:
+async def stream_updates(request: Request, params: Params) -> Response:
     """GET /v2/updates/price/stream: Server-Sent Events on the channel asked for."""
     hub = _hub(request)
     feeds = resolve_feeds(_catalog(request), asked_ids(params),
@@ -113,7 +116,7 @@ async def stream_updates(request: Request, params: dict) -> Response:
                     [("cache-control", "no-cache"), ("x-accel-buffering", "no")], events)
 
 
-async def price_feeds(request: Request, params: dict) -> Response:
+async def price_feeds(request: Request, params: Params) -> Response:
     """GET /v2/price_feeds: every feed once, under its primary id, filtered by symbol and type."""
     now = datetime.now(UTC).timestamp()
     query = (params["query"] or "").lower()
@@ -123,7 +126,7 @@ async def price_feeds(request: Request, params: dict) -> Response:
                   and (kind is None or feed.attributes["asset_type"].lower() == kind)])
 
 
-async def price_feed(request: Request, params: dict) -> Response:
+async def price_feed(request: Request, params: Params) -> Response:
     """GET /v2/price_feeds/{id}: one feed, answered under the id it was asked by."""
     feed = _catalog(request).find(params["id"])
     if feed is None:
@@ -140,7 +143,7 @@ def decimal_text(value: int, expo: int) -> str:
     return f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
 
 
-def oracle_price(asked: str, update: Update) -> dict:
+def oracle_price(asked: str, update: Update) -> dict[str, Any]:
     """The native price record: exact decimal strings and the ISO publish time."""
     return {"id": "0x" + asked, "price": decimal_text(update.price, update.expo),
             "conf": decimal_text(update.conf, update.expo),
@@ -148,11 +151,11 @@ def oracle_price(asked: str, update: Update) -> dict:
             "publish_time": wire(update.publish_time)}
 
 
-def _native(request: Request, params: dict) -> list[tuple[Feed, str]]:
+def _native(request: Request, params: Params) -> list[tuple[Feed, str]]:
     return resolve_feeds(_catalog(request), params["ids"], False, lambda f: True, "ids")
 
 
-async def prices(request: Request, params: dict) -> Response:
+async def prices(request: Request, params: Params) -> Response:
     """GET /prices: the latest price of each feed."""
     hub = _hub(request)
     items = []
@@ -164,7 +167,7 @@ async def prices(request: Request, params: dict) -> Response:
     return snapshot_json(request.state.snapshot, {"items": items})
 
 
-async def prices_at(request: Request, params: dict) -> Response:
+async def prices_at(request: Request, params: Params) -> Response:
     """GET /prices/at: each feed's first price at or after `ts` within the history window."""
     found, hub = _catalog(request), _hub(request)
     items = []
@@ -179,7 +182,7 @@ async def prices_at(request: Request, params: dict) -> Response:
     return snapshot_json(request.state.snapshot, {"items": items})
 
 
-async def feeds_native(request: Request, params: dict) -> Response:
+async def feeds_native(request: Request, params: Params) -> Response:
     """GET /v1/feeds: every feed under its own id, with its compatible id, market hours and
     latest price."""
     hub, now = _hub(request), datetime.now(UTC).timestamp()
@@ -202,7 +205,7 @@ async def feeds_native(request: Request, params: dict) -> Response:
     return snapshot_json(request.state.snapshot, {"items": items})
 
 
-async def status(request: Request, params: dict) -> Response:
+async def status(request: Request, params: Params) -> Response:
     """GET /v1/status: the upstream's health, the hub's freshness and the history window."""
     found, hub = _catalog(request), _hub(request)
     low, high = found.window
@@ -238,7 +241,7 @@ def _series(found: Catalog, feed: Feed, hub: PriceHub, low: int,
     return np.concatenate(times), np.concatenate(values)
 
 
-async def candles(request: Request, params: dict) -> Response:
+async def candles(request: Request, params: Params) -> Response:
     """GET /v1/candles: open, high, low and close of one feed per bucket of the resolution."""
     found, hub = _catalog(request), _hub(request)
     feed = found.find(params["id"])

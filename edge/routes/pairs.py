@@ -3,6 +3,7 @@ lists (/trending, /pairs, /pairs/new), ordered by the same functions that publis
 pages."""
 
 from collections import defaultdict
+from typing import Any
 
 import orjson
 import polars as pl
@@ -12,6 +13,7 @@ from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.routes.chains import asked_chains, chain_states, in_scope
 from edge.snapshots import snapshot_headers, snapshot_json, table
 from publish.cursor import list_scope
@@ -34,7 +36,7 @@ def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
     return dict(index)
 
 
-async def get_pair(request: Request, params: dict) -> Response:
+async def get_pair(request: Request, params: Params) -> Response:
     """One pair row; 404 when the chain indexes no pair at that address."""
     snapshot = request.state.snapshot
     chain: ChainRef = params["chain"]
@@ -44,15 +46,15 @@ async def get_pair(request: Request, params: dict) -> Response:
     return Response(item.encode(), headers=snapshot_headers(snapshot))
 
 
-def _without_lock_figures(item: str) -> dict:
-    row = orjson.loads(item)
+def _without_lock_figures(item: str) -> dict[str, Any]:
+    row: dict[str, Any] = orjson.loads(item)
     for block, fields in LOCK_FIGURES.items():
         for name in fields:
             row[block].pop(name, None)
     return row
 
 
-async def batch_pairs(request: Request, params: dict) -> Response:
+async def batch_pairs(request: Request, params: Params) -> Response:
     """Pair rows for up to 50 (chain, address) items, grouped into one read per chain; an item
     nobody indexes comes back with found false and never fails the batch."""
     snapshot = request.state.snapshot
@@ -67,7 +69,7 @@ async def batch_pairs(request: Request, params: dict) -> Response:
             ref = None
         refs.append(ref)
         by_chain[None if ref is None else ref.chain_id].append(position)
-    answers: list[dict] = [{}] * len(wanted)
+    answers: list[dict[str, Any]] = [{}] * len(wanted)
     for chain_id, positions in by_chain.items():
         rows = index.get(chain_id, {}) if chain_id is not None else {}
         for position in positions:
@@ -75,7 +77,7 @@ async def batch_pairs(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, {"items": answers})
 
 
-def _batch_item(asked: dict, ref: ChainRef | None, rows: dict[str, str]) -> dict:
+def _batch_item(asked: dict[str, Any], ref: ChainRef | None, rows: dict[str, str]) -> dict[str, Any]:
     """One batch answer; what cannot be found (unknown chain, malformed address) is not found."""
     address, item = asked["address"], None
     if ref is not None:
@@ -98,7 +100,7 @@ def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,
         return pair_list(table(snapshot, "pairs"), sort, timeframe, descending,
                          in_scope(snapshot, asked), stale_in(snapshot))
 
-    def envelope(snapshot: Snapshot) -> dict:
+    def envelope(snapshot: Snapshot) -> dict[str, Any]:
         stale = stale_in(snapshot)
         return {"applied_sort": sort, "applied_timeframe": timeframe,
                 "excluded_chains": [stale[c] for c in in_scope(snapshot, asked) if c in stale]}
@@ -107,20 +109,20 @@ def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,
                    envelope=envelope)
 
 
-async def trending(request: Request, params: dict) -> Response:
+async def trending(request: Request, params: Params) -> Response:
     """Trending pairs: the /pairs?sort=trending ordering over the default timeframe."""
     listing = _pair_listing("trending", "trending", "h24", True, asked_chains(params))
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-async def list_pairs(request: Request, params: dict) -> Response:
+async def list_pairs(request: Request, params: Params) -> Response:
     """Pairs in any sort /config lists, over a timeframe, in either direction."""
     listing = _pair_listing("pairs", params["sort"], params["timeframe"],
                             params["order"] == "desc", asked_chains(params))
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-async def list_new_pairs(request: Request, params: dict) -> Response:
+async def list_new_pairs(request: Request, params: Params) -> Response:
     """Pairs newest first."""
     asked = asked_chains(params)
     listing = Listing("pairs/new", lambda s: new_pairs(table(s, "pairs"), in_scope(s, asked)),

@@ -1,6 +1,7 @@
 """Perpetuals (spec 4.8 and GET /perps): the market list, a market's history and liquidations
 per UTC day."""
 
+
 from datetime import UTC, datetime
 
 import polars as pl
@@ -10,6 +11,7 @@ from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.paging import page, table_listing
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.snapshot import Snapshot
 
@@ -25,15 +27,16 @@ DAY_FIELDS = ("liquidated_long_usd", "liquidated_short_usd", "max_liquidation_us
               "long_count", "short_count")
 
 
-async def list_perps(request: Request, params: dict) -> Response:
+async def list_perps(request: Request, params: Params) -> Response:
     """Every perp market with the perp block of its pair row, paged."""
     return await page(request, PERPS, params["limit"], params["cursor"])
 
 
-def venue_chain(snapshot: Snapshot, params: dict) -> ChainRef:
+def venue_chain(snapshot: Snapshot, params: Params) -> ChainRef:
     """The chain asked for, else the perpetuals venue's."""
-    if params["chain"] is not None:
-        return params["chain"]
+    asked: ChainRef | None = params["chain"]
+    if asked is not None:
+        return asked
     markets = table(snapshot, "perp_markets")
     if markets.is_empty():
         raise ApiError("not_found", "no perpetuals venue is indexed", "chain")
@@ -49,7 +52,7 @@ def market_of(snapshot: Snapshot, chain: ChainRef, market: str, param: str) -> s
     return address
 
 
-def window(snapshot: Snapshot, params: dict) -> tuple[int, int]:
+def window(snapshot: Snapshot, params: Params) -> tuple[int, int]:
     """[from, to] in unix seconds: `to` defaults to the watermark, `from` to the longest window
     before it."""
     high = params["to"] if params["to"] is not None else as_of_seconds(snapshot)
@@ -64,7 +67,7 @@ def _instant(seconds: int) -> datetime:
     return datetime.fromtimestamp(min(seconds, LAST_SECOND), UTC)
 
 
-async def perp_history(request: Request, params: dict) -> Response:
+async def perp_history(request: Request, params: Params) -> Response:
     """A market's history points at `5m` or `1h` within [from, to]."""
     snapshot = request.state.snapshot
     chain = venue_chain(snapshot, params)
@@ -81,7 +84,7 @@ async def perp_history(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, body)
 
 
-async def liquidations(request: Request, params: dict) -> Response:
+async def liquidations(request: Request, params: Params) -> Response:
     """Liquidations per UTC day of a market or the whole venue, for the days from `from` to `to`
     the feed covered; `stale` when the feed has stopped (recent days may be short)."""
     snapshot = request.state.snapshot

@@ -1,14 +1,17 @@
 """GET /key, GET /status and GET /.well-known/x402: what the service says about itself."""
 
+from typing import Any
+
 import orjson
 
 from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.plans import units
+from edge.registry import Params
 from publish.snapshot import Snapshot
 
 
-async def get_key(request: Request, params: dict) -> Response:
+async def get_key(request: Request, params: Params) -> Response:
     """The calling key's plan and limits; without a key, the keyless tier's."""
     admission = request.state.admission
     key = admission.key
@@ -20,7 +23,7 @@ async def get_key(request: Request, params: dict) -> Response:
 
 
 @per_snapshot(kept=2)
-def chain_lags(snapshot: Snapshot) -> list[dict]:
+def chain_lags(snapshot: Snapshot) -> list[dict[str, Any]]:
     """Each served chain's blocks and lag, as /status reports them (read once per snapshot)."""
     if "chains" not in snapshot.tables:
         return []
@@ -30,7 +33,7 @@ def chain_lags(snapshot: Snapshot) -> list[dict]:
             for item in map(orjson.loads, snapshot.tables["chains"]["item"].to_list())]
 
 
-async def get_status(request: Request, params: dict) -> Response:
+async def get_status(request: Request, params: Params) -> Response:
     """Snapshot age, as_of, per-chain lag and the health of every upstream."""
     services = request.state.services
     holder = services.holder
@@ -55,7 +58,7 @@ async def get_status(request: Request, params: dict) -> Response:
     return Response.json(body)
 
 
-async def get_x402(request: Request, params: dict) -> Response:
+async def get_x402(request: Request, params: Params) -> Response:
     """The pay-per-call offer: where to pay, in what, and the price of every operation."""
     services = request.state.services
     offer = services.cashier.offer

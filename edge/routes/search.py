@@ -4,6 +4,7 @@ import polars as pl
 
 from core.vocabulary import address_spellings
 from edge.http import Request, Response
+from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
 from edge.snapshots import snapshot_json, table
 
@@ -31,7 +32,7 @@ def find(rows: pl.DataFrame, address: str, text: str, q: str, limit: int) -> pl.
             .head(limit))
 
 
-async def search(request: Request, params: dict) -> Response:
+async def search(request: Request, params: Params) -> Response:
     """Token and pair hits, at most `limit` of each."""
     snapshot = request.state.snapshot
     q, limit = params["q"].strip(), params["limit"]

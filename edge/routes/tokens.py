@@ -5,19 +5,21 @@ instead of six, with ETag)."""
 import hashlib
 import re
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 import polars as pl
 
+from core.vocabulary import RESOLUTION_SECONDS
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
 from edge.routes.trades import (
-    RESOLUTION_SECONDS,
     candles,
     iso_second,
     pair_trades,
@@ -59,14 +61,14 @@ def token_row(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     return item
 
 
-async def get_token(request: Request, params: dict) -> Response:
+async def get_token(request: Request, params: Params) -> Response:
     """A token on one chain: its market row with the market block and its deployments."""
     snapshot = request.state.snapshot
     item = token_row(snapshot, params["chain"], params["address"])
     return Response(item.encode(), headers=snapshot_headers(snapshot))
 
 
-async def get_registry_token(request: Request, params: dict) -> Response:
+async def get_registry_token(request: Request, params: Params) -> Response:
     """A registry token by its uuid; the all-zero id names no token."""
     snapshot = request.state.snapshot
     token_id = params["id"].lower()
@@ -78,7 +80,7 @@ async def get_registry_token(request: Request, params: dict) -> Response:
     return Response(item.encode(), headers=snapshot_headers(snapshot))
 
 
-async def get_token_by_slug(request: Request, params: dict) -> Response:
+async def get_token_by_slug(request: Request, params: Params) -> Response:
     """A registry token by its slug (any case)."""
     snapshot = request.state.snapshot
     item = registry_index(snapshot)[1].get(params["slug"].lower())
@@ -87,13 +89,13 @@ async def get_token_by_slug(request: Request, params: dict) -> Response:
     return Response(item.encode(), headers=snapshot_headers(snapshot))
 
 
-async def batch_tokens(request: Request, params: dict) -> Response:
+async def batch_tokens(request: Request, params: Params) -> Response:
     """Token rows for up to 50 (chain, address) items, one read per chain; an item nobody
     indexes comes back with found false and never fails the batch."""
     snapshot = request.state.snapshot
     index = token_index(snapshot)
     wanted = params["body"]["items"]
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     by_chain: dict[str, ChainRef | None] = {}
     for asked in wanted:
         if asked["chain"] not in by_chain:
@@ -121,7 +123,7 @@ def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFram
             .sort(["liquidity_usd", "pair"], descending=[True, False], nulls_last=True))
 
 
-async def token_listing(request: Request, params: dict, name: str,
+async def token_listing(request: Request, params: Params, name: str,
                         order: Callable[[Snapshot, int, str], pl.DataFrame]) -> Response:
     """A page of one of a token's lists; 404 when the chain lists no such token."""
     chain: ChainRef = params["chain"]
@@ -132,7 +134,7 @@ async def token_listing(request: Request, params: dict, name: str,
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-async def list_token_pairs(request: Request, params: dict) -> Response:
+async def list_token_pairs(request: Request, params: Params) -> Response:
     """The markets a token trades in on one chain, deepest liquidity first, each with its
     verdict (blocked ones included: they are the token's markets too)."""
     return await token_listing(request, params, "tokens/pairs", _token_pairs)
@@ -150,7 +152,7 @@ def _holders(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
         address="holder", balance="balance", share_pct=share, rank="rank").struct.json_encode())
 
 
-async def list_holders(request: Request, params: dict) -> Response:
+async def list_holders(request: Request, params: Params) -> Response:
     """A token's holders, largest first, with their share of the total supply."""
     return await token_listing(request, params, "tokens/holders", _holders)
 
@@ -190,7 +192,7 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-async def get_brief(request: Request, params: dict) -> Response:
+async def get_brief(request: Request, params: Params) -> Response:
     """A token's brief; 304 without a body when If-None-Match holds its current ETag."""
     snapshot = request.state.snapshot
     chain: ChainRef = params["chain"]
@@ -222,7 +224,7 @@ def with_blocks(rows: pl.DataFrame, market: bool, instances: bool) -> list[str]:
     return out
 
 
-def token_query(params: dict) -> TokenQuery:
+def token_query(params: Params) -> TokenQuery:
     """The token list query the parameters ask for; 400 when a minimum exceeds its maximum."""
     bounds = []
     for stem in TOKEN_RANGES:
@@ -238,7 +240,7 @@ def token_query(params: dict) -> TokenQuery:
                       descending=params["order"] == "desc")
 
 
-async def list_tokens(request: Request, params: dict) -> Response:
+async def list_tokens(request: Request, params: Params) -> Response:
     """The token market list with every filter of spec 4.2; blocked tokens never appear."""
     query = token_query(params)
     market, instances = params["include_market"], params["include_deployments"]
@@ -271,7 +273,7 @@ def launchpad_tokens(snapshot: Snapshot, chain_ids: tuple[int, ...]) -> pl.DataF
                           + pl.col("launchpad") + "}"))
 
 
-async def list_launchpad_tokens(request: Request, params: dict) -> Response:
+async def list_launchpad_tokens(request: Request, params: Params) -> Response:
     """Tokens launched on launchpads, newest first; blocked tokens never appear."""
     asked = asked_chains(params)
     listing = Listing("launchpads/tokens",
@@ -279,7 +281,7 @@ async def list_launchpad_tokens(request: Request, params: dict) -> Response:
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-async def list_deployer_tokens(request: Request, params: dict) -> Response:
+async def list_deployer_tokens(request: Request, params: Params) -> Response:
     """Every token an address deployed, newest first, blocked ones included with their
     verdict: a deployer's record is what a due-diligence reader came for."""
     asked = asked_chains(params)

@@ -2,6 +2,8 @@
 and its candles at every resolution /config lists."""
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -11,6 +13,7 @@ from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import decode
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.routes.pairs import pair_index
 from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.cursor import Cursor, list_scope
@@ -39,7 +42,7 @@ def pair_trades(snapshot: Snapshot, chain: ChainRef, address: str) -> pl.DataFra
     return table(snapshot, "trades").slice(start, n)
 
 
-def trade_items(rows: pl.DataFrame, iso_of) -> list[dict]:
+def trade_items(rows: pl.DataFrame, iso_of: Callable[[int], str]) -> list[dict[str, Any]]:
     """Pair trade records (spec 2.7) from trade rows."""
     return [{
         "timestamp": iso_of(r["ts"]), "hash": r["hash"], "chain_id": r["chain_id"],
@@ -62,7 +65,7 @@ def iso_second(ts: int) -> str:
 POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
 
 
-async def list_trades(request: Request, params: dict) -> Response:
+async def list_trades(request: Request, params: Params) -> Response:
     """Swaps and liquidity events in time order, newest first unless asked otherwise."""
     snapshot = request.state.snapshot
     chain: ChainRef = params["chain"]
@@ -100,7 +103,8 @@ async def list_trades(request: Request, params: dict) -> Response:
     signer, sid = request.state.signer, snapshot.snapshot_id
 
     def cursor(direction: str, position: int) -> str:
-        return signer.encode(Cursor(sid, "trades", 0, scope, (position,), direction))
+        encoded: str = signer.encode(Cursor(sid, "trades", 0, scope, (position,), direction))
+        return encoded
 
     older = (cursor(OLDER, oldest) if oldest is not None
              and rows.filter(pl.col("position") < oldest).height else None)
@@ -115,7 +119,7 @@ async def list_trades(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, body)
 
 
-def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict]:
+def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict[str, Any]]:
     """OHLCV candles of the swaps in [low, high], one per interval that traded; an interval
     opens at a multiple of its length in UTC."""
     swaps = rows.filter(pl.col("tx_type").is_in(SWAPS), pl.col("ts") >= low,
@@ -133,7 +137,7 @@ def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict]
                           "sells")}} for b in bars.iter_rows(named=True)]
 
 
-def candle_window(params: dict, default_to: int) -> tuple[int, int]:
+def candle_window(params: Params, default_to: int) -> tuple[int, int]:
     """[from, to] of a candles read: `to` defaults to `default_to`, `from` to DEFAULT_CANDLES
     before it; at most MAX_CANDLES candles of the resolution."""
     seconds = RESOLUTION_SECONDS[params["resolution"]]
@@ -147,7 +151,7 @@ def candle_window(params: dict, default_to: int) -> tuple[int, int]:
     return low, high
 
 
-async def get_candles(request: Request, params: dict) -> Response:
+async def get_candles(request: Request, params: Params) -> Response:
     """A pair's candles at one resolution; the window ends at `to` (default: the snapshot's
     watermark) and spans at most 1,000 candles (default 300)."""
     snapshot = request.state.snapshot

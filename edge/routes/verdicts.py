@@ -1,6 +1,7 @@
 """A token's verdict signed with EIP-712, and its Merkle proof at the last published epoch."""
 
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -8,6 +9,7 @@ from edge.addresses import ChainRef
 from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.snapshots import snapshot_json, table
 from publish.snapshot import Snapshot
 from publish.verdicts import merkle_proof, root_of, verdict_message
@@ -47,13 +49,13 @@ def epoch(snapshot: Snapshot) -> Epoch:
     return Epoch(summary["epoch"], root, levels, dict(zip(keys, values, strict=True)))
 
 
-def _head(snapshot: Snapshot, chain: ChainRef, address: str, found: Epoch, status: str) -> dict:
+def _head(snapshot: Snapshot, chain: ChainRef, address: str, found: Epoch, status: str) -> dict[str, Any]:
     return {"chain": chain.slug, "chain_id": chain.chain_id, "address": address,
             "verdict": {"status": status}, "epoch": found.number,
             "snapshot_id": snapshot.snapshot_id, "as_of": snapshot.manifest.as_of}
 
 
-async def get_verdict(request: Request, params: dict) -> Response:
+async def get_verdict(request: Request, params: Params) -> Response:
     """A token's verdict at the last published epoch, signed; a token the snapshot does not
     list is `unknown` (signed too: nothing is recorded about it)."""
     snapshot = request.state.snapshot
@@ -69,7 +71,7 @@ async def get_verdict(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, body)
 
 
-async def get_proof(request: Request, params: dict) -> Response:
+async def get_proof(request: Request, params: Params) -> Response:
     """The Merkle proof that a token's verdict is a leaf of the last published epoch's tree,
     with the root signed; 404 for a token the snapshot does not list."""
     snapshot = request.state.snapshot

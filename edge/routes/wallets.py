@@ -3,7 +3,9 @@ trades, the PNL chart, funding, best trades, the overview across chains, ranking
 labels batch and the wallets that traded a token."""
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 import polars as pl
@@ -20,6 +22,7 @@ from edge.http import Request, Response
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
+from edge.registry import Params
 from edge.routes.chains import chain_states
 from edge.routes.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
@@ -45,9 +48,9 @@ class Spans:
     """Where each key's rows sit in a table sorted by that key: (offset, length)."""
 
     frame: pl.DataFrame
-    at: dict
+    at: dict[tuple[Any, ...], tuple[int, int]]
 
-    def rows(self, key) -> pl.DataFrame:
+    def rows(self, key: tuple[Any, ...]) -> pl.DataFrame:
         """The key's rows (empty when it has none)."""
         found = self.at.get(key)
         return self.frame.clear() if found is None else self.frame.slice(*found)
@@ -62,7 +65,8 @@ def spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
     return Spans(frame, dict(found))
 
 
-def _indexed(name: str, keys: tuple[str, ...] = ("chain_id", "wallet")):
+def _indexed(name: str, keys: tuple[str, ...] = ("chain_id", "wallet")
+             ) -> Callable[[Snapshot], Spans]:
     @per_snapshot(kept=2)
     def index(snapshot: Snapshot) -> Spans:
         return spans(table(snapshot, name), keys)
@@ -136,14 +140,14 @@ def _items(frame: pl.DataFrame) -> list[orjson.Fragment]:
     return [orjson.Fragment(i) for i in frame["item"].to_list()]
 
 
-async def get_wallet(request: Request, params: dict) -> Response:
+async def get_wallet(request: Request, params: Params) -> Response:
     """A wallet's profile with one metrics record per window."""
     snapshot = request.state.snapshot
     body = profile(snapshot, params["chain"], params["address"])
     return Response(body.encode(), headers=snapshot_headers(snapshot))
 
 
-async def get_positions(request: Request, params: dict) -> Response:
+async def get_positions(request: Request, params: Params) -> Response:
     """One row per token the wallet swapped, rounds averaged together, open ones first, then by
     last trade; a wallet whose rebuild is skipped has none, by decision."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
@@ -152,7 +156,7 @@ async def get_positions(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, {"items": _items(rows)})
 
 
-async def get_rounds(request: Request, params: dict) -> Response:
+async def get_rounds(request: Request, params: Params) -> Response:
     """Every round of every position, newest opened first."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     rows = rebuilt(snapshot, rounds_of(snapshot), chain, address).sort(
@@ -172,7 +176,7 @@ def trade_items(rows: pl.DataFrame) -> list[str]:
         block_number="block_number").struct.json_encode()).to_series().to_list()
 
 
-async def list_trades(request: Request, params: dict) -> Response:
+async def list_trades(request: Request, params: Params) -> Response:
     """A wallet's swaps and bare movements, newest first, paged with next_cursor."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     head(snapshot, chain, address)
@@ -183,7 +187,7 @@ async def list_trades(request: Request, params: dict) -> Response:
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-def chart_points(buckets: pl.DataFrame, window: str, as_of_s: int) -> list[dict]:
+def chart_points(buckets: pl.DataFrame, window: str, as_of_s: int) -> list[dict[str, Any]]:
     """Every bucket of the window, oldest first: hourly up to a week, daily above. A bucket's
     roi is its realised profit over the cost it closed; cumulative_roi is running realised over
     running cost, never a sum of ratios."""
@@ -216,10 +220,11 @@ def _iso(seconds: int) -> str:
 
 
 def _skipped(item: str) -> bool:
-    return orjson.loads(item)["rebuild_skipped"]
+    skipped: bool = orjson.loads(item)["rebuild_skipped"]
+    return skipped
 
 
-async def get_chart(request: Request, params: dict) -> Response:
+async def get_chart(request: Request, params: Params) -> Response:
     """The wallet's realised PNL per bucket over the window (all zeroes when its rebuild is
     skipped, by decision)."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
@@ -230,13 +235,13 @@ async def get_chart(request: Request, params: dict) -> Response:
         buckets, params["window"], as_of_seconds(snapshot))})
 
 
-async def get_funding(request: Request, params: dict) -> Response:
+async def get_funding(request: Request, params: Params) -> Response:
     """Who funded the wallet with the chain's native token: the first funding and every funder
     summed, each with the labels known for it, and the wallet's funding cluster."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     item = orjson.loads(head(snapshot, chain, address))
     rows = funding_of(snapshot).rows((chain.chain_id, address)).sort("ts", "log_index")
-    def labels(funder: str) -> list:
+    def labels(funder: str) -> list[Any]:
         return labels_of(snapshot, (chain.chain_id, funder)) or []
 
     first = None
@@ -259,9 +264,9 @@ async def get_funding(request: Request, params: dict) -> Response:
 
 
 @per_snapshot(kept=2)
-def known_entities(snapshot: Snapshot) -> dict[tuple[int, str], list]:
+def known_entities(snapshot: Snapshot) -> dict[tuple[int, str], list[Any]]:
     """The lake's labels of known entities (exchanges, bridges, ...) by (chain id, address)."""
-    out: dict[tuple[int, str], list] = {}
+    out: dict[tuple[int, str], list[Any]] = {}
     for r in table(snapshot, "address_labels").iter_rows(named=True):
         out.setdefault((r["chain_id"], r["address"]), []).append(
             {"kind": r["kind"], "name": r["name"], "confidence": r["confidence"],
@@ -269,7 +274,7 @@ def known_entities(snapshot: Snapshot) -> dict[tuple[int, str], list]:
     return out
 
 
-def labels_of(snapshot: Snapshot, key: tuple[int, str]) -> list | None:
+def labels_of(snapshot: Snapshot, key: tuple[int, str]) -> list[Any] | None:
     """An address's labels: its profile's when it traded, else a known entity's; None when
     nothing labels it."""
     item = profiles(snapshot).get(key)
@@ -284,7 +289,7 @@ def cluster_sizes(snapshot: Snapshot) -> dict[tuple[int, int], int]:
     return {(c, k): n for c, k, n in counts.iter_rows()}
 
 
-async def best_trades(request: Request, params: dict) -> Response:
+async def best_trades(request: Request, params: Params) -> Response:
     """The wallet's most profitable rounds closed by a sell inside the window."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     span = WALLET_WINDOW_SECONDS[params["window"]]
@@ -296,7 +301,7 @@ async def best_trades(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, {"window": params["window"], "items": _items(rows)})
 
 
-async def list_wallets(request: Request, params: dict) -> Response:
+async def list_wallets(request: Request, params: Params) -> Response:
     """GET /wallets: the ranking of one chain in one window with every filter of 4.5."""
     chain: ChainRef = params["chain"]
     tiers = params.get("tiers")
@@ -317,7 +322,7 @@ async def list_wallets(request: Request, params: dict) -> Response:
     return await page(request, listing, params["limit"], params["cursor"])
 
 
-async def wallet_stats(request: Request, params: dict) -> Response:
+async def wallet_stats(request: Request, params: Params) -> Response:
     """A chain's wallet population in one window: counts by type and tier, how many made
     money, the median PNL, volume and realised profit."""
     snapshot, chain, window = request.state.snapshot, params["chain"], params["window"]
@@ -348,7 +353,7 @@ def population(snapshot: Snapshot, chain: ChainRef, window: str) -> bytes:
         "as_of": snapshot.manifest.as_of})
 
 
-async def label_batch(request: Request, params: dict) -> Response:
+async def label_batch(request: Request, params: Params) -> Response:
     """Labels, tier, copy eligibility and user score of up to 200 addresses on one chain; an
     address absent from the answer carries no labels."""
     snapshot = request.state.snapshot
@@ -371,7 +376,7 @@ async def label_batch(request: Request, params: dict) -> Response:
     return snapshot_json(snapshot, {"items": items})
 
 
-async def overview(request: Request, params: dict) -> Response:
+async def overview(request: Request, params: Params) -> Response:
     """A wallet across chains in one window: its profile per chain, the per-chain split, the
     most profitable chain and lifetime figures. A chain whose wallet data cannot be read (the
     snapshot carries no wallet tables) is listed as unavailable, never counted as zero; a chain
@@ -419,13 +424,14 @@ def all_chains(snapshot: Snapshot) -> list[ChainRef]:
     return sorted(set(chain_index(snapshot).values()), key=lambda c: c.chain_id)
 
 
-def _lifetime() -> dict:
+def _lifetime() -> dict[str, Any]:
     return {"deployed_usd": 0.0, "gross_bought_usd": 0.0, "gross_sold_usd": 0.0,
             "realized_pnl_usd": 0.0, "unrealized_pnl_usd": 0.0, "total_pnl_usd": 0.0,
             "unrealized_available": True}
 
 
-def _add_lifetime(into: dict, ever: dict, deployed: float, positions: pl.DataFrame) -> None:
+def _add_lifetime(into: dict[str, Any], ever: dict[str, Any], deployed: float,
+                  positions: pl.DataFrame) -> None:
     into["deployed_usd"] += deployed
     into["gross_bought_usd"] += ever["invested_usd"]
     into["gross_sold_usd"] += ever["volume_usd"] - ever["invested_usd"]
@@ -472,7 +478,7 @@ def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.Dat
                 last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()))
 
 
-async def list_traders(request: Request, params: dict) -> Response:
+async def list_traders(request: Request, params: Params) -> Response:
     """The wallets that traded a token, lifetime (no window), by realised PNL unless `sort`
     says otherwise; 404 when the chain lists no such token."""
     chain: ChainRef = params["chain"]
