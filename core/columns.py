@@ -17,17 +17,17 @@ Raw = pe.Decimal
 Strings = pe.List
 
 
-def ts(**kw) -> object:
+def ts(**kw: Any) -> Any:
     """A UTC microsecond timestamp column."""
     return pa.Field(dtype_kwargs={"time_zone": "UTC", "time_unit": "us"}, **kw)
 
 
-def raw(**kw) -> object:
+def raw(**kw: Any) -> Any:
     """An integer raw on-chain amount (decimal(38,0), never a float)."""
     return pa.Field(dtype_kwargs={"precision": 38, "scale": 0}, **kw)
 
 
-def strings(**kw) -> object:
+def strings(**kw: Any) -> Any:
     """A list-of-strings column."""
     return pa.Field(dtype_kwargs={"inner": pl.String}, **kw)
 

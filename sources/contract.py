@@ -56,6 +56,8 @@ class Head(Strict):
     head_block_time: Timestamp = ts()
 
     @pa.dataframe_check
+
+    @classmethod
     def head_not_behind_index(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("head_block") >= pl.col("indexed_block"))
 
@@ -97,6 +99,8 @@ class Token(Strict):
         unique = ["chain_id", "address"]
 
     @pa.dataframe_check
+
+    @classmethod
     def quote_tokens_have_a_feed(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(~pl.col("is_quote") | pl.col("price_feed_id").is_not_null())
 
@@ -169,6 +173,8 @@ class Pair(Strict):
         unique = ["chain_id", "address"]
 
     @pa.dataframe_check
+
+    @classmethod
     def two_distinct_tokens(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("token0") != pl.col("token1"))
 
@@ -197,6 +203,8 @@ class Swap(_Event):
     tx_fee_raw: Raw | None = raw(nullable=True, ge=0)
 
     @pa.dataframe_check
+
+    @classmethod
     def one_token_in_the_other_out(cls, data) -> pl.LazyFrame:
         zero = pl.lit(0).cast(pl.Decimal(38, 0))
         a0i, a1i = pl.col("amount0_in") > zero, pl.col("amount1_in") > zero
@@ -246,6 +254,8 @@ class LpLock(Strict):
         unique = ["chain_id", "tx_hash"]
 
     @pa.dataframe_check
+
+    @classmethod
     def burns_never_unlock(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select((pl.col("kind") == "lock") | pl.col("unlock_at").is_null())
 
@@ -311,6 +321,8 @@ class PerpSnapshot(Strict):
         unique = ["chain_id", "market", "observed_at"]
 
     @pa.dataframe_check
+
+    @classmethod
     def open_interest_observed_on_both_sides_or_neither(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(
             pl.col("oi_long_usd").is_null() == pl.col("oi_short_usd").is_null()
@@ -366,6 +378,8 @@ class OracleUpdate(Strict):
         unique = ["feed_id", "publish_time"]
 
     @pa.dataframe_check
+
+    @classmethod
     def previous_publish_time_is_earlier(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("prev_publish_time") <= pl.col("publish_time"))
 

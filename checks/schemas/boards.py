@@ -30,6 +30,8 @@ class BoardPair(pa.DataFrameModel):
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
+
+    @classmethod
     def launchpad_pairs_count_for_the_launchpad(cls, data) -> pl.LazyFrame:
         """A pair created on a launchpad counts in the launchpad's row, never the DEX's."""
         pad = pl.col("launchpad").is_not_null()
@@ -37,6 +39,8 @@ class BoardPair(pa.DataFrameModel):
                                              & (pl.col("category") == "launchpad")))
 
     @pa.dataframe_check
+
+    @classmethod
     def parts_within_the_volume(cls, data) -> pl.LazyFrame:
         """Hosted and wash volume are parts of the pair's volume."""
         v = pl.col("volume_now") + 1e-6
@@ -68,11 +72,15 @@ class BoardRow(pa.DataFrameModel):
         unique = ["scope", "board", "key"]
 
     @pa.dataframe_check
+
+    @classmethod
     def ranked_exactly_when_not_excluded(cls, data) -> pl.LazyFrame:
         """A row has a rank exactly when the board did not refuse it (and gave no reason)."""
         return data.lazyframe.select(pl.col("rank").is_null() == (pl.col("exclusion_reason") != ""))
 
     @pa.dataframe_check
+
+    @classmethod
     def protocol_rows_on_their_board(cls, data) -> pl.LazyFrame:
         """Protocol rows belong to their chain's board; chain rows to the one board of chains."""
         return data.lazyframe.select(pl.when(pl.col("scope") == "protocols")
@@ -80,6 +88,8 @@ class BoardRow(pa.DataFrameModel):
                                      .otherwise(pl.col("board").is_null()))
 
     @pa.dataframe_check
+
+    @classmethod
     def rank_follows_own_volume(cls, data) -> pl.LazyFrame:
         """Ranks run 1..n within a board in order of own volume (neither wash nor hosted:
         hosted volume is shown, never ranked)."""
@@ -92,6 +102,8 @@ class BoardRow(pa.DataFrameModel):
                .over(board).fill_null(float("inf")) + 1e-9))
 
     @pa.dataframe_check
+
+    @classmethod
     def growth_withheld_across_a_method_change(cls, data) -> pl.LazyFrame:
         """When the ranking method changed within a growth window, that growth (and, for the
         day, rank movement) is withheld with the reason."""
@@ -106,6 +118,8 @@ class BoardRow(pa.DataFrameModel):
                                         .is_in(WITHHELD)))
 
     @pa.dataframe_check
+
+    @classmethod
     def growth_available_without_reason(cls, data) -> pl.LazyFrame:
         """Available growth has no reason; withheld growth has one and shows zeros."""
         def ok(block: str) -> pl.Expr:
@@ -157,22 +171,30 @@ class SeasonBoardRow(pa.DataFrameModel):
         unique = ["season", "scope", "board", "key"]
 
     @pa.dataframe_check
+
+    @classmethod
     def peak_at_least_last(cls, data) -> pl.LazyFrame:
         """The season's peak liquidity is never below its last."""
         return data.lazyframe.select(pl.col("liquidity_peak") >= pl.col("liquidity_last") - 1e-6)
 
     @pa.dataframe_check
+
+    @classmethod
     def closed_means_ended(cls, data) -> pl.LazyFrame:
         """A season is closed exactly when it had ended when its board was computed."""
         return data.lazyframe.select(pl.col("closed") == (pl.col("ends_at") <= pl.col("computed_at")))
 
     @pa.dataframe_check
+
+    @classmethod
     def closed_rows_are_frozen(cls, data) -> pl.LazyFrame:
         """A closed season's rows say so."""
         state = pl.col("item").str.json_path_match("$.data_state")
         return data.lazyframe.select(~pl.col("closed") | (state == "frozen"))
 
     @pa.dataframe_check
+
+    @classmethod
     def closed_rows_carry_only_season_figures(cls, data) -> pl.LazyFrame:
         """A closed season is frozen: its rows carry the season's figures, never the rolling
         24h ones of whatever run computed them (`metrics` null, no badges or dimensions)."""

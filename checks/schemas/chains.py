@@ -51,15 +51,21 @@ class ChainRecord(pa.DataFrameModel):
         coerce = True
 
     @pa.dataframe_check
+
+    @classmethod
     def head_at_or_above_latest_block(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("head_block") >= pl.col("latest_block"))
 
     @pa.dataframe_check
+
+    @classmethod
     def scams_split_into_on_pool_and_inherited(cls, data) -> pl.LazyFrame:
         total = pl.col("scams_on_pool") + pl.col("scams_inherited")
         return data.lazyframe.select(pl.col("scams_total") == total)
 
     @pa.dataframe_check
+
+    @classmethod
     def recent_counts_within_totals(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(
             (pl.col("scams_24h") <= pl.col("scams_total"))
@@ -69,20 +75,28 @@ class ChainRecord(pa.DataFrameModel):
             & (pl.col("deployer_abusers") <= pl.col("deployers_total")))
 
     @pa.dataframe_check
+
+    @classmethod
     def quality_liquidity_within_liquidity(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(
             pl.col("quality_liquidity_usd") <= pl.col("liquidity_usd") * (1 + 1e-9) + 1e-6)
 
     @pa.dataframe_check
+
+    @classmethod
     def a_chain_not_syncing_is_stale(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("syncing") | pl.col("metrics_stale"))
 
     @pa.dataframe_check
+
+    @classmethod
     def dex_names_are_protocols(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(
             pl.col("dex_names").list.set_difference(pl.col("protocols")).list.len() == 0)
 
     @pa.dataframe_check
+
+    @classmethod
     def gainer_not_below_loser(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(
             pl.col("gainer_value").is_null() | (pl.col("gainer_value") >= pl.col("loser_value")))
@@ -101,10 +115,14 @@ class Config(pa.DataFrameModel):
         strict = True
 
     @pa.dataframe_check
+
+    @classmethod
     def one_row(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.len() == 1)
 
     @pa.dataframe_check
+
+    @classmethod
     def lists_are_the_accepted_values(cls, data) -> pl.LazyFrame:
         accepted = {"resolutions": vocabulary.RESOLUTIONS, "tx_types": vocabulary.TX_TYPES,
                     "sort_options": vocabulary.SORT_OPTIONS, "timeframes": vocabulary.TIMEFRAMES}

@@ -38,23 +38,31 @@ class FarmRow(pa.DataFrameModel):
         unique = ["chain_id", "address", "pid"]
 
     @pa.dataframe_check
+
+    @classmethod
     def status_is_the_contract_verification(cls, data) -> pl.LazyFrame:
         """`status` states whether the farm contract is verified."""
         return data.lazyframe.select((pl.col("status") == "verified") == pl.col("verified"))
 
     @pa.dataframe_check
+
+    @classmethod
     def unverified_never_a_confirmed_yield(cls, data) -> pl.LazyFrame:
         """Only a verified, freshly observed farm is `earning` (a confirmed yield)."""
         return data.lazyframe.select((pl.col("lifecycle_state") != "earning")
                                      | (pl.col("verified") & ~pl.col("stale")))
 
     @pa.dataframe_check
+
+    @classmethod
     def stale_is_flagged(cls, data) -> pl.LazyFrame:
         """A stale observation is flagged and its state is `stale`, never a fresh figure."""
         return data.lazyframe.select((pl.col("stale") == _has("stale_observation"))
                                      & (pl.col("stale") == (pl.col("lifecycle_state") == "stale")))
 
     @pa.dataframe_check
+
+    @classmethod
     def aprs_are_decimal_strings(cls, data) -> pl.LazyFrame:
         """Every APR of the wire is a decimal string (spec 2.7): no reward is "0.000000"."""
         item = pl.col("item")
@@ -64,6 +72,8 @@ class FarmRow(pa.DataFrameModel):
             for block in ("apr_year", "apr_daily") for name in ("base_apr", "lp_reward_apr")))
 
     @pa.dataframe_check
+
+    @classmethod
     def unknown_tvl_is_flagged(cls, data) -> pl.LazyFrame:
         """A TVL nobody could price is null and flagged, never zero."""
         return data.lazyframe.select(pl.col("tvl_usd").is_null() == _has("unpriced_lp"))

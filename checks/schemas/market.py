@@ -16,17 +16,23 @@ class VerdictRules(pa.DataFrameModel):
     verdict the lists filter on, and swaps in the day come from their makers."""
 
     @pa.dataframe_check
+
+    @classmethod
     def scams_are_blocked(cls, data) -> pl.LazyFrame:
         """A row with scam evidence is blocked, and only such a row."""
         return data.lazyframe.select(pl.col("is_scam") == (pl.col("verdict") == "blocked"))
 
     @pa.dataframe_check
+
+    @classmethod
     def the_item_carries_the_verdict(cls, data) -> pl.LazyFrame:
         """The wire JSON says the same verdict as the column lists filter on."""
         return data.lazyframe.select(
             pl.col("item").str.json_path_match("$.verdict.status") == pl.col("verdict"))
 
     @pa.dataframe_check
+
+    @classmethod
     def makers_cover_the_day(cls, data) -> pl.LazyFrame:
         """Swaps in the day come from at least one maker, and never fewer swaps than makers."""
         return data.lazyframe.select(
@@ -62,6 +68,8 @@ class PairRow(VerdictRules):
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
+
+    @classmethod
     def token_prices_lie_in_their_ranges(cls, data) -> pl.LazyFrame:
         """Each token's 24h price range holds the price the row shows (spec 2.3): a range that
         excludes the current price is wrong by construction."""
@@ -76,6 +84,8 @@ class PairRow(VerdictRules):
         return data.lazyframe.select(pl.all_horizontal(inside).alias("inside"))
 
     @pa.dataframe_check
+
+    @classmethod
     def unresolved_pairs_are_unknown(cls, data) -> pl.LazyFrame:
         """A pair that cannot be priced is `unknown`, never `ok`: ok is not a clearance."""
         return data.lazyframe.select(
@@ -114,12 +124,16 @@ class TokenRow(VerdictRules):
         unique = ["chain_id", "address"]
 
     @pa.dataframe_check
+
+    @classmethod
     def terminal_statuses_are_blocked(cls, data) -> pl.LazyFrame:
         """Statuses 999 and 1000 are terminal: such a token is blocked whatever its score."""
         return data.lazyframe.select(
             ~pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES) | (pl.col("verdict") == "blocked"))
 
     @pa.dataframe_check
+
+    @classmethod
     def unresolved_tokens_are_not_ok(cls, data) -> pl.LazyFrame:
         """An unresolved or unpriced token is `unknown` (or `blocked`), never `ok` or `watch`."""
         unresolved = (pl.col("token_status") == 1) | pl.col("price_usd").is_null()
@@ -127,6 +141,8 @@ class TokenRow(VerdictRules):
             ~unresolved | pl.col("verdict").is_in(["unknown", "blocked"]))
 
     @pa.dataframe_check
+
+    @classmethod
     def zero_id_exactly_when_unknown_to_the_registry(cls, data) -> pl.LazyFrame:
         """The all-zero id is carried exactly by the tokens the registry does not know."""
         return data.lazyframe.select(
@@ -134,6 +150,8 @@ class TokenRow(VerdictRules):
             == pl.col("token_id").is_null())
 
     @pa.dataframe_check
+
+    @classmethod
     def market_figures_are_decimal_strings(cls, data) -> pl.LazyFrame:
         """Money and supply figures of the market block are plain decimal strings (or null)."""
         price = pl.col("market").str.json_path_match("$.metrics.price_usd")
@@ -153,11 +171,15 @@ class RegistryToken(pa.DataFrameModel):
         unique = ["token_id"]
 
     @pa.check("slug")
+
+    @classmethod
     def slugs_are_unique(cls, slug) -> pl.LazyFrame:
         """A slug names one registry token."""
         return slug.lazyframe.select(pl.col(slug.key).is_unique())
 
     @pa.dataframe_check
+
+    @classmethod
     def the_item_carries_its_id(cls, data) -> pl.LazyFrame:
         """The wire JSON's id is the row's registry id."""
         return data.lazyframe.select(
@@ -195,6 +217,8 @@ class PairTrade(pa.DataFrameModel):
         coerce = True
 
     @pa.check("log_index")
+
+    @classmethod
     def one_trade_per_event(cls, data) -> bool | pl.LazyFrame:
         """No two trades share a log of one block of one chain."""
         return events_unique(data.lazyframe)
@@ -218,6 +242,8 @@ class LiquidityTrade(PairTrade):
     tx_type: str = pa.Field(isin=["add", "remove"])
 
     @pa.dataframe_check
+
+    @classmethod
     def carries_no_gas(cls, data) -> pl.LazyFrame:
         """Gas and fees are the swap's; a liquidity trade carries neither."""
         return data.lazyframe.select(pl.col("gas_used").is_null() & pl.col("fee_usd").is_null())

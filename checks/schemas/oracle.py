@@ -25,6 +25,8 @@ class OracleFeedRow(pa.DataFrameModel):
         unique = ["feed_id"]
 
     @pa.dataframe_check
+
+    @classmethod
     def every_id_names_one_feed(cls, data) -> pl.LazyFrame:
         """No id, own or compatible, names two feeds: a lookup by either finds exactly one."""
         ids = pl.concat([data.lazyframe.select(id="feed_id"),
@@ -32,6 +34,8 @@ class OracleFeedRow(pa.DataFrameModel):
         return ids.select(pl.col("id").is_unique().all())
 
     @pa.dataframe_check
+
+    @classmethod
     def schedules_parse(cls, data) -> pl.LazyFrame:
         """Every schedule names a zone and seven days the edge can answer market hours from."""
         ok = []
@@ -53,6 +57,8 @@ class OracleHistoryRow(OracleUpdate):
         unique = ["feed_id", "publish_time"]
 
     @pa.dataframe_check
+
+    @classmethod
     def in_publish_order(cls, data) -> pl.LazyFrame:
         """Each feed's rows run in publish order with rising slots."""
         earlier = pl.col("publish_time").shift(1).over("feed_id")

@@ -39,6 +39,8 @@ class PerpPoint(pa.DataFrameModel):
         unique = ["chain_id", "market", "interval", "observed_at"]
 
     @pa.dataframe_check
+
+    @classmethod
     def unobserved_open_interest_is_not_zero(cls, data) -> pl.LazyFrame:
         """oi_known is false exactly when open interest was not observed, and then every open
         interest figure is null, never zero."""
@@ -48,6 +50,8 @@ class PerpPoint(pa.DataFrameModel):
             & pl.all_horizontal([known == pl.col(c).is_not_null() for c in OI]))
 
     @pa.dataframe_check
+
+    @classmethod
     def open_interest_is_both_sides(cls, data) -> pl.LazyFrame:
         """oi_usd is long plus short."""
         return data.lazyframe.select(~pl.col("oi_known") | (
@@ -72,6 +76,8 @@ class LiquidationDay(pa.DataFrameModel):
         unique = ["chain_id", "market", "day"]
 
     @pa.dataframe_check
+
+    @classmethod
     def counts_match_amounts(cls, data) -> pl.LazyFrame:
         """No liquidations on a side means nothing liquidated on it; the largest one fits."""
         return data.lazyframe.select(
@@ -81,6 +87,8 @@ class LiquidationDay(pa.DataFrameModel):
                 "liquidated_long_usd", "liquidated_short_usd") + 1e-6))
 
     @pa.dataframe_check
+
+    @classmethod
     def venue_day_sums_its_markets(cls, data) -> pl.LazyFrame:
         """The venue's day is the sum of its markets' days."""
         frame = data.lazyframe

@@ -60,6 +60,8 @@ class LedgerRow(pa.DataFrameModel):
         coerce = True
 
     @pa.dataframe_check
+
+    @classmethod
     def transfers_carry_no_price(cls, data) -> pl.LazyFrame:
         """transfer_in and transfer_out carry no price or notional and realise nothing."""
         moved = pl.col("side").is_in(TRANSFER_SIDES)
@@ -68,11 +70,15 @@ class LedgerRow(pa.DataFrameModel):
                                                & (pl.col("realized_usd") == 0)))
 
     @pa.dataframe_check
+
+    @classmethod
     def one_row_per_event_end(cls, data) -> bool | pl.LazyFrame:
         """No two rows share (chain, block, log, seq): a swap, or one end of a movement."""
         return keys_unique(data.lazyframe, LEDGER_ORDER)
 
     @pa.dataframe_check
+
+    @classmethod
     def each_event_names_its_transaction(cls, data) -> pl.LazyFrame:
         """A swap keeps its position in the lake (where its hash is read); a movement its
         hash."""
@@ -81,6 +87,8 @@ class LedgerRow(pa.DataFrameModel):
                                      .otherwise(pl.col("tx_hash").is_not_null()))
 
     @pa.dataframe_check
+
+    @classmethod
     def only_sells_realise(cls, data) -> pl.LazyFrame:
         """Only a sell realises profit or closes cost basis."""
         return data.lazyframe.select((pl.col("side") == "sell")
@@ -88,6 +96,8 @@ class LedgerRow(pa.DataFrameModel):
                                         & (pl.col("cost_closed_usd") == 0)))
 
     @pa.dataframe_check
+
+    @classmethod
     def estimated_fees_exist(cls, data) -> pl.LazyFrame:
         """fee_is_estimated marks a modelled fee, so there is a fee."""
         return data.lazyframe.select(~pl.col("fee_is_estimated") | pl.col("fee_usd").is_not_null())
@@ -120,12 +130,16 @@ class PositionRow(pa.DataFrameModel):
     one_row_per_position = one_row_per("chain_id", "wallet", "token")
 
     @pa.dataframe_check
+
+    @classmethod
     def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
         """total_pnl_usd = realized_usd + unrealized_usd."""
         return data.lazyframe.select(close(pl.col("total_pnl_usd"),
                                            pl.col("realized_usd") + pl.col("unrealized_usd")))
 
     @pa.dataframe_check
+
+    @classmethod
     def condemned_whatever_the_score(cls, data) -> pl.LazyFrame:
         """Statuses 999 and 1000 are condemned whatever the score, and marked at zero."""
         terminal = pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES)
@@ -133,12 +147,16 @@ class PositionRow(pa.DataFrameModel):
                                      & (~terminal | (pl.col("value_usd") == 0)))
 
     @pa.dataframe_check
+
+    @classmethod
     def untracked_positions_carry_no_pnl(cls, data) -> pl.LazyFrame:
         """A position no priced swap touched has no PNL (it is excluded, not a zero result)."""
         return data.lazyframe.select(pl.col("tracked") | ((pl.col("realized_usd") == 0)
                                                           & (pl.col("unrealized_usd") == 0)))
 
     @pa.dataframe_check
+
+    @classmethod
     def positions_were_swapped(cls, data) -> pl.LazyFrame:
         """A position is a token the wallet swapped; transfer-only tokens are excluded."""
         return data.lazyframe.select(pl.col("buys") + pl.col("sells") > 0)
@@ -164,6 +182,8 @@ class RoundRow(pa.DataFrameModel):
     one_row_per_round = one_row_per("chain_id", "wallet", "token", "round")
 
     @pa.dataframe_check
+
+    @classmethod
     def closed_rounds_close_after_opening(cls, data) -> pl.LazyFrame:
         """A closed round closes at or after it opened; an open one has no close."""
         return data.lazyframe.select(pl.col("is_open") == pl.col("closed_at").is_null())
@@ -184,6 +204,8 @@ class WalletTraits(pa.DataFrameModel):
     one_row_per_wallet = one_row_per("chain_id", "wallet")
 
     @pa.dataframe_check
+
+    @classmethod
     def swaps_are_buys_and_sells(cls, data) -> pl.LazyFrame:
         """Every swap is a buy or a sell; a round trip ends in a sell; an entry is a pool's
         first buy, so at most one a pool traded, and a snipe is an entry."""
@@ -194,6 +216,8 @@ class WalletTraits(pa.DataFrameModel):
             & (c("sniped") <= c("entries")) & (c("established") <= c("swaps")))
 
     @pa.dataframe_check
+
+    @classmethod
     def swaps_fall_within_activity(cls, data) -> pl.LazyFrame:
         """First seen comes no later than the first swap, the last swap no later than the last
         activity; a wallet that never swapped has no swap instants."""
@@ -226,6 +250,8 @@ class WalletWindow(pa.DataFrameModel):
     one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
     @pa.dataframe_check
+
+    @classmethod
     def total_is_realised_plus_unrealised(cls, data) -> pl.LazyFrame:
         """total_pnl_usd is realised profit plus open positions marked to market."""
         return data.lazyframe.select(close(pl.col("total_pnl_usd"),
@@ -233,18 +259,24 @@ class WalletWindow(pa.DataFrameModel):
                                            + pl.col("unrealized_pnl_usd")))
 
     @pa.dataframe_check
+
+    @classmethod
     def win_rate_needs_a_rated_sample(cls, data) -> pl.LazyFrame:
         """win_rate is 0 when the rated sample is too small; trade_win_rate carries the ratio."""
         return data.lazyframe.select((pl.col("rated_positions") >= MIN_RATED_POSITIONS)
                                      | (pl.col("win_rate") == 0))
 
     @pa.dataframe_check
+
+    @classmethod
     def realised_is_profit_less_loss(cls, data) -> pl.LazyFrame:
         """Realised profit is gross profit less gross loss."""
         return data.lazyframe.select(close(pl.col("realized_pnl_usd"),
                                            pl.col("gross_profit_usd") - pl.col("gross_loss_usd")))
 
     @pa.dataframe_check
+
+    @classmethod
     def traded_tokens_are_rated_or_excluded(cls, data) -> pl.LazyFrame:
         """Every token swapped in the window is rated, has no outcome yet, or is untracked;
         and it is either closed or open."""
@@ -255,6 +287,8 @@ class WalletWindow(pa.DataFrameModel):
             & (swapped == pl.col("closed_positions") + pl.col("open_positions")))
 
     @pa.dataframe_check
+
+    @classmethod
     def trades_are_swaps(cls, data) -> pl.LazyFrame:
         """Winning and losing exits are trades, and no trade means no volume."""
         return data.lazyframe.select(
@@ -299,6 +333,8 @@ class WalletProfile(pa.DataFrameModel):
     one_row_per_wallet = one_row_per("chain_id", "wallet")
 
     @pa.dataframe_check
+
+    @classmethod
     def machinery_is_skipped(cls, data) -> pl.LazyFrame:
         """Bots and market makers are machinery nobody can copy: rebuild skipped, with a reason,
         never copy-eligible, and scored zero."""
@@ -309,6 +345,8 @@ class WalletProfile(pa.DataFrameModel):
                              & (pl.col("user_score") == 0))))
 
     @pa.dataframe_check
+
+    @classmethod
     def thin_timing_caps_the_score(cls, data) -> pl.LazyFrame:
         """human_known false caps the user score and rules out copying."""
         return data.lazyframe.select(pl.col("human_known") | (
@@ -333,6 +371,8 @@ class WalletRanking(pa.DataFrameModel):
     one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
     @pa.dataframe_check
+
+    @classmethod
     def machinery_ranks_on_zeroes(cls, data) -> pl.LazyFrame:
         """A bot or market maker carries zeroes in every window: its rebuild is skipped."""
         machinery = pl.col("type").is_in(["bot", "market_maker"])
