@@ -16,20 +16,8 @@ from edge.layers.settlement import Settlement
 from edge.llms import llms_txt
 from edge.openapi import openapi_yaml
 from edge.registry import API_PREFIX, Operation, Router, mount
-from edge.routes import (
-    boards,
-    chains,
-    farms,
-    oracle,
-    pairs,
-    perps,
-    platform,
-    search,
-    tokens,
-    trades,
-    verdicts,
-    wallets,
-)
+from edge.routes import boards, chains, farms, oracle, perps, platform, verdicts, wallets
+from edge.routes.market import pairs, search, tokens, trades
 from edge.server import Server
 from edge.services import Services
 from edge.settings import Settings

@@ -17,7 +17,7 @@ from edge.oracle.live import LiveOracle
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.problems import ApiError
 from edge.registry import Params
-from edge.routes.trades import candle_window
+from edge.routes.market.trades import candle_window
 from edge.snapshots import snapshot_json
 from publish.snapshot import Snapshot
 

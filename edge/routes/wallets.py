@@ -24,7 +24,7 @@ from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.chains import chain_states
-from edge.routes.tokens import token_row
+from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from publish.cursor import list_scope
 from publish.snapshot import Snapshot

@@ -8,7 +8,7 @@ import orjson
 import polars as pl
 import pytest
 
-from edge.routes.trades import candles
+from edge.routes.market.trades import candles
 from publish.snapshot import ServingTable
 from tests.conftest import edge_process
 from tests.edge.conftest import issue_key, publish_chains

@@ -19,7 +19,7 @@ from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
-from edge.routes.trades import (
+from edge.routes.market.trades import (
     candles,
     iso_second,
     pair_trades,

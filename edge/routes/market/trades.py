@@ -14,7 +14,7 @@ from edge.memo import per_snapshot
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
-from edge.routes.pairs import pair_index
+from edge.routes.market.pairs import pair_index
 from edge.snapshots import as_of_seconds, snapshot_json, table
 from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
