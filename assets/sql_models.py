@@ -1,6 +1,7 @@
 """SQL models: one Jinja-templated `.sql` file per model, parsed by sqlglot, run by polars."""
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -87,7 +88,7 @@ class SqlModel:
             raise SqlModelError(f"{self.path}: {err}") from err
 
     @cached_property
-    def expression(self) -> exp.Expression:
+    def expression(self) -> exp.Expr:
         """The parsed query."""
         try:
             return sqlglot.parse_one(self.render(), read=READ_DIALECT)
@@ -111,7 +112,7 @@ class SqlModel:
         except sqlglot.errors.UnsupportedError as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 
-    def run(self, frames: dict[str, pl.LazyFrame | pl.DataFrame],
+    def run(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
             watermark: datetime | None = None) -> pl.DataFrame:
         """Execute with polars' SQL engine over `frames` (one per table in the lineage). The
         `watermark` (the `as_of` table's instant) lets a model bound its scans by a literal."""

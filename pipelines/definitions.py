@@ -16,10 +16,9 @@ from pipelines.progress import step_lines
 from pipelines.resources import resources
 from pipelines.schedules import schedules
 
-python_assets = dg.load_assets_from_modules([market_assets, chains_assets, wallets_assets,
-                                                  boards_assets, farms_assets, perps_assets,
-                                                  oracle_assets,
-                                                  snapshot_assets])
+python_assets = [a for a in dg.load_assets_from_modules([
+    market_assets, chains_assets, wallets_assets, boards_assets, farms_assets, perps_assets,
+    oracle_assets, snapshot_assets]) if isinstance(a, dg.AssetsDefinition)]
 python_keys = {key.path[-1]: key for a in python_assets for key in a.keys}
 model_assets = sql_assets(python_keys)
 asset_keys = {**python_keys, **{a.key.path[-1]: a.key for a in model_assets}}

@@ -3,7 +3,7 @@
 import hashlib
 import io
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -95,7 +95,7 @@ class Publisher:
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
                 now: datetime | None = None, tables: Sequence[ServingTable] = (),
-                frozen: dict[str, object] | None = None) -> Manifest:
+                frozen: Mapping[str, object] | None = None) -> Manifest:
         """Publish everything under a new snapshot id and make it the latest. A `frozen`
         document is written once under `frozen/` and never rewritten; the manifest names it."""
         now = now or datetime.now(UTC)
@@ -152,7 +152,7 @@ class Publisher:
             return None
         return self.signer.encode(Cursor(sid, paged.name, offset, paged.scope))
 
-    def _freeze(self, manifest: Manifest, documents: dict[str, object]) -> None:
+    def _freeze(self, manifest: Manifest, documents: Mapping[str, object]) -> None:
         present = set(self.store.keys(FROZEN)) if documents else set()
         for name, doc in documents.items():
             key = f"{FROZEN}{name}.json"

@@ -164,6 +164,8 @@ def _spec(table: str) -> LakeTable:
 
 
 def _date_expr(spec: LakeTable) -> pl.Expr:
+    if spec.date_column is None:
+        raise LakeError(f"{spec.model.__name__} is partitioned by date but names no date column")
     column = pl.col(spec.date_column)
     if spec.date_column == "publish_time":
         column = pl.from_epoch(column, time_unit="s")

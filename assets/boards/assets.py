@@ -87,9 +87,10 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
               else None)
     frozen = before.filter("closed") if before is not None else None
     done = set(frozen["season"].unique()) if frozen is not None else set()
-    reach = history_start(warehouse)["history_start_s"].min()
+    reach: int = history_start(warehouse).select(pl.col("history_start_s").min()).item()
     running = SEASONS.number(as_of)
-    wanted = [n for n in range(SEASONS.number(datetime.fromtimestamp(reach, UTC)), running + 1)
+    wanted = [n for n in range(SEASONS.number(datetime.fromtimestamp(reach, UTC)),
+                               running + 1)
               if n == running or n not in done]
     pairs = warehouse.scan("board_pairs").collect()
     live = warehouse.scan("board_rows").collect()

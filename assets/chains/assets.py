@@ -19,6 +19,7 @@ def config(warehouse: Warehouse) -> dg.MaterializeResult:
         "tx_types": [vocabulary.TX_TYPES],
         "sort_options": [vocabulary.SORT_OPTIONS],
         "timeframes": [vocabulary.TIMEFRAMES],
-        "min_liquidity_usd": [float(records["min_liquidity_usd"].min() or 0.0)],
+        "min_liquidity_usd": [float(records.select(pl.col("min_liquidity_usd").min()).item()
+                                    or 0.0)],
     })
     return materialized(warehouse, "config", frame)

@@ -229,11 +229,11 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
     # moves nothing.
     moved = read.select(*RAW_SWAPPED, "maker_key", "recipient_key", pool=pl.when(live).then(
         _index(pl.col("key"), pools["key"])).otherwise(-1))
-    transfers = frames["transfers"].filter(live).select(
+    transferring = frames["transfers"].filter(live).select(
         "to_address", "from_address", "tx_hash", "amount",
         token=_index(keyed("chain_id", "token"), tokens["key"]),
         **{f"{source}_key": keyed(source) for source in TRANSFERRED})
-    liquidity = frames["liquidity_events"].filter(live).select(
+    providing = frames["liquidity_events"].filter(live).select(
         "owner", "amount0", "amount1", owner_key=keyed("owner"),
         negative=pl.col("kind") == "mint",
         pool=lookup(keyed("chain_id", "pair"), pools["key"])).drop_nulls("pool")
@@ -241,7 +241,7 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
     # The swaps' fold runs on one core and lets go of the interpreter: the other reads (the
     # transfers, the liquidity events and the makers' addresses) are made meanwhile.
     with ThreadPoolExecutor(1) as reader:
-        others = reader.submit(pl.collect_all, [transfers, liquidity, swaps.select("maker")])
+        others = reader.submit(pl.collect_all, [transferring, providing, swaps.select("maker")])
         balances.fold(_add_swaps, moved.select("pool", "maker_key", "recipient_key",
                                                *RAW_SWAPPED),
                       pools["token0"].to_numpy(), pools["token1"].to_numpy())
@@ -256,8 +256,9 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
             SOURCES.index("owner"))
     # A recipient's address is read again only where a balance needs it: where every maker is
     # paid out to itself, as most are, none is.
-    where = {"maker": makers, "recipient": swaps, "to_address": transfers,
-             "from_address": transfers, "owner": liquidity}
+    where: dict[str, pl.DataFrame | pl.LazyFrame] = {
+        "maker": makers, "recipient": swaps, "to_address": transfers,
+        "from_address": transfers, "owner": liquidity}
     positive = balances.positive().sort("row")
     parts = {source: positive.filter(pl.col("source") == i) for i, source in enumerate(SOURCES)}
     held = pl.concat([part.with_columns(holder=where[source].lazy().select(source).collect()

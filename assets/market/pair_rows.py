@@ -416,15 +416,15 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         tokens=pl.concat_list(
             _token("base", pl.when(pl.col("base_is_token0")).then(0).otherwise(1)),
             _token("quote", pl.when(pl.col("base_is_token0")).then(1).otherwise(0))),
-        txn=pl.struct(**{w: f"txn_{w}" for w in windows}),
-        volume=pl.struct(**{w: f"volume_{w}_usd" for w in windows}),
-        price_change=pl.struct(**{w: f"price_change_{w}" for w in windows}),
+        txn=pl.struct([pl.col(f"txn_{w}").alias(w) for w in windows]),
+        volume=pl.struct([pl.col(f"volume_{w}_usd").alias(w) for w in windows]),
+        price_change=pl.struct([pl.col(f"price_change_{w}").alias(w) for w in windows]),
         liquidity_usd="liquidity_usd", liquidity_onchain_usd="liquidity_onchain_usd",
         apr=pl.when(pl.col("liquidity_usd") > 0).then(
             pl.col("fees_usd_24h") * 365 / pl.col("liquidity_usd") * 100).otherwise(0.0),
         fees_usd_24h="fees_usd_24h", price_native="base_price_native",
         last_updated_at=at, created_at="created_at_text", last_trade_at="last_trade_at_text",
-        windows=pl.struct(**{w: f"window_{w}" for w in windows}),
+        windows=pl.struct([pl.col(f"window_{w}").alias(w) for w in windows]),
         launchpad=pl.when(pl.col("launchpad").is_not_null()).then(pl.struct(
             name="launchpad", protocol="launchpad", stage="launchpad_stage",
             completed_at="launchpad_completed_at_text", migrated_pool="migrated_pool")),

@@ -108,7 +108,8 @@ def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
             or [pl.DataFrame(schema=swaps.select(*EVENT, *columns).collect_schema())])
     else:
         raw = swaps.select(*EVENT, *columns).collect()
-        if legs["swap"].max() >= raw.height:
+        last: int | None = legs.select(pl.col("swap").max()).item()
+        if last is not None and last >= raw.height:
             raise stale
         picked = raw.select(pl.all().gather(legs["swap"]))
     if not picked.select(EVENT).equals(legs.select(EVENT)):
@@ -243,7 +244,8 @@ def _legs_of(batch: pl.DataFrame, pools: _Pools) -> pl.DataFrame:
     raw = {c: halves(batch[c].rechunk().to_arrow()) for c in (*RAW_SWAPPED, "tx_fee_raw")}
     pool = batch["pool"].cast(pl.Int64).to_numpy()
     swaps = _Swaps(pool, batch["chain"].cast(pl.Int64).fill_null(-1).to_numpy(),
-                   batch["ts"].to_numpy(), *(raw[c] for c in RAW_SWAPPED), raw["tx_fee_raw"],
+                   batch["ts"].to_numpy(), raw["amount0_in"], raw["amount1_in"],
+                   raw["amount0_out"], raw["amount1_out"], raw["tx_fee_raw"],
                    batch["tx_fee_raw"].is_not_null().to_numpy())
     buy, figures, known = _priced(swaps, pools, _FEED_SPAN)
     priced = pl.from_arrow(pa.table({
@@ -293,8 +295,8 @@ def assemble_legs(frames: dict[str, pl.LazyFrame],
             .filter(pl.col("pool").is_not_null())
             .with_columns(chain=lookup(pl.col("chain_id"), natives["chain_id"])))
     schema = read.drop(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key").collect_schema()
-    schema.update({name: pl.Float64 for name in PRICED}
-                  | {"side": pl.String, "base_is_token0": pl.Boolean})
+    schema.update({name: pl.Float64() for name in PRICED}
+                  | {"side": pl.String(), "base_is_token0": pl.Boolean()})
     return read.map_batches(lambda batch: _legs_of(batch, tables), schema=schema,
                             streamable=True).select(LEG_COLUMNS)
 
@@ -340,16 +342,16 @@ def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame,
     """The pair trades the edge pages, as of the watermark like every other read: swaps (from
     the legs, with the hash, maker, sender and recipient of the lake's `swaps`) and liquidity
     trades with both tokens' amounts and prices, sorted by pair, block and log."""
-    legs = legs.filter(pl.col("block_time") <= as_of)
-    liquidity = liquidity.filter(pl.col("block_time") <= as_of).drop("block_time")
-    swaps = with_swap_strings(legs, swaps, ("tx_hash", "maker", "sender", "recipient")).select(
+    served = legs.filter(pl.col("block_time") <= as_of)
+    events = liquidity.filter(pl.col("block_time") <= as_of).drop("block_time")
+    trades = with_swap_strings(served, swaps, ("tx_hash", "maker", "sender", "recipient")).select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
         hash="tx_hash", maker="maker", from_address="sender", to_address="recipient",
         tx_type="side")
     amount = _by_position("base_amount", "quote_amount")
     usd = _by_position("price_usd", "quote_usd")
-    return (pl.concat([swaps, liquidity], how="diagonal_relaxed").lazy()
+    return (pl.concat([trades, events], how="diagonal_relaxed").lazy()
             .with_columns(amount0=amount["0"], amount1=amount["1"], price_usd0=usd["0"],
                           price_usd1=usd["1"])
             .with_columns(price0=pl.when(pl.col("amount0") > 0).then(

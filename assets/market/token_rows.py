@@ -97,13 +97,13 @@ def market_block(as_of: datetime) -> pl.Expr:
     until the next refresh."""
     return pl.struct(
         observed_at=iso(pl.lit(as_of)), expires_at=iso(pl.lit(as_of + MARKET_TTL)),
-        metrics=pl.struct(**{m: decimal_text(m) for m in (
+        metrics=pl.struct([decimal_text(m).alias(m) for m in (
             "price_usd", "liquidity_usd", "market_cap_usd", "fdv_usd", "circulating_supply",
-            "total_supply")}, holders_count="holders"),
-        windows=pl.struct(**{w: pl.struct(
+            "total_supply")], holders_count=pl.col("holders")),
+        windows=pl.struct([pl.struct(
             price_change_percent=decimal_text(f"price_change_{w}"),
             volume_usd=decimal_text(f"volume_{w}_usd"), buys=f"buys_{w}",
-            sells=f"sells_{w}", transactions=f"txns_{w}") for w in PAIR_WINDOWS}),
+            sells=f"sells_{w}", transactions=f"txns_{w}").alias(w) for w in PAIR_WINDOWS]),
         primary_market=pl.struct(chain_id="primary_chain_id",
                                  pair_address="main_pair", dex_id="main_dex",
                                  liquidity_usd=decimal_text("main_liquidity_usd"))
@@ -180,12 +180,12 @@ def assemble_tokens(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Data
         age_info=(pl.col("age_days").fill_null(0.0) / AGE_FULL_DAYS * 100.0).clip(0, 100)
         .round().cast(pl.Int64),
     )
-    weighted = sum(pl.col(c) * w for c, w in zip(
+    weighted = pl.sum_horizontal(pl.col(c) * w for c, w in zip(
         ("safety", "liquidity_part", "activity", "holders_part", "age_info"),
         RATING_WEIGHTS.values(), strict=True))
-    wide = wide.with_columns(rating_score=pl.when(pl.col("is_scam")).then(0)
-                             .otherwise(weighted.round()).cast(pl.Int64)).collect()
-    return _items(_with_registry_blocks(wide, as_of), as_of)
+    rated = wide.with_columns(rating_score=pl.when(pl.col("is_scam")).then(0)
+                              .otherwise(weighted.round()).cast(pl.Int64)).collect()
+    return _items(_with_registry_blocks(rated, as_of), as_of)
 
 
 def _with_registry_blocks(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
@@ -231,12 +231,12 @@ def registry_markets(known: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
 
 
 def _windows() -> pl.Expr:
-    return pl.struct(**{w: pl.struct(
+    return pl.struct([pl.struct(
         price_change_pct=f"price_change_{w}", volume_usd=f"volume_{w}_usd",
         buy_volume_usd=f"buy_volume_{w}_usd", sell_volume_usd=f"sell_volume_{w}_usd",
         txns=pl.struct(buys=f"buys_{w}", sells=f"sells_{w}"), buyers=f"buyers_{w}",
         sellers=f"sellers_{w}", makers=f"makers_{w}", makers_main_pair_only=pl.lit(False))
-        for w in PAIR_WINDOWS})
+        .alias(w) for w in PAIR_WINDOWS])
 
 
 def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
@@ -268,7 +268,7 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
                                updated_at=iso(pl.lit(as_of))),
         profile=pl.struct(
             image_url="image_url", websites=pl.col("websites").fill_null(no_list),
-            socials=pl.struct(**{s: pl.col(s).fill_null(no_list) for s in socials}),
+            socials=pl.struct([pl.col(s).fill_null(no_list) for s in socials]),
             verified=pl.col("verification_tier").is_in(["verified", "premium"]).fill_null(False),
             verification_tier=pl.col("verification_tier").fill_null("none"),
             verified_by=pl.col("verified_by").fill_null(no_list)),

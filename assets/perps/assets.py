@@ -13,8 +13,9 @@ GROUP = "perps"
           deps=keys("perp_markets", "perp_snapshots", "venues", "chains", "as_of"))
 def perp_list(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every perp market with the perp block of its pair row (GET /perps)."""
-    frame = market_list(*warehouse.frames(("perp_markets", "perp_snapshots", "venues",
-                                           "chains")).values(), warehouse.clock()["as_of"])
+    frame = market_list(warehouse.scan("perp_markets"), warehouse.scan("perp_snapshots"),
+                        warehouse.scan("venues"), warehouse.scan("chains"),
+                        warehouse.clock()["as_of"])
     return materialized(warehouse, "perp_list", frame)
 
 

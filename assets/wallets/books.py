@@ -107,10 +107,11 @@ class BooksRun:
         """Each product, then its check: the outcomes of all its pieces combined."""
         for product in products:
             yield product
-            name = product.asset_key.path[-1]
-            if name in self.outcomes:
+            key = product.asset_key
+            if key is not None and key.path[-1] in self.outcomes:
+                name = key.path[-1]
                 yield as_result(combined(name, [o.result() for o in self.outcomes[name]]),
-                                product.asset_key, SCHEMA_CHECK)
+                                key, SCHEMA_CHECK)
 
     def _write_fold(self, name: str) -> dg.MaterializeResult:
         return materialized(self.warehouse, name,
@@ -182,9 +183,14 @@ def folds_of(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
         assert future is not None  # started whenever what waits on it is
         return future.result()
 
+    def table(name: str) -> pl.DataFrame:
+        found = tables[name]
+        assert found is not None  # read whenever a fold that looks it up is asked for
+        return found
+
     # Every fold waits only on folds started before it, so two threads never both wait. The
     # longest chain (positions, then the window records) starts first.
-    positions = needed(lambda: assemble_positions(ledger, tables["tokens"], accounts),
+    positions = needed(lambda: assemble_positions(ledger, table("tokens"), accounts),
                        "wallet_positions", "wallet_windows")
     rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
                     "wallet_rounds")
@@ -192,7 +198,7 @@ def folds_of(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
     windows = needed(lambda: assemble_windows(
         ledger, clock()["as_of_s"], result(positions), accounts, result(owners)),
         "wallet_windows")
-    traits = needed(lambda: wallet_traits(ledger, tables["pools"], accounts.slot,
+    traits = needed(lambda: wallet_traits(ledger, table("pools"), accounts.slot,
                                           result(owners)), "wallet_traits")
     return {"wallet_positions": positions, "wallet_rounds": rounds, "wallet_traits": traits,
             "wallet_windows": windows}

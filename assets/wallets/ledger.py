@@ -104,14 +104,15 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp())).collect()
     # Read once: the movements read the transfers twice (their ends, and the mints).
-    live = [frames[t].filter(pl.col("block_time") <= as_of).collect().lazy()
-            for t in ("transfers", "liquidity_events")]
+    transfers, liquidity = (frames[t].filter(pl.col("block_time") <= as_of).collect().lazy()
+                            for t in ("transfers", "liquidity_events"))
     # Charged at the token's mark: movements, and swaps without a USD notional (paid in an
     # unpriced token), marked in one search; a priced swap is accounted at its notional.
     unpriced = (swaps.with_row_index("_swap").filter(pl.col("notional_usd").is_null())
                 .select("_swap", "chain_id", "token", "ts"))
-    charged = marked(pl.concat([movement_events(*live, frames["pair_tokens"], frames["tokens"]),
-                                unpriced.lazy()], how="diagonal_relaxed"), swaps.lazy()).collect()
+    movements = movement_events(transfers, liquidity, frames["pair_tokens"], frames["tokens"])
+    charged = marked(pl.concat([movements, unpriced.lazy()], how="diagonal_relaxed"),
+                     swaps.lazy()).collect()
     moves = charged.filter(pl.col("_swap").is_null()).drop("_swap").lazy()
     swapped = charged.filter(pl.col("_swap").is_not_null())
     mark = np.full(swaps.height, np.nan)

@@ -2,7 +2,7 @@
 (one row per cycle from the first unit in to the last unit out): folds of the accounted ledger,
 each one pass over its rows in chain order."""
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -83,7 +83,7 @@ FOLDED = (*COUNTS, *SUMS, "_priced_swaps", "held", "open_cost_usd", "basis_is_in
     "bought_qty", "bought_usd", "_priced_in", "cost_in_usd", "realized_usd", "cost_closed_usd",
     "_priced_swaps", "held", "open_cost_usd", "basis_is_incomplete", "_opened", "opened_at",
     "first_trade_at", "last_trade_at", "closed_at", "closed_by_sell"))
-FOLDED_TYPES = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at", "closed_at"),
+FOLDED_TYPES: dict[Any, Any] = {**dict.fromkeys(("opened_at", "first_trade_at", "last_trade_at", "closed_at"),
                                 pl.Int64),
                 **dict.fromkeys((*COUNTS, "_priced_swaps", "_opened"), pl.UInt32),
                 **dict.fromkeys(("basis_is_incomplete", "closed_by_sell"), pl.Boolean)}

@@ -3,6 +3,7 @@ funding clusters, and the metrics grid of every wallet and window (zeroes, by de
 machinery) that rankings carry and a profile's metrics records are read from."""
 
 import hashlib
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -200,7 +201,7 @@ def score(candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
 
 
 def metric_grid(wallets: pl.DataFrame, windows: pl.DataFrame,
-                names: tuple[str, ...] = WALLET_WINDOWS,
+                names: Sequence[str] = WALLET_WINDOWS,
                 carried: tuple[str, ...] = ()) -> pl.DataFrame:
     """One metrics record per wallet and window (of `names`), with the wallet's `carried`
     columns: a window without activity is zeroes, and so is every window of a wallet whose

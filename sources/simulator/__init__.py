@@ -63,7 +63,9 @@ def simulate(config: SimulationConfig, lake: Lake,
     budget = np.floor(config.swaps * weights / weights.sum()).astype(int)
     budget[0] += config.swaps - budget.sum()
     counts: dict[str, int] = {}
-    chain_rows, registry, instances = [], {}, []
+    chain_rows: list[dict[str, object]] = []
+    registry: dict[str, dict[str, object]] = {}
+    instances: list[dict[str, object]] = []
     for i, (template, role) in enumerate(zip(templates, roles(config.chains), strict=True)):
         rng = np.random.default_rng(chain_seeds[i])
         world = build_chain(template, role, start, end, int(budget[i]), rng)

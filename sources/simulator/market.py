@@ -70,7 +70,7 @@ def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, q
 def _lock(pool: Pool, kind: str, provider: str | None, world: ChainWorld, amount: int, t: float,
           rng: np.random.Generator, unlock_days: float | None = None) -> dict:
     fmt = world.template.address_format
-    if kind == "lock":
+    if kind == "lock" and provider is not None:
         days = unlock_days if unlock_days is not None else float(rng.uniform(30, 365))
         unlock = t + days * 86_400
         locker = world.lockers[provider]
