@@ -1,8 +1,5 @@
 """The little HTTP vocabulary of the edge: requests, responses and query parsing."""
 
-import itertools
-import os
-import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +7,6 @@ from urllib.parse import parse_qs
 
 import orjson
 
-REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 Headers = list[tuple[str, str]]
 BODILESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
@@ -20,6 +16,21 @@ async def _no_body() -> AsyncIterator[bytes]:
     yield b""
 
 
+async def _rsgi_body(protocol: Any) -> AsyncIterator[bytes]:
+    # Only `async for` over the protocol itself reads the body (granian refuses a separate call
+    # of its __aiter__).
+    async for chunk in protocol:
+        yield chunk
+
+
+async def _asgi_body(receive: Callable[[], Any]) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
+
+
 class Request:
     """What a handler sees: method, path and its parameters, query, headers and body.
 
@@ -27,29 +38,29 @@ class Request:
     The layers fill in `body`, `prepared` (the operation and its parameters) and `state`.
     """
 
-    __slots__ = ("_chunks", "_client", "_items", "_query", "body", "headers", "method",
-                 "params", "path", "path_params", "prepared", "raw_query", "request_id",
-                 "scheme", "state")
+    __slots__ = ("_client", "_query", "_source", "body", "headers", "method", "params", "path",
+                 "path_params", "prepared", "raw_query", "request_id", "scheme", "state")
 
     def __init__(self, method: str, path: str, raw_query: str, headers: Any,
                  client: str | None = None, scheme: str = "http",
-                 items: Callable[[], list[tuple[str, str | None]]] | None = None,
-                 chunks: Callable[[], AsyncIterator[bytes]] = _no_body) -> None:
+                 source: Callable[[Any], AsyncIterator[bytes]] | None = None,
+                 carrier: Any = None) -> None:
         self.method = method
         self.path = path
         self.raw_query = raw_query
         self.headers = headers
         self._client = client
         self.scheme = scheme
-        self.request_id = request_id_for(headers.get("x-request-id"))
+        self.request_id = ""
         self.body = b""
         self.path_params: dict[str, str] = {}
         self.state: Any = None
         self.prepared: Any = None
         self.params: Any = None
         self._query: dict[str, list[str]] | None = None
-        self._items = items or (lambda: list(headers.items()))
-        self._chunks = chunks
+        # What reads the body, and what it reads it from: kept apart so that a request that
+        # never reads its body makes no closure.
+        self._source = (source, carrier)
 
     @classmethod
     def from_asgi(cls, scope: dict[str, Any], receive: Callable[..., Any] | None = None) -> "Request":
@@ -58,40 +69,21 @@ class Request:
         client = scope.get("client")
         host = None if not client else f"[{client[0]}]" if ":" in client[0] else client[0]
 
-        async def chunks() -> AsyncIterator[bytes]:
-            while receive is not None:
-                message = await receive()
-                yield message.get("body", b"")
-                if not message.get("more_body"):
-                    return
-
         return cls(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
                    dict(items), f"{host}:{client[1]}" if host and client else None,
-                   scope.get("scheme", "http"),
-                   lambda: items, chunks)
+                   scope.get("scheme", "http"), _asgi_body, receive)
 
     @classmethod
     def from_rsgi(cls, scope: Any, protocol: Any = None) -> "Request":
         """The request an RSGI scope describes (granian's native interface); its body comes
         from `protocol`."""
-        headers = scope.headers
-
-        async def chunks() -> AsyncIterator[bytes]:
-            # Only `async for` over the protocol itself reads the body (granian refuses a
-            # separate call of its __aiter__).
-            async for chunk in protocol:
-                yield chunk
-
-        return cls(scope.method, scope.path, scope.query_string, headers, scope.client,
-                   scope.scheme, headers.items, _no_body if protocol is None else chunks)
-
-    def header_items(self) -> list[tuple[str, str | None]]:
-        """Every header field as sent (a value the server could not read as text is None)."""
-        return self._items()
+        return cls(scope.method, scope.path, scope.query_string, scope.headers, scope.client,
+                   scope.scheme, _rsgi_body, protocol)
 
     def body_chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives, read once."""
-        return self._chunks()
+        source, carrier = self._source
+        return _no_body() if source is None or carrier is None else source(carrier)
 
     @property
     def peer(self) -> str | None:
@@ -131,16 +123,3 @@ class Response:
     @classmethod
     def json(cls, value: object, status: int = 200) -> "Response":
         return cls(orjson.dumps(value), status)
-
-
-# Fresh ids are this process's random prefix and a counter: unique without a syscall each.
-_PREFIX = os.urandom(8).hex()
-_counter = itertools.count(1)
-
-
-def request_id_for(given: str | None) -> str:
-    """The client's X-Request-Id when it follows the rule, else a fresh one."""
-    if given and REQUEST_ID.fullmatch(given):
-        return given
-    return f"{_PREFIX}{next(_counter):08x}"
-

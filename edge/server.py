@@ -41,8 +41,10 @@ class Server:
             return
         if scope.proto != "http":
             return
-        response = await self.handle(Request.from_rsgi(scope, protocol))
-        headers = [("content-type", response.content_type), *response.headers]
+        request = Request.from_rsgi(scope, protocol)
+        response = await self.handle(request)
+        headers = [("content-type", response.content_type),
+                   ("x-request-id", request.request_id), *response.headers]
         if response.stream is None:
             protocol.response_bytes(response.status, headers, response.body)
             return
@@ -73,8 +75,10 @@ class Server:
         elif scope["type"] == "websocket":
             await self._asgi_websocket(scope, receive, send)
         elif scope["type"] == "http":
-            response = await self.handle(Request.from_asgi(scope, receive))
-            headers = [("content-type", response.content_type), *response.headers]
+            request = Request.from_asgi(scope, receive)
+            response = await self.handle(request)
+            headers = [("content-type", response.content_type),
+                       ("x-request-id", request.request_id), *response.headers]
             await send({"type": "http.response.start", "status": response.status, "headers": [
                 (name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]})
             if response.stream is None:

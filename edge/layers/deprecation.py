@@ -1,5 +1,7 @@
 """The former prefix /api/v3 still answers, with RFC 9745 Deprecation and a successor link."""
 
+from collections.abc import Awaitable
+
 from edge.http import Request, Response
 from edge.layers import Next
 from edge.registry import API_PREFIX, FORMER_PREFIX
@@ -13,10 +15,14 @@ class Deprecation:
     def __init__(self, inner: Next) -> None:
         self.inner = inner
 
-    async def __call__(self, request: Request) -> Response:
-        response = await self.inner(request)
+    def __call__(self, request: Request) -> Awaitable[Response]:
         if request.path.startswith(FORMER_PREFIX + "/"):
-            successor = API_PREFIX + request.path[len(FORMER_PREFIX):]
-            response.headers += [("deprecation", MOVED_ON),
-                                 ("link", f'<{successor}>; rel="successor-version"')]
+            return self._deprecated(request)
+        return self.inner(request)
+
+    async def _deprecated(self, request: Request) -> Response:
+        response = await self.inner(request)
+        successor = API_PREFIX + request.path[len(FORMER_PREFIX):]
+        response.headers += [("deprecation", MOVED_ON),
+                             ("link", f'<{successor}>; rel="successor-version"')]
         return response

@@ -1,9 +1,12 @@
 """The innermost layer: the operation's handler, with the parameters the layers above made."""
 
+from collections.abc import Awaitable
+
 from edge.http import Request, Response
+from edge.registry import Handler
 
 
-async def dispatch(request: Request) -> Response:
+def dispatch(request: Request) -> Awaitable[Response]:
     """The handler's answer."""
-    response: Response = await request.prepared.operation.handler(request, request.params)
-    return response
+    handler: Handler = request.prepared.operation.handler
+    return handler(request, request.params)

@@ -1,5 +1,7 @@
 """The machine-readable descriptions, /openapi.yml and /llms.txt, built once from the catalog."""
 
+from collections.abc import Awaitable
+
 from edge.http import Request, Response
 from edge.layers import Next
 
@@ -11,9 +13,13 @@ class Documents:
         self.inner = inner
         self.documents = documents
 
-    async def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request) -> Awaitable[Response]:
         document = self.documents.get(request.path)
         if document is not None and request.method == "GET":
-            return Response(document.body, document.status, document.content_type,
-                            list(document.headers))
-        return await self.inner(request)
+            return self._answer(document)
+        return self.inner(request)
+
+    @staticmethod
+    async def _answer(document: Response) -> Response:
+        return Response(document.body, document.status, document.content_type,
+                        list(document.headers))

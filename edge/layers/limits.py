@@ -1,6 +1,6 @@
-"""What the edge reads of a request at most, refused before the body is read."""
+"""What the edge reads of a request body at most, refused before the body is read."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 from edge.http import BODILESS, Request, Response
 from edge.layers import Next
@@ -8,53 +8,34 @@ from edge.problems import ApiError
 
 # The largest body an operation takes is a labels batch of 200 addresses (~30 KiB).
 MAX_BODY_BYTES = 64 * 1024
-# Hermes' latest-prices route takes up to 500 ids in the query (~37 KiB).
-MAX_URL_BYTES = 48 * 1024  # below the HTTP parser's own 64 KiB, which answers with no body
-MAX_HEADERS = 64
-MAX_HEADER_BYTES = 16 * 1024
 
 
 class Limits:
-    """Refuses an over-long URL (414), too many or too large headers (431) and a body over
-    its limit (413) as problems, and reads the body of the requests that have one."""
+    """Refuses a body over its limit (413) as a problem before a byte of it is read, so that
+    `Expect: 100-continue` is answered with the refusal instead of 100 Continue, and reads the
+    body of the requests that have one."""
 
     def __init__(self, inner: Next) -> None:
         self.inner = inner
 
-    async def __call__(self, request: Request) -> Response:
-        refused = refusal(request.path, request.raw_query, request.header_items())
-        if refused is not None:
-            raise refused
-        if request.method not in BODILESS:
-            request.body = await bounded_body(request.body_chunks())
+    def __call__(self, request: Request) -> Awaitable[Response]:
+        if request.method in BODILESS:
+            return self.inner(request)
+        return self._with_body(request)
+
+    async def _with_body(self, request: Request) -> Response:
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+            raise too_large()
+        request.body = await bounded_body(request.body_chunks())
         return await self.inner(request)
 
 
-def too_large(status: int, part: str, detail: str) -> ApiError:
-    """The refusal of a request whose `part` (url, headers, body) is over its limit."""
-    return ApiError("invalid_param", detail, part, http_status=status)
-
-
-def refusal(path: str, raw_query: str,
-            header_items: list[tuple[str, str | None]]) -> ApiError | None:
-    """Why the request's head is refused (its URL, its headers or its declared body size), or
-    None; decided before a byte of the body is read, so `Expect: 100-continue` is answered with
-    the refusal instead of 100 Continue."""
-    if len(path) + len(raw_query) > MAX_URL_BYTES:
-        return too_large(414, "url", f"the URL is over {MAX_URL_BYTES} bytes")
-    if len(header_items) > MAX_HEADERS:
-        return too_large(431, "headers", f"more than {MAX_HEADERS} header fields")
-    declared = None
-    size = 0
-    for name, value in header_items:
-        size += len(name) + len(value or "")
-        if name == "content-length":
-            declared = value or ""
-    if size > MAX_HEADER_BYTES:
-        return too_large(431, "headers", f"the header fields are over {MAX_HEADER_BYTES} bytes")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-        return too_large(413, "body", f"the body must be at most {MAX_BODY_BYTES} bytes")
-    return None
+def too_large() -> ApiError:
+    """The refusal of a body over its limit: HTTP's own 413, which clients and proxies act on,
+    under the closed code of what failed (invalid_param, `body`)."""
+    return ApiError("invalid_param", f"the body must be at most {MAX_BODY_BYTES} bytes", "body",
+                    http_status=413)
 
 
 async def bounded_body(chunks: AsyncIterator[bytes]) -> bytes:
@@ -64,5 +45,5 @@ async def bounded_body(chunks: AsyncIterator[bytes]) -> bytes:
     async for chunk in chunks:
         body += chunk
         if len(body) > MAX_BODY_BYTES:
-            raise too_large(413, "body", f"the body must be at most {MAX_BODY_BYTES} bytes")
+            raise too_large()
     return bytes(body)

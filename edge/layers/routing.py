@@ -1,5 +1,6 @@
 """Which operation a request names and what its parameters mean against the current snapshot."""
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,9 @@ from publish.snapshot import Snapshot
 # Clients repeat the same URLs, and what a URL means only changes with the snapshot, so its
 # parsing and validation are kept until the snapshot changes (bounded against random queries).
 PREPARED_KEPT = 4096
+# Who calls until the gate says otherwise (unmetered operations keep it): never changed, since
+# the gate admits a metered call with an admission of its own.
+ANONYMOUS = Admission(KEYLESS, "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +45,14 @@ class Routing:
         self._prepared = Kept(PREPARED_KEPT)
         self._prepared_for: str | None = None
 
-    async def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request) -> Awaitable[Response]:
         snapshot = self.services.holder.current
         prepared = self._prepare(request, snapshot)
         request.path_params = prepared.path_params
         request.prepared = prepared
         request.params = prepared.params
-        request.state = State(self.services, snapshot, Admission(KEYLESS, ""))
-        return await self.inner(request)
+        request.state = State(self.services, snapshot, ANONYMOUS)
+        return self.inner(request)
 
     def _prepare(self, request: Request, snapshot: Snapshot | None) -> Prepared:
         sid = None if snapshot is None else snapshot.snapshot_id

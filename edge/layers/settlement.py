@@ -1,9 +1,11 @@
 """x402: a paid call is settled only once it answered 2xx; otherwise nothing is charged."""
 
+from collections.abc import Awaitable
+
 from edge.admission import Admissions
 from edge.http import Request, Response
 from edge.layers import Next
-from edge.payments import PaymentInvalid, encode_header
+from edge.payments import Payment, PaymentInvalid, encode_header
 from edge.plans import units
 
 
@@ -15,10 +17,13 @@ class Settlement:
         self.inner = inner
         self.admissions = admissions
 
-    async def __call__(self, request: Request) -> Response:
+    def __call__(self, request: Request) -> Awaitable[Response]:
         payment = request.state.admission.payment
         if payment is None:
-            return await self.inner(request)
+            return self.inner(request)
+        return self._paid(request, payment)
+
+    async def _paid(self, request: Request, payment: Payment) -> Response:
         ledger = self.admissions.cashier.ledger
         try:
             response = await self.inner(request)

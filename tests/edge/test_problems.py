@@ -174,15 +174,16 @@ def test_a_body_over_its_limit_is_refused_before_upload(home, interface) -> None
         assert (chunked.status_code, chunked.json()["param"]) == (413, "body")
 
 
-def test_over_long_urls_and_too_many_headers_are_problems_not_empty(edge) -> None:
-    head, body = raw_exchange(edge, b"GET /api/v1/chains?q=" + b"a" * (50 * 1024)
+def test_long_urls_and_many_headers_within_the_http_parsers_limits_are_served(edge) -> None:
+    # The edge refuses nothing the HTTP parser accepts: 80 header fields, a 20 KB header and a
+    # 50 KB query string (of a parameter /chains does not take) are answered, with a body.
+    many = httpx.get(edge + "/api/v1/chains?limit=1", headers={f"x-h{i}": "v" for i in range(80)})
+    large = httpx.get(edge + "/api/v1/chains?limit=1", headers={"x-large": "v" * 20_000})
+    for answer in (many, large):
+        assert answer.status_code == 200 and len(answer.json()["items"]) == 1
+    head, body = raw_exchange(edge, b"GET /api/v1/chains?limit=1&q=" + b"a" * (50 * 1024)
                               + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 414") and b"application/problem+json" in head
-    assert orjson.loads(body)["param"] == "url"
-    many = httpx.get(edge + "/api/v1/chains", headers={f"x-h{i}": "v" for i in range(80)})
-    assert problem(many, 431, "invalid_param")["param"] == "headers"
-    large = httpx.get(edge + "/api/v1/chains", headers={"x-large": "v" * 20_000})
-    assert problem(large, 431, "invalid_param")["param"] == "headers"
+    assert head.startswith(b"HTTP/1.1 200") and len(orjson.loads(body)["items"]) == 1
 
 
 def test_a_key_that_is_sent_but_unreadable_is_401_never_keyless(edge) -> None:
