@@ -7,6 +7,7 @@ import dagster as dg
 import pandera.polars as pa
 import polars as pl
 
+from assets.domains import PRODUCTS, keys, product_key
 from assets.warehouse import Warehouse
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, failed
@@ -16,6 +17,7 @@ from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
 from checks.schemas.wallets import POSITIONS_ADD_UP_READS, positions_add_up
 from sources.contract import traded_before_deployed
+from sources.lake import TABLES
 
 SCHEMA_CHECK = "schema_and_meaning_rules"
 
@@ -44,17 +46,15 @@ def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
         _read_by(PRODUCT_SCHEMAS[name])).collect())
 
 
-def product_checks(keys: dict[str, dg.AssetKey],
-                   checked_in_step: Set[str] = frozenset()) -> list[dg.AssetChecksDefinition]:
+def product_checks(checked_in_step: Set[str] = frozenset()) -> list[dg.AssetChecksDefinition]:
     """One blocking schema check per product (but those `checked_in_step`, whose own step
     checks them: `schema_check_spec`), the chain records' lake cross-check, and every rule
     across products."""
-    checks = [_schema_check(name, keys[name]) for name in PRODUCT_SCHEMAS
+    checks = [_schema_check(name, product_key(name)) for name in PRODUCT_SCHEMAS
               if name not in checked_in_step]
 
-    @dg.asset_check(asset=keys["chain_records"], name="counts_agree_with_lake", blocking=True,
-                    additional_deps=[dg.AssetKey(["lake", t]) for t in ("pairs", "swaps", "heads")]
-                    + [keys["as_of"]])
+    @dg.asset_check(asset=product_key("chain_records"), name="counts_agree_with_lake",
+                    blocking=True, additional_deps=keys("pairs", "swaps", "heads", "as_of"))
     def chain_counts(warehouse: Warehouse) -> dg.AssetCheckResult:
         """Pairs, 24h swaps and blocks recomputed from raw tables equal the chain records."""
         as_of = warehouse.clock()["as_of"]
@@ -63,7 +63,7 @@ def product_checks(keys: dict[str, dg.AssetKey],
             warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
         return as_result(outcome)
 
-    return [*checks, chain_counts, *(_cross_check(rule, keys) for rule in CROSS_RULES)]
+    return [*checks, chain_counts, *(_cross_check(rule) for rule in CROSS_RULES)]
 
 
 @dataclass(frozen=True)
@@ -111,11 +111,12 @@ CROSS_RULES = (
 )
 
 
-def _cross_check(rule: CrossRule, keys: dict[str, dg.AssetKey]) -> dg.AssetChecksDefinition:
+def _cross_check(rule: CrossRule) -> dg.AssetChecksDefinition:
     # Inputs the product's own run writes (its previous state) are not assets to depend on.
-    deps = [keys[name] for name in rule.reads if name != rule.product and name in keys]
+    deps = keys(*(name for name in rule.reads if name != rule.product
+                  and (name in TABLES or name in PRODUCTS)))
 
-    @dg.asset_check(asset=keys[rule.product], name=rule.name, blocking=True,
+    @dg.asset_check(asset=product_key(rule.product), name=rule.name, blocking=True,
                     additional_deps=deps, description=rule.description)
     def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
         frames = [warehouse.clock()["as_of"] if name == "as_of"

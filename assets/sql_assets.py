@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.domains import PRODUCTS, keys
 from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse, materialized
 from sources.lake import TABLES
@@ -14,22 +15,18 @@ def lake_specs() -> list[dg.AssetSpec]:
             for name in TABLES]
 
 
-def sql_assets(python_keys: dict[str, dg.AssetKey]) -> list[dg.AssetsDefinition]:
-    """One asset per model; `python_keys` names the polars assets a model may read."""
-    models = load_models()
-    keys = {name: dg.AssetKey(["lake", name]) for name in TABLES}
-    keys.update(python_keys)
-    keys.update({m.name: dg.AssetKey([m.domain, m.name]) for m in models.values()})
-    return [_sql_asset(model, keys) for model in models.values()]
+def sql_assets() -> list[dg.AssetsDefinition]:
+    """One asset per model, depending on the tables its query reads."""
+    return [_sql_asset(model) for model in load_models().values()]
 
 
-def _sql_asset(model: SqlModel, keys: dict[str, dg.AssetKey]) -> dg.AssetsDefinition:
-    unknown = [t for t in model.tables if t not in keys]
+def _sql_asset(model: SqlModel) -> dg.AssetsDefinition:
+    unknown = [t for t in model.tables if t not in TABLES and t not in PRODUCTS]
     if unknown:
         raise ValueError(f"{model.path}: reads unknown tables {', '.join(unknown)}")
 
     @dg.asset(name=model.name, key_prefix=model.domain, group_name=model.domain,
-              deps=[keys[t] for t in model.tables], description=model.description,
+              deps=keys(*model.tables), description=model.description,
               metadata={"grain": model.grain, "sql_path": str(model.path)},
               kinds={"sql", "polars"})
     def _model(warehouse: Warehouse) -> dg.MaterializeResult:

@@ -19,9 +19,7 @@ from pipelines.schedules import schedules
 python_assets = [a for a in dg.load_assets_from_modules([
     market_assets, chains_assets, wallets_assets, boards_assets, farms_assets, perps_assets,
     oracle_assets, snapshot_assets]) if isinstance(a, dg.AssetsDefinition)]
-python_keys = {key.path[-1]: key for a in python_assets for key in a.keys}
-model_assets = sql_assets(python_keys)
-asset_keys = {**python_keys, **{a.key.path[-1]: a.key for a in model_assets}}
+model_assets = sql_assets()
 # Products whose own step checks them as they are made carry their checks already.
 checked_in_step = {check.asset_key.path[-1] for a in python_assets for check in a.check_keys}
 
@@ -30,7 +28,7 @@ cadence_jobs, cadence_schedules = schedules()
 
 defs = dg.Definitions(
     assets=[*lake_specs(), *python_assets, *model_assets],
-    asset_checks=product_checks(asset_keys, checked_in_step),
+    asset_checks=product_checks(checked_in_step),
     jobs=[everything, *cadence_jobs],
     schedules=cadence_schedules,
     resources=resources(),

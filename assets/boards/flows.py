@@ -31,7 +31,7 @@ def age(as_of: datetime) -> pl.Expr:
 def in_period(as_of: datetime, period: str) -> pl.Expr:
     """Whether a leg falls in the board period named."""
     ends, starts = BOARD_PERIODS[period]
-    return (age(as_of) >= ends) & (age(as_of) < starts)
+    return age(as_of).is_between(ends, starts, closed="left")
 
 
 def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.DataFrame:
@@ -39,9 +39,10 @@ def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.D
     volume, swaps and wash volume, a round trip counting in a period when both its legs are in
     it. The one pass over the legs; everything the boards sum per router or pair is here."""
     longest = max(starts for _, starts in BOARD_PERIODS.values())
-    swaps = (legs.filter(age(as_of) < longest, age(as_of) >= 0)
+    seconds_ago = age(as_of)
+    swaps = (legs.filter(seconds_ago.is_between(0, longest, closed="left"))
              .select(*EVENT, "swap", "pair", maker="maker_key", buy=pl.col("side") == "buy",
-                     period=period_of(age(as_of)),
+                     period=period_of(seconds_ago),
                      usd=pl.col("volume_usd").fill_null(0.0))
              .drop_nulls("period").collect())
     swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index", "swap")

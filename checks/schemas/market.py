@@ -8,6 +8,9 @@ from core.vocabulary import TERMINAL_TOKEN_STATUSES
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
+# What the range rule reads of a pair row's tokens.
+TOKEN_RANGES = pl.List(pl.Struct({"price_usd": pl.Float64, "price_range": pl.Struct(
+    {"low": pl.Float64, "high": pl.Float64})}))
 PAIR_STATUSES = ["active", "inactive", "rugged", "unresolved"]
 
 
@@ -73,15 +76,13 @@ class PairRow(VerdictRules):
     def token_prices_lie_in_their_ranges(cls, data) -> pl.LazyFrame:
         """Each token's 24h price range holds the price the row shows (spec 2.3): a range that
         excludes the current price is wrong by construction."""
-        def figure(path: str) -> pl.Expr:
-            return pl.col("item").str.json_path_match(path).cast(pl.Float64)
-
-        inside = [figure(f"$.tokens[{n}].price_usd").is_null()
-                  | figure(f"$.tokens[{n}].price_range.low").le(figure(f"$.tokens[{n}].price_usd"))
-                  .and_(figure(f"$.tokens[{n}].price_range.high")
-                        .ge(figure(f"$.tokens[{n}].price_usd"))).fill_null(False)
-                  for n in (0, 1)]
-        return data.lazyframe.select(pl.all_horizontal(inside).alias("inside"))
+        # Each row's tokens are read out of its JSON once, with only the figures the rule needs.
+        tokens = pl.col("item").str.json_path_match("$.tokens").str.json_decode(TOKEN_RANGES)
+        token = pl.element().struct
+        price = token.field("price_usd")
+        low, high = (token.field("price_range").struct.field(end) for end in ("low", "high"))
+        inside = price.is_null() | ((low <= price) & (high >= price)).fill_null(False)
+        return data.lazyframe.select(tokens.list.eval(inside).list.all().fill_null(True))
 
     @pa.dataframe_check
 
