@@ -1,5 +1,6 @@
 """Where assets read the lake and read and write their products (Parquet under one root)."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -45,8 +46,18 @@ class Warehouse(dg.ConfigurableResource):
     root: str
 
     def lake(self) -> Lake:
-        """The raw lake."""
-        return Lake(self.lake_root)
+        """The raw lake as this run reads it: at the versions the `as_of` product pinned (the
+        lake's last complete batch when the run began), so every product of a run sees the same
+        lake however much a live writer adds meanwhile."""
+        path = self.path("as_of")
+        if path.exists():
+            versions = pl.read_parquet(path, columns=["lake_versions"]).item()
+            return Lake(self.lake_root, json.loads(versions))
+        return self.pin()
+
+    def pin(self) -> Lake:
+        """The raw lake at its last complete batch, for the asset that pins a run's lake."""
+        return Lake(self.lake_root).pinned()
 
     def path(self, name: str) -> Path:
         """The Parquet file of a product."""

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -41,27 +41,61 @@ def main() -> None:
 @main.command()
 @click.option("--chains", default=6, show_default=True, help="chains to simulate (4..8)")
 @click.option("--days", default=7, show_default=True, help="days of history")
-@click.option("--swaps", default=1_000_000, show_default=True, help="swaps in total")
+@click.option("--swaps", default=1_000_000, show_default=True, help="swaps in the history")
 @click.option("--seed", default=7, show_default=True, help="random seed (same seed, same lake)")
-@click.option("--end", default="2026-11-20T00:00:00+00:00", show_default=True,
-              help="end of the simulated window (ISO 8601 with offset)")
-def simulate(chains: int, days: int, swaps: int, seed: int, end: str) -> None:
-    """Write a deterministic simulated market to the lake."""
+@click.option("--end", default=None, show_default="now",
+              help="end of the history (ISO 8601 with offset); the same seed and end give the "
+                   "same lake")
+@click.option("--live", is_flag=True, help="then keep producing blocks in real time")
+def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, live: bool) -> None:
+    """Write a deterministic simulated market to the lake, up to now (or --end)."""
     from sources.lake import Lake
     from sources.simulator import SimulationConfig
     from sources.simulator import simulate as run
 
-    config = SimulationConfig(chains, days, swaps, seed, datetime.fromisoformat(end))
     try:
+        ends = (datetime.fromisoformat(end) if end
+                else datetime.now(UTC).replace(microsecond=0))
+        config = SimulationConfig(chains, days, swaps, seed, ends)
         config.validate()
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
     lake = Lake()
-    _say(f"simulating {chains} chains x {days} days, {swaps:,} swaps, seed {seed} -> {lake.root}")
+    _say(f"simulating {chains} chains x {days} days up to {ends:%Y-%m-%d %H:%M:%S}Z, "
+         f"{swaps:,} swaps, seed {seed} -> {lake.root}")
     started = time.perf_counter()
     counts = run(config, lake, progress=lambda line: _say(f"  {line}"))
     _say(f"lake written in {time.perf_counter() - started:.1f}s: "
          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    if live:
+        _live(None)
+
+
+@main.command()
+@click.option("--until", default=None, help="stop once the market reaches this instant (ISO "
+                                            "8601 with offset); by default it runs on")
+@click.option("--every", default=1.0, show_default=True, help="seconds between commits")
+def live(until: str | None, every: float) -> None:
+    """Go on producing the simulated market in real time, from where the lake stands."""
+    try:
+        stop_at = datetime.fromisoformat(until) if until else None
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+    _live(stop_at, every)
+
+
+def _live(until: datetime | None, every: float = 1.0) -> None:
+    from sources.lake import Lake, LakeError
+    from sources.simulator import live as market
+
+    lake = Lake()
+    _say(f"live market -> {lake.root} (a batch every {every:g}s; Ctrl-C stops it)")
+    try:
+        market.run(lake, every, until, progress=lambda line: _say(f"  {line}"))
+    except LakeError as err:
+        raise click.ClickException(str(err)) from None
+    except KeyboardInterrupt:
+        _say("live market stopped; `chaintape live` goes on from here")
 
 
 def _materialize(selection: str | None) -> bool:

@@ -6,13 +6,13 @@ from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
 from assets.warehouse import default_root as warehouse_root
 from publish.store import default_url
-from sources.lake import default_root as lake_root
+from sources.lake import Lake
 
 
 def resources() -> dict:
     """The resources every asset and check may ask for."""
     return {
-        "warehouse": Warehouse(lake_root=str(Path(lake_root()).absolute()),
+        "warehouse": Warehouse(lake_root=Lake().root,
                                root=str(Path(warehouse_root()).absolute())),
         "store": Store(url=_absolute(default_url())),
     }

@@ -1,13 +1,17 @@
-"""The raw lake: hive-partitioned Parquet tables, validated on write, replaced idempotently."""
+"""The raw lake: Delta Lake tables, validated on write, appended and replaced in atomic commits."""
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandera.polars as pa
 import polars as pl
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import TableNotFoundError
 
 from core.home import home
 from sources import contract as schema
@@ -17,12 +21,17 @@ Partitioning = Literal["none", "chain", "date", "chain_date"]
 
 @dataclass(frozen=True)
 class LakeTable:
-    """A raw table: its pandera model, directory layout, date column and sort key."""
+    """A raw table: its pandera model, partitioning, date column and sort key."""
 
     model: type[pa.DataFrameModel]
     partitioning: Partitioning
     key: tuple[str, ...]
     date_column: str | None = None
+
+    def partition_columns(self) -> list[str]:
+        """The Delta partition columns, in path order."""
+        return {"none": [], "chain": ["chain_id"], "date": ["date"],
+                "chain_date": ["chain_id", "date"]}[self.partitioning]
 
 
 _EVENT_KEY = ("chain_id", "block_number", "log_index")
@@ -63,97 +72,307 @@ TABLES: dict[str, LakeTable] = {
     ),
 }
 
-PART_FILE = "part-0.parquet"
-# A small table spread over many daily files (a week's liquidity events are a few thousand rows
-# in over a thousand files) costs more to open than to hold: tables up to this size on disk are
-# read once per process, by path, and read again only when a file of theirs changes.
+# The lake's own record of complete batches: a writer commits a batch's tables one by one, then
+# one row here naming the version each table reached, so a reader pins a state in which every
+# table holds the same batches.
+PROGRESS = "_progress"
+PROGRESS_SCHEMA: dict[str, pl.DataType] = {
+    "written_at": pl.Datetime("us", "UTC"), "watermark": pl.Datetime("us", "UTC"),
+    "writer": pl.String(), "step": pl.Int64(), "versions": pl.String(), "meta": pl.String()}
+# Versions older than this stay readable (a run pins the versions it started on); vacuum removes
+# only files no version inside the window needs.
+RETENTION = timedelta(hours=2)
+# A partition with more files than this is rewritten as one by the maintenance job.
+COMPACT_ABOVE_FILES = 8
+# A table of at most this size is read once per version and kept: a week's liquidity events are
+# a few thousand rows in over a thousand daily files, which cost more to open than to hold.
 KEPT_BYTES = 32 * 2**20
-_KEPT: dict[Path, tuple[tuple, pl.DataFrame]] = {}
+_KEPT: dict[tuple[str, int], pl.DataFrame] = {}
 
 
-def default_root() -> Path:
-    """The lake directory: $CHAINTAPE_LAKE, else $CHAINTAPE_HOME/lake, else ./var/lake."""
-    if os.environ.get("CHAINTAPE_LAKE"):
-        return Path(os.environ["CHAINTAPE_LAKE"])
-    return home() / "lake"
+def default_root() -> str:
+    """The lake: $CHAINTAPE_LAKE (a directory or s3://bucket/prefix), else $CHAINTAPE_HOME/lake."""
+    return os.environ.get("CHAINTAPE_LAKE") or str(home() / "lake")
 
 
 class LakeError(ValueError):
     """A write that breaks the lake contract."""
 
 
+@dataclass(frozen=True)
+class Progress:
+    """The last complete batch a writer committed: its watermark and every table's version."""
+
+    watermark: datetime
+    writer: str
+    step: int
+    versions: dict[str, int]
+    meta: dict[str, Any]
+
+
 class Lake:
-    """Reads and writes the raw tables under one root directory."""
+    """Reads and writes the raw tables under one root (a directory or an s3:// prefix). A lake
+    opened with `versions` reads each of those tables as of that version."""
 
-    def __init__(self, root: Path | str | None = None) -> None:
-        self.root = Path(root) if root is not None else default_root()
+    def __init__(self, root: Path | str | None = None,
+                 versions: dict[str, int] | None = None) -> None:
+        root = str(root) if root is not None else default_root()
+        self.remote = "://" in root
+        self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
+        self.versions = dict(versions) if versions is not None else None
+        self.storage = _storage_options() if self.remote else {}
 
-    def write(self, table: str, frame: pl.DataFrame) -> list[Path]:
-        """Validate `frame` and replace each partition it covers; returns the files written."""
-        spec = _spec(table)
-        try:
-            spec.model.validate(frame, lazy=True)
-        except pa.errors.SchemaErrors as err:
-            raise LakeError(f"{table}: {err.failure_cases.head(5)}") from err
-        frame = frame.sort(list(spec.key))
-        written = []
-        for directory, part in self._partitions(table, spec, frame):
-            written.append(_replace_partition(directory, part))
-        return written
+    def uri(self, table: str) -> str:
+        """Where a table's Delta log and files live."""
+        return f"{self.root}/{table}"
+
+    def write(self, table: str, frame: pl.DataFrame) -> int:
+        """Validate `frame` and replace every partition it covers, in one commit; returns the
+        table's new version. Writing the same rows again leaves the same rows."""
+        spec, data = self._validated(table, frame)
+        if data.is_empty():
+            existing = self.version(table)
+            if existing is not None:
+                return existing
+            return self._commit(table, spec, data, "append", None)
+        return self._commit(table, spec, data, "overwrite", _covering(spec, data))
+
+    def append(self, table: str, frame: pl.DataFrame) -> int:
+        """Validate `frame` and add it in one commit; returns the table's new version."""
+        spec, data = self._validated(table, frame)
+        return self._commit(table, spec, data, "append", None)
+
+    def restore(self, table: str, version: int | None) -> None:
+        """Put a table back as it was at `version` (None: remove it), in one commit: how a
+        writer undoes the tables of a batch it began and did not mark."""
+        delta = self._table(table)
+        if delta is None:
+            return
+        if version is None:
+            self.drop(table)
+        else:
+            delta.restore(version)
 
     def scan(self, table: str) -> pl.LazyFrame:
-        """All partitions of a table as one lazy frame (empty with its schema when absent). A
-        table of at most KEPT_BYTES on disk is read once per process and kept while none of its
-        files changes."""
+        """A table as one lazy frame (empty with its schema when absent): its files in partition
+        order and, inside a partition, in key order, so a chain's events come in block and log
+        order. A table of at most KEPT_BYTES is read once per version and kept."""
         spec = _spec(table)
-        files = self.files(table)
+        delta = self._table(table)
+        if delta is None:
+            return pl.LazyFrame(schema=_polars_schema(spec.model))
+        version = delta.version()
+        kept = _KEPT.get((self.uri(table), version))
+        if kept is not None:
+            return kept.lazy()
+        files, size = self._files(table, delta, spec)
+        columns = list(spec.model.to_schema().columns)
         if not files:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
-        stamp = tuple((f, st.st_size, st.st_mtime_ns) for f in files for st in (f.stat(),))
-        if sum(size for _, size, _ in stamp) > KEPT_BYTES:
-            return pl.scan_parquet(files, hive_partitioning=False)
-        kept = _KEPT.get(self.root / table)
-        if kept is None or kept[0] != stamp:
-            kept = _KEPT[self.root / table] = (
-                stamp, pl.scan_parquet(files, hive_partitioning=False).collect())
-        return kept[1].lazy()
+        hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
+        frame = pl.scan_parquet(files, hive_partitioning=bool(hive), hive_schema=hive or None,
+                                storage_options=self._polars_storage() or None,
+                                missing_columns="insert").select(columns)
+        if size > KEPT_BYTES:
+            return frame
+        kept = _KEPT[(self.uri(table), version)] = frame.collect()
+        return kept.lazy()
 
     def read(self, table: str) -> pl.DataFrame:
         """A whole table, materialised."""
         return self.scan(table).collect()
 
-    def files(self, table: str) -> list[Path]:
-        """The table's partition files, in path order."""
-        return sorted((self.root / table).glob(f"**/{PART_FILE}"))
+    def files(self, table: str) -> list[str]:
+        """The table's live data files, in read order."""
+        delta = self._table(table)
+        return [] if delta is None else self._files(table, delta, _spec(table))[0]
+
+    def version(self, table: str) -> int | None:
+        """The table's current Delta version as this lake reads it (None when absent)."""
+        delta = self._table(table)
+        return None if delta is None else delta.version()
+
+    def current_versions(self) -> dict[str, int]:
+        """Every present table's latest version."""
+        return {name: v for name in TABLES
+                if (v := Lake(self.root).version(name)) is not None}
 
     def drop(self, table: str) -> None:
         """Remove a whole table, before a producer rewrites all of it."""
         _spec(table)
-        shutil.rmtree(self.root / table, ignore_errors=True)
+        self._remove(table)
 
     def tables(self) -> list[str]:
-        """The tables that have at least one partition."""
+        """The tables that hold at least one row."""
         return [name for name in TABLES if self.files(name)]
 
-    def _partitions(self, table: str, spec: LakeTable, frame: pl.DataFrame):
-        base = self.root / table
-        keys: list[str] = []
-        if spec.partitioning in ("chain", "chain_date"):
-            keys.append("chain_id")
+    def mark(self, watermark: datetime, writer: str, step: int = 0,
+             meta: dict[str, Any] | None = None) -> Progress:
+        """Record a complete batch: every table's current version, up to `watermark`."""
+        progress = Progress(watermark, writer, step, self.current_versions(), dict(meta or {}))
+        row = pl.DataFrame([{
+            "written_at": datetime.now(UTC), "watermark": watermark, "writer": writer,
+            "step": step, "versions": json.dumps(progress.versions, sort_keys=True),
+            "meta": json.dumps(progress.meta, sort_keys=True, default=str)}],
+            schema=PROGRESS_SCHEMA)
+        write_deltalake(self.uri(PROGRESS), row.to_arrow(), mode="append",
+                        storage_options=self.storage or None)
+        return progress
+
+    def progress(self) -> Progress | None:
+        """The last complete batch, or None when no writer has marked one."""
+        try:
+            delta = DeltaTable(self.uri(PROGRESS), storage_options=self.storage or None)
+        except TableNotFoundError:
+            return None
+        frame = pl.DataFrame(delta.to_pyarrow_table()).sort("written_at")
+        if frame.is_empty():
+            return None
+        row = frame.row(-1, named=True)
+        return Progress(row["watermark"], row["writer"], row["step"],
+                        json.loads(row["versions"]), json.loads(row["meta"]))
+
+    def pinned(self) -> "Lake":
+        """This lake as of its last complete batch (as it stands when no batch was marked)."""
+        progress = self.progress()
+        return Lake(self.root, progress.versions if progress else self.current_versions())
+
+    def compact(self, table: str) -> int:
+        """Rewrite each partition holding more than COMPACT_ABOVE_FILES files as one file in key
+        order; returns the partitions rewritten. Each is its own commit, so a concurrent append
+        to another partition is not in its way."""
+        spec = _spec(table)
+        delta = self._table(table)
+        if delta is None:
+            return 0
+        actions = _actions(delta)
+        parts = [c for c in actions.columns if c.startswith("partition.")]
+        crowded: list[dict[str, Any]]
+        if not parts:
+            crowded = [{}] if actions.height > COMPACT_ABOVE_FILES else []
+        else:
+            counts = actions.group_by(parts).len().filter(pl.col("len") > COMPACT_ABOVE_FILES)
+            crowded = counts.drop("len").to_dicts()
+        for values in crowded:
+            names = {k.removeprefix("partition."): v for k, v in values.items()}
+            mine = actions
+            for column, value in values.items():
+                mine = mine.filter(pl.col(column) == value)
+            data = Lake(self.root).scan(table).filter(
+                *[pl.col(k) == v for k, v in names.items() if k != "date"] or [pl.lit(True)])
+            if "date" in names:
+                data = data.filter(_date_expr(spec) == names["date"])
+            frame = data.collect()
+            if spec.partitioning in ("date", "chain_date"):
+                frame = frame.with_columns(date=_date_expr(spec))
+            predicate = " AND ".join(f"{k} = {_literal(v)}" for k, v in names.items()) or None
+            write_deltalake(self.uri(table), _ordered(frame.sort(list(spec.key))),
+                            partition_by=spec.partition_columns() or None, mode="overwrite",
+                            predicate=predicate, storage_options=self.storage or None,
+                            commit_properties=CommitProperties(
+                                custom_metadata={"chaintape": "compact"}))
+        return len(crowded)
+
+    def vacuum(self, table: str, retention: timedelta = RETENTION) -> list[str]:
+        """Delete the files no version younger than `retention` reads; returns them."""
+        delta = self._table(table)
+        if delta is None:
+            return []
+        return delta.vacuum(retention_hours=max(0, int(retention.total_seconds() // 3600)),
+                            dry_run=False, enforce_retention_duration=False)
+
+    def _validated(self, table: str, frame: pl.DataFrame) -> tuple[LakeTable, pl.DataFrame]:
+        spec = _spec(table)
+        try:
+            spec.model.validate(frame, lazy=True)
+        except pa.errors.SchemaErrors as err:
+            raise LakeError(f"{table}: {err.failure_cases.head(5)}") from err
+        data = frame.select(list(spec.model.to_schema().columns)).sort(list(spec.key))
         if spec.partitioning in ("date", "chain_date"):
-            frame = frame.with_columns(_date_expr(spec).alias("_date"))
-            keys.append("_date")
-        if not keys:
-            yield base, frame
+            data = data.with_columns(date=_date_expr(spec))
+        return spec, data
+
+    def _commit(self, table: str, spec: LakeTable, data: pl.DataFrame,
+                mode: Literal["append", "overwrite"], predicate: str | None) -> int:
+        partitions = spec.partition_columns() or None
+        if mode == "append":
+            write_deltalake(self.uri(table), _ordered(data), partition_by=partitions,
+                            mode="append", storage_options=self.storage or None)
+        else:
+            write_deltalake(self.uri(table), _ordered(data), partition_by=partitions,
+                            mode="overwrite", predicate=predicate,
+                            storage_options=self.storage or None)
+        version = DeltaTable(self.uri(table), storage_options=self.storage or None).version()
+        return int(version)
+
+    def _table(self, table: str) -> DeltaTable | None:
+        try:
+            delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
+        except TableNotFoundError:
+            return None
+        if self.versions is None:
+            return delta
+        pinned = self.versions.get(table)
+        if pinned is None:
+            return None
+        if pinned != delta.version():
+            delta.load_as_version(pinned)
+        return delta
+
+    def _files(self, table: str, delta: DeltaTable, spec: LakeTable) -> tuple[list[str], int]:
+        actions = _actions(delta)
+        if actions.is_empty():
+            return [], 0
+        parts = [f"partition.{c}" for c in spec.partition_columns()]
+        # A partition's files are appended in key order and compaction keeps that order, so
+        # each file's smallest key places it.
+        first = next((f"min.{c}" for c in spec.key if f"min.{c}" in actions.columns), None)
+        order = parts + ([first] if first else []) + ["modification_time", "path"]
+        actions = actions.sort(order, nulls_last=True)
+        base = self.uri(table)
+        return [f"{base}/{p}" for p in actions["path"]], int(actions["size_bytes"].sum())
+
+    def _remove(self, table: str) -> None:
+        if not self.remote:
+            shutil.rmtree(self.uri(table), ignore_errors=True)
             return
-        for values, part in frame.group_by(keys, maintain_order=True):
-            names = dict(zip(keys, values, strict=True))
-            directory = base
-            if "chain_id" in names:
-                directory = directory / f"chain_id={names['chain_id']}"
-            if "_date" in names:
-                directory = directory / f"date={names['_date']}"
-            yield directory, part.drop("_date", strict=False)
+        import boto3
+
+        bucket, _, prefix = self.uri(table).removeprefix("s3://").partition("/")
+        s3 = boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL"))
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket,
+                                                                 Prefix=prefix + "/"):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys})
+
+    def _polars_storage(self) -> dict[str, str]:
+        return {k.lower(): v for k, v in self.storage.items()}
+
+
+def _ordered(frame: pl.DataFrame) -> Any:
+    """The frame as one Arrow batch: delta-rs writes the batches of a table concurrently and
+    interleaves their rows, and a partition's file must keep the key order."""
+    return frame.rechunk().to_arrow()
+
+
+def _actions(delta: DeltaTable) -> pl.DataFrame:
+    return pl.DataFrame(delta.get_add_actions(flatten=True))
+
+
+def _storage_options() -> dict[str, str]:
+    """S3 settings from the environment: the endpoint (moto, MinIO), region and credentials."""
+    options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+               # One writer per table: the lake's writers never commit to a table together.
+               "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        options["AWS_ENDPOINT_URL"] = endpoint
+        options["AWS_ALLOW_HTTP"] = "true" if endpoint.startswith("http://") else "false"
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        if os.environ.get(name):
+            options[name] = os.environ[name]
+    return options
 
 
 def _spec(table: str) -> LakeTable:
@@ -172,20 +391,19 @@ def _date_expr(spec: LakeTable) -> pl.Expr:
     return column.dt.date().cast(pl.String)
 
 
-def _replace_partition(directory: Path, part: pl.DataFrame) -> Path:
-    """Write a partition beside its final name and rename over it, dropping stale files."""
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / PART_FILE
-    tmp = directory / f".{PART_FILE}.tmp-{os.getpid()}"
-    part.write_parquet(tmp, compression="zstd", statistics=True)
-    os.replace(tmp, target)
-    for stale in directory.iterdir():
-        if stale.name != PART_FILE:
-            if stale.is_dir():
-                shutil.rmtree(stale)
-            else:
-                stale.unlink()
-    return target
+def _literal(value: object) -> str:
+    return str(value) if isinstance(value, int) else "'" + str(value).replace("'", "''") + "'"
+
+
+def _covering(spec: LakeTable, data: pl.DataFrame) -> str | None:
+    """The predicate naming exactly the partitions `data` covers (None: the whole table)."""
+    columns = spec.partition_columns()
+    if not columns:
+        return None
+    combos = data.select(columns).unique().sort(columns).rows()
+    return " OR ".join("(" + " AND ".join(f"{c} = {_literal(v)}" for c, v in
+                                          zip(columns, combo, strict=True)) + ")"
+                       for combo in combos)
 
 
 def _polars_schema(model: type[pa.DataFrameModel]) -> dict[str, pl.DataType]:

@@ -1,6 +1,7 @@
 """Market products: the lake's watermark, quote prices, priced swap legs, pair state, pair rows,
 token rows and registry tokens."""
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
@@ -13,6 +14,7 @@ from assets.market.pair_rows import KEY, around, assemble, prices_at
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.warehouse import Warehouse, materialized
+from sources.lake import TABLES
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -21,11 +23,15 @@ WEEK = timedelta(days=7)
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("heads"))
 def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
-    """The lake's watermark: every product is computed as of this instant, not the wall clock."""
-    latest = warehouse.scan("heads").select(pl.col("observed_at").max()).collect().item()
+    """The lake's watermark: every product is computed as of this instant, not the wall clock,
+    from the lake's tables at the versions pinned here (its last complete batch)."""
+    lake = warehouse.pin()
+    latest = lake.scan("heads").select(pl.col("observed_at").max()).collect().item()
     if latest is None:
         raise dg.Failure("the lake has no heads: simulate or ingest first")
+    versions = {name: v for name in TABLES if (v := lake.version(name)) is not None}
     frame = pl.DataFrame({"as_of": [latest]}).with_columns(
+        lake_versions=pl.lit(json.dumps(versions, sort_keys=True)),
         as_of_s=pl.col("as_of").dt.epoch("s"),
         as_of_minus_day=pl.col("as_of") - pl.duration(days=1),
         as_of_minus_sync=pl.col("as_of") - SYNC_WINDOW,

@@ -40,36 +40,64 @@ class SimulationConfig:
         if self.end.tzinfo is None:
             raise ValueError("end must be timezone-aware")
 
+    def identity(self) -> dict[str, object]:
+        """What makes a simulated lake: the same identity gives the same lake, byte for byte."""
+        return {"chains": self.chains, "days": self.days, "swaps": self.swaps,
+                "seed": self.seed, "end": self.end.isoformat()}
+
+
+WRITER = "simulator"
+
 
 def roles(n: int) -> list[str]:
     """Which chain lags and which stops syncing: the last two of the selection."""
     return ["live"] * (n - 2) + ["lagging", "stopped"]
 
 
-def simulate(config: SimulationConfig, lake: Lake,
-             progress: Callable[[str], None] = lambda _: None) -> dict[str, int]:
-    """Write the whole simulated lake, replacing what was there; returns rows per table."""
-    config.validate()
-    started = time.perf_counter()
+@dataclass
+class ChainRun:
+    """One chain after its history: its world, its market's running state and its clock."""
+
+    world: ChainWorld
+    market: market.MarketRun
+    clock: assemble.Clock
+
+
+def _chains(config: SimulationConfig):
+    """Each chain's world, swap budget and random generator, in the order they are drawn."""
     end = config.end
     start = end - timedelta(days=config.days)
-    seeds = np.random.SeedSequence(config.seed)
-    chain_seeds = seeds.spawn(config.chains)
-    book = PriceBook(start, end)
-    for table in TABLES:
-        lake.drop(table)
+    chain_seeds = np.random.SeedSequence(config.seed).spawn(config.chains)
     templates = CHAIN_TEMPLATES[:config.chains]
     weights = np.array([t.weight for t in templates])
     budget = np.floor(config.swaps * weights / weights.sum()).astype(int)
     budget[0] += config.swaps - budget.sum()
+    for i, (template, role) in enumerate(zip(templates, roles(config.chains), strict=True)):
+        rng = np.random.default_rng(chain_seeds[i])
+        world = build_chain(template, role, start, end, int(budget[i]), rng)
+        yield world, int(budget[i]), rng
+
+
+def simulate(config: SimulationConfig, lake: Lake,
+             progress: Callable[[str], None] = lambda _: None,
+             runs: list[ChainRun] | None = None) -> dict[str, int]:
+    """Write the whole simulated lake, replacing what was there; returns rows per table. Each
+    chain's state at the end is added to `runs` when given (the live market goes on from it)."""
+    config.validate()
+    started = time.perf_counter()
+    end = config.end
+    book = PriceBook(end - timedelta(days=config.days), end)
+    for table in TABLES:
+        lake.drop(table)
     counts: dict[str, int] = {}
     chain_rows: list[dict[str, object]] = []
     registry: dict[str, dict[str, object]] = {}
     instances: list[dict[str, object]] = []
-    for i, (template, role) in enumerate(zip(templates, roles(config.chains), strict=True)):
-        rng = np.random.default_rng(chain_seeds[i])
-        world = build_chain(template, role, start, end, int(budget[i]), rng)
-        tables = _chain_tables(world, int(budget[i]), book, rng, end)
+    for i, (world, budget, rng) in enumerate(_chains(config)):
+        template, role = world.template, world.role
+        tables, run = _chain_tables(world, budget, book, rng, end)
+        if runs is not None:
+            runs.append(ChainRun(world, run, assemble.Clock(world)))
         chain_rows.append(entities.chain_row(world))
         instances += entities.registry_rows(world, registry)
         for name, frame in tables.items():
@@ -91,15 +119,27 @@ def simulate(config: SimulationConfig, lake: Lake,
         counts[name] = frame.height
     progress(f"oracle: {globals_['oracle_updates'].height:,} updates of "
              f"{globals_['oracle_feeds'].height} feeds [{time.perf_counter() - started:.1f}s]")
+    lake.mark(end, WRITER, 0, meta=config.identity())
     return counts
 
 
+def replay(config: SimulationConfig) -> list[ChainRun]:
+    """Each chain's state at the end of the history `config` writes, without writing it: the
+    same draws in the same order, so the same state."""
+    config.validate()
+    book = PriceBook(config.end - timedelta(days=config.days), config.end)
+    return [ChainRun(world, market.simulate_market(world, budget, rng, book.quote_usd, Events()),
+                     assemble.Clock(world))
+            for world, budget, rng in _chains(config)]
+
+
 def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.random.Generator,
-                  end: datetime) -> dict[str, pl.DataFrame]:
+                  end: datetime) -> tuple[dict[str, pl.DataFrame], market.MarketRun]:
     events = Events()
     perps = derivatives.perp_markets(world) if world.template.perps else []
     market.deployments(world, events)
-    pools, locks = market.simulate_market(world, n_swaps, rng, book.quote_usd, events)
+    run = market.simulate_market(world, n_swaps, rng, book.quote_usd, events)
+    pools, locks = run.pools, run.locks
     extra_tables = derivatives.perp_tables(world, book, rng, events) if perps else {}
     first_seen: dict[str, float] = {}
     swaps = events.columns["swaps"]
@@ -113,7 +153,8 @@ def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.rand
     tables["swaps"] = assemble.swap_details(tables["swaps"], world, venue_of, rng)
     tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
     tables["blocks"] = assemble.blocks_table(tables)
-    tables["heads"] = assemble.heads_table(world, clock, end)
+    tables["heads"] = assemble.heads_table(
+        world, clock, assemble.head_times(world, world.start.timestamp(), end.timestamp()))
     deploys = tables["transfers"].filter(pl.col("from_address") == market.zero_address(world))
     observed = world.indexed_until.timestamp()
     # A perp market's base is listed, not minted: its listing transaction is its deployment
@@ -140,7 +181,7 @@ def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.rand
     tables["lp_locks"] = _locks_table(locks, clock, rng, world)
     tables["farm_pools"] = derivatives.farm_observations(world, pools, rng)
     tables.update(extra_tables)
-    return tables
+    return tables, run
 
 
 def _locks_table(locks: list[dict], clock: assemble.Clock, rng: np.random.Generator,

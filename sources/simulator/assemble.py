@@ -34,6 +34,10 @@ class Clock:
         """The timestamp of each block, in unix seconds."""
         return self.start + (np.asarray(block) - self.base) * self.block_s
 
+    def at(self, block: int) -> float:
+        """The timestamp of one block, in unix seconds."""
+        return self.start + (block - self.base) * self.block_s
+
 
 def raw_series(name: str, values) -> pl.Series:
     """Integer raw amounts as decimal(38,0), never through floats."""
@@ -92,11 +96,12 @@ def blocks_table(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
             .sort("block_number"))
 
 
-def heads_table(world: ChainWorld, clock: Clock, end: datetime) -> pl.DataFrame:
-    """Indexer vs chain head each minute: a lagging chain trails, a stopped one freezes."""
-    observed = np.arange(world.start.timestamp(), end.timestamp(), HEAD_EVERY_S)
+def heads_table(world: ChainWorld, clock: Clock, observed: np.ndarray) -> pl.DataFrame:
+    """Indexer vs chain head at each of `observed`: a lagging chain trails, a stopped one
+    freezes where it stopped."""
     lag = {"lagging": 240.0, "stopped": 0.0}.get(world.role, 2 * clock.block_s + 1.0)
-    indexed_t = np.minimum(observed - lag, world.indexed_until.timestamp())
+    until = world.indexed_until.timestamp() if world.role == "stopped" else np.inf
+    indexed_t = np.minimum(observed - lag, until)
     head, indexed = clock.block(observed), clock.block(indexed_t)
     frame = pl.DataFrame({
         "observed_at": observed, "indexed_block": indexed,
@@ -104,6 +109,14 @@ def heads_table(world: ChainWorld, clock: Clock, end: datetime) -> pl.DataFrame:
         "head_block_time": clock.time(head),
     })
     return with_utc(frame, "observed_at", "indexed_block_time", "head_block_time")
+
+
+def head_times(world: ChainWorld, since: float, until: float) -> np.ndarray:
+    """The instants in [since, until) at which the indexer observes the chain head: every
+    HEAD_EVERY_S from the history's start."""
+    start = world.start.timestamp()
+    first = start + HEAD_EVERY_S * max(0, -(-(since - start) // HEAD_EVERY_S))
+    return np.arange(first, until, HEAD_EVERY_S)
 
 
 def swap_details(swaps: pl.DataFrame, world: ChainWorld, pools_venue: dict[str, tuple[str, str]],

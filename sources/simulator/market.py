@@ -1,5 +1,6 @@
 """One chain's spot market: pools, swaps, liquidity, transfers and LP locks, as lake tables."""
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
@@ -17,9 +18,27 @@ STORY_WEIGHT = {"established": 4.0, "fresh": 1.0, "curve": 1.2, "honeypot": 0.5,
                 "orphan": 0.15}
 
 
+@dataclass
+class Trading:
+    """A pool still trading at the end of the history: its trader and attempts per second."""
+
+    trader: Trader
+    rate: float
+
+
+@dataclass
+class MarketRun:
+    """A chain's market after its history: every pool (migrations included), the LP locks, and
+    the pools that trade on."""
+
+    pools: list[Pool]
+    locks: list[dict]
+    trading: list[Trading]
+
+
 def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, quote_usd,
-                    events: Events) -> tuple[list[Pool], list[dict]]:
-    """Run every pool of the chain; returns all pools (migrations included) and LP locks."""
+                    events: Events) -> MarketRun:
+    """Run every pool of the chain through its history."""
     start, end = world.start.timestamp(), world.indexed_until.timestamp()
     pools = plan_pools(world, rng, quote_usd)
     weights = np.array([STORY_WEIGHT[p.story] for p in pools]) * rng.pareto(1.3, len(pools))
@@ -30,6 +49,7 @@ def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, q
     fmt = world.template.address_format
     locks: list[dict] = []
     out: list[Pool] = []
+    trading: list[Trading] = []
     for pool, count in zip(pools, counts, strict=True):
         trader = Trader(pool, world.wallets, events, rng, quote_usd)
         trader.mint(pool.created_at, pool.creator, pool.r_base, pool.r_quote, pool.lp_supply)
@@ -41,6 +61,8 @@ def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, q
         if pool.story in ("rug", "honeypot") and len(times):
             rug_at = t0 + (end - t0) * float(rng.uniform(0.2, 0.6))
         done = trader.run(times, regime, rug_at)
+        rate = count / (end - t0) if end > t0 else 0.0
+        last = Trading(trader, rate)
         if pool.story == "curve" and done < len(times):
             dex = dexes[int(rng.integers(len(dexes)))]
             t_done = float(times[done - 1])
@@ -53,6 +75,7 @@ def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, q
             rest = times[done:][times[done:] > new.created_at]
             follow.run(rest, regime)
             out.append(new)
+            last = Trading(follow, rate)
         elif pool.story in ("established", "fresh") and rng.random() < 0.6:
             kind = "lock" if rng.random() < 0.65 else "burn"
             provider = None
@@ -64,7 +87,9 @@ def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, q
         if pool.story == "rug" and rng.random() < 0.5:
             locks.append(_lock(pool, "lock", "PinkLock", world, pool.lp_supply // 2,
                                pool.created_at + 300.0, rng, unlock_days=0.5))
-    return out, locks
+        if rate > 0:
+            trading.append(last)
+    return MarketRun(out, locks, trading)
 
 
 def _lock(pool: Pool, kind: str, provider: str | None, world: ChainWorld, amount: int, t: float,

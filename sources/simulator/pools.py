@@ -32,6 +32,8 @@ class Pool:
     stage: str | None = None
     completed_at: float | None = None
     migrated_pool: str | None = None
+    # A bonding curve completes when its quote reserve reaches this (six times its start).
+    curve_target: int | None = None
     holders: dict[str, int] = field(default_factory=dict)
     holder_list: list[str] = field(default_factory=list)
 

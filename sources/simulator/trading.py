@@ -54,6 +54,16 @@ class Trader:
                  quote_usd) -> None:
         self.pool, self.wallets, self.events, self.rng = pool, wallets, events, rng
         self.quote_usd = quote_usd
+        # Carried from one call of `run` to the next: the live market trades block by block.
+        self.attempted = 0
+        self.pending: str | None = None
+        # How long after a buy its buyer moves part of it on; the live market moves it in the
+        # same block, which it must finish before it commits.
+        self.gift_delay_s = 30.0
+        self.rugged = False
+        self.snipes = int(rng.integers(3, 9)) if pool.story != "established" else 0
+        if pool.story == "curve" and pool.curve_target is None:
+            pool.curve_target = pool.r_quote * MIGRATION_MULTIPLE
         audience = wallets.by_archetype["ordinary"]
         size = min(len(audience), 40 + int(rng.integers(0, 400)))
         self.audience = [audience[i] for i in rng.choice(len(audience), size, replace=False)]
@@ -89,23 +99,22 @@ class Trader:
         mix = np.cumsum(MIX[p.story])
         draws = rng.random((n, 4))
         sizes = rng.lognormal(0.0, 1.0, n)
-        snipes = int(rng.integers(3, 9)) if p.story != "established" else 0
-        pending: str | None = None
         seg = 0
-        threshold = p.r_quote * MIGRATION_MULTIPLE if p.story == "curve" else None
-        rugged = False
+        threshold = p.curve_target if p.story == "curve" else None
         for i in range(n):
             t = float(times[i])
-            if rug_at is not None and not rugged and t >= rug_at:
-                rugged = True
+            if rug_at is not None and not self.rugged and t >= rug_at:
+                self.rugged = True
                 self._rug(t)
             while t > regime.ends[seg]:
                 seg += 1
             u_kind, u_dir, u_pick, u_frac = draws[i]
-            if pending is not None:
-                wallet, buy, kind = pending, False, 3
-                pending = None
-            elif i < snipes:
+            rugged = self.rugged
+            self.attempted += 1
+            if self.pending is not None:
+                wallet, buy, kind = self.pending, False, 3
+                self.pending = None
+            elif self.attempted <= self.snipes:
                 wallet, buy, kind = wallets.pick("sniper", rng), True, 2
             else:
                 kind = int(np.searchsorted(mix, u_kind * mix[-1], side="right"))
@@ -116,7 +125,7 @@ class Trader:
                 usd = MEAN_USD[kind] * sizes[i] * (0.05 if rugged else 1.0)
                 out = self._buy(t, wallet, usd)
                 if kind in (3, 5) and out:
-                    pending = wallet
+                    self.pending = wallet
                 elif out and u_frac < 0.015:
                     self._gift(t, wallet, out, u_pick)
             else:
@@ -225,7 +234,7 @@ class Trader:
         if to not in p.holders and group == "ordinary":
             p.holder_list.append(to)
         p.holders[to] = p.holders.get(to, 0) + moved
-        self.events.add("transfers", t + 30.0, self.events.tx(), 0, token=p.base.address,
+        self.events.add("transfers", t + self.gift_delay_s, self.events.tx(), 0, token=p.base.address,
                         from_address=wallet, to_address=to, amount=moved)
 
     def _rug(self, t: float) -> None:

@@ -1,20 +1,20 @@
-import hashlib
-import os
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import polars as pl
 import pytest
+from deltalake import DeltaTable
 
 from core.columns import RAW
-from sources.lake import Lake, LakeError
+from sources.lake import COMPACT_ABOVE_FILES, Lake, LakeError
 
 
-def swaps(n: int = 3, amount: int = 5) -> pl.DataFrame:
+def swaps(n: int = 3, amount: int = 5, first_block: int = 10) -> pl.DataFrame:
     t = [datetime(2026, 11, 18, 23, 59, tzinfo=UTC), datetime(2026, 11, 19, 0, 1, tzinfo=UTC),
          datetime(2026, 11, 19, 0, 2, tzinfo=UTC)][:n]
     return pl.DataFrame({
-        "chain_id": [1] * n, "block_number": [10, 11, 12][:n], "log_index": [0] * n,
+        "chain_id": [1] * n, "block_number": list(range(first_block, first_block + n)),
+        "log_index": [0] * n,
         "block_time": pl.Series(t, dtype=pl.Datetime("us", "UTC")),
         "tx_hash": ["0xa", "0xb", "0xc"][:n], "pair": ["0xp"] * n, "maker": ["0xm"] * n,
         "sender": ["0xr"] * n, "recipient": ["0xm"] * n,
@@ -26,35 +26,33 @@ def swaps(n: int = 3, amount: int = 5) -> pl.DataFrame:
     })
 
 
-def digest(paths) -> list[str]:
-    return [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
+def later(frame: pl.DataFrame, blocks: int, seconds: int) -> pl.DataFrame:
+    return frame.with_columns(block_number=pl.col("block_number") + blocks,
+                              block_time=pl.col("block_time") + timedelta(seconds=seconds))
 
 
-def test_swaps_are_partitioned_by_chain_and_date(tmp_path):
+def test_swaps_are_a_delta_table_partitioned_by_chain_and_date(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
-    rel = [p.relative_to(tmp_path).as_posix() for p in lake.files("swaps")]
-    assert rel == ["swaps/chain_id=1/date=2026-11-18/part-0.parquet",
-                   "swaps/chain_id=1/date=2026-11-19/part-0.parquet"]
-    assert lake.read("swaps").sort("block_number").equals(swaps())
+    assert DeltaTable(str(tmp_path / "swaps")).metadata().partition_columns == ["chain_id", "date"]
+    rel = [f.removeprefix(str(tmp_path) + "/").rsplit("/", 1)[0] for f in lake.files("swaps")]
+    assert rel == ["swaps/chain_id=1/date=2026-11-18", "swaps/chain_id=1/date=2026-11-19"]
+    assert lake.read("swaps").equals(swaps())
 
 
-def test_writing_the_same_range_twice_leaves_the_same_files(tmp_path):
+def test_writing_the_same_range_twice_leaves_the_same_rows(tmp_path):
     lake = Lake(tmp_path)
-    first = lake.write("swaps", swaps())
-    before = digest(first)
-    again = lake.write("swaps", swaps())
-    assert again == first and digest(again) == before
-    assert len(list(tmp_path.rglob("*"))) == len(list(tmp_path.rglob("*")))
-    assert sorted(p.name for p in (tmp_path / "swaps/chain_id=1/date=2026-11-19").iterdir()) == [
-        "part-0.parquet"]
+    lake.write("swaps", swaps())
+    lake.write("swaps", swaps())
+    assert lake.read("swaps").equals(swaps())
+    assert len(lake.files("swaps")) == 2
 
 
-def test_rewriting_a_partition_replaces_its_rows(tmp_path):
+def test_rewriting_a_partition_replaces_its_rows_and_no_other(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
     lake.write("swaps", swaps(amount=9).slice(1, 2))
-    amounts = lake.read("swaps").sort("block_number")["amount0_in"].to_list()
+    amounts = lake.read("swaps")["amount0_in"].to_list()
     assert amounts == [Decimal(5), Decimal(9), Decimal(9)]
 
 
@@ -70,9 +68,11 @@ def test_a_frame_breaking_the_contract_is_refused_and_nothing_is_written(tmp_pat
     else:
         frame = frame.with_columns(pl.col("amount0_in").cast(pl.Float64))
     lake = Lake(tmp_path)
+    lake.write("swaps", swaps(1))
     with pytest.raises(LakeError):
-        lake.write("swaps", frame)
-    assert lake.files("swaps") == []
+        lake.append("swaps", later(frame, 100, 60))
+    assert lake.read("swaps").equals(swaps(1))
+    assert lake.version("swaps") == 0
 
 
 def test_an_absent_table_scans_empty_with_its_schema(tmp_path):
@@ -80,37 +80,47 @@ def test_an_absent_table_scans_empty_with_its_schema(tmp_path):
     assert frame.height == 0 and "indexed_block" in frame.columns
 
 
-def _tamper(path, frame: pl.DataFrame) -> None:
-    """Write other rows into a partition file, leaving its size and modification time as
-    they were (what only a reread, never a look at the file's stamp, would notice)."""
-    stat = path.stat()
-    frame.write_parquet(path, compression="zstd", statistics=True)
-    assert path.stat().st_size == stat.st_size
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-
-
-def test_a_small_table_is_read_once_and_again_only_when_a_file_changes(tmp_path):
+def test_appends_read_in_block_order_and_a_restore_undoes_them(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
-    assert lake.read("swaps")["amount0_in"].to_list() == [Decimal(5)] * 3
-    # Other rows of the same size under the same stamp: the kept rows are still served.
-    day = lake.files("swaps")[1]
-    _tamper(day, pl.read_parquet(day).with_columns(pl.col("tx_hash").str.replace("0x", "0y")))
-    assert lake.read("swaps")["tx_hash"].to_list() == ["0xa", "0xb", "0xc"]
-    # A partition rewritten (its stamp changes) and one added: both are seen.
-    lake.write("swaps", swaps(amount=9).slice(1, 2))
-    later = swaps(1).with_columns(block_time=pl.col("block_time") + timedelta(days=3),
-                                  block_number=pl.lit(20, pl.Int64))
-    lake.write("swaps", later)
-    assert lake.read("swaps").sort("block_number")["amount0_in"].to_list() == [
-        Decimal(5), Decimal(9), Decimal(9), Decimal(5)]
+    assert lake.append("swaps", later(swaps(), 3, 120)) == 1
+    lake.append("swaps", later(swaps(), 6, 180))
+    assert lake.read("swaps")["block_number"].to_list() == list(range(10, 19))
+    lake.restore("swaps", 1)
+    assert lake.read("swaps")["block_number"].to_list() == list(range(10, 16))
+    lake.restore("swaps", None)
+    assert lake.version("swaps") is None
 
 
-def test_a_table_above_the_kept_size_is_read_from_its_files_each_time(tmp_path, monkeypatch):
-    monkeypatch.setattr("sources.lake.KEPT_BYTES", 0)
+def test_a_pinned_lake_reads_the_versions_of_its_last_complete_batch(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
-    lake.read("swaps")
-    day = lake.files("swaps")[1]
-    _tamper(day, pl.read_parquet(day).with_columns(pl.col("tx_hash").str.replace("0x", "0y")))
-    assert lake.read("swaps")["tx_hash"].to_list() == ["0xa", "0yb", "0yc"]
+    lake.write("heads", pl.DataFrame(schema=Lake(tmp_path).read("heads").schema))
+    lake.mark(datetime(2026, 11, 19, 0, 3, tzinfo=UTC), "test")
+    # A batch half written: swaps committed, its mark not yet.
+    lake.append("swaps", later(swaps(), 3, 120))
+    pinned = lake.pinned()
+    assert pinned.read("swaps").height == 3
+    assert Lake(tmp_path).read("swaps").height == 6
+    progress = lake.progress()
+    assert progress is not None and progress.versions["swaps"] == 0
+    assert progress.watermark == datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+
+
+def test_compaction_keeps_rows_and_their_order_and_vacuum_keeps_retained_versions(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps(1))
+    for step in range(1, COMPACT_ABOVE_FILES + 2):
+        lake.append("swaps", later(swaps(1), step, step))
+    before = lake.read("swaps")
+    assert len(lake.files("swaps")) == COMPACT_ABOVE_FILES + 2
+    version = lake.version("swaps")
+    assert lake.compact("swaps") == 1
+    assert len(lake.files("swaps")) == 1
+    assert lake.read("swaps").equals(before)
+    # Within the retention window every version is still readable...
+    assert lake.vacuum("swaps") == []
+    assert Lake(tmp_path, {"swaps": version}).read("swaps").equals(before)
+    # ...and past it the files only old versions read are gone, the current ones stay.
+    assert len(lake.vacuum("swaps", timedelta(0))) == COMPACT_ABOVE_FILES + 2
+    assert Lake(tmp_path).read("swaps").equals(before)

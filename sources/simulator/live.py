@@ -1,0 +1,254 @@
+"""The live market: after its history, each chain goes on producing blocks in real time.
+
+Every block's trades are drawn from a generator seeded by (seed, chain, block) and applied to
+the pools' running state, so the market a live writer produces does not depend on how its blocks
+were batched: a writer that restarts replays the history and the blocks it committed (without
+writing them) and goes on from the same state, with no gap and no duplicate."""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import polars as pl
+
+from core.prices import TICK_S
+from sources.lake import Lake, LakeError
+from sources.simulator import WRITER as HISTORY_WRITER
+from sources.simulator import ChainRun, SimulationConfig, assemble, replay
+from sources.simulator.events import Events
+from sources.simulator.oracle import PriceBook
+from sources.simulator.trading import Regime, regime_for
+
+WRITER = "live"
+# Keeps the live draws apart from the history's, which come from the bare seed.
+STREAM = 0x11FE
+# How far ahead each pool's buy-pressure regimes are drawn when the live market starts.
+REGIME_SPAN_S = 400 * 86_400.0
+# A batch covers at most this much chain time, so that catching up after a pause prices its
+# trades with a price book of bounded size.
+CATCH_UP_S = 300.0
+# Trades inside a block keep this far from its edges, so that float rounding never places one
+# in a neighbouring block.
+EDGE_S = 1e-3
+# The tables a batch appends, in commit order; the progress mark comes after the last.
+APPENDED = ("oracle_updates", "transfers", "liquidity_events", "reserves", "swaps", "blocks",
+            "heads")
+LAG_S = {"lagging": 240.0}
+
+
+@dataclass
+class Position:
+    """Where the live market stands: each chain's next block, the next oracle tick and the next
+    head observation (unix seconds), and the batches committed."""
+
+    blocks: dict[int, int]
+    tick: int
+    head_at: float
+    at: float
+    step: int = 0
+
+    def as_meta(self) -> dict[str, object]:
+        """The position as a progress mark's metadata."""
+        return {"blocks": {str(k): v for k, v in self.blocks.items()}, "tick": self.tick,
+                "head_at": self.head_at, "at": self.at, "step": self.step}
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> "Position":
+        """The position a progress mark recorded."""
+        return cls({int(k): int(v) for k, v in meta["blocks"].items()}, int(meta["tick"]),
+                   float(meta["head_at"]), float(meta["at"]), int(meta["step"]))
+
+
+@dataclass
+class _Chain:
+    run: ChainRun
+    index: int
+    regimes: list[Regime]
+    rates: np.ndarray
+    venue_of: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+class LiveMarket:
+    """Every chain's market from the end of its history on, block by block."""
+
+    def __init__(self, config: SimulationConfig, runs: list[ChainRun]) -> None:
+        self.config = config
+        self.end = config.end.timestamp()
+        self.chains: list[_Chain] = []
+        for i, run in enumerate(runs):
+            rng = np.random.default_rng([config.seed, STREAM, i])
+            trading = run.market.trading
+            regimes = [regime_for(t.trader.pool, self.end, self.end + REGIME_SPAN_S, rng)
+                       for t in trading]
+            for t in trading:
+                t.trader.gift_delay_s = 0.0
+            venue_of = {p.address: (p.venue.router, p.venue.factory) for p in run.market.pools}
+            self.chains.append(_Chain(run, i, regimes, np.array([t.rate for t in trading]),
+                                      venue_of))
+        first_tick = PriceBook(config.end, config.end).start
+        head_at = min(float(assemble.head_times(c.run.world, self.end, self.end + 120)[0])
+                      for c in self.chains)
+        self.position = Position(
+            {c.run.world.template.chain_id: int(c.run.clock.block(
+                c.run.world.indexed_until.timestamp())) + 1 for c in self.chains},
+            first_tick, head_at, self.end)
+
+    def advance(self, now: float, build: bool = True) -> dict[str, pl.DataFrame]:
+        """Produce every block complete by `now` (a lagging chain's by four minutes before, a
+        stopped chain's never), the oracle ticks and the head observations up to `now`; returns
+        the rows to append (none when `build` is false: a replay only moves the state on)."""
+        position = self.position
+        since = min(c.run.clock.at(position.blocks[c.run.world.template.chain_id])
+                    for c in self.chains)
+        book = PriceBook(assemble.utc(min(since, position.tick) - 2 * TICK_S),
+                         assemble.utc(now + 2 * TICK_S))
+        out: dict[str, list[pl.DataFrame]] = {name: [] for name in APPENDED}
+        for chain in self.chains:
+            world = chain.run.world
+            chain_id = world.template.chain_id
+            if world.role == "stopped":
+                continue
+            events = Events()
+            last = self._trade(chain, now - LAG_S.get(world.role, 0.0), events, book)
+            if build and events.columns:
+                for name, frame in self._tables(chain, events, position.blocks[chain_id]).items():
+                    out[name].append(assemble.stamp(frame, chain_id))
+            position.blocks[chain_id] = last
+        # Every chain's history starts at the same instant, so they share one grid of heads.
+        seen = assemble.head_times(self.chains[0].run.world, position.head_at, now + EDGE_S)
+        if len(seen):
+            if build:
+                out["heads"] += [assemble.stamp(assemble.heads_table(c.run.world, c.run.clock,
+                                                                     seen),
+                                                c.run.world.template.chain_id)
+                                 for c in self.chains]
+            position.head_at = float(seen[-1]) + assemble.HEAD_EVERY_S
+        position.at = now
+        ticks_until = int(now) + 1
+        if ticks_until > position.tick:
+            if build:
+                updates = PriceBook(assemble.utc(position.tick), assemble.utc(ticks_until))
+                out["oracle_updates"].append(updates.updates())
+            position.tick += TICK_S * (-(-(ticks_until - position.tick) // TICK_S))
+        return {name: pl.concat(frames) for name, frames in out.items() if frames}
+
+    def _trade(self, chain: _Chain, until: float, events: Events, book: PriceBook) -> int:
+        """Trade every block of the chain that ends by `until`; returns the next block."""
+        clock, world = chain.run.clock, chain.run.world
+        block = self.position.blocks[world.template.chain_id]
+        trading = chain.run.market.trading
+        seed = self.config.seed
+        while clock.at(block + 1) <= until:
+            total = float(chain.rates.sum())
+            rng = np.random.default_rng([seed, STREAM, chain.index, block])
+            n = int(rng.poisson(total * clock.block_s)) if total > 0 else 0
+            if n:
+                start = clock.at(block)
+                picks = rng.choice(len(trading), n, p=chain.rates / total)
+                times = np.sort(rng.uniform(start + EDGE_S, start + clock.block_s - EDGE_S, n))
+                for k in np.unique(picks):
+                    mine = trading[int(k)]
+                    trader = mine.trader
+                    trader.rng, trader.events, trader.quote_usd = rng, events, book.quote_usd
+                    wanted = times[picks == k]
+                    if trader.run(wanted, chain.regimes[int(k)]) < len(wanted):
+                        # A bonding curve completed: it trades no more.
+                        chain.rates[int(k)] = 0.0
+            block += 1
+        return block
+
+    def _tables(self, chain: _Chain, events: Events, first_block: int) -> dict[str, pl.DataFrame]:
+        world = chain.run.world
+        rng = np.random.default_rng([self.config.seed, STREAM, chain.index, 1 << 40, first_block])
+        tables = assemble.event_tables(world, events, chain.run.clock, rng)
+        if "swaps" in tables:
+            tables["swaps"] = assemble.swap_details(tables["swaps"], world, chain.venue_of, rng)
+        tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
+        tables["blocks"] = assemble.blocks_table(tables)
+        return tables
+
+
+def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveMarket:
+    """The live market over `lake`: its history replayed from the identity the simulator
+    recorded, then the batches a live writer committed; a batch it began but did not mark is
+    rolled back first."""
+    mark = lake.progress()
+    if mark is None or "seed" not in mark.meta:
+        raise LakeError(f"{lake.root} holds no simulated history: run `chaintape simulate` first")
+    if mark.writer not in (HISTORY_WRITER, WRITER):
+        raise LakeError(f"{lake.root} was last written by {mark.writer!r}, not the simulator")
+    meta = mark.meta
+    config = SimulationConfig(meta["chains"], meta["days"], meta["swaps"], meta["seed"],
+                              datetime.fromisoformat(meta["end"]))
+    for name, version in lake.current_versions().items():
+        if version > mark.versions.get(name, -1):
+            lake.restore(name, mark.versions.get(name))
+    began = time.perf_counter()
+    market = LiveMarket(config, replay(config))
+    progress(f"history replayed [{time.perf_counter() - began:.1f}s]")
+    if mark.writer == WRITER:
+        target = Position.from_meta(meta["position"])
+        _replay(market, target)
+        progress(f"{target.step:,} committed batches replayed "
+                 f"[{time.perf_counter() - began:.1f}s]")
+    return market
+
+
+def _replay(market: LiveMarket, target: Position) -> None:
+    at = market.end
+    while at < target.at:
+        at = min(at + CATCH_UP_S, target.at)
+        market.advance(at, build=False)
+    if (market.position.blocks, market.position.tick, market.position.head_at) != (
+            target.blocks, target.tick, target.head_at):
+        raise LakeError("the live market's replay does not reach the position the lake "
+                        f"recorded ({market.position} against {target})")
+    market.position = target
+
+
+def commit(lake: Lake, market: LiveMarket, now: float) -> dict[str, int]:
+    """Produce everything up to `now` and append it, one commit per table, then mark the
+    batch; returns the rows appended per table."""
+    tables = market.advance(now)
+    for name in APPENDED:
+        if name in tables:
+            lake.append(name, tables[name])
+    market.position.step += 1
+    mark = lake.progress()
+    meta = dict(mark.meta if mark else {})
+    identity = {k: meta[k] for k in ("chains", "days", "swaps", "seed", "end")}
+    lake.mark(assemble.utc(now), WRITER, market.position.step,
+              meta={**identity, "position": market.position.as_meta()})
+    return {name: frame.height for name, frame in tables.items()}
+
+
+def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
+        stop: Callable[[], bool] = lambda: False,
+        progress: Callable[[str], None] = lambda _: None) -> LiveMarket:
+    """Write the live market to `lake` every `every_s` seconds of wall time, catching up first
+    when the lake trails the clock, until `until` (or for ever, or until `stop` says so)."""
+    market = start(lake, progress)
+    last_said = 0.0
+    while not stop():
+        wall = time.time()
+        now = min(wall, until.timestamp()) if until else wall
+        behind = now - _chain_time(market)
+        now = min(now, _chain_time(market) + CATCH_UP_S)
+        counts = commit(lake, market, now)
+        if time.monotonic() - last_said > 60 or behind > CATCH_UP_S:
+            progress(f"live: batch {market.position.step:,} up to {assemble.utc(now):%H:%M:%S}"
+                     f", {counts.get('swaps', 0)} swaps"
+                     + (f", {behind:,.0f}s behind" if behind > CATCH_UP_S else ""))
+            last_said = time.monotonic()
+        if until and now >= until.timestamp():
+            break
+        if behind <= CATCH_UP_S:
+            time.sleep(max(0.0, every_s - (time.time() - wall)))
+    return market
+
+
+def _chain_time(market: LiveMarket) -> float:
+    """The instant up to which the live market has produced."""
+    return market.position.at
