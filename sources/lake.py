@@ -324,10 +324,11 @@ class Lake:
         if actions.is_empty():
             return [], 0
         parts = [f"partition.{c}" for c in spec.partition_columns()]
-        # A partition's files are appended in key order and compaction keeps that order, so
-        # each file's smallest key places it.
-        first = next((f"min.{c}" for c in spec.key if f"min.{c}" in actions.columns), None)
-        order = parts + ([first] if first else []) + ["modification_time", "path"]
+        # A partition's files are appended in time order and do not overlap (a chain's events
+        # in block and log order), and compaction sorts by key, so each file's earliest time,
+        # then its smallest key, places it.
+        firsts = [c for c in (spec.date_column, *spec.key) if c]
+        order = parts + [f"min.{c}" for c in firsts if f"min.{c}" in actions.columns] + ["path"]
         actions = actions.sort(order, nulls_last=True)
         base = self.uri(table)
         return [f"{base}/{p}" for p in actions["path"]], int(actions["size_bytes"].sum())

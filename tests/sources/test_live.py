@@ -1,0 +1,148 @@
+import os
+import shutil
+import signal
+import subprocess
+import time
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+import pytest
+
+from sources.lake import Lake
+from sources.simulator import SimulationConfig, live, simulate
+from tests.conftest import BIN
+
+CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=5,
+                          end=datetime(2026, 11, 20, tzinfo=UTC))
+UNTIL = CONFIG.end + timedelta(minutes=40)
+# What the market's state decides; hashes, routers and gas are drawn per batch.
+STATE = {
+    "swaps": ["chain_id", "block_number", "log_index", "block_time", "pair", "maker",
+              "amount0_in", "amount1_in", "amount0_out", "amount1_out"],
+    "reserves": ["chain_id", "block_number", "log_index", "pair", "reserve0", "reserve1"],
+    "transfers": ["chain_id", "block_number", "log_index", "token", "from_address",
+                  "to_address", "amount"],
+    "heads": None, "oracle_updates": None, "liquidity_events": None,
+}
+# Read in time order, not key order: its readers sort it.
+SORTED = {"oracle_updates": ["feed_id", "publish_time"]}
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    lake = Lake(tmp_path_factory.mktemp("history"))
+    simulate(CONFIG, lake)
+    return lake
+
+
+def copy(history: Lake, to) -> Lake:
+    shutil.copytree(history.root, to)
+    return Lake(to)
+
+
+def state(lake: Lake) -> dict[str, pl.DataFrame]:
+    pinned = lake.pinned()
+    tables = {name: pinned.read(name).select(columns or pl.all())
+              for name, columns in STATE.items()}
+    return {name: frame.sort(SORTED[name]) if name in SORTED else frame
+            for name, frame in tables.items()}
+
+
+def assert_same_state(a: Lake, b: Lake) -> None:
+    left, right = state(a), state(b)
+    for name in STATE:
+        assert left[name].equals(right[name]), name
+
+
+def test_the_live_market_appends_after_the_history_with_every_rule_kept(history, tmp_path):
+    lake = copy(history, tmp_path / "lake")
+    before = {name: lake.read(name).height for name in STATE}
+    live.run(lake, until=UNTIL)
+    swaps = lake.read("swaps")
+    added = swaps.height - before["swaps"]
+    # 3,000 swaps a day on four chains, of which the stopped chain makes none: dozens in 40 min.
+    assert 20 < added < 200
+    key = ["chain_id", "block_number", "log_index"]
+    old = history.read("swaps")
+    new = swaps.join(old, on=key, how="anti")
+    assert new.height == added and new["block_time"].max() < UNTIL
+    # Each chain's live blocks follow its history's (the lagging chain's from four minutes
+    # before the end), in block order as read.
+    last = old.group_by("chain_id").agg(last=pl.col("block_number").max())
+    assert new.join(last, on="chain_id").filter(
+        pl.col("block_number") <= pl.col("last")).is_empty()
+    assert swaps.select(key).is_unique().all()
+    assert swaps.group_by("chain_id").agg(pl.col("block_number").is_sorted())[
+        "block_number"].all()
+    # Heads every minute for each chain, an oracle update every ten seconds for each feed open.
+    assert lake.read("heads").height - before["heads"] == 4 * 41
+    # Every pool's reserves move by exactly each swap's amounts across the history's end.
+    reserves = lake.read("reserves").filter(pl.col("chain_id") == 1)
+    after = reserves.with_columns(
+        before0=pl.col("reserve0").shift(1).over("pair"),
+        before1=pl.col("reserve1").shift(1).over("pair"))
+    joined = lake.read("swaps").filter(
+        (pl.col("chain_id") == 1) & (pl.col("block_time") >= CONFIG.end)).join(
+        after, on=["chain_id", "block_number", "pair"])
+    assert joined.height > 0
+    for r in joined.iter_rows(named=True):
+        assert int(r["reserve0"]) == int(r["before0"]) + int(r["amount0_in"]) - int(
+            r["amount0_out"])
+        assert int(r["reserve1"]) == int(r["before1"]) + int(r["amount1_in"]) - int(
+            r["amount1_out"])
+    mark = lake.progress()
+    assert mark is not None and mark.writer == "live" and mark.watermark == UNTIL
+
+
+def test_the_live_market_does_not_depend_on_how_its_blocks_are_batched(history, tmp_path):
+    a = copy(history, tmp_path / "a")
+    live.run(a, until=UNTIL)
+    b = copy(history, tmp_path / "b")
+    market = live.start(b)
+    at = CONFIG.end.timestamp()
+    while at < UNTIL.timestamp():
+        at = min(at + 37.0, UNTIL.timestamp())
+        live.commit(b, market, at)
+    assert_same_state(a, b)
+
+
+def test_a_batch_begun_and_not_marked_is_undone_and_the_writer_goes_on(history, tmp_path):
+    whole = copy(history, tmp_path / "whole")
+    live.run(whole, until=UNTIL)
+    broken = copy(history, tmp_path / "broken")
+    live.run(broken, until=CONFIG.end + timedelta(minutes=20))
+    marked = broken.read("swaps").height
+    # A writer that died after committing some of a batch's tables and before marking it.
+    market = live.start(broken)
+    tables = market.advance((CONFIG.end + timedelta(minutes=25)).timestamp())
+    for name in ("oracle_updates", "reserves", "swaps"):
+        broken.append(name, tables[name])
+    assert Lake(broken.root).read("swaps").height > marked
+    assert broken.pinned().read("swaps").height == marked
+    live.run(broken, until=UNTIL)
+    assert_same_state(whole, broken)
+
+
+def test_a_writer_killed_mid_append_resumes_with_no_gap_and_no_duplicate(history, tmp_path):
+    whole = copy(history, tmp_path / "whole")
+    until = CONFIG.end + timedelta(hours=3)
+    live.run(whole, until=until)
+    lake = copy(history, tmp_path / "killed")
+    env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path), "CHAINTAPE_LAKE": str(lake.root)}
+    args = [str(BIN / "chaintape"), "live", "--until", until.isoformat(), "--every", "0"]
+    for delay in (0.0, 0.13, 0.29):
+        writer = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        first = lake.progress()
+        deadline = time.monotonic() + 120
+        while (lake.progress() == first) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(delay)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        # What a reader pins is whole whatever the moment of the kill.
+        assert lake.pinned().read("swaps").select("chain_id", "block_number",
+                                                   "log_index").is_unique().all()
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_same_state(whole, lake)
