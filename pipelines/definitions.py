@@ -14,7 +14,7 @@ from assets.sql_assets import lake_specs, sql_assets
 from assets.wallets import assets as wallets_assets
 from pipelines.progress import step_lines
 from pipelines.resources import resources
-from pipelines.schedules import schedules
+from pipelines.schedules import lake_maintenance, lake_sensor, maintenance_schedule, schedules
 
 python_assets = [a for a in dg.load_assets_from_modules([
     market_assets, chains_assets, wallets_assets, boards_assets, farms_assets, perps_assets,
@@ -29,8 +29,9 @@ cadence_jobs, cadence_schedules = schedules()
 defs = dg.Definitions(
     assets=[*lake_specs(), *python_assets, *model_assets],
     asset_checks=product_checks(checked_in_step),
-    jobs=[everything, *cadence_jobs],
-    schedules=cadence_schedules,
+    jobs=[everything, *cadence_jobs, lake_maintenance],
+    schedules=[*cadence_schedules, maintenance_schedule],
+    sensors=[lake_sensor(everything.name)],
     resources=resources(),
     loggers={"console": dg.colored_console_logger, "step_lines": step_lines},
 )

@@ -1,10 +1,19 @@
-"""One schedule per cadence; each refreshes its products and publishes a snapshot."""
+"""Automation: a refresh whenever the lake has new complete batches, the cadence schedules, and
+the lake's maintenance."""
 
 import dagster as dg
+
+from sources.lake import TABLES, Lake
 
 CADENCES = {
     "every_5_minutes": ("*/5 * * * *", ["market", "chains", "oracle", "publish"]),
 }
+# How often the sensor looks at the lake: the market products' cadence is a minute, and a
+# refresh takes part of it.
+LAKE_POLL_S = 20
+MAINTENANCE_CRON = "*/10 * * * *"
+BUSY = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
+        dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
 
 def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
@@ -17,3 +26,51 @@ def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
         scheds.append(dg.ScheduleDefinition(job=job, cron_schedule=cron,
                                             execution_timezone="UTC"))
     return jobs, scheds
+
+
+def lake_sensor(job: str) -> dg.SensorDefinition:
+    """Starts the job named `job` when the lake's last complete batch is newer than the last refresh asked
+    for, unless a refresh is still queued or running (it will pick the new batch up next)."""
+
+    @dg.sensor(name="lake_updates", job_name=job, minimum_interval_seconds=LAKE_POLL_S,
+               default_status=dg.DefaultSensorStatus.RUNNING)
+    def lake_updates(context: dg.SensorEvaluationContext):
+        progress = Lake().progress()
+        if progress is None:
+            return dg.SkipReason("the lake has no complete batch yet")
+        watermark = progress.watermark.isoformat()
+        if context.cursor == watermark:
+            return dg.SkipReason(f"nothing new since {watermark}")
+        busy = context.instance.get_runs(
+            dg.RunsFilter(job_name=job, statuses=BUSY), limit=1)
+        if busy:
+            return dg.SkipReason(f"a refresh is under way ({busy[0].run_id[:8]})")
+        context.update_cursor(watermark)
+        return dg.RunRequest(run_key=watermark, tags={"chaintape/watermark": watermark})
+
+    return lake_updates
+
+
+@dg.op
+def maintain_lake(context: dg.OpExecutionContext) -> None:
+    """Compact crowded partitions, then vacuum files past the retention window, table by
+    table."""
+    lake = Lake()
+    for name in TABLES:
+        compacted = lake.compact(name)
+        deleted = lake.vacuum(name)
+        if compacted or deleted:
+            context.log.info(f"{name}: {compacted} partitions compacted, "
+                             f"{len(deleted)} files vacuumed")
+
+
+@dg.job(name="lake_maintenance", description="Compacts the lake's small files and vacuums "
+        "versions past the retention window.")
+def lake_maintenance() -> None:
+    """The lake's maintenance."""
+    maintain_lake()
+
+
+maintenance_schedule = dg.ScheduleDefinition(
+    job=lake_maintenance, cron_schedule=MAINTENANCE_CRON, execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.RUNNING)

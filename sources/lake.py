@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pandera.polars as pa
 import polars as pl
 from deltalake import CommitProperties, DeltaTable, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from core.home import home
 from sources import contract as schema
@@ -72,13 +72,10 @@ TABLES: dict[str, LakeTable] = {
     ),
 }
 
-# The lake's own record of complete batches: a writer commits a batch's tables one by one, then
-# one row here naming the version each table reached, so a reader pins a state in which every
-# table holds the same batches.
-PROGRESS = "_progress"
-PROGRESS_SCHEMA: dict[str, pl.DataType] = {
-    "written_at": pl.Datetime("us", "UTC"), "watermark": pl.Datetime("us", "UTC"),
-    "writer": pl.String(), "step": pl.Int64(), "versions": pl.String(), "meta": pl.String()}
+# The lake's record of its last complete batch: a writer commits a batch's tables one by one,
+# then replaces this object, naming the version each table reached, so a reader pins a state in
+# which every table holds the same batches.
+PROGRESS = "_progress.json"
 # Versions older than this stay readable (a run pins the versions it started on); vacuum removes
 # only files no version inside the window needs.
 RETENTION = timedelta(hours=2)
@@ -208,78 +205,103 @@ class Lake:
 
     def mark(self, watermark: datetime, writer: str, step: int = 0,
              meta: dict[str, Any] | None = None) -> Progress:
-        """Record a complete batch: every table's current version, up to `watermark`."""
+        """Record a complete batch: every table's current version, up to `watermark`, in one
+        object replaced whole (a rename, or an S3 put)."""
         progress = Progress(watermark, writer, step, self.current_versions(), dict(meta or {}))
-        row = pl.DataFrame([{
-            "written_at": datetime.now(UTC), "watermark": watermark, "writer": writer,
-            "step": step, "versions": json.dumps(progress.versions, sort_keys=True),
-            "meta": json.dumps(progress.meta, sort_keys=True, default=str)}],
-            schema=PROGRESS_SCHEMA)
-        write_deltalake(self.uri(PROGRESS), row.to_arrow(), mode="append",
-                        storage_options=self.storage or None)
+        body = json.dumps({"watermark": watermark.isoformat(), "writer": writer, "step": step,
+                           "versions": progress.versions, "meta": progress.meta,
+                           "written_at": datetime.now(UTC).isoformat()},
+                          sort_keys=True, default=str).encode()
+        if self.remote:
+            bucket, key = self._object(PROGRESS)
+            _s3().put_object(Bucket=bucket, Key=key, Body=body)
+        else:
+            target = Path(self.root) / PROGRESS
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{PROGRESS}.{os.getpid()}")
+            tmp.write_bytes(body)
+            os.replace(tmp, target)
         return progress
 
     def progress(self) -> Progress | None:
         """The last complete batch, or None when no writer has marked one."""
-        try:
-            delta = DeltaTable(self.uri(PROGRESS), storage_options=self.storage or None)
-        except TableNotFoundError:
-            return None
-        frame = pl.DataFrame(delta.to_pyarrow_table()).sort("written_at")
-        if frame.is_empty():
-            return None
-        row = frame.row(-1, named=True)
-        return Progress(row["watermark"], row["writer"], row["step"],
-                        json.loads(row["versions"]), json.loads(row["meta"]))
+        if self.remote:
+            bucket, key = self._object(PROGRESS)
+            try:
+                body = _s3().get_object(Bucket=bucket, Key=key)["Body"].read()
+            except _s3().exceptions.NoSuchKey:
+                return None
+        else:
+            try:
+                body = (Path(self.root) / PROGRESS).read_bytes()
+            except FileNotFoundError:
+                return None
+        fields = json.loads(body)
+        return Progress(datetime.fromisoformat(fields["watermark"]), fields["writer"],
+                        int(fields["step"]), fields["versions"], fields["meta"])
 
     def pinned(self) -> "Lake":
         """This lake as of its last complete batch (as it stands when no batch was marked)."""
         progress = self.progress()
         return Lake(self.root, progress.versions if progress else self.current_versions())
 
-    def compact(self, table: str) -> int:
+    def compact(self, table: str, tries: int = 3) -> int:
         """Rewrite each partition holding more than COMPACT_ABOVE_FILES files as one file in key
-        order; returns the partitions rewritten. Each is its own commit, so a concurrent append
-        to another partition is not in its way."""
+        order; returns the partitions rewritten. Each is its own commit against the version it
+        read: a writer appending to the same partition meanwhile makes it fail, and it is tried
+        again (then left for the next run), so no appended row is ever lost."""
         spec = _spec(table)
-        delta = self._table(table)
-        if delta is None:
-            return 0
-        actions = _actions(delta)
-        parts = [c for c in actions.columns if c.startswith("partition.")]
-        crowded: list[dict[str, Any]]
-        if not parts:
-            crowded = [{}] if actions.height > COMPACT_ABOVE_FILES else []
-        else:
-            counts = actions.group_by(parts).len().filter(pl.col("len") > COMPACT_ABOVE_FILES)
-            crowded = counts.drop("len").to_dicts()
-        for values in crowded:
-            names = {k.removeprefix("partition."): v for k, v in values.items()}
-            mine = actions
-            for column, value in values.items():
-                mine = mine.filter(pl.col(column) == value)
-            data = Lake(self.root).scan(table).filter(
-                *[pl.col(k) == v for k, v in names.items() if k != "date"] or [pl.lit(True)])
-            if "date" in names:
-                data = data.filter(_date_expr(spec) == names["date"])
-            frame = data.collect()
-            if spec.partitioning in ("date", "chain_date"):
-                frame = frame.with_columns(date=_date_expr(spec))
-            predicate = " AND ".join(f"{k} = {_literal(v)}" for k, v in names.items()) or None
-            write_deltalake(self.uri(table), _ordered(frame.sort(list(spec.key))),
-                            partition_by=spec.partition_columns() or None, mode="overwrite",
-                            predicate=predicate, storage_options=self.storage or None,
-                            commit_properties=CommitProperties(
-                                custom_metadata={"chaintape": "compact"}))
-        return len(crowded)
+        done = 0
+        for values in self._crowded(table):
+            for _ in range(tries):
+                try:
+                    self._compact(table, spec, values)
+                except CommitFailedError:
+                    continue
+                done += 1
+                break
+        return done
 
-    def vacuum(self, table: str, retention: timedelta = RETENTION) -> list[str]:
-        """Delete the files no version younger than `retention` reads; returns them."""
+    def _crowded(self, table: str) -> list[dict[str, Any]]:
         delta = self._table(table)
         if delta is None:
             return []
-        return delta.vacuum(retention_hours=max(0, int(retention.total_seconds() // 3600)),
-                            dry_run=False, enforce_retention_duration=False)
+        actions = _actions(delta)
+        parts = [c for c in actions.columns if c.startswith("partition.")]
+        if not parts:
+            return [{}] if actions.height > COMPACT_ABOVE_FILES else []
+        counts = actions.group_by(parts).len().filter(pl.col("len") > COMPACT_ABOVE_FILES)
+        return [{k.removeprefix("partition."): v for k, v in row.items()}
+                for row in counts.drop("len").to_dicts()]
+
+    def _compact(self, table: str, spec: LakeTable, names: dict[str, Any]) -> None:
+        delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
+        data = Lake(self.root, {table: delta.version()}).scan(table)
+        if "chain_id" in names:
+            data = data.filter(pl.col("chain_id") == names["chain_id"])
+        if "date" in names:
+            data = data.filter(_date_expr(spec) == names["date"])
+        frame = data.collect()
+        if spec.partitioning in ("date", "chain_date"):
+            frame = frame.with_columns(date=_date_expr(spec))
+        predicate = " AND ".join(f"{k} = {_literal(v)}" for k, v in names.items()) or None
+        write_deltalake(delta, _ordered(frame.sort(list(spec.key))),
+                        partition_by=spec.partition_columns() or None, mode="overwrite",
+                        predicate=predicate, storage_options=self.storage or None,
+                        commit_properties=CommitProperties(
+                            custom_metadata={"chaintape": "compact"}))
+
+    def vacuum(self, table: str, retention: timedelta = RETENTION) -> list[str]:
+        """Delete the files no version younger than `retention` reads, and the log entries
+        before the last checkpoint past it; returns the files deleted."""
+        delta = self._table(table)
+        if delta is None:
+            return []
+        deleted = delta.vacuum(retention_hours=max(0, int(retention.total_seconds() // 3600)),
+                               dry_run=False, enforce_retention_duration=False)
+        delta.create_checkpoint()
+        delta.cleanup_metadata()
+        return deleted
 
     def _validated(self, table: str, frame: pl.DataFrame) -> tuple[LakeTable, pl.DataFrame]:
         spec = _spec(table)
@@ -337,15 +359,17 @@ class Lake:
         if not self.remote:
             shutil.rmtree(self.uri(table), ignore_errors=True)
             return
-        import boto3
-
-        bucket, _, prefix = self.uri(table).removeprefix("s3://").partition("/")
-        s3 = boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL"))
+        bucket, prefix = self._object(table)
+        s3 = _s3()
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket,
                                                                  Prefix=prefix + "/"):
             keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
             if keys:
                 s3.delete_objects(Bucket=bucket, Delete={"Objects": keys})
+
+    def _object(self, name: str) -> tuple[str, str]:
+        bucket, _, key = self.uri(name).removeprefix("s3://").partition("/")
+        return bucket, key
 
     def _polars_storage(self) -> dict[str, str]:
         return {k.lower(): v for k, v in self.storage.items()}
@@ -355,6 +379,12 @@ def _ordered(frame: pl.DataFrame) -> Any:
     """The frame as one Arrow batch: delta-rs writes the batches of a table concurrently and
     interleaves their rows, and a partition's file must keep the key order."""
     return frame.rechunk().to_arrow()
+
+
+def _s3() -> Any:
+    import boto3
+
+    return boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL"))
 
 
 def _actions(delta: DeltaTable) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""Every asset, check, job and schedule is the one expected: a rename or a lost asset fails here.
+"""Every asset, check, job, schedule and sensor is the one expected: a rename or a lost asset fails here.
 
 The expected set is `definitions.txt` beside this file (one `kind name` a line); a change that
 means to add, remove or rename one edits that list in the same commit."""
@@ -18,7 +18,8 @@ def defined() -> set[str]:
     return ({f"asset {'/'.join(k.path)}" for k in graph.get_all_asset_keys()}
             | {f"check {'/'.join(k.asset_key.path)}:{k.name}" for k in graph.asset_check_keys}
             | {f"job {j.name}" for j in repo.get_all_jobs() if not j.name.startswith("__")}
-            | {f"schedule {s.name}" for s in repo.schedule_defs})
+            | {f"schedule {s.name}" for s in repo.schedule_defs}
+            | {f"sensor {s.name}" for s in repo.sensor_defs})
 
 
 def test_the_definitions_are_the_expected_ones() -> None:

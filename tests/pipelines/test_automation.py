@@ -1,0 +1,42 @@
+from datetime import UTC, datetime, timedelta
+
+import dagster as dg
+
+from pipelines.schedules import lake_maintenance, lake_sensor
+from sources.lake import COMPACT_ABOVE_FILES, Lake
+from tests.sources.test_lake import later, swaps
+
+
+def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    sensor = lake_sensor("everything")
+    lake = Lake()
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance)
+        assert isinstance(sensor(context), dg.SkipReason)
+        lake.write("swaps", swaps())
+        first = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+        lake.mark(first, "test")
+        request = sensor(context)
+        assert isinstance(request, dg.RunRequest) and request.run_key == first.isoformat()
+        context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
+        assert isinstance(sensor(context), dg.SkipReason)
+        lake.mark(first + timedelta(seconds=2), "test")
+        context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
+        request = sensor(context)
+        assert isinstance(request, dg.RunRequest)
+        assert request.run_key == (first + timedelta(seconds=2)).isoformat()
+
+
+def test_the_maintenance_job_compacts_crowded_partitions_and_keeps_every_row(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    lake = Lake()
+    lake.write("swaps", swaps(1))
+    for step in range(1, COMPACT_ABOVE_FILES + 2):
+        lake.append("swaps", later(swaps(1), step, step))
+    before = lake.read("swaps")
+    assert lake_maintenance.execute_in_process().success
+    assert len(lake.files("swaps")) == 1
+    assert lake.read("swaps").equals(before)
+    assert before.height == COMPACT_ABOVE_FILES + 2
