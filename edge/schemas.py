@@ -51,13 +51,16 @@ KEY = obj({"key": obj({"id": STRING, "name": STRING, "created_at": STRING}, null
            **PLAN, "remaining": nullable(INT)})
 HEALTH = obj({"healthy": BOOL}, required=["healthy"])
 STATUS = obj({
-    "status": {"type": "string", "enum": ["ok", "degraded", "unavailable"]},
+    "status": {"type": "string", "enum": ["ok", "stale", "degraded", "unavailable"]},
     "snapshot": obj({"id": STRING, "as_of": STRING, "snapshot_at": STRING, "age_seconds": NUMBER},
                     nullable=True),
+    "watermark": obj({"as_of": STRING, "trails_now_seconds": NUMBER,
+                      "stale_after_seconds": NUMBER, "stale": BOOL}, nullable=True),
     "rejected_snapshot": obj({"snapshot_id": STRING, "error": STRING}, nullable=True),
     "chains": {"type": "array", "items": obj({
         "slug": STRING, "chain_id": INT, "latest_block": INT, "head_block": INT,
-        "block_lag_seconds": INT, "syncing": BOOL, "metrics_stale": BOOL})},
+        "block_lag_seconds": INT, "syncing": BOOL, "metrics_stale": BOOL,
+        "data_lag_seconds": NUMBER})},
     "upstreams": {"type": "object", "additionalProperties": {"type": "object"}},
 })
 REQUIREMENTS = obj({"scheme": STRING, "network": STRING, "asset": STRING, "amount": STRING,

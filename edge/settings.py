@@ -33,6 +33,9 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = ()
     offer: Offer = field(default_factory=Offer)
     oracle_upstream: str | None = None
+    # Data older than this is stale: the market products' cadence is a minute, and a refresh
+    # (sensor poll, materialise, publish) takes up to another.
+    stale_after_s: float = 120.0
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -43,4 +46,5 @@ class Settings:
                    redis_url=env("CHAINTAPE_REDIS_URL") or None,
                    trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),
                    offer=offer_from_env(),
-                   oracle_upstream=env("CHAINTAPE_ORACLE_UPSTREAM") or None)
+                   oracle_upstream=env("CHAINTAPE_ORACLE_UPSTREAM") or None,
+                   stale_after_s=float(env("CHAINTAPE_STALE_AFTER_SECONDS", "120")))

@@ -119,6 +119,13 @@ class SnapshotHolder:
         """Seconds since LATEST was last read successfully."""
         return None if self.last_check is None else round(time.time() - self.last_check, 1)
 
+    def data_age_seconds(self) -> float | None:
+        """Seconds between the current snapshot's watermark (`as_of`) and now."""
+        if self.current is None:
+            return None
+        at = datetime.fromisoformat(self.current.manifest.as_of.replace("Z", "+00:00"))
+        return (datetime.now(UTC) - at).total_seconds()
+
     def age_seconds(self) -> float | None:
         """Seconds since the current snapshot was published."""
         if self.current is None:

@@ -188,25 +188,98 @@ def _announce_once_listening(host: str, port: int) -> None:
 
 
 @main.command()
-@click.option("--fresh", is_flag=True, help="simulate again even if the lake has data")
-@click.option("--swaps", default=1_000_000, show_default=True)
+@click.option("--fresh", is_flag=True, help="simulate the history again even if the lake has it")
+@click.option("--swaps", default=1_000_000, show_default=True, help="swaps in the history")
+@click.option("--live/--frozen", "is_live", default=True, show_default=True,
+              help="keep the market running in real time, refreshing as it lands")
 @click.pass_context
-def up(ctx: click.Context, fresh: bool, swaps: int) -> None:
-    """Simulate (once), materialise everything, publish, and serve."""
+def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool) -> None:
+    """Simulate (once), go live, materialise and publish, then serve and keep refreshing."""
     from sources.lake import Lake
 
-    if fresh or not Lake().tables():
+    lake = Lake()
+    mark = lake.progress()
+    if fresh or mark is None:
         ctx.invoke(simulate, swaps=swaps)
     else:
-        _say(f"lake already present at {Lake().root} (use --fresh to simulate again)")
-    if not _materialize(None):
-        sys.exit(1)
-    # The edge is served from a fresh process image, so that what materialising took (polars'
-    # thread pool and caches, Dagster's instance) is not held for as long as the edge serves.
+        _say(f"lake already present at {lake.root}, complete up to "
+             f"{mark.watermark:%Y-%m-%d %H:%M:%S}Z (use --fresh to simulate again)")
+    if not is_live:
+        if not _materialize(None):
+            sys.exit(1)
+        _serve_in_place()
+    children: dict[str, subprocess.Popen] = {}
+    try:
+        children["live market"] = _child("live", "--every", "2")
+        # The first snapshot is made here, before serving; the daemon's sensor makes the next
+        # ones as the live market lands.
+        _wait_for_live(lake)
+        if subprocess.run([_cli(), "materialize"], check=False).returncode:
+            sys.exit(1)
+        children["Dagster daemon"] = _daemon()
+        children["edge"] = _child("serve")
+        _say("live: the market runs, the lake sensor refreshes and publishes as it lands "
+             "(`chaintape ui` shows the runs); Ctrl-C stops everything")
+        _watch(children)
+    finally:
+        for child in children.values():
+            if child.poll() is None:
+                child.terminate()
+        for child in children.values():
+            try:
+                child.wait(15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def _cli() -> str:
+    return str(Path(sys.executable).parent / "chaintape")
+
+
+def _child(*args: str) -> subprocess.Popen:
+    """A chaintape command as a child process, sharing this one's output."""
+    return subprocess.Popen([_cli(), *args])
+
+
+def _daemon() -> subprocess.Popen:
+    """The Dagster daemon over the same instance: it runs the lake sensor and the schedules."""
+    bin_dir = Path(sys.executable).parent
+    return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-m", "pipelines.definitions"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _wait_for_live(lake, timeout_s: float = 900.0) -> None:
+    """Wait until the live market has caught up with the wall clock (it replays the history
+    first when it resumes a lake)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        mark = lake.progress()
+        if mark is not None and mark.writer == "live" and (
+                time.time() - mark.watermark.timestamp() < 30):
+            return
+        time.sleep(0.5)
+    raise click.ClickException("the live market did not catch up with the clock")
+
+
+def _watch(children: dict[str, subprocess.Popen]) -> None:
+    """Run until interrupted or until a child stops (which stops the rest)."""
+    try:
+        while all(child.poll() is None for child in children.values()):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        _say("stopping")
+        return
+    name, stopped = next((n, c) for n, c in children.items() if c.poll() is not None)
+    raise click.ClickException(f"the {name} stopped (exit {stopped.returncode}); "
+                               "stopping the rest")
+
+
+def _serve_in_place() -> None:
+    """Serve from a fresh process image, so that what materialising took (polars' thread pool
+    and caches, Dagster's instance) is not held for as long as the edge serves."""
     sys.stdout.flush()
     sys.stderr.flush()
-    cli = Path(sys.executable).parent / "chaintape"
-    os.execv(cli, [str(cli), "serve"])
+    os.execv(_cli(), [_cli(), "serve"])
 
 
 @main.command()

@@ -23,7 +23,10 @@ model_assets = sql_assets()
 # Products whose own step checks them as they are made carry their checks already.
 checked_in_step = {check.asset_key.path[-1] for a in python_assets for check in a.check_keys}
 
-everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all())
+# In one process: a step per process would cost each of the ninety-odd steps an interpreter
+# and the imports, several times the work of most of them.
+everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all(),
+                                 executor_def=dg.in_process_executor)
 cadence_jobs, cadence_schedules = schedules()
 
 defs = dg.Definitions(

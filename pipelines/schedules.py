@@ -21,7 +21,8 @@ def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
     jobs, scheds = [], []
     for name, (cron, groups) in CADENCES.items():
         job = dg.define_asset_job(f"refresh_{name}",
-                                  selection=dg.AssetSelection.groups(*groups))
+                                  selection=dg.AssetSelection.groups(*groups),
+                                  executor_def=dg.in_process_executor)
         jobs.append(job)
         scheds.append(dg.ScheduleDefinition(job=job, cron_schedule=cron,
                                             execution_timezone="UTC"))

@@ -118,6 +118,8 @@ class Lake:
         self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
         self.versions = dict(versions) if versions is not None else None
         self.storage = _storage_options() if self.remote else {}
+        # Up to when every table is complete, for a lake pinned to a writer's batch.
+        self.watermark: datetime | None = None
 
     def uri(self, table: str) -> str:
         """Where a table's Delta log and files live."""
@@ -241,9 +243,12 @@ class Lake:
                         int(fields["step"]), fields["versions"], fields["meta"])
 
     def pinned(self) -> "Lake":
-        """This lake as of its last complete batch (as it stands when no batch was marked)."""
+        """This lake as of its last complete batch (as it stands when no batch was marked);
+        its `watermark` is that batch's."""
         progress = self.progress()
-        return Lake(self.root, progress.versions if progress else self.current_versions())
+        lake = Lake(self.root, progress.versions if progress else self.current_versions())
+        lake.watermark = progress.watermark if progress else None
+        return lake
 
     def compact(self, table: str, tries: int = 3) -> int:
         """Rewrite each partition holding more than COMPACT_ABOVE_FILES files as one file in key

@@ -24,11 +24,13 @@ WEEK = timedelta(days=7)
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("heads"))
 def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
     """The lake's watermark: every product is computed as of this instant, not the wall clock,
-    from the lake's tables at the versions pinned here (its last complete batch)."""
+    from the lake's tables at the versions pinned here (its last complete batch, whose end is
+    the watermark; the last head observed, for a lake no writer marked)."""
     lake = warehouse.pin()
     latest = lake.scan("heads").select(pl.col("observed_at").max()).collect().item()
     if latest is None:
         raise dg.Failure("the lake has no heads: simulate or ingest first")
+    latest = max(latest, lake.watermark or latest)
     versions = {name: v for name in TABLES if (v := lake.version(name)) is not None}
     frame = pl.DataFrame({"as_of": [latest]}).with_columns(
         lake_versions=pl.lit(json.dumps(versions, sort_keys=True)),

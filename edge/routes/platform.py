@@ -34,11 +34,15 @@ def chain_lags(snapshot: Snapshot) -> list[dict[str, Any]]:
 
 
 async def get_status(request: Request, params: Params) -> Response:
-    """Snapshot age, as_of, per-chain lag and the health of every upstream."""
+    """Snapshot age, the watermark and how far it trails the clock, each chain's lag against
+    the clock, and the health of every upstream."""
     services = request.state.services
     holder = services.holder
     snapshot = holder.current
-    chains = [] if snapshot is None else chain_lags(snapshot)
+    data_age = holder.data_age_seconds()
+    chains = [] if snapshot is None or data_age is None else [
+        {**chain, "data_lag_seconds": round(data_age + chain["block_lag_seconds"], 1)}
+        for chain in chain_lags(snapshot)]
     upstreams = {
         "object_store": {"healthy": holder.store_healthy,
                          "last_checked_seconds_ago": holder.seconds_since_check()},
@@ -46,13 +50,26 @@ async def get_status(request: Request, params: Params) -> Response:
         "payments": {"settlement": "facilitator" if services.cashier.offer.facilitator_url
                      else "ledger"},
     }
-    healthy = snapshot is not None and holder.rejected is None and \
-        all(u.get("healthy", True) for u in upstreams.values())
-    body = {"status": "ok" if healthy else ("unavailable" if snapshot is None else "degraded"),
+    stale_after = services.settings.stale_after_s
+    if snapshot is None:
+        status = "unavailable"
+    elif holder.rejected is not None or not all(u.get("healthy", True)
+                                                for u in upstreams.values()):
+        status = "degraded"
+    elif data_age is not None and data_age > stale_after:
+        status = "stale"
+    else:
+        status = "ok"
+    body = {"status": status,
             "snapshot": None if snapshot is None else {
                 "id": snapshot.snapshot_id, "as_of": snapshot.manifest.as_of,
                 "snapshot_at": snapshot.manifest.snapshot_at,
                 "age_seconds": round(holder.age_seconds() or 0.0, 1)},
+            "watermark": None if snapshot is None else {
+                "as_of": snapshot.manifest.as_of,
+                "trails_now_seconds": round(data_age or 0.0, 1),
+                "stale_after_seconds": stale_after,
+                "stale": data_age is not None and data_age > stale_after},
             "rejected_snapshot": holder.rejected,
             "chains": chains, "upstreams": upstreams}
     return Response.json(body)

@@ -233,7 +233,8 @@ def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
     last_said = 0.0
     while not stop():
         wall = time.time()
-        now = min(wall, until.timestamp()) if until else wall
+        # Whole seconds: the watermark every product is computed as of.
+        now = float(int(min(wall, until.timestamp()) if until else wall))
         behind = now - _chain_time(market)
         now = min(now, _chain_time(market) + CATCH_UP_S)
         counts = commit(lake, market, now)

@@ -52,7 +52,7 @@ def test_board_parameters_and_seasons(api) -> None:
 
 def test_farms_are_the_lake_farm_pools_and_stale_ones_say_so(api, lake) -> None:
     observed = lake.scan("farm_pools").collect()
-    as_of = lake.scan("heads").select(pl.col("observed_at").max()).collect().item()
+    as_of = lake.progress().watermark
     farms = walk(api, "/farms")
     assert len(farms) == observed.select("chain_id", "farm_address", "pid").unique().height
     latest = observed.group_by("chain_id", "farm_address", "pid").agg(pl.col("observed_at").max())

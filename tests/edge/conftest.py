@@ -35,7 +35,7 @@ def chain_record(i: int) -> dict:
 
 
 def publish_chains(home: Path, count: int = CHAINS, config: bool = True,
-                   tables: list[ServingTable] = ()) -> str:
+                   tables: list[ServingTable] = (), as_of: datetime = AS_OF) -> str:
     """Publish a snapshot of `count` chain records (and /config unless told not to) beside the
     serving `tables`."""
     os.environ["CHAINTAPE_HOME"] = str(home)
@@ -47,7 +47,7 @@ def publish_chains(home: Path, count: int = CHAINS, config: bool = True,
                             "sort_options": ["trending"], "timeframes": ["h24"],
                             "min_liquidity_usd": 5000.0}} if config else {}
     manifest = Publisher(LocalStore(home / "store"), default_signer()).publish(
-        AS_OF, [PagedList("chains", frame, ("chain_id", "slug"))], documents, tables=tables)
+        as_of, [PagedList("chains", frame, ("chain_id", "slug"))], documents, tables=tables)
     return manifest.snapshot_id
 
 
@@ -61,8 +61,10 @@ def home(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def edge(home):
-    """The edge over `home`, as a real server process."""
-    with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2") as base:
+    """The edge over `home`, as a real server process. Its snapshot is dated 2026-11-20 on
+    purpose (fixed answers), so the edge is told not to call it stale."""
+    with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2",
+                      CHAINTAPE_STALE_AFTER_SECONDS="1e12") as base:
         yield base
 
 

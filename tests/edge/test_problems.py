@@ -4,6 +4,7 @@ import os
 import signal
 import socket
 import time
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import orjson
@@ -76,6 +77,28 @@ def test_no_snapshot_is_503_and_status_says_unavailable(tmp_path) -> None:
         problem(httpx.get(base + "/api/v1/chains"), 503, "upstream_unavailable")
         status = httpx.get(base + "/api/v1/status").json()
         assert status["status"] == "unavailable" and status["snapshot"] is None
+
+
+def test_status_says_stale_when_the_watermark_trails_the_clock_too_far(tmp_path) -> None:
+    publish_chains(tmp_path, count=3)
+    with edge_process(tmp_path) as base:
+        old = httpx.get(base + "/api/v1/status").json()
+        fresh_as_of = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=30)
+        publish_chains(tmp_path, count=3, as_of=fresh_as_of)
+        deadline = time.monotonic() + 20
+        while (fresh := httpx.get(base + "/api/v1/status").json())["snapshot"]["as_of"] == \
+                old["snapshot"]["as_of"] and time.monotonic() < deadline:
+            time.sleep(0.3)
+    # Dated 2026-11-20: days behind the clock, past the two minutes allowed.
+    assert old["status"] == "stale" and old["watermark"]["stale"] is True
+    assert old["watermark"]["trails_now_seconds"] > 5 * 86_400
+    assert old["watermark"]["stale_after_seconds"] == 120
+    assert fresh["status"] == "ok" and fresh["watermark"]["stale"] is False
+    trails = fresh["watermark"]["trails_now_seconds"]
+    assert 30 <= trails < 60
+    # Each chain trails the clock by the watermark's lag plus its own (0, 1 and 2 seconds).
+    lags = [c["data_lag_seconds"] - trails for c in fresh["chains"]]
+    assert all(abs(lag - own) <= 0.11 for lag, own in zip(lags, [0, 1, 2], strict=True))
 
 
 def test_status_reports_snapshot_age_as_of_and_chain_lag(edge) -> None:
