@@ -3,6 +3,7 @@
 import multiprocessing
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -10,10 +11,14 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from edge.plans import PLANS
+
+if TYPE_CHECKING:
+    from sources.simulator.live import LiveMarket
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,10 +52,13 @@ def main() -> None:
               help="end of the history (ISO 8601 with offset); the same seed and end give the "
                    "same lake")
 @click.option("--live", is_flag=True, help="then keep producing blocks in real time")
-def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, live: bool) -> None:
+@click.option("--every", default=2.0, show_default=True, help="with --live: seconds between "
+                                                              "commits")
+def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, live: bool,
+             every: float) -> None:
     """Write a deterministic simulated market to the lake, up to now (or --end)."""
     from sources.lake import Lake
-    from sources.simulator import SimulationConfig
+    from sources.simulator import ChainRun, SimulationConfig
     from sources.simulator import simulate as run
 
     try:
@@ -64,17 +72,20 @@ def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, liv
     _say(f"simulating {chains} chains x {days} days up to {ends:%Y-%m-%d %H:%M:%S}Z, "
          f"{swaps:,} swaps, seed {seed} -> {lake.root}")
     started = time.perf_counter()
-    counts = run(config, lake, progress=lambda line: _say(f"  {line}"))
+    runs: list[ChainRun] = []
+    counts = run(config, lake, progress=lambda line: _say(f"  {line}"), runs=runs)
     _say(f"lake written in {time.perf_counter() - started:.1f}s: "
          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     if live:
-        _live(None)
+        from sources.simulator.live import LiveMarket
+
+        _live(None, every, LiveMarket(config, runs))
 
 
 @main.command()
 @click.option("--until", default=None, help="stop once the market reaches this instant (ISO "
                                             "8601 with offset); by default it runs on")
-@click.option("--every", default=1.0, show_default=True, help="seconds between commits")
+@click.option("--every", default=2.0, show_default=True, help="seconds between commits")
 def live(until: str | None, every: float) -> None:
     """Go on producing the simulated market in real time, from where the lake stands."""
     try:
@@ -84,14 +95,14 @@ def live(until: str | None, every: float) -> None:
     _live(stop_at, every)
 
 
-def _live(until: datetime | None, every: float = 1.0) -> None:
+def _live(until: datetime | None, every: float, market: "LiveMarket | None" = None) -> None:
     from sources.lake import Lake, LakeError
-    from sources.simulator import live as market
+    from sources.simulator import live
 
     lake = Lake()
     _say(f"live market -> {lake.root} (a batch every {every:g}s; Ctrl-C stops it)")
     try:
-        market.run(lake, every, until, progress=lambda line: _say(f"  {line}"))
+        live.run(lake, every, until, progress=lambda line: _say(f"  {line}"), market=market)
     except LakeError as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:
@@ -199,18 +210,24 @@ def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool) -> None:
 
     lake = Lake()
     mark = lake.progress()
-    if fresh or mark is None:
-        ctx.invoke(simulate, swaps=swaps)
-    else:
+    simulating = fresh or mark is None
+    if mark is not None and not simulating:
         _say(f"lake already present at {lake.root}, complete up to "
              f"{mark.watermark:%Y-%m-%d %H:%M:%S}Z (use --fresh to simulate again)")
     if not is_live:
+        if simulating:
+            ctx.invoke(simulate, swaps=swaps)
         if not _materialize(None):
             sys.exit(1)
         _serve_in_place()
     children: dict[str, subprocess.Popen] = {}
+    # Stopped by a signal as by Ctrl-C: what it started is stopped with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        children["live market"] = _child("live", "--every", "2")
+        # The history, then the live market in the same process (no replay of what it just
+        # made); or the live market going on from the lake's last mark.
+        children["live market"] = (_child("simulate", "--swaps", str(swaps), "--live")
+                                   if simulating else _child("live"))
         # The first snapshot is made here, before serving; the daemon's sensor makes the next
         # ones as the live market lands.
         _wait_for_live(lake)

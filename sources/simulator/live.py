@@ -226,10 +226,12 @@ def commit(lake: Lake, market: LiveMarket, now: float) -> dict[str, int]:
 
 def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
         stop: Callable[[], bool] = lambda: False,
-        progress: Callable[[str], None] = lambda _: None) -> LiveMarket:
+        progress: Callable[[str], None] = lambda _: None,
+        market: LiveMarket | None = None) -> LiveMarket:
     """Write the live market to `lake` every `every_s` seconds of wall time, catching up first
-    when the lake trails the clock, until `until` (or for ever, or until `stop` says so)."""
-    market = start(lake, progress)
+    when the lake trails the clock, until `until` (or for ever, or until `stop` says so). It
+    goes on from `market` when given (the history just written), else from the lake's mark."""
+    market = market or start(lake, progress)
     last_said = 0.0
     while not stop():
         wall = time.time()

@@ -1,14 +1,17 @@
-"""The first command of the README: `chaintape up` simulates, materialises, publishes and then
-serves, over a real socket, from the process it was started as; and what `chaintape serve`
-says of where it listens."""
+"""The first command of the README: `chaintape up` simulates up to now, goes live, materialises,
+publishes and serves over a real socket, and keeps publishing as the market lands; and what
+`chaintape serve` says of where it listens."""
 
 import os
 import socket
 import subprocess
 import threading
+import time
 
 import httpx
+import pytest
 
+from core.feeds import FEED_BY_BASE
 from tests.conftest import BIN, free_port, run_cli
 
 
@@ -34,13 +37,30 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
         # Simulating and materialising come first; the edge says where it listens only once
         # they are done and it accepts connections.
         assert listening.wait(timeout=300), "".join(said)
-        chains = httpx.get(f"http://127.0.0.1:{port}/api/v1/chains?limit=100", timeout=30)
+        base = f"http://127.0.0.1:{port}"
+        chains = httpx.get(f"{base}/api/v1/chains?limit=100", timeout=30)
         assert chains.status_code == 200
-        published = {p.name for p in (tmp_path / "store" / "snapshots").iterdir()
-                     if p.is_dir()}
-        assert len(published) == 1
         # Six simulated chains, each listed by the snapshot the run published.
         assert len(chains.json()["items"]) == 6
+        first = httpx.get(f"{base}/api/v1/status", timeout=30).json()
+        assert first["status"] == "ok", first
+        # Live: the history ends at the moment `up` started and the market goes on, so the
+        # price an hour ago is in the oracle's history...
+        hour_ago = int(time.time()) - 3600
+        feed = FEED_BY_BASE["BTC"].feed_id
+        update = httpx.get(f"{base}/v2/updates/price/{hour_ago}",
+                           params={"ids[]": feed, "parsed": "true"}, timeout=30)
+        assert update.status_code == 200, update.text
+        assert hour_ago <= update.json()["parsed"][0]["price"]["publish_time"] < hour_ago + 60
+        # ...and the lake sensor publishes again as the market lands: the watermark moves on.
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            now = httpx.get(f"{base}/api/v1/status", timeout=30).json()
+            if now["snapshot"]["as_of"] > first["snapshot"]["as_of"]:
+                break
+            time.sleep(1)
+        assert now["snapshot"]["as_of"] > first["snapshot"]["as_of"], now
+        assert now["status"] == "ok" and now["watermark"]["trails_now_seconds"] < 120
         assert up.poll() is None
     finally:
         up.terminate()
@@ -50,6 +70,9 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
             up.kill()
             up.wait()
         reader.join(timeout=30)
+    # Stopping `up` stops everything it started: nothing is left listening.
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{port}/api/v1/status", timeout=2)
     # Published before it served: the snapshot's step is said done ahead of the announcement.
     published_at = next(i for i, line in enumerate(said) if "done" in line and "publish__snapshot" in line)
     assert published_at < next(i for i, line in enumerate(said) if line.startswith("edge listening on"))
