@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pandera.polars as pa
 import polars as pl
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from core.home import home
@@ -293,7 +293,7 @@ class Lake:
         write_deltalake(delta, _ordered(frame.sort(list(spec.key))),
                         partition_by=spec.partition_columns() or None, mode="overwrite",
                         predicate=predicate, storage_options=self.storage or None,
-                        commit_properties=CommitProperties(
+                        writer_properties=_properties(), commit_properties=CommitProperties(
                             custom_metadata={"chaintape": "compact"}))
 
     def vacuum(self, table: str, retention: timedelta = RETENTION) -> list[str]:
@@ -324,11 +324,13 @@ class Lake:
         partitions = spec.partition_columns() or None
         if mode == "append":
             write_deltalake(self.uri(table), _ordered(data), partition_by=partitions,
-                            mode="append", storage_options=self.storage or None)
+                            mode="append", storage_options=self.storage or None,
+                            writer_properties=_properties())
         else:
             write_deltalake(self.uri(table), _ordered(data), partition_by=partitions,
                             mode="overwrite", predicate=predicate,
-                            storage_options=self.storage or None)
+                            storage_options=self.storage or None,
+                            writer_properties=_properties())
         version = DeltaTable(self.uri(table), storage_options=self.storage or None).version()
         return int(version)
 
@@ -378,6 +380,11 @@ class Lake:
 
     def _polars_storage(self) -> dict[str, str]:
         return {k.lower(): v for k, v in self.storage.items()}
+
+
+def _properties() -> WriterProperties:
+    """zstd, as the lake's files were before they were Delta tables."""
+    return WriterProperties(compression="ZSTD")
 
 
 def _ordered(frame: pl.DataFrame) -> Any:
