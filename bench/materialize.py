@@ -48,8 +48,10 @@ def scan_seconds(lake: Path) -> float:
     """One scan-and-aggregate over every raw swap: per pair, swaps, amounts and makers."""
     import polars as pl
 
+    from sources.lake import Lake
+
     started = time.perf_counter()
-    (pl.scan_parquet(lake / "swaps" / "**" / "*.parquet")
+    (Lake(lake).scan("swaps")
      .group_by("chain_id", "pair")
      .agg(pl.len(), *[pl.col(c).cast(pl.Float64).sum() for c in
                       ("amount0_in", "amount1_in", "amount0_out", "amount1_out")],
@@ -121,10 +123,11 @@ def main() -> None:
     os.environ["DAGSTER_HOME"] = str(home / "dagster")
     (home / "dagster").mkdir(parents=True, exist_ok=True)
     lake = home / "lake"
-    if not (lake / "swaps").exists():
+    if not (lake / "_progress.json").exists():
         say(f"simulating {args.swaps:,} swaps into {lake} (once) ...")
         subprocess.run([str(Path(sys.executable).parent / "chaintape"), "simulate", "--swaps",
-                        str(args.swaps)], check=True, cwd=ROOT)
+                        str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"], check=True,
+                       cwd=ROOT)
     say("scanning every raw swap (twice before the products, once after) ...")
     before = usage()
     scans = [scan_seconds(lake), scan_seconds(lake)]
@@ -137,7 +140,9 @@ def main() -> None:
     scan = statistics.median(scans)
     import polars as pl
 
-    swaps = pl.scan_parquet(lake / "swaps" / "**" / "*.parquet").select(pl.len()).collect().item()
+    from sources.lake import Lake
+
+    swaps = Lake(lake).scan("swaps").select(pl.len()).collect().item()
     print(json.dumps({"bench": f"materialize_{args.domain}", "swaps": swaps,
                       "scan_seconds": round(scan, 1),
                       "scans_seconds": [round(s, 2) for s in scans],

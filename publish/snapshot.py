@@ -69,6 +69,8 @@ class Manifest:
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     objects: dict[str, dict[str, Any]] = field(default_factory=dict)
     frozen: dict[str, str] = field(default_factory=dict)
+    # The version of every lake table the products were computed from: a reproducible read.
+    lake_versions: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.__dict__, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
@@ -95,12 +97,14 @@ class Publisher:
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
                 now: datetime | None = None, tables: Sequence[ServingTable] = (),
-                frozen: Mapping[str, object] | None = None) -> Manifest:
+                frozen: Mapping[str, object] | None = None,
+                lake_versions: Mapping[str, int] | None = None) -> Manifest:
         """Publish everything under a new snapshot id and make it the latest. A `frozen`
-        document is written once under `frozen/` and never rewritten; the manifest names it."""
+        document is written once under `frozen/` and never rewritten; the manifest names it,
+        and the lake versions the products were computed from."""
         now = now or datetime.now(UTC)
         sid = new_snapshot_id(now, as_of)
-        manifest = Manifest(sid, _iso(as_of), _iso(now))
+        manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}))
         base = f"snapshots/{sid}"
         for paged in lists:
             manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest)

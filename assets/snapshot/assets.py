@@ -1,5 +1,6 @@
 """The snapshot: every checked product published to the object store, atomically."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
@@ -79,7 +80,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     broken = [o.summary() for o in outcomes if not o.passed]
     if broken:
         raise dg.Failure("refusing to publish: " + "; ".join(broken))
-    as_of = warehouse.clock()["as_of"]
+    clock = warehouse.clock()
+    as_of = clock["as_of"]
     # The lake's swaps, where the trades the edge serves take their hashes and addresses.
     swaps = warehouse.scan("swaps")
     publisher = Publisher(open_store(store.url), default_signer(),
@@ -107,7 +109,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                     frames["wallet_ledger"], swaps)},
                     warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
                 *derivative_tables(frames)],
-        now=now, frozen=frozen,
+        now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

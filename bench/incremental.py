@@ -1,0 +1,114 @@
+"""A refresh after five minutes of live market against a full rebuild, side by side in one run:
+prints one JSON line per lake size with `full_seconds` (every product, its checks and the
+snapshot, from an empty warehouse), `incremental_seconds` (the same job after the live market
+appended five minutes at the simulator's rate), their `ratio`, and the orchestration's own cost
+measured on a job of as many empty steps (`orchestration_seconds`), so that work and
+orchestration are not confused. The lake is simulated once per size and kept; its history ends
+at a fixed instant, so every run appends the same five minutes."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pipelines  # noqa: F401  (the pipeline's process settings: before polars loads)
+
+ROOT = Path(__file__).resolve().parent.parent
+END = datetime(2026, 11, 20, tzinfo=UTC)
+APPENDED = timedelta(minutes=5)
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def refresh(instance) -> tuple[float, int]:
+    """Seconds to run the `everything` job, and its steps."""
+    from pipelines.definitions import defs
+
+    job = defs.resolve_job_def("everything")
+    started = time.perf_counter()
+    result = job.execute_in_process(instance=instance, raise_on_error=True,
+                                    run_config={"loggers": {"step_lines": {}}})
+    assert result.success
+    steps = sum(1 for e in result.all_events if e.event_type_value == "STEP_SUCCESS")
+    return time.perf_counter() - started, steps
+
+
+def orchestration(instance, steps: int) -> float:
+    """Seconds to run a job of `steps` empty steps in a chain, in process, on the same
+    instance: what Dagster costs per run and per step, whatever the steps do."""
+    import dagster as dg
+
+    @dg.op
+    def nothing(previous: int | None = None) -> int:
+        return 0
+
+    @dg.job(executor_def=dg.in_process_executor)
+    def empty() -> None:
+        value = nothing.alias("step_0")()
+        for i in range(1, steps):
+            value = nothing.alias(f"step_{i}")(value)
+
+    started = time.perf_counter()
+    assert empty.execute_in_process(instance=instance).success
+    return time.perf_counter() - started
+
+
+def measure(swaps: int, home_root: Path) -> dict:
+    import dagster as dg
+
+    from sources.lake import Lake
+    from sources.simulator import live
+
+    home = home_root / str(swaps)
+    pristine = home / "history"
+    os.environ["CHAINTAPE_HOME"] = str(home)
+    os.environ["DAGSTER_HOME"] = str(home / "dagster")
+    os.environ["CHAINTAPE_LAKE"] = str(home / "lake")
+    (home / "dagster").mkdir(parents=True, exist_ok=True)
+    if not pristine.exists():
+        say(f"simulating {swaps:,} swaps up to {END:%Y-%m-%d} (once) ...")
+        subprocess.run([str(Path(sys.executable).parent / "chaintape"), "simulate", "--swaps",
+                        str(swaps), "--end", END.isoformat()], check=True, cwd=ROOT,
+                       env={**os.environ, "CHAINTAPE_LAKE": str(pristine)})
+    for name in ("lake", "warehouse", "store"):
+        shutil.rmtree(home / name, ignore_errors=True)
+    shutil.copytree(pristine, home / "lake")
+    lake = Lake(home / "lake")
+    with dg.instance_for_test(temp_dir=str(home / "dagster")) as instance:
+        say("full rebuild: every product, its checks and the snapshot ...")
+        full, steps = refresh(instance)
+        say(f"  {full:.1f}s over {steps} steps; appending {APPENDED} of live market ...")
+        market = live.start(lake)
+        appended = live.commit(lake, market, (END + APPENDED).timestamp())
+        say(f"  {appended.get('swaps', 0)} swaps appended; refreshing ...")
+        incremental, _ = refresh(instance)
+        say(f"  {incremental:.1f}s; the same number of empty steps ...")
+        overhead = orchestration(instance, steps)
+    return {"bench": "incremental", "swaps": swaps, "steps": steps,
+            "appended_swaps": appended.get("swaps", 0), "full_seconds": round(full, 1),
+            "incremental_seconds": round(incremental, 1),
+            "ratio": round(incremental / full, 3),
+            "orchestration_seconds": round(overhead, 1),
+            "work_ratio": round(max(incremental - overhead, 0.0) / max(full - overhead, 1e-9), 3),
+            "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--swaps", type=int, nargs="+", default=[1_000_000],
+                        help="lake sizes, e.g. 1000000 10000000")
+    parser.add_argument("--home", type=Path, default=ROOT / "var" / "bench-incremental")
+    args = parser.parse_args()
+    for swaps in args.swaps:
+        print(json.dumps(measure(swaps, args.home)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
