@@ -79,7 +79,7 @@ def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, liv
     if live:
         from sources.simulator.live import LiveMarket
 
-        _live(None, every, LiveMarket(config, runs))
+        _live(None, every, LiveMarket(config, runs, lake))
 
 
 @main.command()

@@ -125,3 +125,89 @@ def farm_observations(world: ChainWorld, pools: list[Pool],
     frame = pl.DataFrame(plain).with_columns(
         raw_series(name, [r[name] for r in rows]) for name in raw_names)
     return with_utc(frame, "observed_at")
+
+
+class LiveDerivatives:
+    """One chain's perp snapshots and farm observations after its history, from the state its
+    history's last rows left: every 5 minutes a snapshot of each perp market (the premium and
+    open interest walk on), every hour an observation of each verified farm's pools (the
+    unverified farm stays stale, the liquidation feed stays stopped). Each instant's draws come
+    from a generator seeded by the seed, the chain and the instant."""
+
+    def __init__(self, world: ChainWorld, pools: list[Pool], history: dict[str, pl.DataFrame],
+                 seed: tuple[int, ...]) -> None:
+        self.world, self.seed = world, seed
+        self.start = world.start.timestamp()
+        self.lp_supply = {p.address: p.lp_supply for p in pools}
+        feeds = {f.feed_id: f for f in FEED_BY_BASE.values()}
+        markets = history["perp_markets"]
+        self.feeds = {r["market"]: feeds[r["base_feed_id"]]
+                      for r in markets.iter_rows(named=True)}
+        snaps = history["perp_snapshots"].sort("observed_at")
+        self.perps: dict[str, dict[str, float]] = {}
+        for (market,), rows in snaps.group_by("market", maintain_order=True):
+            last = rows.row(-1, named=True)
+            seen = rows.drop_nulls("oi_long_usd")
+            self.perps[str(market)] = {
+                "premium": last["mark_price"] / last["oracle_price"] - 1,
+                "oi_long": float(seen["oi_long_usd"][-1]) if seen.height else 5e7,
+                "volume_mu": float(np.log(np.median(rows["volume_usd"].to_numpy())))}
+        farms = history["farm_pools"].filter(pl.col("verified")).sort("observed_at")
+        self.farms = [
+            {**rows.row(-1, named=True),
+             "stake": int(rows["staked_raw"][-1]) / max(self.lp_supply.get(
+                 str(rows["lp_token"][-1]), 1), 1)}
+            for _, rows in farms.group_by("farm_address", "pid", maintain_order=True)]
+
+    def rows(self, since: float, until: float, book: PriceBook) -> dict[str, pl.DataFrame]:
+        """The snapshots and observations at the grid instants in [since, until)."""
+        out: dict[str, pl.DataFrame] = {}
+        snaps = [self._snapshot(float(t), book) for t in self._grid(since, until, SNAPSHOT_S)]
+        if snaps and self.perps:
+            out["perp_snapshots"] = pl.DataFrame([r for rows in snaps for r in rows]).with_columns(
+                pl.col("oi_long_usd", "oi_short_usd").cast(pl.Float64),
+                pl.from_epoch("observed_at", time_unit="s").dt.replace_time_zone("UTC"))
+        seen = [self._observation(float(t)) for t in self._grid(since, until, 3_600)]
+        if seen and self.farms:
+            rows = [r for batch in seen for r in batch]
+            raw_names = ("staked_raw", "reward_per_second_raw")
+            frame = pl.DataFrame([{k: v for k, v in r.items() if k not in raw_names}
+                                  for r in rows]).with_columns(
+                raw_series(name, [r[name] for r in rows]) for name in raw_names)
+            out["farm_pools"] = with_utc(frame, "observed_at")
+        return out
+
+    def _grid(self, since: float, until: float, every: int) -> np.ndarray:
+        first = self.start + every * max(0, -(-(since - self.start) // every))
+        return np.arange(first, until, every)
+
+    def _snapshot(self, t: float, book: PriceBook) -> list[dict]:
+        rng = np.random.default_rng([*self.seed, SNAPSHOT_S, int(t)])
+        rows = []
+        for market, state in self.perps.items():
+            oracle = book.usd(self.feeds[market], t)
+            state["premium"] += float(rng.normal(0, 2e-4)) * 0.1
+            state["oi_long"] *= float(np.exp(rng.normal(0, 0.01)))
+            funding = state["premium"] / 8 + 1.25e-5
+            rows.append({
+                "market": market, "observed_at": t, "mark_price": oracle * (1 + state["premium"]),
+                "oracle_price": oracle, "oi_long_usd": abs(state["oi_long"]),
+                "oi_short_usd": abs(state["oi_long"] * (1 + float(rng.normal(0, 0.05)))),
+                "funding_long_1h": funding, "funding_short_1h": -funding,
+                "borrow_long_1h": 1e-6, "borrow_short_1h": 1e-6,
+                "volume_usd": float(rng.lognormal(state["volume_mu"], 0.7))})
+        return rows
+
+    def _observation(self, t: float) -> list[dict]:
+        rng = np.random.default_rng([*self.seed, 3_600, int(t)])
+        rows = []
+        for farm in self.farms:
+            drift = farm["stake"] * float(np.exp(rng.normal(0, 0.02)))
+            supply = self.lp_supply.get(farm["lp_token"], 0)
+            rows.append({
+                "farm_address": farm["farm_address"], "pid": farm["pid"],
+                "lp_token": farm["lp_token"], "reward_token": farm["reward_token"],
+                "reward_per_second_raw": int(farm["reward_per_second_raw"]),
+                "staked_raw": int(supply * min(drift, 0.95)), "factory": farm["factory"],
+                "verified": True, "observed_at": t})
+        return rows

@@ -7,7 +7,7 @@ writing them) and goes on from the same state, with no gap and no duplicate."""
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -17,6 +17,7 @@ from core.prices import TICK_S
 from sources.lake import Lake, LakeError
 from sources.simulator import WRITER as HISTORY_WRITER
 from sources.simulator import ChainRun, SimulationConfig, assemble, replay
+from sources.simulator.derivatives import LiveDerivatives
 from sources.simulator.events import Events
 from sources.simulator.oracle import PriceBook
 from sources.simulator.trading import Regime, regime_for
@@ -34,7 +35,7 @@ CATCH_UP_S = 300.0
 EDGE_S = 1e-3
 # The tables a batch appends, in commit order; the progress mark comes after the last.
 APPENDED = ("oracle_updates", "transfers", "liquidity_events", "reserves", "swaps", "blocks",
-            "heads")
+            "perp_snapshots", "farm_pools", "heads")
 LAG_S = {"lagging": 240.0}
 
 
@@ -67,13 +68,16 @@ class _Chain:
     index: int
     regimes: list[Regime]
     rates: np.ndarray
-    venue_of: dict[str, tuple[str, str]] = field(default_factory=dict)
+    venue_of: dict[str, tuple[str, str]]
+    derivatives: LiveDerivatives
 
 
 class LiveMarket:
     """Every chain's market from the end of its history on, block by block."""
 
-    def __init__(self, config: SimulationConfig, runs: list[ChainRun]) -> None:
+    def __init__(self, config: SimulationConfig, runs: list[ChainRun], lake: Lake) -> None:
+        """`lake` holds the history: its last perp snapshots and farm observations are where
+        those go on from."""
         self.config = config
         self.end = config.end.timestamp()
         self.chains: list[_Chain] = []
@@ -85,8 +89,17 @@ class LiveMarket:
             for t in trading:
                 t.trader.gift_delay_s = 0.0
             venue_of = {p.address: (p.venue.router, p.venue.factory) for p in run.market.pools}
+            chain_id = run.world.template.chain_id
+            history = {name: lake.scan(name).filter(pl.col("chain_id") == chain_id).collect()
+                       for name in ("perp_markets", "perp_snapshots", "farm_pools")}
+            history["perp_snapshots"] = history["perp_snapshots"].filter(
+                pl.col("observed_at") < config.end)
+            history["farm_pools"] = history["farm_pools"].filter(
+                pl.col("observed_at") < config.end)
+            derivatives = LiveDerivatives(run.world, run.market.pools, history,
+                                          (config.seed, STREAM, i))
             self.chains.append(_Chain(run, i, regimes, np.array([t.rate for t in trading]),
-                                      venue_of))
+                                      venue_of, derivatives))
         first_tick = PriceBook(config.end, config.end).start
         head_at = min(float(assemble.head_times(c.run.world, self.end, self.end + 120)[0])
                       for c in self.chains)
@@ -111,9 +124,14 @@ class LiveMarket:
             if world.role == "stopped":
                 continue
             events = Events()
-            last = self._trade(chain, now - LAG_S.get(world.role, 0.0), events, book)
+            lag = LAG_S.get(world.role, 0.0)
+            last = self._trade(chain, now - lag, events, book)
             if build and events.columns:
                 for name, frame in self._tables(chain, events, position.blocks[chain_id]).items():
+                    out[name].append(assemble.stamp(frame, chain_id))
+            for name, frame in chain.derivatives.rows(position.at - lag, now - lag,
+                                                      book).items():
+                if build:
                     out[name].append(assemble.stamp(frame, chain_id))
             position.blocks[chain_id] = last
         # Every chain's history starts at the same instant, so they share one grid of heads.
@@ -186,7 +204,7 @@ def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveM
         if version > mark.versions.get(name, -1):
             lake.restore(name, mark.versions.get(name))
     began = time.perf_counter()
-    market = LiveMarket(config, replay(config))
+    market = LiveMarket(config, replay(config), lake)
     progress(f"history replayed [{time.perf_counter() - began:.1f}s]")
     if mark.writer == WRITER:
         target = Position.from_meta(meta["position"])

@@ -23,9 +23,12 @@ STATE = {
     "transfers": ["chain_id", "block_number", "log_index", "token", "from_address",
                   "to_address", "amount"],
     "heads": None, "oracle_updates": None, "liquidity_events": None,
+    "perp_snapshots": None, "farm_pools": None,
 }
-# Read in time order, not key order: its readers sort it.
-SORTED = {"oracle_updates": ["feed_id", "publish_time"]}
+# Read in time order, not key order: their readers sort them.
+SORTED = {"oracle_updates": ["feed_id", "publish_time"],
+          "perp_snapshots": ["chain_id", "market", "observed_at"],
+          "farm_pools": ["chain_id", "farm_address", "pid", "observed_at"]}
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +95,19 @@ def test_the_live_market_appends_after_the_history_with_every_rule_kept(history,
             r["amount1_out"])
     mark = lake.progress()
     assert mark is not None and mark.writer == "live" and mark.watermark == UNTIL
+    # The perps venue (the lagging chain here, four minutes behind) snapshots each of its
+    # five markets every 5 minutes: from 4 minutes before the end to 36 minutes after, the
+    # grid (aligned on the end) holds 8 instants.
+    snaps = lake.read("perp_snapshots").filter(pl.col("observed_at") >= CONFIG.end)
+    assert snaps.height == 5 * 8
+    assert snaps.group_by("market").len()["len"].to_list() == [8] * 5
+    # Every verified farm pool of every chain but the stopped one is observed on the hour
+    # (once in these 40 minutes); the unverified farm stays stale.
+    farms = history.read("farm_pools")
+    verified = farms.filter(pl.col("verified") & (pl.col("chain_id") != 8453)).select(
+        "chain_id", "farm_address", "pid").unique().height
+    new = lake.read("farm_pools").filter(pl.col("observed_at") >= CONFIG.end)
+    assert new.height == verified > 0 and new["verified"].all()
 
 
 def test_the_live_market_does_not_depend_on_how_its_blocks_are_batched(history, tmp_path):
