@@ -1,8 +1,11 @@
 """Automation: a refresh whenever the lake has new complete batches, the cadence schedules, and
 the lake's maintenance."""
 
+import json
+
 import dagster as dg
 
+from assets.domains import key
 from sources.lake import TABLES, Lake
 
 CADENCES = {
@@ -30,8 +33,10 @@ def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
 
 
 def lake_sensor(job: str) -> dg.SensorDefinition:
-    """Starts the job named `job` when the lake's last complete batch is newer than the last refresh asked
-    for, unless a refresh is still queued or running (it will pick the new batch up next)."""
+    """Starts the job named `job` when the lake's last complete batch is newer than the last
+    refresh asked for, unless a refresh is still queued or running (it will pick the new batch
+    up next). Each lake table whose Delta version moved is observed with its new version, so the
+    UI shows which version of every table the lake stands at."""
 
     @dg.sensor(name="lake_updates", job_name=job, minimum_interval_seconds=LAKE_POLL_S,
                default_status=dg.DefaultSensorStatus.RUNNING)
@@ -40,14 +45,25 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
         if progress is None:
             return dg.SkipReason("the lake has no complete batch yet")
         watermark = progress.watermark.isoformat()
-        if context.cursor == watermark:
+        seen = json.loads(context.cursor) if context.cursor else {}
+        if seen.get("watermark") == watermark:
             return dg.SkipReason(f"nothing new since {watermark}")
         busy = context.instance.get_runs(
             dg.RunsFilter(job_name=job, statuses=BUSY), limit=1)
         if busy:
             return dg.SkipReason(f"a refresh is under way ({busy[0].run_id[:8]})")
-        context.update_cursor(watermark)
-        return dg.RunRequest(run_key=watermark, tags={"chaintape/watermark": watermark})
+        before = seen.get("versions", {})
+        context.update_cursor(json.dumps({"watermark": watermark,
+                                          "versions": progress.versions}))
+        observed = [dg.AssetObservation(
+            asset_key=key(name), metadata={"delta_version": version, "watermark": watermark,
+                                           "writer": progress.writer})
+            for name, version in sorted(progress.versions.items())
+            if before.get(name) != version]
+        return dg.SensorResult(
+            run_requests=[dg.RunRequest(run_key=watermark,
+                                        tags={"chaintape/watermark": watermark})],
+            asset_events=observed)
 
     return lake_updates
 

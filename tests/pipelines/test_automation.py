@@ -7,6 +7,17 @@ from sources.lake import COMPACT_ABOVE_FILES, Lake
 from tests.sources.test_lake import later, swaps
 
 
+def requested(result) -> dg.RunRequest:
+    assert isinstance(result, dg.SensorResult), result
+    assert len(result.run_requests) == 1
+    return result.run_requests[0]
+
+
+def observed(result) -> dict[str, int]:
+    return {event.asset_key.path[-1]: event.metadata["delta_version"].value
+            for event in result.asset_events}
+
+
 def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
     sensor = lake_sensor("everything")
@@ -15,17 +26,22 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
         context = dg.build_sensor_context(instance=instance)
         assert isinstance(sensor(context), dg.SkipReason)
         lake.write("swaps", swaps())
+        lake.write("heads", lake.read("heads"))
         first = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
         lake.mark(first, "test")
-        request = sensor(context)
-        assert isinstance(request, dg.RunRequest) and request.run_key == first.isoformat()
+        result = sensor(context)
+        assert requested(result).run_key == first.isoformat()
+        # Every table is observed at its version the first time.
+        assert observed(result) == {"swaps": 0, "heads": 0}
         context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
         assert isinstance(sensor(context), dg.SkipReason)
+        lake.append("swaps", later(swaps(), 3, 120))
         lake.mark(first + timedelta(seconds=2), "test")
         context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
-        request = sensor(context)
-        assert isinstance(request, dg.RunRequest)
-        assert request.run_key == (first + timedelta(seconds=2)).isoformat()
+        result = sensor(context)
+        assert requested(result).run_key == (first + timedelta(seconds=2)).isoformat()
+        # Then only the tables whose version moved.
+        assert observed(result) == {"swaps": 1}
 
 
 def test_the_maintenance_job_compacts_crowded_partitions_and_keeps_every_row(tmp_path,
