@@ -84,7 +84,7 @@ COMPACT_ABOVE_FILES = 8
 # A table of at most this size is read once per version and kept: a week's liquidity events are
 # a few thousand rows in over a thousand daily files, which cost more to open than to hold.
 KEPT_BYTES = 32 * 2**20
-_KEPT: dict[tuple[str, int], pl.DataFrame] = {}
+_KEPT: dict[tuple[str, str, int], pl.DataFrame] = {}
 
 
 def default_root() -> str:
@@ -154,14 +154,16 @@ class Lake:
 
     def scan(self, table: str) -> pl.LazyFrame:
         """A table as one lazy frame (empty with its schema when absent): its files in partition
-        order and, inside a partition, in key order, so a chain's events come in block and log
-        order. A table of at most KEPT_BYTES is read once per version and kept."""
+        order and, inside a partition, by their earliest time and smallest key, so a chain's
+        events come in block and log order. A table of at most KEPT_BYTES is read once per
+        version and kept."""
         spec = _spec(table)
         delta = self._table(table)
         if delta is None:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
-        version = delta.version()
-        kept = _KEPT.get((self.uri(table), version))
+        # A table dropped and written again starts again at version 0: its id tells them apart.
+        stamp = (self.uri(table), str(delta.metadata().id), delta.version())
+        kept = _KEPT.get(stamp)
         if kept is not None:
             return kept.lazy()
         files, size = self._files(table, delta, spec)
@@ -174,7 +176,7 @@ class Lake:
                                 missing_columns="insert").select(columns)
         if size > KEPT_BYTES:
             return frame
-        kept = _KEPT[(self.uri(table), version)] = frame.collect()
+        kept = _KEPT[stamp] = frame.collect()
         return kept.lazy()
 
     def read(self, table: str) -> pl.DataFrame:

@@ -167,3 +167,14 @@ def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
     assert lake.compact("swaps") == 1
     blocks = Lake(tmp_path).read("swaps")["block_number"].to_list()
     assert blocks == [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110]
+
+
+def test_a_table_dropped_and_written_again_is_read_again(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps())
+    assert lake.read("swaps")["amount0_in"].to_list() == [Decimal(5)] * 3
+    # Version 0 again, other rows: what was kept of the first table must not be served.
+    lake.drop("swaps")
+    lake.write("swaps", swaps(amount=9))
+    assert lake.version("swaps") == 0
+    assert lake.read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 3
