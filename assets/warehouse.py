@@ -26,6 +26,10 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 WITHOUT_STATISTICS = frozenset({"wallet_ledger"})
 
 
+# The lake versions each warehouse's `as_of` product pinned, by the product's modification time.
+_PINNED: dict[Path, tuple[int, dict[str, int]]] = {}
+
+
 def parquet_options(name: str) -> dict:
     """How a product's Parquet file is written: its compression, and whether with statistics."""
     return {"compression": "uncompressed" if name in UNCOMPRESSED else "lz4",
@@ -50,10 +54,15 @@ class Warehouse(dg.ConfigurableResource):
         lake's last complete batch when the run began), so every product of a run sees the same
         lake however much a live writer adds meanwhile."""
         path = self.path("as_of")
-        if path.exists():
+        try:
+            stamp = path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return self.pin()
+        # Read once per `as_of` product, not once per scan of a lake table.
+        if _PINNED.get(path, (None,))[0] != stamp:
             versions = pl.read_parquet(path, columns=["lake_versions"]).item()
-            return Lake(self.lake_root, json.loads(versions))
-        return self.pin()
+            _PINNED[path] = (stamp, json.loads(versions))
+        return Lake(self.lake_root, _PINNED[path][1])
 
     def pin(self) -> Lake:
         """The raw lake at its last complete batch, for the asset that pins a run's lake."""

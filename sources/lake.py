@@ -231,9 +231,10 @@ class Lake:
         """The last complete batch, or None when no writer has marked one."""
         if self.remote:
             bucket, key = self._object(PROGRESS)
+            s3 = _s3()
             try:
-                body = _s3().get_object(Bucket=bucket, Key=key)["Body"].read()
-            except _s3().exceptions.NoSuchKey:
+                body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            except s3.exceptions.NoSuchKey:
                 return None
         else:
             try:
@@ -337,18 +338,16 @@ class Lake:
         return int(version)
 
     def _table(self, table: str) -> DeltaTable | None:
+        """The table as this lake reads it: latest, or at its pinned version (None when absent
+        or not part of the pinned state)."""
+        pinned = None if self.versions is None else self.versions.get(table)
+        if self.versions is not None and pinned is None:
+            return None
         try:
-            delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
+            return DeltaTable(self.uri(table), version=pinned,
+                              storage_options=self.storage or None)
         except TableNotFoundError:
             return None
-        if self.versions is None:
-            return delta
-        pinned = self.versions.get(table)
-        if pinned is None:
-            return None
-        if pinned != delta.version():
-            delta.load_as_version(pinned)
-        return delta
 
     def _files(self, table: str, delta: DeltaTable, spec: LakeTable) -> tuple[list[str], int]:
         actions = _actions(delta)

@@ -14,7 +14,6 @@ from assets.market.pair_rows import KEY, around, assemble, prices_at
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.warehouse import Warehouse, materialized
-from sources.lake import TABLES
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -31,9 +30,8 @@ def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
     if latest is None:
         raise dg.Failure("the lake has no heads: simulate or ingest first")
     latest = max(latest, lake.watermark or latest)
-    versions = {name: v for name in TABLES if (v := lake.version(name)) is not None}
     frame = pl.DataFrame({"as_of": [latest]}).with_columns(
-        lake_versions=pl.lit(json.dumps(versions, sort_keys=True)),
+        lake_versions=pl.lit(json.dumps(lake.versions, sort_keys=True)),
         as_of_s=pl.col("as_of").dt.epoch("s"),
         as_of_minus_day=pl.col("as_of") - pl.duration(days=1),
         as_of_minus_sync=pl.col("as_of") - SYNC_WINDOW,

@@ -45,6 +45,12 @@ class SimulationConfig:
         return {"chains": self.chains, "days": self.days, "swaps": self.swaps,
                 "seed": self.seed, "end": self.end.isoformat()}
 
+    @classmethod
+    def from_identity(cls, identity: dict) -> "SimulationConfig":
+        """The configuration an identity (as a progress mark records it) names."""
+        return cls(int(identity["chains"]), int(identity["days"]), int(identity["swaps"]),
+                   int(identity["seed"]), datetime.fromisoformat(identity["end"]))
+
 
 WRITER = "simulator"
 
@@ -154,7 +160,7 @@ def _chain_tables(world: ChainWorld, n_swaps: int, book: PriceBook, rng: np.rand
     tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
     tables["blocks"] = assemble.blocks_table(tables)
     tables["heads"] = assemble.heads_table(
-        world, clock, assemble.head_times(world, world.start.timestamp(), end.timestamp()))
+        world, clock, assemble.grid(world, world.start.timestamp(), end.timestamp(), assemble.HEAD_EVERY_S))
     deploys = tables["transfers"].filter(pl.col("from_address") == market.zero_address(world))
     observed = world.indexed_until.timestamp()
     # A perp market's base is listed, not minted: its listing transaction is its deployment

@@ -111,12 +111,12 @@ def heads_table(world: ChainWorld, clock: Clock, observed: np.ndarray) -> pl.Dat
     return with_utc(frame, "observed_at", "indexed_block_time", "head_block_time")
 
 
-def head_times(world: ChainWorld, since: float, until: float) -> np.ndarray:
-    """The instants in [since, until) at which the indexer observes the chain head: every
-    HEAD_EVERY_S from the history's start."""
+def grid(world: ChainWorld, since: float, until: float, every: float) -> np.ndarray:
+    """The instants in [since, until) on the chain's grid of period `every` (seconds from the
+    history's start): when heads, perp snapshots and farm observations are taken."""
     start = world.start.timestamp()
-    first = start + HEAD_EVERY_S * max(0, -(-(since - start) // HEAD_EVERY_S))
-    return np.arange(first, until, HEAD_EVERY_S)
+    first = start + every * max(0, -(-(since - start) // every))
+    return np.arange(first, until, every)
 
 
 def swap_details(swaps: pl.DataFrame, world: ChainWorld, pools_venue: dict[str, tuple[str, str]],

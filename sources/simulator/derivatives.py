@@ -7,7 +7,7 @@ import polars as pl
 
 from core.feeds import FEED_BY_BASE
 from sources.simulator import ids
-from sources.simulator.assemble import raw_series, with_utc
+from sources.simulator.assemble import grid, raw_series, with_utc
 from sources.simulator.events import Events
 from sources.simulator.oracle import PriceBook
 from sources.simulator.pools import Pool
@@ -137,7 +137,6 @@ class LiveDerivatives:
     def __init__(self, world: ChainWorld, pools: list[Pool], history: dict[str, pl.DataFrame],
                  seed: tuple[int, ...]) -> None:
         self.world, self.seed = world, seed
-        self.start = world.start.timestamp()
         self.lp_supply = {p.address: p.lp_supply for p in pools}
         feeds = {f.feed_id: f for f in FEED_BY_BASE.values()}
         markets = history["perp_markets"]
@@ -162,12 +161,12 @@ class LiveDerivatives:
     def rows(self, since: float, until: float, book: PriceBook) -> dict[str, pl.DataFrame]:
         """The snapshots and observations at the grid instants in [since, until)."""
         out: dict[str, pl.DataFrame] = {}
-        snaps = [self._snapshot(float(t), book) for t in self._grid(since, until, SNAPSHOT_S)]
+        snaps = [self._snapshot(float(t), book) for t in grid(self.world, since, until, SNAPSHOT_S)]
         if snaps and self.perps:
             out["perp_snapshots"] = pl.DataFrame([r for rows in snaps for r in rows]).with_columns(
                 pl.col("oi_long_usd", "oi_short_usd").cast(pl.Float64),
                 pl.from_epoch("observed_at", time_unit="s").dt.replace_time_zone("UTC"))
-        seen = [self._observation(float(t)) for t in self._grid(since, until, 3_600)]
+        seen = [self._observation(float(t)) for t in grid(self.world, since, until, 3_600)]
         if seen and self.farms:
             rows = [r for batch in seen for r in batch]
             raw_names = ("staked_raw", "reward_per_second_raw")
@@ -176,10 +175,6 @@ class LiveDerivatives:
                 raw_series(name, [r[name] for r in rows]) for name in raw_names)
             out["farm_pools"] = with_utc(frame, "observed_at")
         return out
-
-    def _grid(self, since: float, until: float, every: int) -> np.ndarray:
-        first = self.start + every * max(0, -(-(since - self.start) // every))
-        return np.arange(first, until, every)
 
     def _snapshot(self, t: float, book: PriceBook) -> list[dict]:
         rng = np.random.default_rng([*self.seed, SNAPSHOT_S, int(t)])

@@ -101,7 +101,7 @@ class LiveMarket:
             self.chains.append(_Chain(run, i, regimes, np.array([t.rate for t in trading]),
                                       venue_of, derivatives))
         first_tick = PriceBook(config.end, config.end).start
-        head_at = min(float(assemble.head_times(c.run.world, self.end, self.end + 120)[0])
+        head_at = min(float(assemble.grid(c.run.world, self.end, self.end + 120, assemble.HEAD_EVERY_S)[0])
                       for c in self.chains)
         self.position = Position(
             {c.run.world.template.chain_id: int(c.run.clock.block(
@@ -135,7 +135,8 @@ class LiveMarket:
                     out[name].append(assemble.stamp(frame, chain_id))
             position.blocks[chain_id] = last
         # Every chain's history starts at the same instant, so they share one grid of heads.
-        seen = assemble.head_times(self.chains[0].run.world, position.head_at, now + EDGE_S)
+        seen = assemble.grid(self.chains[0].run.world, position.head_at, now + EDGE_S,
+                             assemble.HEAD_EVERY_S)
         if len(seen):
             if build:
                 out["heads"] += [assemble.stamp(assemble.heads_table(c.run.world, c.run.clock,
@@ -198,8 +199,7 @@ def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveM
     if mark.writer not in (HISTORY_WRITER, WRITER):
         raise LakeError(f"{lake.root} was last written by {mark.writer!r}, not the simulator")
     meta = mark.meta
-    config = SimulationConfig(meta["chains"], meta["days"], meta["swaps"], meta["seed"],
-                              datetime.fromisoformat(meta["end"]))
+    config = SimulationConfig.from_identity(meta)
     for name, version in lake.current_versions().items():
         if version > mark.versions.get(name, -1):
             lake.restore(name, mark.versions.get(name))
@@ -234,11 +234,8 @@ def commit(lake: Lake, market: LiveMarket, now: float) -> dict[str, int]:
         if name in tables:
             lake.append(name, tables[name])
     market.position.step += 1
-    mark = lake.progress()
-    meta = dict(mark.meta if mark else {})
-    identity = {k: meta[k] for k in ("chains", "days", "swaps", "seed", "end")}
     lake.mark(assemble.utc(now), WRITER, market.position.step,
-              meta={**identity, "position": market.position.as_meta()})
+              meta={**market.config.identity(), "position": market.position.as_meta()})
     return {name: frame.height for name, frame in tables.items()}
 
 
@@ -255,8 +252,8 @@ def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
         wall = time.time()
         # Whole seconds: the watermark every product is computed as of.
         now = float(int(min(wall, until.timestamp()) if until else wall))
-        behind = now - _chain_time(market)
-        now = min(now, _chain_time(market) + CATCH_UP_S)
+        behind = now - market.position.at
+        now = min(now, market.position.at + CATCH_UP_S)
         counts = commit(lake, market, now)
         if time.monotonic() - last_said > 60 or behind > CATCH_UP_S:
             progress(f"live: batch {market.position.step:,} up to {assemble.utc(now):%H:%M:%S}"
@@ -269,7 +266,3 @@ def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
             time.sleep(max(0.0, every_s - (time.time() - wall)))
     return market
 
-
-def _chain_time(market: LiveMarket) -> float:
-    """The instant up to which the live market has produced."""
-    return market.position.at
