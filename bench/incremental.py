@@ -3,7 +3,8 @@ prints one JSON line per lake size with `full_seconds` (every product, its check
 snapshot, from an empty warehouse), `incremental_seconds` (the same job after the live market
 appended five minutes at the simulator's rate), their `ratio`, and the orchestration's own cost
 measured on a job of as many empty steps (`orchestration_seconds`), so that work and
-orchestration are not confused. The lake is simulated once per size and kept; its history ends
+orchestration are not confused; the bytes each publish wrote, and the slowest steps of the
+refresh. The lake is simulated once per size and kept; its history ends
 at a fixed instant, so every run appends the same five minutes."""
 
 import argparse
@@ -21,14 +22,17 @@ import pipelines  # noqa: F401  (the pipeline's process settings: before polars 
 ROOT = Path(__file__).resolve().parent.parent
 END = datetime(2026, 11, 20, tzinfo=UTC)
 APPENDED = timedelta(minutes=5)
+SLOWEST = 8
 
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def refresh(instance) -> tuple[float, int]:
-    """Seconds to run the `everything` job, and its steps."""
+def refresh(instance) -> tuple[float, int, dict[str, float]]:
+    """Seconds to run the `everything` job, its steps, and the seconds of its slowest steps."""
+    import dagster as dg
+
     from pipelines.definitions import defs
 
     job = defs.resolve_job_def("everything")
@@ -36,8 +40,14 @@ def refresh(instance) -> tuple[float, int]:
     result = job.execute_in_process(instance=instance, raise_on_error=True,
                                     run_config={"loggers": {"step_lines": {}}})
     assert result.success
-    steps = sum(1 for e in result.all_events if e.event_type_value == "STEP_SUCCESS")
-    return time.perf_counter() - started, steps
+    spent: dict[str, float] = {}
+    for entry in instance.all_logs(result.run_id):
+        kind = entry.dagster_event_type
+        if kind in (dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS):
+            sign = -1 if kind == dg.DagsterEventType.STEP_START else 1
+            spent[entry.step_key] = spent.get(entry.step_key, 0.0) + sign * entry.timestamp
+    slowest = dict(sorted(spent.items(), key=lambda kv: -kv[1])[:SLOWEST])
+    return time.perf_counter() - started, len(spent), {k: round(v, 2) for k, v in slowest.items()}
 
 
 def orchestration(instance, steps: int) -> float:
@@ -58,6 +68,22 @@ def orchestration(instance, steps: int) -> float:
     started = time.perf_counter()
     assert empty.execute_in_process(instance=instance).success
     return time.perf_counter() - started
+
+
+def written(store_root: Path) -> tuple[int, int]:
+    """Bytes the newest snapshot wrote, and the bytes it is made of (shared parts included)."""
+    from publish.snapshot import OBJECTS, snapshot_ids
+    from publish.store import LocalStore
+
+    store = LocalStore(store_root)
+    ids = snapshot_ids(store)
+    newest, *earlier = (json.loads(store.get(f"snapshots/{sid}/manifest.json").body)["objects"]
+                        for sid in reversed(ids[-2:]))
+    before = earlier[0] if earlier else {}
+    total = sum(meta["bytes"] for meta in newest.values())
+    shared = sum(meta["bytes"] for key, meta in newest.items()
+                 if key.startswith(OBJECTS) and key in before)
+    return total - shared, total
 
 
 def measure(swaps: int, home_root: Path) -> dict:
@@ -83,12 +109,14 @@ def measure(swaps: int, home_root: Path) -> dict:
     lake = Lake(home / "lake")
     with dg.instance_for_test(temp_dir=str(home / "dagster")) as instance:
         say("full rebuild: every product, its checks and the snapshot ...")
-        full, steps = refresh(instance)
+        full, steps, _ = refresh(instance)
+        full_bytes, _ = written(home / "store")
         say(f"  {full:.1f}s over {steps} steps; appending {APPENDED} of live market ...")
         market = live.start(lake)
         appended = live.commit(lake, market, (END + APPENDED).timestamp())
         say(f"  {appended.get('swaps', 0)} swaps appended; refreshing ...")
-        incremental, _ = refresh(instance)
+        incremental, _, slowest = refresh(instance)
+        incremental_bytes, snapshot_bytes = written(home / "store")
         say(f"  {incremental:.1f}s; the same number of empty steps ...")
         overhead = orchestration(instance, steps)
     return {"bench": "incremental", "swaps": swaps, "steps": steps,
@@ -96,6 +124,9 @@ def measure(swaps: int, home_root: Path) -> dict:
             "incremental_seconds": round(incremental, 1),
             "ratio": round(incremental / full, 3),
             "orchestration_seconds": round(overhead, 1),
+            "incremental_slowest_steps": slowest,
+            "full_publish_bytes": full_bytes, "incremental_publish_bytes": incremental_bytes,
+            "snapshot_bytes": snapshot_bytes,
             "work_ratio": round(max(incremental - overhead, 0.0) / max(full - overhead, 1e-9), 3),
             "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1}}
 

@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import time
+import weakref
 from datetime import UTC, datetime
 
 import orjson
@@ -54,6 +55,9 @@ class SnapshotHolder:
         self.last_check: float | None = None
         self.store_healthy = True
         self.rejected: dict[str, str] | None = None
+        # Every serving table part a kept snapshot holds, by object: a snapshot that shares a
+        # part with one already loaded holds the same frame, read once.
+        self.parts: weakref.WeakValueDictionary[str, pl.DataFrame] = weakref.WeakValueDictionary()
 
     def refresh(self) -> bool:
         """Load the snapshot LATEST names if it is new; True when the current one changed.
@@ -69,7 +73,7 @@ class SnapshotHolder:
                 return False
             if self.rejected is not None and self.rejected["snapshot_id"] == sid:
                 return False
-            self._remember(load_snapshot(self.store, sid))
+            self._remember(load_snapshot(self.store, sid, self.parts))
         except NotFound:
             self.store_healthy = True
             return False
@@ -95,7 +99,8 @@ class SnapshotHolder:
             return self.recent[snapshot_id]
         try:
             loaded = await asyncio.wait_for(
-                asyncio.to_thread(load_snapshot, self.store, snapshot_id), self.timeout_s)
+                asyncio.to_thread(load_snapshot, self.store, snapshot_id, self.parts),
+                self.timeout_s)
         except (NotFound, ValueError):
             return None
         except TimeoutError:

@@ -1,9 +1,11 @@
-"""Snapshots: immutable sets of pages, documents and serving tables, flipped live by LATEST."""
+"""Snapshots: immutable sets of pages, documents and serving tables, flipped live by LATEST.
+Serving tables are stored in content-addressed parts under `objects/`, which a snapshot shares
+with its predecessor wherever their rows are the same."""
 
 import hashlib
 import io
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,6 +17,8 @@ from publish.cursor import Cursor, CursorSigner
 from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 LATEST = "snapshots/LATEST"
+# Serving tables' parts, named by their rows' fingerprint and shared between snapshots.
+OBJECTS = "objects/"
 # Documents published once and kept for good, outside any snapshot (closed seasons).
 FROZEN = "frozen/"
 PAGE_SIZE = 50
@@ -50,11 +54,20 @@ class PagedList:
 
 @dataclass(frozen=True)
 class ServingTable:
-    """A table the edge looks rows up in, published as Parquet sorted by `key`."""
+    """A table the edge looks rows up in, published as Parquet sorted by `key`; with `span`, in
+    one part per value of that expression (a day of trades, say), each sorted by `key`, so that
+    the parts whose rows did not change are shared with the previous snapshot."""
 
     name: str
     frame: pl.DataFrame
     key: tuple[str, ...]
+    span: pl.Expr | None = None
+
+
+def day_of(ts: str = "ts") -> pl.Expr:
+    """The UTC day (days since the epoch) of a column of unix seconds: a serving table's span
+    for rows that only ever arrive at the end of time."""
+    return pl.col(ts) // 86_400
 
 
 @dataclass
@@ -106,14 +119,16 @@ class Publisher:
         sid = new_snapshot_id(now, as_of)
         manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}))
         base = f"snapshots/{sid}"
+        shared = self._previous_objects()
         for paged in lists:
-            manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest)
+            manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared)
         for table in tables:
-            key = f"tables/{table.name}.parquet"
-            self._put(manifest, base, key, _parquet(table.frame.sort(table.key)), PARQUET)
-            manifest.tables[table.name] = {"rows": table.frame.height, "table": key,
-                                           "key": list(table.key)}
-            self.progress(f"{table.name}: {table.frame.height} rows (serving table)")
+            parts = self._parts(table, manifest, shared)
+            manifest.tables[table.name] = {"rows": table.frame.height, "key": list(table.key),
+                                           "parts": parts}
+            written = sum(1 for part in parts if part["object"] not in shared)
+            self.progress(f"{table.name}: {table.frame.height} rows (serving table, "
+                          f"{written} of {len(parts)} part(s) written)")
         for name, doc in documents.items():
             key = f"documents/{name}.json"
             self._put(manifest, base, key, orjson.dumps(doc), JSON)
@@ -127,13 +142,49 @@ class Publisher:
         self.prune(now)
         return manifest
 
+    def _previous_objects(self) -> dict[str, dict[str, Any]]:
+        """The shared objects the newest snapshot with a manifest names (none before the first
+        publish): those a new snapshot need not write again. Always the newest, so that the
+        snapshots naming one object follow one another, which is what pruning relies on."""
+        for sid in reversed(snapshot_ids(self.store)):
+            try:
+                manifest = orjson.loads(self.store.get(f"snapshots/{sid}/manifest.json").body)
+            except (NotFound, orjson.JSONDecodeError):
+                continue
+            return {key: meta for key, meta in manifest.get("objects", {}).items()
+                    if key.startswith(OBJECTS)}
+        return {}
+
+    def _parts(self, table: ServingTable, manifest: Manifest,
+               shared: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        """Store a serving table's parts (in span order, each sorted by key, if it has one),
+        writing only those the previous snapshot does not already hold."""
+        frame = table.frame
+        if table.span is None or frame.is_empty():
+            pieces = [(None, frame)]
+        else:
+            labelled = frame.with_columns(_span=table.span)
+            pieces = [(label, labelled.filter(pl.col("_span") == label).drop("_span"))
+                      for label in labelled["_span"].unique().sort().to_list()]
+        parts = []
+        for label, piece in pieces:
+            piece = piece.sort(table.key) if table.key else piece
+            key = f"{OBJECTS}{fingerprint(piece)}.parquet"
+            if key in shared:
+                manifest.objects[key] = shared[key]
+            else:
+                etag = self.store.put(key, (body := _parquet(piece)), PARQUET, IMMUTABLE)
+                manifest.objects[key] = {"etag": etag, "bytes": len(body),
+                                         "content_type": PARQUET}
+            parts.append({"object": key, "rows": piece.height, "span": label})
+        return parts
+
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
-              manifest: Manifest) -> dict[str, Any]:
+              manifest: Manifest, shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         frame, where = paged.frame, paged.where
         meta: dict[str, Any] = {"key": list(paged.key)}
         if paged.served:
-            meta["table"] = f"tables/{where}.parquet"
-            self._put(manifest, base, meta["table"], _parquet(frame), PARQUET)
+            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared)
         items = frame["item"].to_list()
         total = max(paged.total or 0, len(items))
         pages = max(1, -(-len(items) // PAGE_SIZE))
@@ -175,9 +226,38 @@ class Publisher:
         live = latest_id(self.store)
         cutoff = (now - self.retention).strftime("%Y%m%dT%H%M%S%f")
         doomed = [s for s in ids[:-self.keep] if s[:21] < cutoff and s != live]
+        if not doomed:
+            return doomed
+        # A part is written by one snapshot and named again by each next one while its rows
+        # stay the same, so the snapshots naming it follow one another: a part a doomed snapshot
+        # names is named by a kept one only if a kept one next to a doomed stretch names it.
+        gone = set(doomed)
+        edges = {ids[i + step] for i, sid in enumerate(ids) if sid in gone
+                 for step in (-1, 1) if 0 <= i + step < len(ids) and ids[i + step] not in gone}
+        kept = set().union(*(_shared_objects(self.store, sid) for sid in edges))
         for sid in doomed:
-            self.store.delete(self.store.keys(f"snapshots/{sid}/"))
+            unnamed = _shared_objects(self.store, sid) - kept
+            self.store.delete(sorted(unnamed) + self.store.keys(f"snapshots/{sid}/"))
         return doomed
+
+
+def _shared_objects(store: ObjectStore, sid: str) -> set[str]:
+    """The shared objects a snapshot's manifest names (none when it has no manifest)."""
+    try:
+        objects = orjson.loads(store.get(f"snapshots/{sid}/manifest.json").body)["objects"]
+    except NotFound:
+        return set()
+    return {key for key in objects if key.startswith(OBJECTS)}
+
+
+def fingerprint(frame: pl.DataFrame) -> str:
+    """A name for a frame's rows, in order, with its schema: equal frames get equal names, and
+    frames that differ in any value differ in it but for a collision of 64-bit row hashes.
+    Polars' row hash is stable within one release only, so the release is part of the name:
+    a new one writes new parts rather than share old ones."""
+    digest = hashlib.sha256(f"{pl.__version__}|{frame.schema}|{frame.height}".encode())
+    digest.update(frame.hash_rows(seed=0x5EED).to_numpy().tobytes())
+    return digest.hexdigest()[:40]
 
 
 def _parquet(frame: pl.DataFrame) -> bytes:
@@ -216,26 +296,55 @@ def latest_id(store: ObjectStore) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class Part:
+    """One stored part of a serving table: its object's key and its rows."""
+
+    object: str
+    frame: pl.DataFrame
+
+
 @dataclass
 class Snapshot:
-    """A loaded snapshot: its manifest, documents (bytes) and serving tables (frames)."""
+    """A loaded snapshot: its manifest, documents (bytes) and serving tables, both whole
+    (`tables`, the parts one after another) and by part (`parts`, each sorted by the table's
+    key)."""
 
     manifest: Manifest
     documents: dict[str, bytes]
-    tables: dict[str, pl.DataFrame]
+    parts: dict[str, list[Part]]
+    tables: dict[str, pl.DataFrame] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Without rechunking, the whole table holds the parts' memory, not a copy of it.
+        self.tables = {name: parts[0].frame if len(parts) == 1
+                       else pl.concat([p.frame for p in parts], rechunk=False)
+                       for name, parts in self.parts.items()}
 
     @property
     def snapshot_id(self) -> str:
         return self.manifest.snapshot_id
 
 
-def load_snapshot(store: ObjectStore, snapshot_id: str) -> Snapshot:
-    """Read a snapshot's manifest, documents and serving tables into memory."""
+def load_snapshot(store: ObjectStore, snapshot_id: str,
+                  loaded: MutableMapping[str, pl.DataFrame] | None = None) -> Snapshot:
+    """Read a snapshot's manifest, documents and serving tables into memory; a part already in
+    `loaded` (by its object's key, as an earlier snapshot that shares it left it there) is not
+    read again."""
     raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
     manifest = Manifest(**raw)
     base = f"snapshots/{snapshot_id}"
     documents = {name: store.get(f"{base}/{key}").body for name, key in manifest.documents.items()}
     documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
-    tables = {name: pl.read_parquet(io.BytesIO(store.get(f"{base}/{meta['table']}").body))
-              for name, meta in {**manifest.lists, **manifest.tables}.items() if "table" in meta}
-    return Snapshot(manifest, documents, tables)
+    cache: MutableMapping[str, pl.DataFrame] = {} if loaded is None else loaded
+
+    def part(key: str) -> Part:
+        frame = cache.get(key)
+        if frame is None:
+            frame = pl.read_parquet(io.BytesIO(store.get(key).body))
+            cache[key] = frame
+        return Part(key, frame)
+
+    parts = {name: [part(p["object"]) for p in meta["parts"]]
+             for name, meta in {**manifest.lists, **manifest.tables}.items() if "parts" in meta}
+    return Snapshot(manifest, documents, parts)

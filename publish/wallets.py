@@ -8,7 +8,7 @@ import polars as pl
 
 from core.vocabulary import WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
-from publish.snapshot import PagedList, ServingTable
+from publish.snapshot import PagedList, ServingTable, day_of
 
 WALLET_SORT_COLUMNS = {
     "total_pnl": "total_pnl_usd", "realized_pnl": "realized_pnl_usd", "volume": "volume_usd",
@@ -163,7 +163,7 @@ def wallet_serving(frames: dict[str, pl.DataFrame], labels: pl.DataFrame,
         ServingTable("wallet_positions", positions, ("chain_id", "wallet", "token")),
         ServingTable("wallet_rounds", rounds, ("chain_id", "wallet", "token", "round")),
         ServingTable("wallet_trades", trades, ("chain_id", "wallet", "block_number", "log_index",
-                                               "seq")),
+                                               "seq"), day_of()),
         ServingTable("wallet_buckets", chart_buckets(ledger, as_of_s),
                      ("chain_id", "wallet", "resolution", "bucket")),
         ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts")),

@@ -18,7 +18,7 @@ from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
-from publish.snapshot import PagedList, Publisher, ServingTable
+from publish.snapshot import PagedList, Publisher, ServingTable, day_of
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import ranking_pages, wallet_serving
@@ -47,7 +47,7 @@ def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
         ServingTable("holders", holders, ("chain_id", "token", "rank")),
         ServingTable("trades", trade_rows(frames["swap_legs"], swaps, frames["liquidity_trades"],
                                           as_of),
-                     ("chain_id", "pair", "block_number", "log_index")),
+                     ("chain_id", "pair", "block_number", "log_index"), day_of()),
         ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
         ServingTable("verdict_tree", verdicts[1], ("level", "position")),
     ]

@@ -3,8 +3,6 @@ trades, the PNL chart, funding, best trades, the overview across chains, ranking
 labels batch and the wallets that traded a token."""
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -26,6 +24,7 @@ from edge.registry import Params
 from edge.routes.chains import chain_states
 from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
+from edge.spans import Spans, frame_spans, indexed
 from publish.cursor import list_scope
 from publish.snapshot import Snapshot
 from publish.wallets import (
@@ -43,41 +42,14 @@ TRADER_SORTS = {"realized_pnl": "realized_usd", "total_pnl": "total_pnl_usd",
                 "volume": "volume_usd", "trades": "trades"}
 
 
-@dataclass(frozen=True)
-class Spans:
-    """Where each key's rows sit in a table sorted by that key: (offset, length)."""
-
-    frame: pl.DataFrame
-    at: dict[tuple[Any, ...], tuple[int, int]]
-
-    def rows(self, key: tuple[Any, ...]) -> pl.DataFrame:
-        """The key's rows (empty when it has none)."""
-        found = self.at.get(key)
-        return self.frame.clear() if found is None else self.frame.slice(*found)
+WALLET = ("chain_id", "wallet")
 
 
-def spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
-    """Index a table sorted by `keys`: each key's offset and length, computed once."""
-    runs = (frame.select(*keys).with_row_index("_at")
-            .group_by(*keys, maintain_order=True).agg(pl.col("_at").first(), pl.len()))
-    found = zip(zip(*(runs[k].to_list() for k in keys), strict=True),
-                zip(runs["_at"].to_list(), runs["len"].to_list(), strict=True), strict=True)
-    return Spans(frame, dict(found))
-
-
-def _indexed(name: str, keys: tuple[str, ...] = ("chain_id", "wallet")
-             ) -> Callable[[Snapshot], Spans]:
-    @per_snapshot(kept=2)
-    def index(snapshot: Snapshot) -> Spans:
-        return spans(table(snapshot, name), keys)
-    return index
-
-
-positions_of = _indexed("wallet_positions")
-rounds_of = _indexed("wallet_rounds")
-trades_of = _indexed("wallet_trades")
-buckets_of = _indexed("wallet_buckets", ("chain_id", "wallet", "resolution"))
-funding_of = _indexed("wallet_funding")
+positions_of = indexed("wallet_positions", WALLET)
+rounds_of = indexed("wallet_rounds", WALLET)
+trades_of = indexed("wallet_trades", WALLET)
+buckets_of = indexed("wallet_buckets", (*WALLET, "resolution"))
+funding_of = indexed("wallet_funding", WALLET)
 
 
 @per_snapshot(kept=2)
@@ -105,7 +77,7 @@ def head(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
 def metrics_of(snapshot: Snapshot) -> Spans:
     """The ranking rows' metrics records, fields only, indexed by (chain id, wallet)."""
     rows = table(snapshot, "wallet_rankings").select("chain_id", "wallet", *METRIC_FIELDS)
-    return spans(rows, ("chain_id", "wallet"))
+    return frame_spans(rows, WALLET)
 
 
 def metrics_records(snapshot: Snapshot, key: tuple[int, str]) -> list[str]:
@@ -133,7 +105,7 @@ def rebuilt(snapshot: Snapshot, index: Spans, chain: ChainRef, address: str) -> 
     """A wallet's rows of an accounting table; none when its rebuild is skipped (machinery's
     zeroes are a decision); 404 for an unknown wallet."""
     found = head(snapshot, chain, address)
-    return index.frame.clear() if _skipped(found) else index.rows((chain.chain_id, address))
+    return index.empty() if _skipped(found) else index.rows((chain.chain_id, address))
 
 
 def _items(frame: pl.DataFrame) -> list[orjson.Fragment]:
@@ -229,7 +201,7 @@ async def get_chart(request: Request, params: Params) -> Response:
     skipped, by decision)."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     found = head(snapshot, chain, address)
-    buckets = buckets_of(snapshot).frame.clear() if _skipped(found) else pl.concat(
+    buckets = buckets_of(snapshot).empty() if _skipped(found) else pl.concat(
         [buckets_of(snapshot).rows((chain.chain_id, address, r)) for r in ("1h", "1d")])
     return snapshot_json(snapshot, {"window": params["window"], "points": chart_points(
         buckets, params["window"], as_of_seconds(snapshot))})
@@ -460,7 +432,7 @@ def traders_by_token(snapshot: Snapshot) -> Spans:
                     "basis_is_incomplete", "first_trade_at", "last_trade_at")
             .join(kinds, on=["chain_id", "wallet"], how="left")
             .sort("chain_id", "token"))
-    return spans(rows, ("chain_id", "token"))
+    return frame_spans(rows, ("chain_id", "token"))
 
 
 def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.DataFrame:

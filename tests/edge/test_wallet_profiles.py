@@ -7,7 +7,7 @@ import pytest
 
 from edge.problems import ApiError
 from edge.routes.wallets import profiles, with_metrics
-from publish.snapshot import Manifest, Snapshot
+from publish.snapshot import Manifest, Part, Snapshot
 
 
 def test_the_metrics_records_follow_the_head_in_the_order_given() -> None:
@@ -21,8 +21,8 @@ def test_the_metrics_records_follow_the_head_in_the_order_given() -> None:
 
 def test_profiles_of_an_older_layout_are_unavailable_not_a_server_error() -> None:
     older = Snapshot(Manifest("s-older", "2026-11-01T00:00:00Z", "2026-11-01T00:01:00Z"), {},
-                     {"wallet_profiles": pl.DataFrame({"chain_id": [1], "wallet": ["0xab"],
-                                                       "item": ['{"address":"0xab"}']})})
+                     {"wallet_profiles": [Part("objects/p.parquet", pl.DataFrame({
+                         "chain_id": [1], "wallet": ["0xab"], "item": ['{"address":"0xab"}']}))]})
     with pytest.raises(ApiError) as raised:
         profiles(older)
     assert raised.value.code == "upstream_unavailable"

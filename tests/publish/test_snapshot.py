@@ -9,7 +9,17 @@ import polars as pl
 import pytest
 
 from publish.cursor import Cursor, CursorError, CursorSigner
-from publish.snapshot import LATEST, PagedList, Publisher, latest_id, load_snapshot, snapshot_ids
+from publish.snapshot import (
+    LATEST,
+    OBJECTS,
+    PagedList,
+    Publisher,
+    ServingTable,
+    day_of,
+    latest_id,
+    load_snapshot,
+    snapshot_ids,
+)
 from publish.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 
 SIGNER = CursorSigner(b"test-secret")
@@ -58,7 +68,9 @@ def test_every_object_carries_type_cache_control_and_etag(store):
     page = store.get(f"snapshots/{manifest.snapshot_id}/lists/things/1.json")
     assert (page.content_type, page.cache_control) == ("application/json", IMMUTABLE)
     assert page.etag == manifest.objects["lists/things/1.json"]["etag"]
-    table = store.get(f"snapshots/{manifest.snapshot_id}/tables/things.parquet")
+    [part] = manifest.lists["things"]["parts"]
+    table = store.get(part["object"])
+    assert table.etag == manifest.objects[part["object"]]["etag"]
     assert table.content_type == "application/vnd.apache.parquet"
     assert store.get(LATEST).cache_control == REVALIDATE
     loaded = load_snapshot(store, manifest.snapshot_id)
@@ -73,6 +85,56 @@ def test_old_snapshots_go_after_the_retention_window_but_the_newest_stay(store):
            for i in range(5)]
     # at t0+160min the cutoff is t0+100min: snapshots at 0, 40 and 80 minutes are past it
     assert snapshot_ids(store) == ids[3:]
+
+
+DAY = 86_400
+
+
+def trades(*days: tuple[int, int]) -> ServingTable:
+    """A table of (day, rows) trades, keyed by pair then time, split by day."""
+    rows = [(f"p{n % 2}", day * DAY + n) for day, count in days for n in range(count)]
+    frame = pl.DataFrame(rows, schema={"pair": pl.String, "ts": pl.Int64}, orient="row")
+    return ServingTable("trades", frame, ("pair", "ts"), day_of())
+
+
+def test_a_snapshot_shares_the_parts_whose_rows_did_not_change(store):
+    publisher = Publisher(store, SIGNER)
+    first = publisher.publish(AS_OF, [], {}, tables=[trades((0, 3), (1, 2))])
+    written = set(store.keys(OBJECTS))
+    # Day 1 gains a trade; day 0 is as it was.
+    second = publisher.publish(AS_OF + timedelta(minutes=5), [], {},
+                               tables=[trades((0, 3), (1, 3))])
+    before, after = first.tables["trades"]["parts"], second.tables["trades"]["parts"]
+    assert [p["span"] for p in after] == [0, 1] and [p["rows"] for p in after] == [3, 3]
+    assert after[0]["object"] == before[0]["object"]
+    assert after[1]["object"] != before[1]["object"]
+    # One new object: the changed day's part; the unchanged one was not written again.
+    assert set(store.keys(OBJECTS)) - written == {after[1]["object"]}
+    assert second.objects[after[0]["object"]] == first.objects[before[0]["object"]]
+    # Each part is sorted by the key on its own: pair, then time.
+    loaded: dict[str, pl.DataFrame] = {}
+    old, new = (load_snapshot(store, m.snapshot_id, loaded) for m in (first, second))
+    assert new.parts["trades"][0].frame is old.parts["trades"][0].frame
+    assert new.parts["trades"][1].frame.rows() == [("p0", DAY), ("p0", DAY + 2),
+                                                  ("p1", DAY + 1)]
+    assert new.tables["trades"].height == 6
+
+
+def test_pruning_removes_the_parts_no_kept_snapshot_names(store):
+    publisher = Publisher(store, SIGNER, retention=timedelta(hours=1), keep=2)
+    t0 = datetime(2026, 11, 20, tzinfo=UTC)
+    # Day 0 never changes; day 1 changes at every publish.
+    manifests = [publisher.publish(AS_OF, [], {}, now=t0 + timedelta(minutes=40 * i),
+                                   tables=[trades((0, 2), (1, 1 + i))]) for i in range(5)]
+    kept = manifests[3:]
+    assert snapshot_ids(store) == [m.snapshot_id for m in kept]
+    named = {p["object"] for m in kept for p in m.tables["trades"]["parts"]}
+    # The day-0 part, written by the first snapshot, is named by the kept ones and stays;
+    # the first three day-1 parts went with their snapshots.
+    assert set(store.keys(OBJECTS)) == named and len(named) == 3
+    for m in kept:
+        assert load_snapshot(store, m.snapshot_id).tables["trades"].height == 2 + 1 + \
+            manifests.index(m)
 
 
 def test_a_forged_or_altered_cursor_is_refused():

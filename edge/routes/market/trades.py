@@ -10,12 +10,12 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.memo import per_snapshot
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.market.pairs import pair_index
-from edge.snapshots import as_of_seconds, snapshot_json, table
+from edge.snapshots import as_of_seconds, snapshot_json
+from edge.spans import indexed
 from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 
@@ -25,21 +25,15 @@ NEWER, OLDER = "newer", "older"
 SWAPS = ("buy", "sell")
 
 
-@per_snapshot(kept=4)
-def trade_slices(snapshot: Snapshot) -> dict[tuple[int, str], tuple[int, int]]:
-    """Where each pair's trades sit in the trades table (sorted by pair, block, log)."""
-    rows = table(snapshot, "trades")
-    spans = (rows.select("chain_id", "pair").with_row_index("row")
-             .group_by("chain_id", "pair").agg(pl.col("row").min(), pl.len()))
-    return {(c, p): (start, n) for c, p, start, n in spans.iter_rows()}
+# Where each pair's trades sit in the trades table's parts (each sorted by pair, block, log).
+trades_of = indexed("trades", ("chain_id", "pair"))
 
 
 def pair_trades(snapshot: Snapshot, chain: ChainRef, address: str) -> pl.DataFrame:
     """Every trade of a pair, oldest first; 404 when the chain indexes no such pair."""
     if address not in pair_index(snapshot).get(chain.chain_id, {}):
         raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
-    start, n = trade_slices(snapshot).get((chain.chain_id, address), (0, 0))
-    return table(snapshot, "trades").slice(start, n)
+    return trades_of(snapshot).rows((chain.chain_id, address))
 
 
 def trade_items(rows: pl.DataFrame, iso_of: Callable[[int], str]) -> list[dict[str, Any]]:
