@@ -26,6 +26,10 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 WITHOUT_STATISTICS = frozenset({"wallet_ledger"})
 
 
+# Products made a lake day at a time (Dagster's `days` partitions), a file per day, by the lake
+# table whose days they follow; read back as one table, the days in order.
+BY_DAY = {"swap_legs": "swaps"}
+
 # The lake versions each warehouse's `as_of` product pinned, by the product's modification time.
 _PINNED: dict[Path, tuple[int, dict[str, int]]] = {}
 
@@ -68,8 +72,10 @@ class Warehouse(dg.ConfigurableResource):
         """The raw lake at its last complete batch, for the asset that pins a run's lake."""
         return Lake(self.lake_root).pinned()
 
-    def path(self, name: str) -> Path:
-        """The Parquet file of a product."""
+    def path(self, name: str, day: str | None = None) -> Path:
+        """The Parquet file of a product, or of its day."""
+        if day is not None:
+            return Path(self.root) / name / f"{day}.parquet"
         return Path(self.root) / f"{name}.parquet"
 
     def scan(self, name: str) -> pl.LazyFrame:
@@ -79,10 +85,31 @@ class Warehouse(dg.ConfigurableResource):
         _depended_on(name)
         if name in TABLES:
             return self.lake().scan(name)
+        if name in BY_DAY:
+            return self._days(name)
         path = self.path(name)
         if not path.exists():
             raise FileNotFoundError(f"product {name!r} is not materialised yet ({path})")
         return pl.scan_parquet(path)
+
+    def scan_day(self, name: str, day: str) -> pl.LazyFrame:
+        """A raw table's rows of one day (YYYY-MM-DD)."""
+        _depended_on(name)
+        return self.lake().scan(name, day)
+
+    def _days(self, name: str) -> pl.LazyFrame:
+        """A product made a day at a time: the files of the days its lake table holds, in
+        order; a day not made yet fails the read rather than leave its rows out."""
+        days = self.lake().days(BY_DAY[name])
+        missing = [day for day in days if not self.path(name, day).exists()]
+        if missing:
+            raise FileNotFoundError(
+                f"product {name!r} is not materialised for {', '.join(missing)}: materialise "
+                "those partitions (a backfill in the UI, or `chaintape materialize`)")
+        if not days:
+            raise FileNotFoundError(f"product {name!r} has no days: the lake's "
+                                    f"{BY_DAY[name]} table is empty")
+        return pl.scan_parquet([self.path(name, day) for day in days])
 
     def clock(self) -> dict:
         """The `as_of` product's one row: the watermark and the instants derived from it."""
@@ -92,10 +119,11 @@ class Warehouse(dg.ConfigurableResource):
         """Several tables by name, for a SQL model's lineage."""
         return {name: self.scan(name) for name in names}
 
-    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame) -> Path:
-        """Replace a product's file atomically; a lazy frame streams into it, computed and
-        written batch by batch. A failed write leaves the previous file and nothing else."""
-        path = self.path(name)
+    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame, day: str | None = None) -> Path:
+        """Replace a product's file (or its day's) atomically; a lazy frame streams into it,
+        computed and written batch by batch. A failed write leaves the previous file and
+        nothing else."""
+        path = self.path(name, day)
         path.parent.mkdir(parents=True, exist_ok=True)
         # A directory of its own: a sink that fails can still open its file after reporting the
         # failure, which then cannot land once the directory is gone.

@@ -112,14 +112,18 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
 def _materialize(selection: str | None) -> bool:
     import dagster as dg
 
+    from assets.days import run_tags
     from pipelines.definitions import defs
+    from sources.lake import Lake
 
     job = defs.resolve_job_def("everything")
     instance = dg.DagsterInstance.get()
     _say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
+    days = Lake().days("swaps")
     result = job.execute_in_process(
         instance=instance, raise_on_error=False, asset_selection=_selection(defs, selection),
-        run_config={"loggers": {"step_lines": {}}})
+        run_config={"loggers": {"step_lines": {}}},
+        tags=run_tags(instance, days) if days else None)
     if not result.success:
         _say("materialisation failed: nothing new was published (see `make ui` for details)")
     return result.success

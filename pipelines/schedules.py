@@ -5,6 +5,7 @@ import json
 
 import dagster as dg
 
+from assets.days import run_tags
 from assets.domains import key
 from sources.lake import TABLES, Lake
 
@@ -19,6 +20,11 @@ BUSY = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
         dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
 
+# The days a cadence refresh makes again: the lake's last two (a chain that trails the clock
+# still writes yesterday's blocks for a while after midnight).
+CADENCE_DAYS = 2
+
+
 def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
     """The cadence jobs and their schedules (stopped until switched on in the UI)."""
     jobs, scheds = [], []
@@ -27,9 +33,17 @@ def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
                                   selection=dg.AssetSelection.groups(*groups),
                                   executor_def=dg.in_process_executor)
         jobs.append(job)
-        scheds.append(dg.ScheduleDefinition(job=job, cron_schedule=cron,
-                                            execution_timezone="UTC"))
+        scheds.append(dg.ScheduleDefinition(
+            name=f"refresh_{name}_schedule", job=job, cron_schedule=cron,
+            execution_timezone="UTC", execution_fn=_latest_days))
     return jobs, scheds
+
+
+def _latest_days(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    days = Lake().days("swaps")[-CADENCE_DAYS:]
+    if not days:
+        return dg.SkipReason("the lake has no swaps yet")
+    return dg.RunRequest(tags=run_tags(context.instance, days))
 
 
 def lake_sensor(job: str) -> dg.SensorDefinition:
@@ -53,6 +67,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
         if busy:
             return dg.SkipReason(f"a refresh is under way ({busy[0].run_id[:8]})")
         before = seen.get("versions", {})
+        days = Lake(versions=progress.versions).changed_days("swaps", before.get("swaps"))
         context.update_cursor(json.dumps({"watermark": watermark,
                                           "versions": progress.versions}))
         observed = [dg.AssetObservation(
@@ -60,9 +75,12 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
                                            "writer": progress.writer})
             for name, version in sorted(progress.versions.items())
             if before.get(name) != version]
+        # The days whose swaps changed, and the later ones, are made again; the rest are read.
+        days = days or Lake(versions=progress.versions).days("swaps")[-1:]
+        tags = run_tags(context.instance, days) if days else {}
         return dg.SensorResult(
             run_requests=[dg.RunRequest(run_key=watermark,
-                                        tags={"chaintape/watermark": watermark})],
+                                        tags={"chaintape/watermark": watermark, **tags})],
             asset_events=observed)
 
     return lake_updates

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pandera.polars as pa
 import polars as pl
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from core.home import home
 from sources import contract as schema
@@ -84,7 +84,7 @@ COMPACT_ABOVE_FILES = 8
 # A table of at most this size is read once per version and kept: a week's liquidity events are
 # a few thousand rows in over a thousand daily files, which cost more to open than to hold.
 KEPT_BYTES = 32 * 2**20
-_KEPT: dict[tuple[str, str, int], pl.DataFrame] = {}
+_KEPT: dict[tuple[str, str, int, str | None], pl.DataFrame] = {}
 
 
 def default_root() -> str:
@@ -152,21 +152,21 @@ class Lake:
         else:
             delta.restore(version)
 
-    def scan(self, table: str) -> pl.LazyFrame:
+    def scan(self, table: str, day: str | None = None) -> pl.LazyFrame:
         """A table as one lazy frame (empty with its schema when absent): its files in partition
         order and, inside a partition, by their earliest time and smallest key, so a chain's
-        events come in block and log order. A table of at most KEPT_BYTES is read once per
-        version and kept."""
+        events come in block and log order; with `day` (YYYY-MM-DD), only that date's
+        partitions. A table of at most KEPT_BYTES is read once per version and kept."""
         spec = _spec(table)
         delta = self._table(table)
         if delta is None:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
         # A table dropped and written again starts again at version 0: its id tells them apart.
-        stamp = (self.uri(table), str(delta.metadata().id), delta.version())
+        stamp = (self.uri(table), str(delta.metadata().id), delta.version(), day)
         kept = _KEPT.get(stamp)
         if kept is not None:
             return kept.lazy()
-        files, size = self._files(table, delta, spec)
+        files, size = self._files(table, delta, spec, day)
         columns = list(spec.model.to_schema().columns)
         if not files:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
@@ -182,6 +182,49 @@ class Lake:
     def read(self, table: str) -> pl.DataFrame:
         """A whole table, materialised."""
         return self.scan(table).collect()
+
+    def days(self, table: str) -> list[str]:
+        """The dates (YYYY-MM-DD) a table partitioned by date holds rows of, in order."""
+        delta = self._table(table)
+        if delta is None or "date" not in _spec(table).partition_columns():
+            return []
+        actions = _actions(delta)
+        if actions.is_empty():
+            return []
+        return actions["partition.date"].unique().sort().to_list()
+
+    def offsets(self, table: str) -> dict[str, int]:
+        """Where each date's rows start in the table as `scan` reads it (dates first): the
+        number of rows of the earlier dates, from the Delta log's statistics."""
+        delta = self._table(table)
+        if delta is None or "date" not in _spec(table).partition_columns():
+            return {}
+        actions = _actions(delta)
+        if actions.is_empty():
+            return {}
+        counts = (actions.group_by("partition.date").agg(pl.col("num_records").sum())
+                  .sort("partition.date"))
+        starts = counts["num_records"].cum_sum() - counts["num_records"]
+        return dict(zip(counts["partition.date"].to_list(), starts.to_list(), strict=True))
+
+    def changed_days(self, table: str, since: int | None) -> list[str]:
+        """The dates whose partitions gained or lost files after version `since` (every date
+        when `since` is None, or when that version can no longer be read), in order."""
+        delta = self._table(table)
+        if delta is None or "date" not in _spec(table).partition_columns():
+            return []
+        if since is None or since > delta.version():
+            return self.days(table)
+        try:
+            before = DeltaTable(self.uri(table), version=since, storage_options=self.storage or None)
+        except (TableNotFoundError, DeltaError):
+            return self.days(table)
+        now, then = _actions(delta), _actions(before)
+        if now.is_empty() or then.is_empty():
+            return self.days(table)
+        moved = pl.concat([now.join(then, on="path", how="anti").select("partition.date"),
+                           then.join(now, on="path", how="anti").select("partition.date")])
+        return moved["partition.date"].unique().sort().to_list()
 
     def files(self, table: str) -> list[str]:
         """The table's live data files, in read order."""
@@ -349,11 +392,17 @@ class Lake:
         except TableNotFoundError:
             return None
 
-    def _files(self, table: str, delta: DeltaTable, spec: LakeTable) -> tuple[list[str], int]:
+    def _files(self, table: str, delta: DeltaTable, spec: LakeTable,
+               day: str | None = None) -> tuple[list[str], int]:
         actions = _actions(delta)
+        if day is not None and not actions.is_empty():
+            actions = actions.filter(pl.col("partition.date") == day)
         if actions.is_empty():
             return [], 0
-        parts = [f"partition.{c}" for c in spec.partition_columns()]
+        # Date first: a day's rows keep their place in the table however much later days grow,
+        # so what is derived a day at a time can point into it (see `offsets`).
+        parts = sorted((f"partition.{c}" for c in spec.partition_columns()),
+                       key=lambda c: c != "partition.date")
         # A partition's files are appended in time order and do not overlap (a chain's events
         # in block and log order), and compaction sorts by key, so each file's earliest time,
         # then its smallest key, places it.

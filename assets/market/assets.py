@@ -2,14 +2,14 @@
 token rows and registry tokens."""
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
+from assets.days import DAYS
 from assets.domains import keys
-from assets.market.holders import assemble_holders, holder_reads
+from assets.market.holders import assemble_holders
 from assets.market.pair_rows import KEY, around, assemble, prices_at
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
@@ -140,44 +140,31 @@ LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
 HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
 
 
-@dg.multi_asset(
-    name="swap_legs_and_holders",
-    specs=[
-        dg.AssetSpec([GROUP, "swap_legs"], group_name=GROUP,
-                     deps=keys(*LEG_INPUTS),
-                     description="Every swap from its base token's side: buy or sell, amounts, "
-                                 "the quote's USD price, USD value and price, and the fee in USD."),
-        dg.AssetSpec([GROUP, "holder_balances"], group_name=GROUP,
-                     deps=keys(*HOLDER_INPUTS, "as_of"),
-                     description="What every address holds of every token at the lake's "
-                                 "watermark (pools and the mint address are not holders)."),
-    ],
-    can_subset=True)
-def swap_legs_and_holders(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The swap legs and the holder balances, each materialisable alone; made together, they
-    share one read of the lake's swaps (decoding its raw amounts and fingerprinting its
-    addresses is most of either)."""
-    made = {key.path[-1]: key for key in context.selected_asset_keys}
-    if "holder_balances" not in made:
-        yield materialized(warehouse, "swap_legs", assemble_legs(warehouse.frames(LEG_INPUTS)),
-                           made["swap_legs"])
-        return
-    as_of = warehouse.clock()["as_of"]
-    if "swap_legs" not in made:
-        yield materialized(warehouse, "holder_balances", assemble_holders(
-            warehouse.frames(HOLDER_INPUTS), as_of), made["holder_balances"])
-        return
-    read = (warehouse.scan("swaps").with_row_index("swap")
-            .select(**(leg_reads() | holder_reads())).collect())
-    # The holders' fold runs on one core without the interpreter's lock: the legs are priced
-    # and written meanwhile.
-    with ThreadPoolExecutor(1) as folding:
-        holders = folding.submit(assemble_holders, warehouse.frames(HOLDER_INPUTS), as_of, read)
-        yield materialized(warehouse, "swap_legs",
-                           assemble_legs(warehouse.frames(LEG_INPUTS), read.lazy()),
-                           made["swap_legs"])
-        yield materialized(warehouse, "holder_balances", holders.result(),
-                           made["holder_balances"])
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*LEG_INPUTS), partitions_def=DAYS,
+          backfill_policy=dg.BackfillPolicy.single_run())
+def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every swap from its base token's side: buy or sell, amounts, the quote's USD price, USD
+    value and price, and the fee in USD; a file per lake day, each day's swaps numbered from
+    where the earlier days' end (`swap`, their place in the lake)."""
+    frames = warehouse.frames(LEG_INPUTS)
+    starts = warehouse.lake().offsets("swaps")
+    rows = 0
+    for day in context.partition_keys:
+        read = (warehouse.scan_day("swaps", day).with_row_index("swap", offset=starts.get(day, 0))
+                .select(**leg_reads()))
+        path = warehouse.write("swap_legs", assemble_legs(frames, read), day)
+        rows += pl.scan_parquet(path).select(pl.len()).collect().item()
+    context.log.info(f"swap legs of {len(context.partition_keys)} day(s): {rows} rows")
+    return dg.MaterializeResult(metadata={"dagster/row_count": rows,
+                                          "days": ", ".join(context.partition_keys)})
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"))
+def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
+    """What every address holds of every token at the lake's watermark (pools and the mint
+    address are not holders)."""
+    return materialized(warehouse, "holder_balances", assemble_holders(
+        warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
 
 
 TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",

@@ -200,18 +200,16 @@ def _index(key: pl.Expr, keys: pl.Series) -> pl.Expr:
     return lookup(key, keys).fill_null(-1).cast(pl.Int64)
 
 
-def holder_reads() -> dict[str, pl.Expr]:
+def _reads() -> dict[str, pl.Expr]:
     """What the holder balances read of each raw swap, by name: its time and amounts, its
     `swap_fingerprints` and its recipient's fingerprint."""
     return {c: pl.col(c) for c in ("block_time", *RAW_SWAPPED)} | swap_fingerprints() | {
         "recipient_key": keyed("recipient")}
 
 
-def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
-                     read: pl.DataFrame | None = None) -> pl.DataFrame:
+def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     """One row per token and holding address with a positive balance (chain_id, token, holder,
-    balance in whole tokens); the swaps from `read`, every swap of the lake in its order with
-    `holder_reads` already taken, else from the lake."""
+    balance in whole tokens)."""
     tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
     if tokens.height > _MAX_TOKENS:
         raise ValueError(f"{tokens.height} tokens are too many for one fold")
@@ -223,8 +221,7 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime,
         **{f"token{i}": _index(keyed("chain_id", f"token{i}"), tokens["key"]) for i in (0, 1)})
     live = pl.col("block_time") <= as_of
     swaps = frames["swaps"]
-    if read is None:
-        read = swaps.select(**holder_reads()).collect()
+    read = swaps.select(**_reads()).collect()
     # A swap after the watermark keeps its row (rows are where addresses are read back) but
     # moves nothing.
     moved = read.select(*RAW_SWAPPED, "maker_key", "recipient_key", pool=pl.when(live).then(

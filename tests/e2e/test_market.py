@@ -11,7 +11,7 @@ import orjson
 import polars as pl
 import pytest
 
-from assets.market.assets import swap_legs_and_holders
+from assets.market.assets import swap_legs
 from assets.warehouse import Warehouse
 from sources.lake import Lake
 
@@ -175,24 +175,28 @@ def test_holders_are_the_balances_the_raw_flows_leave(api, lake):
     assert [h["rank"] for h in holders] == list(range(1, len(holders) + 1))
 
 
-@pytest.mark.parametrize("name", ["swap_legs", "holder_balances"])
-def test_legs_and_holders_made_alone_equal_those_made_together(home, tmp_path, name):
-    # The run made both from one read of the swaps; each is made again alone, into a copy of
-    # the warehouse without either.
+def test_a_day_of_legs_made_alone_equals_that_day_made_with_the_rest(home, lake, tmp_path):
     made = home / "warehouse"
+    days = sorted(p.stem for p in (made / "swap_legs").glob("*.parquet"))
+    assert days == sorted({d.isoformat() for d in lake.read("swaps")["block_time"].dt.date()})
+    day = days[len(days) // 2]
     shutil.copytree(made, tmp_path / "warehouse")
     # The legs do not depend on the watermark: made alone, they must not need it.
-    for product in ("swap_legs", "holder_balances", *(["as_of"] if name == "swap_legs" else [])):
-        (tmp_path / "warehouse" / f"{product}.parquet").unlink()
+    for gone in (tmp_path / "warehouse" / "swap_legs" / f"{day}.parquet",
+                 tmp_path / "warehouse" / "as_of.parquet"):
+        gone.unlink()
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
-    result = dg.materialize([swap_legs_and_holders], selection=[dg.AssetKey(["market", name])],
-                            resources={"warehouse": warehouse})
-    assert result.success
-    stored = {p.stem for p in (tmp_path / "warehouse").glob("*.parquet")}
-    assert stored & {"swap_legs", "holder_balances"} == {name}
-    alone = pl.read_parquet(tmp_path / "warehouse" / f"{name}.parquet")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("days", days)
+        result = dg.materialize([swap_legs], partition_key=day, instance=instance,
+                                resources={"warehouse": warehouse})
+        assert result.success
+    alone = pl.read_parquet(tmp_path / "warehouse" / "swap_legs" / f"{day}.parquet")
     assert alone.height > 0
-    assert alone.equals(pl.read_parquet(made / f"{name}.parquet"))
+    assert alone.equals(pl.read_parquet(made / "swap_legs" / f"{day}.parquet"))
+    # A day's swaps are numbered on from the earlier days' swaps, whatever the chain.
+    earlier = lake.read("swaps").filter(pl.col("block_time").dt.date().cast(pl.String) < day)
+    assert alone["swap"].min() == earlier.height
 
 
 def test_trades_page_both_ways_and_filter(api, lake):

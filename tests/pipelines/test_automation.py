@@ -13,6 +13,12 @@ def requested(result) -> dg.RunRequest:
     return result.run_requests[0]
 
 
+def days_of(request: dg.RunRequest) -> tuple[str, str]:
+    """The first and last day partition a run request asks for."""
+    return (request.tags["dagster/asset_partition_range_start"],
+            request.tags["dagster/asset_partition_range_end"])
+
+
 def observed(result) -> dict[str, int]:
     return {event.asset_key.path[-1]: event.metadata["delta_version"].value
             for event in result.asset_events}
@@ -31,6 +37,9 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
         lake.mark(first, "test")
         result = sensor(context)
         assert requested(result).run_key == first.isoformat()
+        # The first refresh makes every day the swaps have.
+        assert days_of(requested(result)) == ("2026-11-18", "2026-11-19")
+        assert instance.get_dynamic_partitions("days") == ["2026-11-18", "2026-11-19"]
         # Every table is observed at its version the first time.
         assert observed(result) == {"swaps": 0, "heads": 0}
         context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
@@ -40,6 +49,8 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
         context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
         result = sensor(context)
         assert requested(result).run_key == (first + timedelta(seconds=2)).isoformat()
+        # The appended swaps are all of the 19th: that day alone is made again.
+        assert days_of(requested(result)) == ("2026-11-19", "2026-11-19")
         # Then only the tables whose version moved.
         assert observed(result) == {"swaps": 1}
 

@@ -40,6 +40,28 @@ def test_swaps_are_a_delta_table_partitioned_by_chain_and_date(tmp_path):
     assert lake.read("swaps").equals(swaps())
 
 
+def test_a_day_keeps_its_place_in_the_table_however_later_days_grow(tmp_path):
+    lake = Lake(tmp_path)
+    # Chain 1: one swap on the 18th, two on the 19th; chain 2: three on the 18th.
+    two = swaps(first_block=50).with_columns(chain_id=pl.lit(2, pl.Int64),
+                                            block_time=pl.col("block_time") - timedelta(hours=1))
+    lake.write("swaps", pl.concat([swaps(), two]))
+    assert lake.days("swaps") == ["2026-11-18", "2026-11-19"]
+    # Dates first: every chain's 18th before any chain's 19th, a chain's rows in block order.
+    order = lake.read("swaps").select("chain_id", "block_number").rows()
+    assert order == [(1, 10), (2, 50), (2, 51), (2, 52), (1, 11), (1, 12)]
+    assert lake.offsets("swaps") == {"2026-11-18": 0, "2026-11-19": 4}
+    assert lake.scan("swaps", "2026-11-19").select("block_number").collect()[
+        "block_number"].to_list() == [11, 12]
+    version = lake.version("swaps")
+    assert lake.changed_days("swaps", version) == []
+    lake.append("swaps", later(swaps(), 10, 3 * 3600))
+    assert lake.changed_days("swaps", version) == ["2026-11-19"]
+    assert lake.changed_days("swaps", None) == ["2026-11-18", "2026-11-19"]
+    assert lake.offsets("swaps") == {"2026-11-18": 0, "2026-11-19": 4}
+    assert lake.scan("swaps", "2026-11-19").select(pl.len()).collect().item() == 5
+
+
 def test_writing_the_same_range_twice_leaves_the_same_rows(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())

@@ -1,0 +1,115 @@
+"""Products refreshed a few days at a time, as the lake sensor asks, after dozens of live
+appends (across midnight, into a new day partition) equal a full rebuild of the same lake."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import orjson
+import polars as pl
+
+from assets.days import run_tags
+from assets.domains import PRODUCTS, product_key
+from assets.snapshot.assets import Store
+from assets.warehouse import Warehouse
+from pipelines.definitions import defs
+from sources.lake import Lake
+from sources.simulator import SimulationConfig, live, simulate
+
+# The history ends ten minutes before midnight; the live market then runs on past it.
+CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=11,
+                          end=datetime(2026, 11, 19, 23, 50, tzinfo=UTC))
+STEP_S, APPENDS, REFRESH_EVERY = 30, 36, 6
+REL = 1e-9
+# The day partitions alone, with the asset that pins the lake state they are made from and the
+# products they read (the quotes' prices, the pairs' tokens).
+LEGS = [product_key(name) for name in ("as_of", "quote_prices", "pair_tokens", "swap_legs")]
+# Every product but the snapshot, which is where they are published, not what is computed.
+PRODUCED = [product_key(name) for name, domain in PRODUCTS.items() if domain != "publish"]
+
+
+def refresh(instance: dg.DagsterInstance, warehouse: Warehouse, days: list[str],
+            selection: list[dg.AssetKey]) -> None:
+    """What a refresh the lake sensor asks for runs: the job over `days` and the later ones."""
+    ours = dg.Definitions(assets=defs.assets, asset_checks=defs.asset_checks, jobs=defs.jobs,
+                          resources={"warehouse": warehouse,
+                                     "store": Store(url=warehouse.root + "-store")})
+    result = ours.resolve_job_def("everything").execute_in_process(
+        instance=instance, tags=run_tags(instance, days), asset_selection=selection)
+    assert result.success
+
+
+def close(a: object, b: object) -> bool:
+    """Equal, but for floats, which may differ by 1e-9 relative (sums in another order)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= REL * max(abs(a), abs(b)) or (a != a and b != b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, str) and isinstance(b, str) and a != b:
+        # The wire's decimal strings ("17209.7904007745").
+        try:
+            return close(float(a), float(b))
+        except ValueError:
+            return False
+    return a == b
+
+
+def rows(frame: pl.DataFrame) -> list[tuple]:
+    """A product's rows with its wire JSON decoded, in the order of its other columns that are
+    not floats (a product's row order is its reader's to set: group-bys run in parallel)."""
+    wire = [c for c, t in frame.schema.items()
+            if t == pl.String and frame[c].drop_nulls().str.contains(r"^[\[{]").any()]
+    exact = [c for c, t in frame.schema.items() if not t.is_float() and c not in wire
+             and not t.is_nested()]
+    ordered = frame.sort(exact, maintain_order=True) if exact else frame
+    return ordered.with_columns(pl.col(c).map_elements(orjson.loads, return_dtype=pl.Object)
+                                for c in wire).rows()
+
+
+def products(root: Path) -> dict[str, pl.DataFrame]:
+    """Every product's file (a day-partitioned product's, each day's), by its path; what a
+    check keeps of the previous run (`season_boards_before`) is no product."""
+    files = sorted(root.glob("*.parquet")) + sorted(root.glob("*/*.parquet"))
+    return {str(f.relative_to(root)): pl.read_parquet(f) for f in files
+            if f.relative_to(root).parts[0].removesuffix(".parquet") in PRODUCTS}
+
+
+def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    simulate(CONFIG, lake)
+    incremental = Warehouse(lake_root=lake.root, root=str(tmp_path / "incremental"))
+    with dg.instance_for_test() as instance:
+        refresh(instance, incremental, lake.days("swaps"), PRODUCED)
+        market = live.start(lake)
+        version = lake.version("swaps")
+        refreshed: list[list[str]] = []
+        for n in range(1, APPENDS + 1):
+            live.commit(lake, market, CONFIG.end.timestamp() + n * STEP_S)
+            if n % REFRESH_EVERY:
+                continue
+            days, version = lake.changed_days("swaps", version), lake.version("swaps")
+            refreshed.append(days)
+            # The day partitions alone between whole refreshes; everything at the end.
+            refresh(instance, incremental, days, PRODUCED if n == APPENDS else LEGS)
+        assert instance.get_dynamic_partitions("days") == ["2026-11-18", "2026-11-19",
+                                                           "2026-11-20"]
+    # Only the days that changed were made again; the new day among them once it came.
+    assert refreshed[0] == ["2026-11-19"] and refreshed[-1] == ["2026-11-20"]
+    assert all(days in (["2026-11-19"], ["2026-11-19", "2026-11-20"], ["2026-11-20"])
+               for days in refreshed)
+    full = Warehouse(lake_root=lake.root, root=str(tmp_path / "full"))
+    with dg.instance_for_test() as instance:
+        refresh(instance, full, lake.days("swaps"), PRODUCED)
+    made, rebuilt = products(Path(incremental.root)), products(Path(full.root))
+    assert made.keys() == rebuilt.keys()
+    assert {"swap_legs/2026-11-18.parquet", "swap_legs/2026-11-20.parquet"} <= made.keys()
+    for name, frame in made.items():
+        assert frame.height == rebuilt[name].height, name
+        assert frame.schema == rebuilt[name].schema, name
+        left, right = (rows(f) for f in (frame, rebuilt[name]))
+        for a, b in zip(left, right, strict=True):
+            assert close(a, b), (name, {c: (x, y) for c, x, y in zip(frame.columns, a, b,
+                                                                      strict=True)
+                                        if not close(x, y)})
