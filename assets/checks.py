@@ -7,8 +7,9 @@ import dagster as dg
 import pandera.polars as pa
 import polars as pl
 
+from assets.days import DAYS
 from assets.domains import PRODUCTS, keys, product_key
-from assets.warehouse import Warehouse
+from assets.warehouse import BY_DAY, Warehouse
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome
@@ -133,10 +134,28 @@ def _described(model: type[pa.DataFrameModel]) -> str:
 
 
 def _schema_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
+    if name in BY_DAY:
+        return _day_check(name, key)
+
     @dg.asset_check(asset=key, name=SCHEMA_CHECK, blocking=True,
                     description=_described(PRODUCT_SCHEMAS[name]))
     def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
         return as_result(stored_outcome(warehouse, name))
+
+    return _check
+
+
+def _day_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
+    """The schema check of a product made a day at a time: of the days the run made, each
+    day's result shown on its partition."""
+    @dg.asset_check(asset=key, name=SCHEMA_CHECK, blocking=True, partitions_def=DAYS,
+                    description=_described(PRODUCT_SCHEMAS[name]))
+    def _check(context: dg.AssetCheckExecutionContext,
+               warehouse: Warehouse) -> dg.AssetCheckResult:
+        days = context.partition_keys
+        frame = pl.concat([pl.scan_parquet(warehouse.path(name, day)) for day in days])
+        return as_result(piece_outcome(name, frame.select(
+            _read_by(PRODUCT_SCHEMAS[name])).collect()))
 
     return _check
 

@@ -11,6 +11,8 @@ import orjson
 import polars as pl
 import pytest
 
+from assets.checks import product_checks
+from assets.market import assets as market_assets
 from assets.market.assets import swap_legs
 from assets.warehouse import Warehouse
 from sources.lake import Lake
@@ -197,6 +199,36 @@ def test_a_day_of_legs_made_alone_equals_that_day_made_with_the_rest(home, lake,
     # A day's swaps are numbered on from the earlier days' swaps, whatever the chain.
     earlier = lake.read("swaps").filter(pl.col("block_time").dt.date().cast(pl.String) < day)
     assert alone["swap"].min() == earlier.height
+
+
+def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypatch):
+    made = home / "warehouse"
+    days = sorted(p.stem for p in (made / "swap_legs").glob("*.parquet"))
+    shutil.copytree(made, tmp_path / "warehouse")
+    made_well = market_assets.assemble_legs
+    first_day = pl.col("block_time").dt.date().cast(pl.String) == days[0]
+
+    def broken(frames, read):
+        # Three legs of the first day are neither a buy nor a sell.
+        legs = made_well(frames, read).with_row_index("_n")
+        return legs.with_columns(side=pl.when(first_day & (pl.col("_n") < 3))
+                                 .then(pl.lit("both")).otherwise("side")).drop("_n")
+
+    monkeypatch.setattr(market_assets, "assemble_legs", broken)
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    check = dg.AssetCheckKey(dg.AssetKey(["market", "swap_legs"]), "schema_and_meaning_rules")
+    [definition] = [c for c in product_checks() if check in c.check_keys]
+    outcomes = {}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("days", days)
+        for day in (days[0], days[-1]):
+            result = dg.materialize([swap_legs, definition], partition_key=day,
+                                    instance=instance, resources={"warehouse": warehouse},
+                                    raise_on_error=False)
+            [evaluation] = result.get_asset_check_evaluations()
+            outcomes[day] = (evaluation.passed, evaluation.metadata["failure_count"].value,
+                             evaluation.partition)
+    assert outcomes == {days[0]: (False, 3, days[0]), days[-1]: (True, 0, days[-1])}
 
 
 def test_trades_page_both_ways_and_filter(api, lake):
