@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: up test ui lint bench bench-edge bench-oracle bench-wallets clean
+.PHONY: up test ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -35,6 +35,11 @@ bench-edge: $(STAMP)
 	command -v nginx >/dev/null && command -v wrk >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light wrk)
 	$(BIN)/python bench/edge.py
+
+bench-edge-memory: $(STAMP)
+	command -v wrk >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
+	$(BIN)/python bench/edge_memory.py
 
 bench-oracle: $(STAMP)
 	command -v wrk >/dev/null || \

@@ -27,7 +27,8 @@ class Services:
                  router: Router) -> None:
         self.settings = settings
         self.router = router
-        self.holder = SnapshotHolder(store, settings.upstream_timeout_s)
+        self.holder = SnapshotHolder(store, settings.upstream_timeout_s,
+                                     settings.home / "edge-parts")
         self.signer = signer
         self.notary = Notary(secret("CHAINTAPE_VERDICT_KEY", settings.home / "verdict.key"))
         self.cashier = Cashier(settings.offer, Ledger(settings.home / "x402-ledger.sqlite"),

@@ -5,17 +5,21 @@ import logging
 import time
 import weakref
 from datetime import UTC, datetime
+from pathlib import Path
 
 import orjson
 import polars as pl
 
 from edge.http import Response
 from edge.problems import ApiError
-from publish.snapshot import LATEST, Snapshot, load_snapshot
+from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot
 from publish.store import NotFound, ObjectStore, StoreUnavailable
 
 log = logging.getLogger("chaintape.edge")
 PINNED = 4
+# A mapped part no snapshot of this worker holds is removed once unused this long: other
+# workers, following the same store, may still be on it.
+MAPPED_UNUSED_S = 3600.0
 
 
 def snapshot_headers(snapshot: Snapshot) -> list[tuple[str, str]]:
@@ -47,9 +51,12 @@ def as_of_seconds(snapshot: Snapshot) -> int:
 class SnapshotHolder:
     """The current snapshot, a few recent ones (for cursors), and the store's health."""
 
-    def __init__(self, store: ObjectStore, timeout_s: float = 5.0) -> None:
+    def __init__(self, store: ObjectStore, timeout_s: float = 5.0,
+                 mapped: Path | None = None) -> None:
         self.store = store
         self.timeout_s = timeout_s
+        # Where serving table parts are kept as memory-mapped Arrow files (None: in the heap).
+        self.mapped = mapped
         self.current: Snapshot | None = None
         self.recent: dict[str, Snapshot] = {}
         self.last_check: float | None = None
@@ -73,7 +80,7 @@ class SnapshotHolder:
                 return False
             if self.rejected is not None and self.rejected["snapshot_id"] == sid:
                 return False
-            self._remember(load_snapshot(self.store, sid, self.parts))
+            self._remember(load_snapshot(self.store, sid, self.parts, self.mapped))
         except NotFound:
             self.store_healthy = True
             return False
@@ -99,7 +106,7 @@ class SnapshotHolder:
             return self.recent[snapshot_id]
         try:
             loaded = await asyncio.wait_for(
-                asyncio.to_thread(load_snapshot, self.store, snapshot_id, self.parts),
+                asyncio.to_thread(load_snapshot, self.store, snapshot_id, self.parts, self.mapped),
                 self.timeout_s)
         except (NotFound, ValueError):
             return None
@@ -119,6 +126,10 @@ class SnapshotHolder:
         for sid in sorted(self.recent)[:-PINNED]:
             if self.current is None or sid != self.current.snapshot_id:
                 del self.recent[sid]
+        if self.mapped is not None:
+            kept = {part.object for kept in self.recent.values()
+                    for parts in kept.parts.values() for part in parts}
+            forget_mapped(self.mapped, kept, MAPPED_UNUSED_S)
 
     def seconds_since_check(self) -> float | None:
         """Seconds since LATEST was last read successfully."""

@@ -4,14 +4,20 @@ with its predecessor wherever their rows are the same."""
 
 import hashlib
 import io
+import os
 import re
+import tempfile
+import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import orjson
 import polars as pl
+import pyarrow as pa
+import pyarrow.ipc
 
 from publish.cursor import Cursor, CursorSigner
 from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
@@ -296,6 +302,36 @@ def latest_id(store: ObjectStore) -> str | None:
         return None
 
 
+def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
+    """A stored part as a frame over a memory-mapped Arrow file in `directory`, written from
+    the store's Parquet the first time (atomically: processes that map the same part at once
+    each write it whole and keep one); its use refreshes the file's time, by which unused
+    ones are removed (`forget_mapped`)."""
+    path = directory / f"{Path(key).stem}.arrow"
+    if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        frame = pl.read_parquet(io.BytesIO(store.get(key).body))
+        with tempfile.NamedTemporaryFile(dir=directory, suffix=".writing", delete=False) as tmp:
+            frame.write_ipc(tmp.name, compression="uncompressed")
+        os.replace(tmp.name, path)
+    os.utime(path)
+    table = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))
+
+
+def forget_mapped(directory: Path, keep: set[str], older_than_s: float) -> list[Path]:
+    """Remove the mapped parts not in `keep` (object keys) unused for `older_than_s`: a process
+    still mapping one keeps its pages until it lets go."""
+    gone = []
+    cutoff = time.time() - older_than_s
+    names = {f"{Path(key).stem}.arrow" for key in keep}
+    for path in directory.glob("*.arrow"):
+        if path.name not in names and path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            gone.append(path)
+    return gone
+
+
 @dataclass(frozen=True)
 class Part:
     """One stored part of a serving table: its object's key and its rows."""
@@ -327,10 +363,13 @@ class Snapshot:
 
 
 def load_snapshot(store: ObjectStore, snapshot_id: str,
-                  loaded: MutableMapping[str, pl.DataFrame] | None = None) -> Snapshot:
-    """Read a snapshot's manifest, documents and serving tables into memory; a part already in
-    `loaded` (by its object's key, as an earlier snapshot that shares it left it there) is not
-    read again."""
+                  loaded: MutableMapping[str, pl.DataFrame] | None = None,
+                  mapped: Path | None = None) -> Snapshot:
+    """Read a snapshot's manifest, documents and serving tables; a part already in `loaded`
+    (by its object's key, as an earlier snapshot that shares it left it there) is not read
+    again. With `mapped` (a local directory), each part is kept there as an uncompressed Arrow
+    file and memory-mapped: its pages stay in the OS page cache, shared by every process
+    that maps it, rather than in this process's heap."""
     raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
     manifest = Manifest(**raw)
     base = f"snapshots/{snapshot_id}"
@@ -341,7 +380,8 @@ def load_snapshot(store: ObjectStore, snapshot_id: str,
     def part(key: str) -> Part:
         frame = cache.get(key)
         if frame is None:
-            frame = pl.read_parquet(io.BytesIO(store.get(key).body))
+            frame = (pl.read_parquet(io.BytesIO(store.get(key).body)) if mapped is None
+                     else map_part(store, key, mapped))
             cache[key] = frame
         return Part(key, frame)
 

@@ -2,6 +2,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import boto3
 import orjson
@@ -16,6 +17,7 @@ from publish.snapshot import (
     Publisher,
     ServingTable,
     day_of,
+    forget_mapped,
     latest_id,
     load_snapshot,
     snapshot_ids,
@@ -118,6 +120,30 @@ def test_a_snapshot_shares_the_parts_whose_rows_did_not_change(store):
     assert new.parts["trades"][1].frame.rows() == [("p0", DAY), ("p0", DAY + 2),
                                                   ("p1", DAY + 1)]
     assert new.tables["trades"].height == 6
+
+
+def test_parts_are_mapped_from_one_local_file_each(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    publisher = Publisher(store, SIGNER)
+    first = publisher.publish(AS_OF, [], {}, tables=[trades((0, 3), (1, 2))])
+    second = publisher.publish(AS_OF + timedelta(minutes=5), [], {},
+                               tables=[trades((0, 3), (1, 3))])
+    mapped = tmp_path / "mapped"
+    old = load_snapshot(store, first.snapshot_id, {}, mapped)
+    made = {f.name: f.stat().st_ino for f in mapped.glob("*.arrow")}
+    assert len(made) == 2
+    # Another process (its own loaded parts) maps the shared day from the same file.
+    new = load_snapshot(store, second.snapshot_id, {}, mapped)
+    now = {f.name: f.stat().st_ino for f in mapped.glob("*.arrow")}
+    assert len(now) == 3 and {k: now[k] for k in made} == made
+    assert new.tables["trades"].equals(load_snapshot(store, second.snapshot_id).tables["trades"])
+    assert new.tables["trades"].height == 6
+    # Only the first snapshot's day 1 is no longer named by the second.
+    named = {p["object"] for p in second.tables["trades"]["parts"]}
+    gone = forget_mapped(mapped, named, older_than_s=0)
+    assert [g.stem for g in gone] == [Path(first.tables["trades"]["parts"][1]["object"]).stem]
+    # What maps it still reads it.
+    assert old.tables["trades"]["ts"].to_list() == [0, 2, 1, DAY, DAY + 1]
 
 
 def test_pruning_removes_the_parts_no_kept_snapshot_names(store):
