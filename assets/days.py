@@ -1,8 +1,6 @@
 """The lake's days as Dagster partitions: what is made a day at a time is partitioned by them,
 and a refresh asks for the days the lake changed."""
 
-from datetime import date
-
 import dagster as dg
 
 # One key per UTC date (YYYY-MM-DD) the lake holds swaps of, added as the lake reaches it.
@@ -10,11 +8,6 @@ NAME = "days"
 DAYS = dg.DynamicPartitionsDefinition(name=NAME)
 # Run tags that name a range of partitions for one run (Dagster's own).
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
-
-
-def day_number(day: str) -> int:
-    """Days since the epoch of a YYYY-MM-DD date."""
-    return (date.fromisoformat(day) - date(1970, 1, 1)).days
 
 
 def run_tags(instance: dg.DagsterInstance, days: list[str]) -> dict[str, str]:

@@ -20,9 +20,8 @@ from pathlib import Path
 import httpx
 import polars as pl
 from load import CLI, KEYED, REPO, internal_key, paced, wrk
+from published import written
 
-from publish.snapshot import OBJECTS
-from publish.store import LocalStore
 from sources.lake import Lake
 from sources.simulator import live
 
@@ -83,18 +82,6 @@ def paths(warehouse: Path) -> list[str]:
             f"{api}/leaderboard?scope=chains", f"{api}/status"]
 
 
-def published_bytes(store: Path) -> int:
-    """Bytes the newest snapshot wrote: its objects but the parts it shares with the one
-    before it."""
-    found = LocalStore(store)
-    manifests = sorted((store / "snapshots").glob("*/manifest.json"))
-    newest = json.loads(manifests[-1].read_bytes())["objects"]
-    before = json.loads(manifests[-2].read_bytes())["objects"] if len(manifests) > 1 else {}
-    assert found.keys("snapshots/LATEST")
-    return sum(m["bytes"] for k, m in newest.items()
-               if not (k.startswith(OBJECTS) and k in before))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--swaps", type=int, default=1_000_000)
@@ -142,7 +129,7 @@ def main() -> None:
             print(json.dumps({"bench": "edge_memory", "swaps": args.swaps, "stage": name,
                               "snapshots": published, **rss_mb(server.pid),
                               "paced": at_rate, "full_speed": full,
-                              "publish_bytes": published_bytes(home / "store"),
+                              "publish_bytes": written(home / "store")[0],
                               "targets": {"rss_worker_mb": 1024 if args.swaps <= 1_000_000
                                           else 1536, "p99_ms": 10,
                                           "full_speed_requests_per_s": 5000}}), flush=True)

@@ -73,24 +73,9 @@ def orchestration(instance, steps: int) -> float:
     return time.perf_counter() - started
 
 
-def written(store_root: Path) -> tuple[int, int]:
-    """Bytes the newest snapshot wrote, and the bytes it is made of (shared parts included)."""
-    from publish.snapshot import OBJECTS, snapshot_ids
-    from publish.store import LocalStore
-
-    store = LocalStore(store_root)
-    ids = snapshot_ids(store)
-    newest, *earlier = (json.loads(store.get(f"snapshots/{sid}/manifest.json").body)["objects"]
-                        for sid in reversed(ids[-2:]))
-    before = earlier[0] if earlier else {}
-    total = sum(meta["bytes"] for meta in newest.values())
-    shared = sum(meta["bytes"] for key, meta in newest.items()
-                 if key.startswith(OBJECTS) and key in before)
-    return total - shared, total
-
-
 def measure(swaps: int, home_root: Path) -> dict:
     import dagster as dg
+    from published import written
 
     from sources.lake import Lake
     from sources.simulator import live

@@ -67,7 +67,8 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
         if busy:
             return dg.SkipReason(f"a refresh is under way ({busy[0].run_id[:8]})")
         before = seen.get("versions", {})
-        days = Lake(versions=progress.versions).changed_days("swaps", before.get("swaps"))
+        pinned = Lake(versions=progress.versions)
+        days = pinned.changed_days("swaps", before.get("swaps"))
         context.update_cursor(json.dumps({"watermark": watermark,
                                           "versions": progress.versions}))
         observed = [dg.AssetObservation(
@@ -76,7 +77,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             for name, version in sorted(progress.versions.items())
             if before.get(name) != version]
         # The days whose swaps changed, and the later ones, are made again; the rest are read.
-        days = days or Lake(versions=progress.versions).days("swaps")[-1:]
+        days = days or pinned.days("swaps")[-1:]
         tags = run_tags(context.instance, days) if days else {}
         return dg.SensorResult(
             run_requests=[dg.RunRequest(run_key=watermark,

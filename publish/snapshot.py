@@ -125,7 +125,9 @@ class Publisher:
         sid = new_snapshot_id(now, as_of)
         manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}))
         base = f"snapshots/{sid}"
-        shared = self._previous_objects()
+        # Listed once: listing every snapshot's keys is the costliest read of a publish.
+        ids = snapshot_ids(self.store)
+        shared = self._previous_objects(ids)
         for paged in lists:
             manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared)
         for table in tables:
@@ -145,20 +147,17 @@ class Publisher:
                    "manifest": f"{base}/manifest.json"}
         self.store.put(LATEST, orjson.dumps(pointer), JSON, REVALIDATE)
         self.progress(f"published snapshot {sid} ({len(manifest.objects)} objects)")
-        self.prune(now)
+        self.prune(now, [*ids, sid])
         return manifest
 
-    def _previous_objects(self) -> dict[str, dict[str, Any]]:
+    def _previous_objects(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The shared objects the newest snapshot with a manifest names (none before the first
         publish): those a new snapshot need not write again. Always the newest, so that the
         snapshots naming one object follow one another, which is what pruning relies on."""
-        for sid in reversed(snapshot_ids(self.store)):
-            try:
-                manifest = orjson.loads(self.store.get(f"snapshots/{sid}/manifest.json").body)
-            except (NotFound, orjson.JSONDecodeError):
-                continue
-            return {key: meta for key, meta in manifest.get("objects", {}).items()
-                    if key.startswith(OBJECTS)}
+        for sid in reversed(ids):
+            found = _shared_objects(self.store, sid)
+            if found is not None:
+                return found
         return {}
 
     def _parts(self, table: ServingTable, manifest: Manifest,
@@ -169,9 +168,8 @@ class Publisher:
         if table.span is None or frame.is_empty():
             pieces = [(None, frame)]
         else:
-            labelled = frame.with_columns(_span=table.span)
-            pieces = [(label, labelled.filter(pl.col("_span") == label).drop("_span"))
-                      for label in labelled["_span"].unique().sort().to_list()]
+            split = frame.with_columns(_span=table.span).partition_by("_span", as_dict=True)
+            pieces = [(label, split[(label,)].drop("_span")) for (label,) in sorted(split)]
         parts = []
         for label, piece in pieces:
             piece = piece.sort(table.key) if table.key else piece
@@ -226,9 +224,10 @@ class Publisher:
         etag = self.store.put(f"{base}/{key}", body, kind, IMMUTABLE)
         manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": kind}
 
-    def prune(self, now: datetime) -> list[str]:
-        """Delete snapshots older than the retention window, always keeping the newest few."""
-        ids = snapshot_ids(self.store)
+    def prune(self, now: datetime, ids: list[str] | None = None) -> list[str]:
+        """Delete snapshots older than the retention window, always keeping the newest few
+        (of `ids`, every snapshot present, listed here when not given)."""
+        ids = snapshot_ids(self.store) if ids is None else ids
         live = latest_id(self.store)
         cutoff = (now - self.retention).strftime("%Y%m%dT%H%M%S%f")
         doomed = [s for s in ids[:-self.keep] if s[:21] < cutoff and s != live]
@@ -240,20 +239,21 @@ class Publisher:
         gone = set(doomed)
         edges = {ids[i + step] for i, sid in enumerate(ids) if sid in gone
                  for step in (-1, 1) if 0 <= i + step < len(ids) and ids[i + step] not in gone}
-        kept = set().union(*(_shared_objects(self.store, sid) for sid in edges))
+        kept = set().union(*(_shared_objects(self.store, sid) or {} for sid in edges))
         for sid in doomed:
-            unnamed = _shared_objects(self.store, sid) - kept
+            unnamed = set(_shared_objects(self.store, sid) or {}) - kept
             self.store.delete(sorted(unnamed) + self.store.keys(f"snapshots/{sid}/"))
         return doomed
 
 
-def _shared_objects(store: ObjectStore, sid: str) -> set[str]:
-    """The shared objects a snapshot's manifest names (none when it has no manifest)."""
+def _shared_objects(store: ObjectStore, sid: str) -> dict[str, dict[str, Any]] | None:
+    """The shared objects a snapshot's manifest names, with their ETags and sizes (None when
+    it has no readable manifest: a publish that did not finish)."""
     try:
         objects = orjson.loads(store.get(f"snapshots/{sid}/manifest.json").body)["objects"]
-    except NotFound:
-        return set()
-    return {key for key in objects if key.startswith(OBJECTS)}
+    except (NotFound, orjson.JSONDecodeError):
+        return None
+    return {key: meta for key, meta in objects.items() if key.startswith(OBJECTS)}
 
 
 def fingerprint(frame: pl.DataFrame) -> str:

@@ -185,23 +185,12 @@ class Lake:
 
     def days(self, table: str) -> list[str]:
         """The dates (YYYY-MM-DD) a table partitioned by date holds rows of, in order."""
-        delta = self._table(table)
-        if delta is None or "date" not in _spec(table).partition_columns():
-            return []
-        actions = _actions(delta)
-        if actions.is_empty():
-            return []
-        return actions["partition.date"].unique().sort().to_list()
+        return _days(self._dated(table)[1])
 
     def offsets(self, table: str) -> dict[str, int]:
         """Where each date's rows start in the table as `scan` reads it (dates first): the
         number of rows of the earlier dates, from the Delta log's statistics."""
-        delta = self._table(table)
-        if delta is None or "date" not in _spec(table).partition_columns():
-            return {}
-        actions = _actions(delta)
-        if actions.is_empty():
-            return {}
+        actions = self._dated(table)[1]
         counts = (actions.group_by("partition.date").agg(pl.col("num_records").sum())
                   .sort("partition.date"))
         starts = counts["num_records"].cum_sum() - counts["num_records"]
@@ -210,21 +199,28 @@ class Lake:
     def changed_days(self, table: str, since: int | None) -> list[str]:
         """The dates whose partitions gained or lost files after version `since` (every date
         when `since` is None, or when that version can no longer be read), in order."""
-        delta = self._table(table)
-        if delta is None or "date" not in _spec(table).partition_columns():
-            return []
-        if since is None or since > delta.version():
-            return self.days(table)
+        delta, now = self._dated(table)
+        if delta is None or since is None or since > delta.version():
+            return _days(now)
         try:
             before = DeltaTable(self.uri(table), version=since, storage_options=self.storage or None)
         except (TableNotFoundError, DeltaError):
-            return self.days(table)
-        now, then = _actions(delta), _actions(before)
+            return _days(now)
+        then = _actions(before)
         if now.is_empty() or then.is_empty():
-            return self.days(table)
-        moved = pl.concat([now.join(then, on="path", how="anti").select("partition.date"),
-                           then.join(now, on="path", how="anti").select("partition.date")])
-        return moved["partition.date"].unique().sort().to_list()
+            return _days(now)
+        moved = [a.join(b, on="path", how="anti").select("partition.date")
+                 for a, b in ((now, then), (then, now))]
+        return _days(pl.concat(moved))
+
+    def _dated(self, table: str) -> tuple[DeltaTable | None, pl.DataFrame]:
+        """A table partitioned by date and its live files' add actions (none when absent or
+        not partitioned by date)."""
+        delta = self._table(table)
+        if delta is None or "date" not in _spec(table).partition_columns():
+            return None, pl.DataFrame(schema={"path": pl.String, "partition.date": pl.String,
+                                              "num_records": pl.Int64})
+        return delta, _actions(delta)
 
     def files(self, table: str) -> list[str]:
         """The table's live data files, in read order."""
@@ -451,6 +447,11 @@ def _s3() -> Any:
 
 def _actions(delta: DeltaTable) -> pl.DataFrame:
     return pl.DataFrame(delta.get_add_actions(flatten=True))
+
+
+def _days(actions: pl.DataFrame) -> list[str]:
+    """The dates of add actions, each once, in order."""
+    return [] if actions.is_empty() else actions["partition.date"].unique().sort().to_list()
 
 
 def _storage_options() -> dict[str, str]:
