@@ -1,21 +1,25 @@
 """The edge's memory and speed over a real snapshot, and what each publish writes: one JSON
 line per stage. A lake of `--swaps` is simulated once (history ending at a fixed instant) and
-materialised; one edge worker serves it; a mixed load over every lookup family (pair, trades,
-candles, search, token and wallet lists, a wallet profile and its trades, the leaderboard,
-status; keyed so metering admits it) runs paced at `--rate` and then at full speed; the
-worker's resident memory is read after it. Then `--publishes` more snapshots follow, five live
-minutes each, every earlier one pinned by a cursor, and the memory is read again: it should
-not grow with the snapshots. Needs wrk (`make bench-edge-memory` installs it)."""
+materialised; one edge worker serves it. Each lookup family (pair, trades, candles, search,
+token and wallet lists, a wallet profile and its trades, the leaderboard, status) is called once
+for each of the `--keys` busiest pairs, tokens and wallets, one call at a time (`cold_ms`: what
+a first call costs); then a mixed load over all of them, keyed so metering admits it, runs
+paced at `--rate` and at full speed; the worker's resident memory is read after it. Then
+`--publishes` more snapshots follow, five live minutes each, every earlier one pinned by a
+cursor, and the memory is read again: it should not grow with the snapshots. Needs wrk
+(`make bench-edge-memory` installs it)."""
 
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import polars as pl
@@ -58,28 +62,57 @@ def rss_mb(pid: int) -> dict[str, float]:
             "rss_total_mb": round(rss(pid) + sum(workers), 1)}
 
 
-def paths(warehouse: Path) -> list[str]:
-    """One request of every lookup family, on the busiest pair, a listed token and the most
-    active wallet."""
-    pairs = pl.read_parquet(warehouse / "pair_rows.parquet").join(
-        pl.read_parquet(warehouse / "chain_records.parquet").select("chain_id", "slug"),
-        on="chain_id")
-    pair = pairs.sort("txns_h24", descending=True).row(0, named=True)
-    chain = f"/chains/{pair['slug']}"
-    token = pl.read_parquet(warehouse / "token_rows.parquet").filter(
-        pl.col("chain_id") == pair["chain_id"]).sort("volume_h24_usd", descending=True,
-                                                     nulls_last=True).row(0, named=True)
-    wallet = pl.read_parquet(warehouse / "wallet_rankings.parquet").filter(
-        pl.col("chain_id") == pair["chain_id"]).sort("trades", descending=True).row(
-        0, named=True)["wallet"]
-    api, slug = "/api/v1", pair["slug"]
-    chain = f"{api}/chains/{slug}"
-    return [f"{chain}/pairs/{pair['pair']}", f"{chain}/pairs/{pair['pair']}/trades?limit=50",
-            f"{chain}/pairs/{pair['pair']}/candles?resolution=5m",
-            f"{api}/search?q={token['symbol'][:3]}", f"{api}/tokens?limit=50&chain={slug}",
-            f"{chain}/tokens/{token['address']}", f"{api}/wallets?limit=50&chain={slug}",
-            f"{chain}/wallets/{wallet}", f"{chain}/wallets/{wallet}/trades?limit=50",
-            f"{api}/leaderboard?scope=chains", f"{api}/status"]
+def families(warehouse: Path, keys: int) -> dict[str, list[str]]:
+    """Requests of every lookup family over the `keys` busiest pairs, tokens and wallets (lists
+    on each of their chains, searches by the tokens' first letters)."""
+    slugs = pl.read_parquet(warehouse / "chain_records.parquet").select("chain_id", "slug")
+    pairs = pl.read_parquet(warehouse / "pair_rows.parquet").join(slugs, on="chain_id").sort(
+        "txns_h24", descending=True).head(keys)
+    tokens = pl.read_parquet(warehouse / "token_rows.parquet").join(slugs, on="chain_id").sort(
+        "volume_h24_usd", descending=True, nulls_last=True).head(keys)
+    wallets = pl.read_parquet(warehouse / "wallet_rankings.parquet").join(
+        slugs, on="chain_id").sort("trades", descending=True).head(keys)
+    api = "/api/v1"
+    pair_urls = [f"{api}/chains/{p['slug']}/pairs/{p['pair']}"
+                 for p in pairs.iter_rows(named=True)]
+    wallet_urls = [f"{api}/chains/{w['slug']}/wallets/{w['wallet']}"
+                   for w in wallets.iter_rows(named=True)]
+    chains = sorted(set(pairs["slug"]))
+    return {
+        "pair": pair_urls,
+        "pair_trades": [f"{url}/trades?limit=50" for url in pair_urls],
+        "candles": [f"{url}/candles?resolution=5m" for url in pair_urls],
+        "search": [f"{api}/search?q={quote(symbol[:3])}" for symbol in tokens["symbol"]],
+        "token_list": [f"{api}/tokens?limit=50&chain={slug}" for slug in chains],
+        "token": [f"{api}/chains/{t['slug']}/tokens/{t['address']}"
+                  for t in tokens.iter_rows(named=True)],
+        "wallet_list": [f"{api}/wallets?limit=50&chain={slug}" for slug in chains],
+        "wallet": wallet_urls,
+        "wallet_trades": [f"{url}/trades?limit=50" for url in wallet_urls],
+        "leaderboard": [f"{api}/leaderboard?scope=chains"],
+        "status": [f"{api}/status"],
+    }
+
+
+def mixed(by_family: dict[str, list[str]]) -> list[str]:
+    """One request of each family in turn, each family cycling through its keys."""
+    rounds = max(len(urls) for urls in by_family.values())
+    return [urls[n % len(urls)] for n in range(rounds) for urls in by_family.values()]
+
+
+def cold(client: httpx.Client, by_family: dict[str, list[str]]) -> dict[str, float]:
+    """Median milliseconds of each family's first call of each URL: what a lookup costs before
+    the edge keeps its answer."""
+    took: dict[str, float] = {}
+    for family, urls in by_family.items():
+        times = []
+        for url in urls:
+            start = time.perf_counter()
+            answer = client.get(url)
+            times.append((time.perf_counter() - start) * 1000)
+            assert answer.status_code == 200, (url, answer.text[:200])
+        took[family] = round(statistics.median(times), 2)
+    return took
 
 
 def main() -> None:
@@ -89,6 +122,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--publishes", type=int, default=3)
     parser.add_argument("--port", type=int, default=18093)
+    parser.add_argument("--keys", type=int, default=100,
+                        help="pairs, tokens and wallets the mixed load cycles through")
     parser.add_argument("--home", type=Path, default=REPO / "var" / "bench-edge-memory")
     args = parser.parse_args()
     home = args.home / str(args.swaps)
@@ -107,8 +142,9 @@ def main() -> None:
     cli(["materialize"], env)
     key = internal_key(env)
     base = f"http://127.0.0.1:{args.port}"
+    by_family = families(home / "warehouse", args.keys)
     script = KEYED.format(key=key) + MIXED.format(
-        paths=", ".join(json.dumps(p) for p in paths(home / "warehouse")))
+        paths=", ".join(json.dumps(p) for p in mixed(by_family)))
     server = subprocess.Popen([str(CLI), "serve", "--port", str(args.port)], cwd=REPO, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = httpx.Client(base_url=base, headers={"X-API-Key": key}, timeout=30)
@@ -120,14 +156,13 @@ def main() -> None:
             except httpx.TransportError:
                 pass
             time.sleep(0.2)
-        for path in paths(home / "warehouse"):
-            assert client.get(path).status_code == 200, path
-
         def stage(name: str, published: int) -> None:
+            first_calls = cold(client, by_family)
             at_rate = paced(base, args.seconds, args.rate, script)
             full = wrk(base, args.seconds, 8, _written(home, script))
             print(json.dumps({"bench": "edge_memory", "swaps": args.swaps, "stage": name,
                               "snapshots": published, **rss_mb(server.pid),
+                              "keys": args.keys, "cold_ms": first_calls,
                               "paced": at_rate, "full_speed": full,
                               "publish_bytes": written(home / "store")[0],
                               "targets": {"rss_worker_mb": 1024 if args.swaps <= 1_000_000
@@ -139,7 +174,7 @@ def main() -> None:
         market = live.start(lake)
         pinned = []
         for n in range(1, args.publishes + 1):
-            pair_trades = paths(home / "warehouse")[1]
+            pair_trades = by_family["pair_trades"][0]
             pinned.append(client.get(pair_trades).json()["next_cursor"])
             live.commit(lake, market, (END + n * LIVE).timestamp())
             say(f"publish {n + 1}: five more live minutes ...")

@@ -4,6 +4,7 @@ import polars as pl
 
 from core.vocabulary import address_spellings
 from edge.http import Request, Response
+from edge.memo import kept_answers
 from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
 from edge.snapshots import snapshot_json, table
@@ -32,6 +33,7 @@ def find(rows: pl.DataFrame, address: str, text: str, q: str, limit: int) -> pl.
             .head(limit))
 
 
+@kept_answers
 async def search(request: Request, params: Params) -> Response:
     """Token and pair hits, at most `limit` of each."""
     snapshot = request.state.snapshot

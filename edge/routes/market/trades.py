@@ -10,6 +10,7 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
+from edge.memo import kept_answers
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
@@ -59,6 +60,7 @@ def iso_second(ts: int) -> str:
 POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
 
 
+@kept_answers
 async def list_trades(request: Request, params: Params) -> Response:
     """Swaps and liquidity events in time order, newest first unless asked otherwise."""
     snapshot = request.state.snapshot
@@ -145,6 +147,7 @@ def candle_window(params: Params, default_to: int) -> tuple[int, int]:
     return low, high
 
 
+@kept_answers
 async def get_candles(request: Request, params: Params) -> Response:
     """A pair's candles at one resolution; the window ends at `to` (default: the snapshot's
     watermark) and spans at most 1,000 candles (default 300)."""
