@@ -50,16 +50,21 @@ def cli(args: list[str], env: dict) -> None:
 
 
 def rss_mb(pid: int) -> dict[str, float]:
-    """Resident memory of a process and of its largest child (the worker), in MB."""
-    def rss(p: int) -> float:
-        for line in Path(f"/proc/{p}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+    """Resident memory of a process and of its largest child (the worker), in MB, and the
+    worker's split between its own (anonymous) pages and the mapped files' pages, which every
+    process mapping the same parts shares through the page cache."""
+    def status(p: int) -> dict[str, float]:
+        return {line.split(":")[0]: int(line.split()[1]) / 1024
+                for line in Path(f"/proc/{p}/status").read_text().splitlines()
+                if line.startswith(("VmRSS:", "RssAnon:", "RssFile:"))}
     children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    workers = [rss(c) for c in children] or [0.0]
-    return {"rss_worker_mb": round(max(workers), 1),
-            "rss_total_mb": round(rss(pid) + sum(workers), 1)}
+    worker = max((status(c) for c in children), key=lambda s: s["VmRSS"],
+                 default={"VmRSS": 0.0, "RssAnon": 0.0, "RssFile": 0.0})
+    return {"rss_worker_mb": round(worker["VmRSS"], 1),
+            "rss_worker_anon_mb": round(worker["RssAnon"], 1),
+            "rss_worker_file_mb": round(worker["RssFile"], 1),
+            "rss_total_mb": round(status(pid)["VmRSS"] + sum(
+                status(c)["VmRSS"] for c in children), 1)}
 
 
 def families(warehouse: Path, keys: int) -> dict[str, list[str]]:

@@ -3,13 +3,14 @@ of computed lookups."""
 
 import functools
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from edge.http import Request, Response
 from edge.registry import Handler, Params
 from publish.snapshot import Snapshot
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 class Kept(dict[Any, Any]):
@@ -42,45 +43,51 @@ def per_snapshot(kept: int) -> Callable[[Callable[[Snapshot], T]], Callable[[Sna
     return wrap
 
 
-class Answers:
-    """Rendered answers by (snapshot, URL), the oldest forgotten once their bodies pass
-    `max_bytes`."""
+class KeptBytes(Generic[V]):
+    """Values by key, weighed in bytes: the oldest are forgotten once the kept ones pass
+    `max_bytes` together, so memory stays bounded however large each value is."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._kept: dict[tuple[str, str, str], tuple[bytes, tuple[tuple[str, str], ...]]] = {}
+        self._kept: dict[Hashable, tuple[V, int]] = {}
 
-    def get(self, key: tuple[str, str, str]) -> Response | None:
-        """A fresh response carrying the kept answer (layers above add their own headers)."""
+    def get(self, key: Hashable) -> V | None:
+        """The kept value, or None."""
         found = self._kept.get(key)
-        return None if found is None else Response(found[0], headers=list(found[1]))
+        return None if found is None else found[0]
 
-    def keep(self, key: tuple[str, str, str], response: Response) -> None:
-        """Remember a plain 200 answer; an answer larger than the whole budget is not kept."""
-        size = len(response.body)
-        if response.status != 200 or response.stream is not None or size > self.max_bytes:
-            return
+    def keep(self, key: Hashable, value: V, size: int) -> V:
+        """Remember `value` (weighing `size` bytes) unless it alone passes the bound; returns it."""
+        if size > self.max_bytes:
+            return value
+        old = self._kept.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1]
         while self._kept and self.bytes + size > self.max_bytes:
-            self.bytes -= len(self._kept.pop(next(iter(self._kept)))[0])
-        self._kept[key] = (response.body, tuple(response.headers))
+            self.bytes -= self._kept.pop(next(iter(self._kept)))[1]
+        self._kept[key] = (value, size)
         self.bytes += size
+        return value
 
 
 # What the computed lookups may keep of their answers: a few hundred pages and candle series.
 ANSWER_BYTES = 64 << 20
-_answers = Answers(ANSWER_BYTES)
+_answers: KeptBytes[tuple[bytes, tuple[tuple[str, str], ...]]] = KeptBytes(ANSWER_BYTES)
 
 
 def kept_answers(handler: Handler) -> Handler:
     """A handler whose answer depends only on the snapshot and the URL, computed once for each:
-    every later call of the same URL against the same snapshot is a lookup."""
+    every later call of the same URL against the same snapshot is a lookup. Only plain 200
+    answers are kept, and each call gets headers of its own (the layers above add theirs)."""
     @functools.wraps(handler)
     async def answer(request: Request, params: Params) -> Response:
         key = (request.state.snapshot.snapshot_id, request.path, request.raw_query)
         found = _answers.get(key)
-        if found is None:
-            found = await handler(request, params)
-            _answers.keep(key, found)
-        return found
+        if found is not None:
+            return Response(found[0], headers=list(found[1]))
+        made = await handler(request, params)
+        if made.status == 200 and made.stream is None:
+            _answers.keep(key, (made.body, tuple(made.headers)), len(made.body))
+        return made
     return answer

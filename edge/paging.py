@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from edge.http import Request, Response
-from edge.memo import Kept
+from edge.memo import Kept, KeptBytes
 from edge.problems import ApiError
 from edge.snapshots import snapshot_headers
 from publish.cursor import Cursor, CursorError
@@ -15,7 +15,7 @@ from publish.snapshot import Snapshot, page_body
 
 # Orderings and pages are immutable within a snapshot, so they are kept for the next caller.
 _orderings = Kept(256)
-_rendered = Kept(2048)
+_rendered: KeptBytes[bytes] = KeptBytes(32 << 20)
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ async def page(request: Request, listing: Listing, limit: int, cursor: str | Non
     key = (snapshot.snapshot_id, listing.name, listing.scope, listing.variant, offset, limit)
     body = _rendered.get(key)
     if body is None:
-        body = _rendered.keep(key, _render(request, snapshot, listing, offset, limit))
+        body = _render(request, snapshot, listing, offset, limit)
+        _rendered.keep(key, body, len(body))
     return Response(body, headers=snapshot_headers(snapshot))
 
 

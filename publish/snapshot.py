@@ -289,8 +289,7 @@ def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None
 
 def snapshot_ids(store: ObjectStore) -> list[str]:
     """Every snapshot id present, oldest first."""
-    ids = {key.split("/")[1] for key in store.keys("snapshots/") if key.count("/") >= 2}
-    return sorted(s for s in ids if ID_PATTERN.match(s))
+    return [sid for sid in store.children("snapshots/") if ID_PATTERN.match(sid)]
 
 
 def latest_id(store: ObjectStore) -> str | None:

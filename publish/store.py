@@ -46,6 +46,8 @@ class ObjectStore(Protocol):
 
     def keys(self, prefix: str) -> list[str]: ...
 
+    def children(self, prefix: str) -> list[str]: ...
+
     def delete(self, keys: list[str]) -> None: ...
 
 
@@ -79,17 +81,25 @@ class LocalStore:
         return StoredObject(key, body, meta["content_type"], meta["cache_control"], meta["etag"])
 
     def keys(self, prefix: str) -> list[str]:
-        """Keys under `prefix`, sorted."""
-        base = self.root
-        if not base.exists():
+        """Keys under `prefix`, sorted; only the directory the prefix names is walked."""
+        start = self.root / prefix.rpartition("/")[0]
+        if not start.is_dir():
             return []
         keys = []
-        for path in base.rglob("*"):
-            rel = path.relative_to(base).as_posix()
+        for path in start.rglob("*"):
+            rel = path.relative_to(self.root).as_posix()
             visible = path.is_file() and not rel.startswith(_META) and ".tmp-" not in path.name
             if visible and rel.startswith(prefix):
                 keys.append(rel)
         return sorted(keys)
+
+    def children(self, prefix: str) -> list[str]:
+        """The names one level below `prefix` (which ends in "/") that hold any object, sorted."""
+        start = self.root / prefix
+        if not start.is_dir():
+            return []
+        return sorted(path.name for path in start.iterdir() if path.is_dir()
+                      and any(found.is_file() for found in path.rglob("*")))
 
     def delete(self, keys: list[str]) -> None:
         """Remove objects and their headers; missing ones are ignored."""
@@ -148,6 +158,19 @@ class S3Store:
             for page in pages:
                 keys += [item["Key"][strip:] for item in page.get("Contents", [])]
         return sorted(keys)
+
+    def children(self, prefix: str) -> list[str]:
+        """The names one level below `prefix` (which ends in "/") that hold any object, sorted:
+        one delimited listing, not every key below."""
+        names = []
+        start = len(self._key(prefix))
+        with _translated():
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self._key(prefix), Delimiter="/")
+            for page in pages:
+                names += [item["Prefix"][start:].rstrip("/")
+                          for item in page.get("CommonPrefixes", [])]
+        return sorted(names)
 
     def delete(self, keys: list[str]) -> None:
         """Batch deletes of up to 1000 keys."""

@@ -7,7 +7,7 @@ import orjson
 
 from edge.addresses import ChainRef
 from edge.http import Request, Response
-from edge.memo import Kept
+from edge.memo import Kept, KeptBytes
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import snapshot_headers
@@ -15,7 +15,7 @@ from publish.boards import view_name
 from publish.snapshot import Snapshot
 
 _views = Kept(64)
-_rendered = Kept(1024)
+_rendered: KeptBytes[bytes] = KeptBytes(16 << 20)
 
 
 def view(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
@@ -64,7 +64,8 @@ async def leaderboard(request: Request, params: Params) -> Response:
         if doc is None:
             raise ApiError("not_found", f"no board for season {number}: seasons the lake "
                            f"reaches run up to {live['season']['latest']}", "season")
-        body = _rendered.keep(key, orjson.dumps(narrowed(doc, asked, params["limit"])))
+        body = orjson.dumps(narrowed(doc, asked, params["limit"]))
+        _rendered.keep(key, body, len(body))
     return Response(body, headers=snapshot_headers(snapshot))
 
 

@@ -1,39 +1,62 @@
-"""The answers the computed lookups keep: bounded by bytes, oldest forgotten first, only plain
-200 answers, and each call given headers of its own."""
+"""What the edge keeps of its answers: bounded by bytes, oldest forgotten first, only plain 200
+answers, each call given headers of its own, and one answer per snapshot and URL."""
+
+import asyncio
+from types import SimpleNamespace
 
 from edge.http import Response
-from edge.memo import Answers
+from edge.memo import KeptBytes, kept_answers
 
 
-def test_answers_forget_the_oldest_once_past_their_bytes() -> None:
-    kept = Answers(max_bytes=10)
-    kept.keep(("s1", "/a", ""), Response(b"aaaa"))
-    kept.keep(("s1", "/b", ""), Response(b"bbbb"))
+def test_kept_bytes_forget_the_oldest_once_past_their_bound() -> None:
+    kept: KeptBytes[str] = KeptBytes(max_bytes=10)
+    kept.keep("a", "first", 4)
+    kept.keep("b", "second", 4)
     assert kept.bytes == 8
-    kept.keep(("s1", "/c", ""), Response(b"cccc"))  # 12 bytes would pass 10: /a goes
-    assert kept.get(("s1", "/a", "")) is None
-    assert [kept.get(("s1", p, "")).body for p in ("/b", "/c")] == [b"bbbb", b"cccc"]
-    assert kept.bytes == 8
+    kept.keep("c", "third", 4)  # 12 bytes would pass 10: "a" goes
+    assert kept.get("a") is None
+    assert (kept.get("b"), kept.get("c"), kept.bytes) == ("second", "third", 8)
+    kept.keep("b", "again", 2)  # kept anew: weighed once
+    assert (kept.get("b"), kept.bytes) == ("again", 6)
 
 
-def test_only_plain_answers_within_the_budget_are_kept() -> None:
-    kept = Answers(max_bytes=10)
-    kept.keep(("s1", "/big", ""), Response(b"x" * 11))
-    kept.keep(("s1", "/gone", ""), Response(b"{}", status=404))
-    assert kept.get(("s1", "/big", "")) is None and kept.get(("s1", "/gone", "")) is None
-    assert kept.bytes == 0
+def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
+    kept: KeptBytes[str] = KeptBytes(max_bytes=10)
+    assert kept.keep("big", "x", 11) == "x"
+    assert kept.get("big") is None and kept.bytes == 0
 
 
-def test_an_answer_is_kept_per_snapshot_and_query() -> None:
-    kept = Answers(max_bytes=100)
-    kept.keep(("s1", "/a", "limit=2"), Response(b"one"))
-    assert kept.get(("s2", "/a", "limit=2")) is None
-    assert kept.get(("s1", "/a", "limit=3")) is None
+def call(handler, snapshot: str, path: str, query: str = "") -> Response:
+    request = SimpleNamespace(state=SimpleNamespace(snapshot=SimpleNamespace(snapshot_id=snapshot)),
+                              path=path, raw_query=query)
+    return asyncio.run(handler(request, {}))
 
 
-def test_each_call_gets_headers_of_its_own() -> None:
-    kept = Answers(max_bytes=100)
-    kept.keep(("s1", "/a", ""), Response(b"one", headers=[("x-snapshot-id", "s1")]))
-    first = kept.get(("s1", "/a", ""))
+def test_an_answer_is_computed_once_per_snapshot_and_url() -> None:
+    calls = []
+
+    @kept_answers
+    async def handler(request, params) -> Response:
+        calls.append((request.state.snapshot.snapshot_id, request.raw_query))
+        return Response(f"answer {len(calls)}".encode(), headers=[("x-snapshot-id", "s")])
+
+    first = call(handler, "memo-s1", "/memo", "limit=2")
     first.headers.append(("x-ratelimit-remaining", "9"))
-    assert kept.get(("s1", "/a", "")).headers == [("x-snapshot-id", "s1")]
+    again = call(handler, "memo-s1", "/memo", "limit=2")
+    assert again.body == b"answer 1" and again.headers == [("x-snapshot-id", "s")]
+    assert call(handler, "memo-s2", "/memo", "limit=2").body == b"answer 2"
+    assert call(handler, "memo-s1", "/memo", "limit=3").body == b"answer 3"
+    assert calls == [("memo-s1", "limit=2"), ("memo-s2", "limit=2"), ("memo-s1", "limit=3")]
+
+
+def test_only_plain_200_answers_are_kept() -> None:
+    calls = []
+
+    @kept_answers
+    async def handler(request, params) -> Response:
+        calls.append(1)
+        return Response(b"{}", status=404)
+
+    call(handler, "memo-s3", "/missing")
+    call(handler, "memo-s3", "/missing")
+    assert len(calls) == 2

@@ -55,6 +55,17 @@ def store(request, tmp_path):
     return S3Store(bucket, "prefix")
 
 
+def test_a_store_lists_keys_by_prefix_and_the_names_one_level_down(store):
+    for key in ("a/1/x", "a/2/y", "a/22/z", "b/3"):
+        store.put(key, b"-", "text/plain", IMMUTABLE)
+    store.delete(["a/2/y"])
+    assert store.keys("a/2") == ["a/22/z"]
+    assert store.keys("a/") == ["a/1/x", "a/22/z"]
+    assert store.keys("") == ["a/1/x", "a/22/z", "b/3"]
+    assert store.children("a/") == ["1", "22"]
+    assert store.children("c/") == []
+
+
 def test_a_published_list_can_be_walked_page_by_page(store):
     manifest = Publisher(store, SIGNER).publish(AS_OF, [rows(120)], {"doc": {"a": 1}})
     assert latest_id(store) == manifest.snapshot_id
