@@ -1,5 +1,7 @@
 """The schema of record of every published product; nothing is published that fails one."""
 
+from collections.abc import Mapping
+
 import pandera.polars as pa
 import polars as pl
 
@@ -62,8 +64,9 @@ def piece_outcome(name: str, frame: pl.DataFrame) -> Outcome:
     return validate(name, PRODUCT_SCHEMAS[name], frame)
 
 
-def validate_products(frames: dict[str, pl.DataFrame]) -> list[Outcome]:
-    """Every product's outcome; a product without a schema is an error, not a pass."""
+def validate_products(frames: Mapping[str, pl.DataFrame]) -> list[Outcome]:
+    """Every product's outcome, a product at a time (a mapping that reads each when asked
+    never holds them all); a product without a schema is an error, not a pass."""
     missing = set(frames) - PRODUCT_SCHEMAS.keys()
     if missing:
         raise KeyError(f"no schema of record for {', '.join(sorted(missing))}")

@@ -8,7 +8,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -115,10 +115,11 @@ class Publisher:
         self.retention, self.keep, self.progress = retention, keep, progress
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
-                now: datetime | None = None, tables: Sequence[ServingTable] = (),
+                now: datetime | None = None, tables: Iterable[ServingTable] = (),
                 frozen: Mapping[str, object] | None = None,
                 lake_versions: Mapping[str, int] | None = None) -> Manifest:
-        """Publish everything under a new snapshot id and make it the latest. A `frozen`
+        """Publish everything under a new snapshot id and make it the latest; `tables` may be
+        made one at a time as they are taken. A `frozen`
         document is written once under `frozen/` and never rewritten; the manifest names it,
         and the lake versions the products were computed from."""
         now = now or datetime.now(UTC)
@@ -137,6 +138,8 @@ class Publisher:
             written = sum(1 for part in parts if part["object"] not in shared)
             self.progress(f"{table.name}: {table.frame.height} rows (serving table, "
                           f"{written} of {len(parts)} part(s) written)")
+            # Let go before the next table is built: `tables` may make them one at a time.
+            del table
         for name, doc in documents.items():
             key = f"documents/{name}.json"
             self._put(manifest, base, key, orjson.dumps(doc), JSON)

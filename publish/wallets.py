@@ -2,6 +2,7 @@
 pages and the edge), the wallet serving tables the edge reads (profiles, rankings, positions,
 rounds, trades, chart buckets, funding) and the ranking pages per chain, window and sort."""
 
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 
 import polars as pl
@@ -134,43 +135,45 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def wallet_serving(frames: dict[str, pl.DataFrame], labels: pl.DataFrame,
-                   as_of_s: int) -> list[ServingTable]:
+def wallet_serving(frames: Mapping[str, pl.DataFrame], labels: pl.DataFrame,
+                   as_of_s: int) -> Iterator[ServingTable]:
     """Every wallet serving table, each sorted by its lookup key (`labels`: the lake's known
-    entities, for addresses that never traded)."""
-    symbols = frames["token_rows"].select("chain_id", token="address", token_symbol="symbol")
-    ledger = frames["wallet_ledger"]
-    positions = frames["wallet_positions"].with_columns(item=pl.struct(
-        pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
-        first_trade_at=wire_time(pl.col("first_trade_at")), last_trade_at=wire_time(pl.col("last_trade_at")))
-        .struct.json_encode())
-    rounds = (frames["wallet_rounds"].join(symbols, on=["chain_id", "token"], how="left")
-              .with_columns(item=pl.struct(
-                  pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
-                  opened_at=wire_time(pl.col("opened_at")),
-                  closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()))
-    trades = ledger.join(symbols, on=["chain_id", "token"], how="left").select(
+    entities, for addresses that never traded); each is read and built only when the one
+    before has been taken, so that a publish holds one table at a time."""
+    yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
+        "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
+        "deployed_usd", "cluster_id", "head"), ("chain_id", "wallet"))
+    # By wallet: a profile's metrics records are its five rows, one slice.
+    yield ServingTable("wallet_rankings", frames["wallet_rankings"],
+                       ("chain_id", "wallet", "window"))
+    yield ServingTable("wallet_positions", frames["wallet_positions"].with_columns(
+        item=pl.struct(
+            pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
+            first_trade_at=wire_time(pl.col("first_trade_at")),
+            last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()),
+        ("chain_id", "wallet", "token"))
+    yield ServingTable("wallet_rounds", frames["wallet_rounds"].join(
+        _symbols(frames), on=["chain_id", "token"], how="left").with_columns(item=pl.struct(
+            pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
+            opened_at=wire_time(pl.col("opened_at")),
+            closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()),
+        ("chain_id", "wallet", "token", "round"))
+    yield ServingTable("wallet_trades", frames["wallet_ledger"].join(
+        _symbols(frames), on=["chain_id", "token"], how="left").select(
         "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
         "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
-        "fee_is_estimated")
-    profiles = frames["wallet_profiles"].select(
-        "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
-        "deployed_usd", "cluster_id", "head")
-    return [
-        ServingTable("wallet_profiles", profiles, ("chain_id", "wallet")),
-        # By wallet: a profile's metrics records are its five rows, one slice.
-        ServingTable("wallet_rankings", frames["wallet_rankings"], ("chain_id", "wallet", "window")),
-        ServingTable("wallet_positions", positions, ("chain_id", "wallet", "token")),
-        ServingTable("wallet_rounds", rounds, ("chain_id", "wallet", "token", "round")),
-        ServingTable("wallet_trades", trades, ("chain_id", "wallet", "block_number", "log_index",
-                                               "seq"), day_of()),
-        ServingTable("wallet_buckets", chart_buckets(ledger, as_of_s),
-                     ("chain_id", "wallet", "resolution", "bucket")),
-        ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts")),
-        ServingTable("address_labels", labels.select(
-            "chain_id", "address", "kind", "name", "confidence", "token_address"),
-            ("chain_id", "address", "kind")),
-    ]
+        "fee_is_estimated"), ("chain_id", "wallet", "block_number", "log_index", "seq"),
+        day_of())
+    yield ServingTable("wallet_buckets", chart_buckets(frames["wallet_ledger"], as_of_s),
+                       ("chain_id", "wallet", "resolution", "bucket"))
+    yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
+    yield ServingTable("address_labels", labels.select(
+        "chain_id", "address", "kind", "name", "confidence", "token_address"),
+        ("chain_id", "address", "kind"))
+
+
+def _symbols(frames: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    return frames["token_rows"].select("chain_id", token="address", token_symbol="symbol")
 
 
 def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,

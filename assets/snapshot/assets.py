@@ -1,6 +1,8 @@
 """The snapshot: every checked product published to the object store, atomically."""
 
+import itertools
 import json
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
@@ -31,42 +33,59 @@ class Store(dg.ConfigurableResource):
     retention_hours: float = 24.0
 
 
-def serving_tables(frames: dict[str, pl.DataFrame], pairs: pl.DataFrame,
+class Products(Mapping[str, pl.DataFrame]):
+    """The materialised products, each read from the warehouse when asked and never kept, so
+    that a publish holds what the table it builds needs rather than every product at once;
+    `derived` names products made from others when read (the ledger with its swaps' hashes)."""
+
+    def __init__(self, warehouse: Warehouse,
+                 derived: Mapping[str, Callable[[pl.DataFrame], pl.DataFrame]]) -> None:
+        self.warehouse, self.derived = warehouse, derived
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in PRODUCT_SCHEMAS:
+            raise KeyError(name)
+        frame = self.warehouse.scan(name).collect()
+        return self.derived[name](frame) if name in self.derived else frame
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PRODUCT_SCHEMAS)
+
+    def __len__(self) -> int:
+        return len(PRODUCT_SCHEMAS)
+
+
+def serving_tables(frames: Mapping[str, pl.DataFrame], pairs: pl.DataFrame,
                    verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame, as_of: datetime) -> list[ServingTable]:
+                   swaps: pl.LazyFrame, as_of: datetime) -> Iterator[ServingTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses)."""
-    tokens = frames["token_rows"]
-    holders = frames["holder_balances"].with_columns(
-        rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token"))
-    return [
-        ServingTable("pairs", pairs, ("chain_id", "pair")),
-        ServingTable("tokens", tokens.drop("instance"), ("chain_id", "address")),
-        ServingTable("registry", frames["registry_tokens"], ("token_id",)),
-        ServingTable("holders", holders, ("chain_id", "token", "rank")),
-        ServingTable("trades", trade_rows(frames["swap_legs"], swaps, frames["liquidity_trades"],
-                                          as_of),
-                     ("chain_id", "pair", "block_number", "log_index"), day_of()),
-        ServingTable("verdicts", verdicts[0], ("chain_id", "address")),
-        ServingTable("verdict_tree", verdicts[1], ("level", "position")),
-    ]
+    trades' hashes and addresses), each built when the one before has been taken."""
+    yield ServingTable("pairs", pairs, ("chain_id", "pair"))
+    yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
+    yield ServingTable("registry", frames["registry_tokens"], ("token_id",))
+    yield ServingTable("holders", frames["holder_balances"].with_columns(
+        rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
+        ("chain_id", "token", "rank"))
+    yield ServingTable("trades", trade_rows(frames["swap_legs"], swaps,
+                                            frames["liquidity_trades"], as_of),
+                       ("chain_id", "pair", "block_number", "log_index"), day_of())
+    yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
+    yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
 
-def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
+def derivative_tables(frames: Mapping[str, pl.DataFrame]) -> Iterator[ServingTable]:
     """Farms, perp markets, their history, liquidation days and the oracle's feeds and history,
     for the edge's lookups."""
-    return [
-        ServingTable("farms", frames["farm_rows"].drop("data_quality_flags"),
-                     ("chain_id", "address", "pid")),
-        ServingTable("perp_markets", frames["perp_list"], ("chain_id", "market")),
-        ServingTable("perp_history", frames["perp_history"],
-                     ("chain_id", "market", "interval", "observed_at")),
-        ServingTable("liquidation_days", frames["liquidation_days"],
-                     ("chain_id", "market", "day")),
-        ServingTable("feed_catalog", frames["feed_catalog"], ("feed_id",)),
-        ServingTable("oracle_history", frames["oracle_history"], ("feed_id", "publish_time")),
-    ]
+    yield ServingTable("farms", frames["farm_rows"].drop("data_quality_flags"),
+                       ("chain_id", "address", "pid"))
+    yield ServingTable("perp_markets", frames["perp_list"], ("chain_id", "market"))
+    yield ServingTable("perp_history", frames["perp_history"],
+                       ("chain_id", "market", "interval", "observed_at"))
+    yield ServingTable("liquidation_days", frames["liquidation_days"],
+                       ("chain_id", "market", "day"))
+    yield ServingTable("feed_catalog", frames["feed_catalog"], ("feed_id",))
+    yield ServingTable("oracle_history", frames["oracle_history"], ("feed_id", "publish_time"))
 
 
 @dg.asset(key_prefix="publish", group_name="publish",
@@ -75,21 +94,21 @@ def derivative_tables(frames: dict[str, pl.DataFrame]) -> list[ServingTable]:
 def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
              store: Store) -> dg.MaterializeResult:
     """Publishes the checked products as one snapshot and flips LATEST to it."""
-    frames = {name: warehouse.scan(name).collect() for name in PRODUCT_SCHEMAS}
-    outcomes = validate_products(frames)
+    # The lake's swaps, where the trades the edge serves take their hashes and addresses.
+    swaps = warehouse.scan("swaps")
+    frames = Products(warehouse, {"wallet_ledger": lambda ledger: with_swap_hashes(ledger, swaps)})
+    outcomes = validate_products(Products(warehouse, {}))
     broken = [o.summary() for o in outcomes if not o.passed]
     if broken:
         raise dg.Failure("refusing to publish: " + "; ".join(broken))
     clock = warehouse.clock()
     as_of = clock["as_of"]
-    # The lake's swaps, where the trades the edge serves take their hashes and addresses.
-    swaps = warehouse.scan("swaps")
     publisher = Publisher(open_store(store.url), default_signer(),
                           retention=timedelta(hours=store.retention_hours),
                           progress=context.log.info)
-    records = frames["chain_records"]
-    pairs = pair_table(frames["pair_rows"], frames["token_rows"])
-    leaves, nodes, epoch = verdict_tree(frames["token_rows"], epoch_of(as_of))
+    records, tokens = frames["chain_records"], frames["token_rows"]
+    pairs = pair_table(frames["pair_rows"], tokens)
+    leaves, nodes, epoch = verdict_tree(tokens, epoch_of(as_of))
     context.log.info(f"verdicts: {epoch['leaves']} leaves, root {epoch['root']}")
     now = datetime.now(UTC)
     boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
@@ -97,18 +116,18 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
-               *market_lists(pairs, frames["token_rows"], records, as_of),
+               *market_lists(pairs, tokens, records, as_of),
                *ranking_pages(frames["wallet_rankings"], records, MIN_RATED_POSITIONS),
                *farm_pages(frames["farm_rows"], records),
                PagedList("perps", frames["perp_list"].select("chain_id", "market", "item"),
                          ("chain_id", "market"))],
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
-        tables=[*serving_tables(frames, pairs, (leaves, nodes), swaps, as_of),
-                *wallet_serving({**frames, "wallet_ledger": with_swap_hashes(
-                    frames["wallet_ledger"], swaps)},
-                    warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
-                *derivative_tables(frames)],
+        tables=itertools.chain(
+            serving_tables(frames, pairs, (leaves, nodes), swaps, as_of),
+            wallet_serving(frames, warehouse.scan("address_labels").collect(),
+                           int(as_of.timestamp())),
+            derivative_tables(frames)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
     )
     return dg.MaterializeResult(metadata={
