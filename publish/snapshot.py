@@ -8,7 +8,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -70,6 +70,17 @@ class ServingTable:
     span: pl.Expr | None = None
 
 
+@dataclass(frozen=True)
+class SpannedTable:
+    """A serving table made a span at a time: `pieces` yields each span's label and rows, in
+    span order, so that a publish holds one span (a day of trades) rather than the table. Its
+    parts are those a ServingTable with that span would have."""
+
+    name: str
+    pieces: Callable[[], Iterator[tuple[Any, pl.DataFrame]]]
+    key: tuple[str, ...]
+
+
 def day_of(ts: str = "ts") -> pl.Expr:
     """The UTC day (days since the epoch) of a column of unix seconds: a serving table's span
     for rows that only ever arrive at the end of time."""
@@ -115,7 +126,8 @@ class Publisher:
         self.retention, self.keep, self.progress = retention, keep, progress
 
     def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
-                now: datetime | None = None, tables: Iterable[ServingTable] = (),
+                now: datetime | None = None,
+                tables: Iterable["ServingTable | SpannedTable"] = (),
                 frozen: Mapping[str, object] | None = None,
                 lake_versions: Mapping[str, int] | None = None) -> Manifest:
         """Publish everything under a new snapshot id and make it the latest; `tables` may be
@@ -133,10 +145,10 @@ class Publisher:
             manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared)
         for table in tables:
             parts = self._parts(table, manifest, shared)
-            manifest.tables[table.name] = {"rows": table.frame.height, "key": list(table.key),
-                                           "parts": parts}
+            rows = sum(part["rows"] for part in parts)
+            manifest.tables[table.name] = {"rows": rows, "key": list(table.key), "parts": parts}
             written = sum(1 for part in parts if part["object"] not in shared)
-            self.progress(f"{table.name}: {table.frame.height} rows (serving table, "
+            self.progress(f"{table.name}: {rows} rows (serving table, "
                           f"{written} of {len(parts)} part(s) written)")
             # Let go before the next table is built: `tables` may make them one at a time.
             del table
@@ -163,28 +175,32 @@ class Publisher:
                 return found
         return {}
 
-    def _parts(self, table: ServingTable, manifest: Manifest,
+    def _parts(self, table: "ServingTable | SpannedTable", manifest: Manifest,
                shared: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
         """Store a serving table's parts (in span order, each sorted by key, if it has one),
-        writing only those the previous snapshot does not already hold."""
-        frame = table.frame
-        if table.span is None or frame.is_empty():
-            pieces = [(None, frame)]
-        else:
-            split = frame.with_columns(_span=table.span).partition_by("_span", as_dict=True)
-            pieces = [(label, split[(label,)].drop("_span")) for (label,) in sorted(split)]
-        parts = []
-        for label, piece in pieces:
-            piece = piece.sort(table.key) if table.key else piece
-            key = f"{OBJECTS}{fingerprint(piece)}.parquet"
-            if key in shared:
-                manifest.objects[key] = shared[key]
-            else:
-                etag = self.store.put(key, (body := _parquet(piece)), PARQUET, IMMUTABLE)
-                manifest.objects[key] = {"etag": etag, "bytes": len(body),
-                                         "content_type": PARQUET}
-            parts.append({"object": key, "rows": piece.height, "span": label})
+        writing only those the previous snapshot does not already hold. A table without rows
+        is one empty part, which carries its columns."""
+        parts: list[dict[str, Any]] = []
+        spare = None
+        for label, piece in _pieces(table):
+            if piece.is_empty():
+                spare = piece if spare is None else spare
+                continue
+            parts.append(self._part(label, piece.sort(table.key) if table.key else piece,
+                                    manifest, shared))
+        if not parts and spare is not None:
+            parts.append(self._part(None, spare, manifest, shared))
         return parts
+
+    def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
+              shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        key = f"{OBJECTS}{fingerprint(piece)}.parquet"
+        if key in shared:
+            manifest.objects[key] = shared[key]
+        else:
+            etag = self.store.put(key, (body := _parquet(piece)), PARQUET, IMMUTABLE)
+            manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": PARQUET}
+        return {"object": key, "rows": piece.height, "span": label}
 
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
               manifest: Manifest, shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
@@ -247,6 +263,20 @@ class Publisher:
             unnamed = set(_shared_objects(self.store, sid) or {}) - kept
             self.store.delete(sorted(unnamed) + self.store.keys(f"snapshots/{sid}/"))
         return doomed
+
+
+def _pieces(table: "ServingTable | SpannedTable") -> Iterator[tuple[Any, pl.DataFrame]]:
+    """A table's spans and their rows, in span order (one unlabelled piece without a span)."""
+    if isinstance(table, SpannedTable):
+        yield from table.pieces()
+        return
+    frame = table.frame
+    if table.span is None or frame.is_empty():
+        yield None, frame
+        return
+    split = frame.with_columns(_span=table.span).partition_by("_span", as_dict=True)
+    for (label,) in sorted(split):
+        yield label, split.pop((label,)).drop("_span")
 
 
 def _shared_objects(store: ObjectStore, sid: str) -> dict[str, dict[str, Any]] | None:

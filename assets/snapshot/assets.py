@@ -20,7 +20,7 @@ from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
-from publish.snapshot import PagedList, Publisher, ServingTable, day_of
+from publish.snapshot import PagedList, Publisher, ServingTable, SpannedTable, day_of
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import ranking_pages, wallet_serving
@@ -55,9 +55,24 @@ class Products(Mapping[str, pl.DataFrame]):
         return len(PRODUCT_SCHEMAS)
 
 
-def serving_tables(frames: Mapping[str, pl.DataFrame], pairs: pl.DataFrame,
-                   verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame, as_of: datetime) -> Iterator[ServingTable]:
+def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame,
+               as_of: datetime) -> Iterator[tuple[int, pl.DataFrame]]:
+    """The pair trades a UTC day at a time (their serving table's span): each day's swap legs
+    read alone, its liquidity trades (a few, some from long before the swaps) with them."""
+    legs = warehouse.scan("swap_legs")
+    liquidity = warehouse.scan("liquidity_trades").collect()
+    events = liquidity.with_columns(_day=day_of()).partition_by("_day", as_dict=True)
+    traded = set(legs.select(day=day_of()).unique().collect()["day"])
+    for day in sorted(traded | {day for (day,) in events}):
+        day_legs = legs.filter(day_of() == day) if day in traded else legs.head(0)
+        day_events = events.pop((day,), liquidity.clear().with_columns(_day=day_of()))
+        yield day, trade_rows(day_legs.collect(), swaps, day_events.drop("_day"), as_of)
+
+
+def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
+                   pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
+                   swaps: pl.LazyFrame,
+                   as_of: datetime) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
     trades' hashes and addresses), each built when the one before has been taken."""
@@ -67,9 +82,8 @@ def serving_tables(frames: Mapping[str, pl.DataFrame], pairs: pl.DataFrame,
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield ServingTable("trades", trade_rows(frames["swap_legs"], swaps,
-                                            frames["liquidity_trades"], as_of),
-                       ("chain_id", "pair", "block_number", "log_index"), day_of())
+    yield SpannedTable("trades", lambda: trade_days(warehouse, swaps, as_of),
+                       ("chain_id", "pair", "block_number", "log_index"))
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -124,7 +138,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
         tables=itertools.chain(
-            serving_tables(frames, pairs, (leaves, nodes), swaps, as_of),
+            serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of),
             wallet_serving(frames, warehouse.scan("address_labels").collect(),
                            int(as_of.timestamp())),
             derivative_tables(frames)),

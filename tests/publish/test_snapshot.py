@@ -16,6 +16,7 @@ from publish.snapshot import (
     PagedList,
     Publisher,
     ServingTable,
+    SpannedTable,
     day_of,
     forget_mapped,
     latest_id,
@@ -131,6 +132,34 @@ def test_a_snapshot_shares_the_parts_whose_rows_did_not_change(store):
     assert new.parts["trades"][1].frame.rows() == [("p0", DAY), ("p0", DAY + 2),
                                                   ("p1", DAY + 1)]
     assert new.tables["trades"].height == 6
+
+
+def test_a_table_made_a_day_at_a_time_has_the_parts_of_the_whole_table_split_by_day(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    whole = trades((0, 3), (2, 2))
+    made = []
+
+    def days():
+        for day in (0, 1, 2):
+            made.append(day)
+            yield day, whole.frame.filter(pl.col("ts") // DAY == day)
+
+    spanned = SpannedTable("trades", days, ("pair", "ts"))
+    first = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[whole])
+    second = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[spanned])
+    # Day 1 has no trades: no part, as when the whole table is split.
+    assert second.tables["trades"] == first.tables["trades"]
+    assert [p["span"] for p in second.tables["trades"]["parts"]] == [0, 2] and made == [0, 1, 2]
+
+
+def test_a_table_without_rows_is_one_empty_part_with_its_columns(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    empty = pl.DataFrame(schema={"pair": pl.String, "ts": pl.Int64})
+    spanned = SpannedTable("trades", lambda: iter([(0, empty), (1, empty)]), ("pair", "ts"))
+    manifest = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[spanned])
+    [part] = manifest.tables["trades"]["parts"]
+    assert (part["rows"], part["span"], manifest.tables["trades"]["rows"]) == (0, None, 0)
+    assert load_snapshot(store, manifest.snapshot_id).tables["trades"].schema == empty.schema
 
 
 def test_parts_are_mapped_from_one_local_file_each(tmp_path):
