@@ -127,8 +127,14 @@ def main() -> None:
                         help="lake sizes, e.g. 1000000 10000000")
     parser.add_argument("--home", type=Path, default=ROOT / "var" / "bench-incremental")
     args = parser.parse_args()
+    if len(args.swaps) == 1:
+        print(json.dumps(measure(args.swaps[0], args.home)), flush=True)
+        return
+    # Each size in a process of its own: the pipeline's resources take their paths from the
+    # environment once, when its definitions load.
     for swaps in args.swaps:
-        print(json.dumps(measure(swaps, args.home)), flush=True)
+        subprocess.run([sys.executable, __file__, "--swaps", str(swaps), "--home",
+                        str(args.home)], check=True)
 
 
 if __name__ == "__main__":
