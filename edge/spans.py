@@ -1,9 +1,10 @@
 """Where each key's rows sit in a serving table published in parts, each part sorted by key:
 a table's rows of one key are its slices of the parts, in part order."""
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -12,16 +13,42 @@ from edge.snapshots import table
 from publish.snapshot import Snapshot
 
 Key = tuple[Any, ...]
-# Indexes of parts by (object, key columns): a part shared by several snapshots is indexed once.
-_indexed: Kept = Kept(256)
+# Indexes of day parts by (object, key columns): a part shared by several snapshots is indexed
+# once (two day-split tables of a week or more of days fit).
+_indexed: Kept = Kept(1024)
+
+
+class Index(Protocol):
+    """Where a key's rows sit in one part: (offset, count), or None."""
+
+    def get(self, key: Key) -> tuple[int, int] | None: ...
+
+
+class SortedKeys:
+    """A part's rows found by binary search of its sorted key columns, column by column:
+    nothing is built or kept, and a lookup reads a few of the columns' pages, not all."""
+
+    def __init__(self, frame: pl.DataFrame, keys: tuple[str, ...]) -> None:
+        self.columns = [frame[k] for k in keys]
+        self.height = frame.height
+
+    def get(self, key: Key) -> tuple[int, int] | None:
+        """The key's (offset, count), or None when it has no rows."""
+        low, high = 0, self.height
+        for column, value in zip(self.columns, key, strict=True):
+            low = bisect_left(column, value, low, high)
+            high = bisect_right(column, value, low, high)
+            if low == high:
+                return None
+        return low, high - low
 
 
 @dataclass(frozen=True)
 class Spans:
-    """Each key's (part, offset, length) runs over a table's parts."""
+    """A table's parts and, for each, where each key's rows sit."""
 
     parts: tuple[pl.DataFrame, ...]
-    at: dict[Key, list[tuple[int, int, int]]]
+    at: tuple[Index, ...]
 
     def empty(self) -> pl.DataFrame:
         """No rows, with the table's columns."""
@@ -29,10 +56,10 @@ class Spans:
 
     def rows(self, key: Key) -> pl.DataFrame:
         """The key's rows, in part order (empty when it has none)."""
-        found = self.at.get(key)
-        if not found:
+        pieces = [part.slice(*found) for part, index in zip(self.parts, self.at, strict=True)
+                  if (found := index.get(key)) is not None]
+        if not pieces:
             return self.empty()
-        pieces = [self.parts[p].slice(offset, n) for p, offset, n in found]
         return pieces[0] if len(pieces) == 1 else pl.concat(pieces)
 
 
@@ -44,23 +71,26 @@ def _runs(frame: pl.DataFrame, keys: tuple[str, ...]) -> dict[Key, tuple[int, in
 
 
 def frame_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
-    """Index one frame sorted by `keys`."""
-    return Spans((frame,), {key: [(0, offset, n)] for key, (offset, n) in
-                            _runs(frame, keys).items()})
+    """Look up rows in one frame sorted by `keys`."""
+    return Spans((frame,), (SortedKeys(frame, keys),))
 
 
 def spans(snapshot: Snapshot, name: str, keys: tuple[str, ...]) -> Spans:
-    """Index a serving table by `keys`, a part at a time; 503 when the snapshot lacks it."""
+    """Look up a serving table's rows by `keys`; 503 when the snapshot lacks it. A table in one
+    part (which a publish rewrites whenever a row changes) is searched; a table in day parts
+    keeps a dict per part, shared by every snapshot that shares the part, since searching
+    every day for a key would cost more than the lookup."""
     table(snapshot, name)
     parts = snapshot.parts[name]
-    at: dict[Key, list[tuple[int, int, int]]] = {}
-    for p, part in enumerate(parts):
+    if len(parts) == 1:
+        return frame_spans(parts[0].frame, keys)
+    at: list[Index] = []
+    for part in parts:
         found = _indexed.get((part.object, keys))
         if found is None:
             found = _indexed.keep((part.object, keys), _runs(part.frame, keys))
-        for key, (offset, n) in found.items():
-            at.setdefault(key, []).append((p, offset, n))
-    return Spans(tuple(part.frame for part in parts), at)
+        at.append(found)
+    return Spans(tuple(part.frame for part in parts), tuple(at))
 
 
 def indexed(name: str, keys: tuple[str, ...]) -> Callable[[Snapshot], Spans]:

@@ -53,21 +53,26 @@ funding_of = indexed("wallet_funding", WALLET)
 
 
 @per_snapshot(kept=2)
-def profiles(snapshot: Snapshot) -> dict[tuple[int, str], str]:
-    """Every profile's JSON but for its metrics records (its head) by (chain id, wallet); 503
-    for a snapshot published before profiles kept their head (its rankings are not sorted by
-    wallet either), until the next publish."""
+def profiles(snapshot: Snapshot) -> Spans:
+    """Every profile's JSON but for its metrics records (its head), looked up by (chain id,
+    wallet); 503 for a snapshot published before profiles kept their head (its rankings are
+    not sorted by wallet either), until the next publish."""
     rows = table(snapshot, "wallet_profiles")
     if "head" not in rows.columns:
         raise ApiError("upstream_unavailable", "the published snapshot's wallet profiles are of "
                        "an older layout; retry after the next publish")
-    return dict(zip(zip(rows["chain_id"].to_list(), rows["wallet"].to_list(), strict=True),
-                    rows["head"].to_list(), strict=True))
+    return frame_spans(rows.select(*WALLET, "head"), WALLET)
+
+
+def head_of(snapshot: Snapshot, key: tuple[int, str]) -> str | None:
+    """A wallet's profile head by (chain id, wallet), or None when it has no profile."""
+    found = profiles(snapshot).rows(key)["head"]
+    return None if found.is_empty() else str(found[0])
 
 
 def head(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     """A wallet's profile head; 404 when the chain knows no such wallet."""
-    found = profiles(snapshot).get((chain.chain_id, address))
+    found = head_of(snapshot, (chain.chain_id, address))
     if found is None:
         raise ApiError("not_found", f"no wallet {address} on {chain.slug}", "address")
     return found
@@ -249,7 +254,7 @@ def known_entities(snapshot: Snapshot) -> dict[tuple[int, str], list[Any]]:
 def labels_of(snapshot: Snapshot, key: tuple[int, str]) -> list[Any] | None:
     """An address's labels: its profile's when it traded, else a known entity's; None when
     nothing labels it."""
-    item = profiles(snapshot).get(key)
+    item = head_of(snapshot, key)
     return orjson.loads(item)["labels"] if item is not None else known_entities(snapshot).get(key)
 
 
@@ -331,7 +336,6 @@ async def label_batch(request: Request, params: Params) -> Response:
     snapshot = request.state.snapshot
     body = params["body"]
     chain = resolve_chain(snapshot, body["chain"], "body.chain")
-    known = profiles(snapshot)
     items, seen = [], set()
     for i, asked in enumerate(body["addresses"]):
         address = normalize(asked, chain.address_format, f"body.addresses[{i}]")
@@ -340,7 +344,8 @@ async def label_batch(request: Request, params: Params) -> Response:
         if labels is None:
             continue
         seen.add(key)
-        item = orjson.loads(known[key]) if key in known else None
+        profile = head_of(snapshot, key)
+        item = orjson.loads(profile) if profile is not None else None
         items.append({"address": address, "tier": item["tier"] if item else "unrated",
                       "labels": labels,
                       "copy_eligible": item["copy_eligible"] if item else False,
@@ -364,7 +369,7 @@ async def overview(request: Request, params: Params) -> Response:
             unavailable.append(ref)
             continue
         key = (chain.chain_id, address)
-        known = profiles(snapshot).get(key)
+        known = head_of(snapshot, key)
         if known is None:
             continue
         records = metrics_records(snapshot, key)

@@ -1,0 +1,30 @@
+"""Finding a key's rows in parts sorted by key: by binary search in one part, by each day
+part's own index across several, the same rows either way."""
+
+import polars as pl
+
+from edge.spans import SortedKeys, Spans, _runs, frame_spans
+
+ROWS = pl.DataFrame({"chain_id": [1, 1, 1, 2, 2, 2],
+                     "wallet": ["a", "b", "b", "a", "c", "c"],
+                     "n": [0, 1, 2, 3, 4, 5]})
+
+
+def test_a_key_is_found_column_by_column() -> None:
+    keys = SortedKeys(ROWS, ("chain_id", "wallet"))
+    assert keys.get((1, "b")) == (1, 2)
+    assert keys.get((2, "a")) == (3, 1)
+    assert keys.get((2, "c")) == (4, 2)
+    assert keys.get((1, "c")) is None and keys.get((3, "a")) is None
+    assert SortedKeys(ROWS, ("chain_id",)).get((2,)) == (3, 3)
+    assert SortedKeys(ROWS.clear(), ("chain_id", "wallet")).get((1, "a")) is None
+
+
+def test_a_frame_and_its_day_parts_give_the_same_rows_in_order() -> None:
+    whole = frame_spans(ROWS, ("chain_id", "wallet"))
+    days = (ROWS.slice(0, 2), ROWS.slice(2, 4))  # two parts, each sorted by the key
+    keys = ("chain_id", "wallet")
+    parts = Spans(days, tuple(_runs(day, keys) for day in days))
+    assert parts.rows((1, "b"))["n"].to_list() == [1, 2] == whole.rows((1, "b"))["n"].to_list()
+    assert parts.rows((2, "c"))["n"].to_list() == [4, 5]
+    assert parts.rows((9, "z")).is_empty() and parts.rows((9, "z")).columns == ROWS.columns
