@@ -2,7 +2,7 @@
 pages and the edge), the wallet serving tables the edge reads (profiles, rankings, positions,
 rounds, trades, chart buckets, funding) and the ranking pages per chain, window and sort."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 
 import polars as pl
@@ -135,9 +135,11 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def wallet_serving(frames: Mapping[str, pl.DataFrame], labels: pl.DataFrame,
+def wallet_serving(frames: Mapping[str, pl.DataFrame],
+                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame], labels: pl.DataFrame,
                    as_of_s: int) -> Iterator[ServingTable]:
-    """Every wallet serving table, each sorted by its lookup key (`labels`: the lake's known
+    """Every wallet serving table, each sorted by its lookup key (`with_hashes`: the ledger
+    with its swaps' transaction hashes, for the wallet trades; `labels`: the lake's known
     entities, for addresses that never traded); each is read and built only when the one
     before has been taken, so that a publish holds one table at a time."""
     yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
@@ -158,7 +160,7 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], labels: pl.DataFrame,
             opened_at=wire_time(pl.col("opened_at")),
             closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()),
         ("chain_id", "wallet", "token", "round"))
-    yield ServingTable("wallet_trades", frames["wallet_ledger"].join(
+    yield ServingTable("wallet_trades", with_hashes(frames["wallet_ledger"]).join(
         _symbols(frames), on=["chain_id", "token"], how="left").select(
         "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
         "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",

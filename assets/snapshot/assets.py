@@ -2,7 +2,7 @@
 
 import itertools
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
@@ -35,18 +35,15 @@ class Store(dg.ConfigurableResource):
 
 class Products(Mapping[str, pl.DataFrame]):
     """The materialised products, each read from the warehouse when asked and never kept, so
-    that a publish holds what the table it builds needs rather than every product at once;
-    `derived` names products made from others when read (the ledger with its swaps' hashes)."""
+    that a publish holds what the table it builds needs rather than every product at once."""
 
-    def __init__(self, warehouse: Warehouse,
-                 derived: Mapping[str, Callable[[pl.DataFrame], pl.DataFrame]]) -> None:
-        self.warehouse, self.derived = warehouse, derived
+    def __init__(self, warehouse: Warehouse) -> None:
+        self.warehouse = warehouse
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in PRODUCT_SCHEMAS:
             raise KeyError(name)
-        frame = self.warehouse.scan(name).collect()
-        return self.derived[name](frame) if name in self.derived else frame
+        return self.warehouse.scan(name).collect()
 
     def __iter__(self) -> Iterator[str]:
         return iter(PRODUCT_SCHEMAS)
@@ -61,12 +58,13 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame,
     read alone, its liquidity trades (a few, some from long before the swaps) with them."""
     legs = warehouse.scan("swap_legs")
     liquidity = warehouse.scan("liquidity_trades").collect()
-    events = liquidity.with_columns(_day=day_of()).partition_by("_day", as_dict=True)
+    events = liquidity.with_columns(_day=day_of()).partition_by("_day", as_dict=True,
+                                                                 include_key=False)
     traded = set(legs.select(day=day_of()).unique().collect()["day"])
+    quiet = liquidity.clear()
     for day in sorted(traded | {day for (day,) in events}):
         day_legs = legs.filter(day_of() == day) if day in traded else legs.head(0)
-        day_events = events.pop((day,), liquidity.clear().with_columns(_day=day_of()))
-        yield day, trade_rows(day_legs.collect(), swaps, day_events.drop("_day"), as_of)
+        yield day, trade_rows(day_legs.collect(), swaps, events.pop((day,), quiet), as_of)
 
 
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
@@ -110,8 +108,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     """Publishes the checked products as one snapshot and flips LATEST to it."""
     # The lake's swaps, where the trades the edge serves take their hashes and addresses.
     swaps = warehouse.scan("swaps")
-    frames = Products(warehouse, {"wallet_ledger": lambda ledger: with_swap_hashes(ledger, swaps)})
-    outcomes = validate_products(Products(warehouse, {}))
+    frames = Products(warehouse)
+    outcomes = validate_products(frames)
     broken = [o.summary() for o in outcomes if not o.passed]
     if broken:
         raise dg.Failure("refusing to publish: " + "; ".join(broken))
@@ -139,8 +137,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                    **boards},
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of),
-            wallet_serving(frames, warehouse.scan("address_labels").collect(),
-                           int(as_of.timestamp())),
+            wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
+                           warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
             derivative_tables(frames)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
     )

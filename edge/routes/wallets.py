@@ -219,7 +219,8 @@ async def get_funding(request: Request, params: Params) -> Response:
     item = orjson.loads(head(snapshot, chain, address))
     rows = funding_of(snapshot).rows((chain.chain_id, address)).sort("ts", "log_index")
     def labels(funder: str) -> list[Any]:
-        return labels_of(snapshot, (chain.chain_id, funder)) or []
+        funding = (chain.chain_id, funder)
+        return labels_of(snapshot, funding, profile_of(snapshot, funding)) or []
 
     first = None
     if rows.height:
@@ -251,11 +252,17 @@ def known_entities(snapshot: Snapshot) -> dict[tuple[int, str], list[Any]]:
     return out
 
 
-def labels_of(snapshot: Snapshot, key: tuple[int, str]) -> list[Any] | None:
-    """An address's labels: its profile's when it traded, else a known entity's; None when
-    nothing labels it."""
-    item = head_of(snapshot, key)
-    return orjson.loads(item)["labels"] if item is not None else known_entities(snapshot).get(key)
+def profile_of(snapshot: Snapshot, key: tuple[int, str]) -> dict[str, Any] | None:
+    """A wallet's profile head, parsed, or None when it has no profile."""
+    found = head_of(snapshot, key)
+    return None if found is None else dict(orjson.loads(found))
+
+
+def labels_of(snapshot: Snapshot, key: tuple[int, str],
+              profile: dict[str, Any] | None) -> list[Any] | None:
+    """An address's labels: its profile's (`profile`, parsed) when it traded, else a known
+    entity's; None when nothing labels it."""
+    return profile["labels"] if profile is not None else known_entities(snapshot).get(key)
 
 
 @per_snapshot(kept=2)
@@ -340,12 +347,13 @@ async def label_batch(request: Request, params: Params) -> Response:
     for i, asked in enumerate(body["addresses"]):
         address = normalize(asked, chain.address_format, f"body.addresses[{i}]")
         key = (chain.chain_id, address)
-        labels = None if key in seen else labels_of(snapshot, key)
+        if key in seen:
+            continue
+        item = profile_of(snapshot, key)
+        labels = labels_of(snapshot, key, item)
         if labels is None:
             continue
         seen.add(key)
-        profile = head_of(snapshot, key)
-        item = orjson.loads(profile) if profile is not None else None
         items.append({"address": address, "tier": item["tier"] if item else "unrated",
                       "labels": labels,
                       "copy_eligible": item["copy_eligible"] if item else False,
