@@ -153,7 +153,7 @@ def _day_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
     def _check(context: dg.AssetCheckExecutionContext,
                warehouse: Warehouse) -> dg.AssetCheckResult:
         days = context.partition_keys
-        frame = pl.concat([pl.scan_parquet(warehouse.path(name, day)) for day in days])
+        frame = warehouse.product_days(name, days)
         return as_result(piece_outcome(name, frame.select(
             _read_by(PRODUCT_SCHEMAS[name])).collect()))
 

@@ -1,15 +1,24 @@
-"""Where assets read the lake and read and write their products (Parquet under one root)."""
+"""Where assets read the lake and read and write their products: each product a Delta Lake
+table under one root (a version per write, as-of reads by version), its files written by polars
+and committed with delta-rs."""
 
 import json
 import os
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import dagster as dg
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import CommitProperties, DeltaTable, Schema
+from deltalake.transaction import AddAction, create_table_with_add_actions
 from polars.io.plugins import register_io_source
 
 from assets.domains import key
@@ -26,11 +35,20 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 WITHOUT_STATISTICS = frozenset({"wallet_ledger"})
 
 
-# Products made a lake day at a time (Dagster's `days` partitions), a file per day, by the lake
-# table whose days they follow; read back as one table, the days in order.
+# Products made a lake day at a time (Dagster's `days` partitions), a partition per day, by the
+# lake table whose days they follow; read back as one table, the days in order.
 BY_DAY = {"swap_legs": "swaps"}
+# The partition column of a product made a day at a time (in the Delta log, not in the files).
+DAY = "date"
+# A product's versions stay readable this long after a newer one replaced them: every refresh
+# rewrites most products, so a longer window costs a snapshot's worth of disk per refresh.
+RETENTION = timedelta(minutes=10)
+# The versions a vacuum looks back over for those inside the window.
+HISTORY = 256
+# The log's commits past a checkpoint are dropped after this, so opening a table stays cheap.
+LOG_RETENTION = {"delta.logRetentionDuration": "interval 1 day"}
 
-# The lake versions each warehouse's `as_of` product pinned, by the product's modification time.
+# The lake versions each warehouse's `as_of` product pinned, by the product's log's state.
 _PINNED: dict[Path, tuple[int, dict[str, int]]] = {}
 
 
@@ -59,12 +77,14 @@ class Warehouse(dg.ConfigurableResource):
         lake however much a live writer adds meanwhile."""
         path = self.path("as_of")
         try:
-            stamp = path.stat().st_mtime_ns
+            # A new commit adds a file to the log, which changes the directory's time.
+            stamp = (path / "_delta_log").stat().st_mtime_ns
         except FileNotFoundError:
             return self.pin()
         # Read once per `as_of` product, not once per scan of a lake table.
         if _PINNED.get(path, (None,))[0] != stamp:
-            versions = pl.read_parquet(path, columns=["lake_versions"]).item()
+            files = self.files("as_of")[None]
+            versions = pl.read_parquet(files, columns=["lake_versions"]).item()
             _PINNED[path] = (stamp, json.loads(versions))
         return Lake(self.lake_root, _PINNED[path][1])
 
@@ -72,36 +92,66 @@ class Warehouse(dg.ConfigurableResource):
         """The raw lake at its last complete batch, for the asset that pins a run's lake."""
         return Lake(self.lake_root).pinned()
 
-    def path(self, name: str, day: str | None = None) -> Path:
-        """The Parquet file of a product, or of its day."""
-        if day is not None:
-            return Path(self.root) / name / f"{day}.parquet"
-        return Path(self.root) / f"{name}.parquet"
+    def path(self, name: str) -> Path:
+        """The directory of a product's Delta table."""
+        return Path(self.root) / name
 
-    def scan(self, name: str) -> pl.LazyFrame:
-        """A raw table or a product, lazily. Inside an asset's step, only a table the asset
-        depends on (or its own product): an asset's deps are what it reads, so a read its deps
-        do not name fails its step rather than run out of order."""
+    def exists(self, name: str) -> bool:
+        """Whether a product has been written."""
+        return DeltaTable.is_deltatable(str(self.path(name)))
+
+    def version(self, name: str) -> int:
+        """A product's current version."""
+        return self._table(name).version()
+
+    def scan(self, name: str, version: int | None = None) -> pl.LazyFrame:
+        """A raw table or a product (at `version`, else its latest), lazily. Inside an asset's
+        step, only a table the asset depends on (or its own product): an asset's deps are what
+        it reads, so a read its deps do not name fails its step rather than run out of order."""
         _depended_on(name)
         if name in TABLES:
             return self.lake().scan(name)
         if name in BY_DAY:
-            return self._days(name)
-        path = self.path(name)
-        if not path.exists():
-            raise FileNotFoundError(f"product {name!r} is not materialised yet ({path})")
-        return pl.scan_parquet(path)
+            return self._days(name, version)
+        files = self.files(name, version)
+        return pl.scan_parquet(files[None])
 
     def scan_day(self, name: str, day: str) -> pl.LazyFrame:
         """A raw table's rows of one day (YYYY-MM-DD)."""
         _depended_on(name)
         return self.lake().scan(name, day)
 
-    def _days(self, name: str) -> pl.LazyFrame:
+    def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
+        """The rows of some days of a product made a day at a time, the days in order."""
+        files = self.files(name)
+        return pl.scan_parquet([path for day in sorted(days) for path in files[day]])
+
+    def files(self, name: str, version: int | None = None) -> dict[str | None, list[str]]:
+        """A product's data files at `version` (else its latest), by day for a product made a
+        day at a time (None otherwise)."""
+        table = self._table(name, version)
+        actions = pl.DataFrame(table.get_add_actions(flatten=True))
+        by: dict[str | None, list[str]] = {}
+        root = self.path(name)
+        column = f"partition.{DAY}"
+        for path, day in zip(actions["path"].to_list(),
+                             actions[column].to_list() if column in actions.columns
+                             else [None] * actions.height, strict=True):
+            by.setdefault(day, []).append(str(root / path))
+        return {day: sorted(paths) for day, paths in by.items()}
+
+    def _table(self, name: str, version: int | None = None) -> DeltaTable:
+        path = self.path(name)
+        if not DeltaTable.is_deltatable(str(path)):
+            raise FileNotFoundError(f"product {name!r} is not materialised yet ({path})")
+        return DeltaTable(str(path), version=version)
+
+    def _days(self, name: str, version: int | None) -> pl.LazyFrame:
         """A product made a day at a time: the files of the days its lake table holds, in
         order; a day not made yet fails the read rather than leave its rows out."""
         days = self.lake().days(BY_DAY[name])
-        missing = [day for day in days if not self.path(name, day).exists()]
+        files = self.files(name, version) if self.exists(name) else {}
+        missing = [day for day in days if day not in files]
         if missing:
             raise FileNotFoundError(
                 f"product {name!r} is not materialised for {', '.join(missing)}: materialise "
@@ -109,7 +159,7 @@ class Warehouse(dg.ConfigurableResource):
         if not days:
             raise FileNotFoundError(f"product {name!r} has no days: the lake's "
                                     f"{BY_DAY[name]} table is empty")
-        return pl.scan_parquet([self.path(name, day) for day in days])
+        return pl.scan_parquet([path for day in days for path in files[day]])
 
     def clock(self) -> dict:
         """The `as_of` product's one row: the watermark and the instants derived from it."""
@@ -119,25 +169,57 @@ class Warehouse(dg.ConfigurableResource):
         """Several tables by name, for a SQL model's lineage."""
         return {name: self.scan(name) for name in names}
 
-    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame, day: str | None = None) -> Path:
-        """Replace a product's file (or its day's) atomically; a lazy frame streams into it,
-        computed and written batch by batch. A failed write leaves the previous file and
-        nothing else."""
-        path = self.path(name, day)
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame, day: str | None = None) -> int:
+        """Replace a product (or its day) in one Delta commit and return the new version; a
+        lazy frame streams into its file, computed and written batch by batch. A failed write
+        commits nothing: readers keep the previous version."""
+        table = self.path(name)
+        place = table / f"{DAY}={day}" if day is not None else table
+        place.mkdir(parents=True, exist_ok=True)
         # A directory of its own: a sink that fails can still open its file after reporting the
         # failure, which then cannot land once the directory is gone.
-        writing = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=path.parent))
+        writing = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=table))
         tmp = writing / "product"
+        path = place / f"part-{uuid.uuid4().hex}.parquet"
         try:
             if isinstance(frame, pl.LazyFrame):
-                frame.sink_parquet(tmp, **parquet_options(name))
+                storable(frame).sink_parquet(tmp, **parquet_options(name))
             else:
-                frame.write_parquet(tmp, **parquet_options(name))
+                storable(frame).write_parquet(tmp, **parquet_options(name))
             os.replace(tmp, path)
         finally:
             _remove(writing)
-        return path
+        try:
+            version = _commit(table, path, day)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        self.vacuum(name)
+        return version
+
+    def vacuum(self, name: str, retention: timedelta = RETENTION) -> list[str]:
+        """Delete the files of a product's versions replaced more than `retention` ago (the
+        versions committed since, and the latest, stay readable); returns the files deleted."""
+        table = self._table(name)
+        cutoff = (datetime.now(UTC) - retention).timestamp() * 1000
+        # Bounded: a product is rewritten a few times a minute at most.
+        recent = [entry["version"] for entry in table.history(limit=HISTORY)
+                  if entry["timestamp"] >= cutoff]
+        return table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False,
+                            keep_versions=[table.version(), *recent])
+
+    def products(self) -> list[str]:
+        """The products written so far."""
+        root = Path(self.root)
+        return sorted(p.name for p in root.iterdir() if self.exists(p.name)) \
+            if root.exists() else []
+
+    def maintain(self, name: str) -> list[str]:
+        """Vacuum a product past the retention window, then delete the files no version names
+        (a write killed between its file and its commit) once they are an hour old."""
+        deleted = self.vacuum(name)
+        return deleted + self._table(name).vacuum(
+            retention_hours=1, full=True, dry_run=False, enforce_retention_duration=False)
 
 
 def _depended_on(name: str) -> None:
@@ -152,6 +234,66 @@ def _depended_on(name: str) -> None:
     if wanted not in definition.dependency_keys and wanted not in own:
         raise dg.Failure(f"{step.op_def.name} reads {name!r} but does not depend on "
                          f"{wanted.to_user_string()}: add it to the asset's deps")
+
+
+def _commit(table: Path, path: Path, day: str | None) -> int:
+    """Commit one written file as the whole of a product's table (or of its day's partition),
+    creating the table with the file's schema the first time; returns the version."""
+    schema = delta_schema(pq.read_schema(path), day is not None)
+    rows = pq.read_metadata(path).num_rows
+    add = AddAction(path.relative_to(table).as_posix(), path.stat().st_size,
+                    {DAY: day} if day is not None else {},
+                    int(path.stat().st_mtime * 1000), True, json.dumps({"numRecords": rows}))
+    partitions = [DAY] if day is not None else None
+    meta = CommitProperties(custom_metadata={"chaintape": "product"})
+    if not DeltaTable.is_deltatable(str(table)):
+        create_table_with_add_actions(str(table), schema, [add], mode="append",
+                                      partition_by=partitions, configuration=LOG_RETENTION,
+                                      commit_properties=meta)
+    else:
+        DeltaTable(str(table)).create_write_transaction(
+            [add], mode="overwrite", schema=schema, partition_by=partitions,
+            partition_filters=[(DAY, "=", day)] if day is not None else None,
+            commit_properties=meta)
+    return DeltaTable(str(table)).version()
+
+
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def storable(frame: Frame) -> Frame:
+    """A product as stored: a UInt64 column (a fingerprint, compared and grouped, never summed)
+    as Int64 of the same bits, which Delta can declare."""
+    schema = frame.collect_schema()
+    wide = [name for name, kind in schema.items() if kind == pl.UInt64]
+    return frame.with_columns(pl.col(wide).reinterpret(signed=True)) if wide else frame
+
+
+# Delta has no unsigned integers: a product's unsigned column is declared as the signed type
+# that holds every value, which any Delta reader casts the file's values to without loss.
+_WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64()}
+
+
+def delta_type(kind: pa.DataType) -> pa.DataType:
+    """The Delta column type of a product file's column type."""
+    if pa.types.is_dictionary(kind):
+        return delta_type(kind.value_type)
+    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return pa.string()
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return pa.list_(delta_type(kind.value_type))
+    if pa.types.is_struct(kind):
+        return pa.struct([pa.field(f.name, delta_type(f.type)) for f in kind])
+    if kind == pa.uint64():
+        raise TypeError("a product cannot hold UInt64 nested in a list or struct (Delta has no "
+                        "type for all its values)")
+    return _WIDER.get(kind, kind)
+
+
+def delta_schema(schema: pa.Schema, by_day: bool) -> Schema:
+    """The Delta schema of a product file's schema (with its day, for one made by day)."""
+    fields = [pa.field(f.name, delta_type(f.type)) for f in schema]
+    return Schema.from_arrow(pa.schema(fields + ([pa.field(DAY, pa.string())] if by_day else [])))
 
 
 def _remove(directory: Path, tries: int = 100) -> None:
@@ -204,13 +346,13 @@ def materialized(warehouse: Warehouse, name: str, frame: pl.DataFrame | pl.LazyF
                  key: dg.AssetKey | None = None) -> dg.MaterializeResult:
     """Store a product and report its row count and a preview (under `key`, one of the assets
     a multi-asset makes)."""
-    path = warehouse.write(name, frame)
+    version = warehouse.write(name, frame)
     if isinstance(frame, pl.LazyFrame):
-        frame = pl.scan_parquet(path)
+        frame = warehouse.scan(name)
         height, frame = frame.select(pl.len()).collect().item(), frame.head(5).collect()
     else:
         height = frame.height
     return dg.MaterializeResult(asset_key=key, metadata={
-        "dagster/row_count": height,
+        "dagster/row_count": height, "delta_version": version,
         "preview": dg.MetadataValue.md(preview(frame)),
     })

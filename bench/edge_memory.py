@@ -70,12 +70,12 @@ def rss_mb(pid: int) -> dict[str, float]:
 def families(warehouse: Path, keys: int) -> dict[str, list[str]]:
     """Requests of every lookup family over the `keys` busiest pairs, tokens and wallets (lists
     on each of their chains, searches by the tokens' first letters)."""
-    slugs = pl.read_parquet(warehouse / "chain_records.parquet").select("chain_id", "slug")
-    pairs = pl.read_parquet(warehouse / "pair_rows.parquet").join(slugs, on="chain_id").sort(
+    slugs = pl.read_delta(str(warehouse / "chain_records")).select("chain_id", "slug")
+    pairs = pl.read_delta(str(warehouse / "pair_rows")).join(slugs, on="chain_id").sort(
         "txns_h24", descending=True).head(keys)
-    tokens = pl.read_parquet(warehouse / "token_rows.parquet").join(slugs, on="chain_id").sort(
+    tokens = pl.read_delta(str(warehouse / "token_rows")).join(slugs, on="chain_id").sort(
         "volume_h24_usd", descending=True, nulls_last=True).head(keys)
-    wallets = pl.read_parquet(warehouse / "wallet_rankings.parquet").join(
+    wallets = pl.read_delta(str(warehouse / "wallet_rankings")).join(
         slugs, on="chain_id").sort("trades", descending=True).head(keys)
     api = "/api/v1"
     pair_urls = [f"{api}/chains/{p['slug']}/pairs/{p['pair']}"

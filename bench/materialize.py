@@ -99,14 +99,18 @@ def products_seconds(domain: str) -> tuple[float, dict[str, float], dict]:
     pipeline does; also each step's seconds, longest first, and the CPU spent (`spent`).
     Missing upstream products are made first, untimed; the domain's own are deleted first, so
     that nothing an earlier run kept (a frozen season) is carried over."""
+    import shutil
+
+    from deltalake import DeltaTable
+
     from assets.warehouse import default_root
 
     keys, upstream = selections(domain)
-    if any(not (default_root() / f"{k.path[-1]}.parquet").exists() for k in upstream):
+    if any(not DeltaTable.is_deltatable(str(default_root() / k.path[-1])) for k in upstream):
         say(f"materialising {len(upstream)} upstream products first (untimed) ...")
         _run(upstream)
     for key in keys:
-        (default_root() / f"{key.path[-1]}.parquet").unlink(missing_ok=True)
+        shutil.rmtree(default_root() / key.path[-1], ignore_errors=True)
     say(f"materialising the {domain} products ...")
     return _run(keys)
 

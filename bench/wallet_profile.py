@@ -43,7 +43,7 @@ def wallet_paths(home: Path, count: int) -> list[str]:
     of the rest."""
     os.environ["CHAINTAPE_HOME"] = str(home)
     warehouse = home_of() / "warehouse"
-    profiles = (pl.scan_parquet(warehouse / "wallet_profiles.parquet")
+    profiles = (pl.scan_delta(str(warehouse / "wallet_profiles"))
                 .select("slug", "wallet", size=pl.col("head").str.len_bytes())
                 .sort("size", descending=True).collect())
     busiest = profiles.head(count // 2)

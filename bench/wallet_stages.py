@@ -25,7 +25,7 @@ def main() -> None:
                         help="a home `bench/materialize.py --domain wallets` materialised")
     args = parser.parse_args()
     os.environ["CHAINTAPE_HOME"] = str(args.home)
-    if not (args.home / "warehouse" / "wallet_ledger.parquet").exists():
+    if not (args.home / "warehouse" / "wallet_ledger" / "_delta_log").exists():
         sys.exit(f"no wallet products under {args.home}: run bench/materialize.py "
                  "--domain wallets first")
 

@@ -7,6 +7,7 @@ import dagster as dg
 
 from assets.days import run_tags
 from assets.domains import key
+from assets.warehouse import Warehouse
 from sources.lake import TABLES, Lake
 
 CADENCES = {
@@ -100,11 +101,22 @@ def maintain_lake(context: dg.OpExecutionContext) -> None:
                              f"{len(deleted)} files vacuumed")
 
 
+@dg.op
+def maintain_warehouse(context: dg.OpExecutionContext, warehouse: Warehouse) -> None:
+    """Vacuum every product's versions past the warehouse's retention window, and the files of
+    writes that never committed."""
+    for name in warehouse.products():
+        deleted = warehouse.maintain(name)
+        if deleted:
+            context.log.info(f"{name}: {len(deleted)} files vacuumed")
+
+
 @dg.job(name="lake_maintenance", description="Compacts the lake's small files and vacuums "
-        "versions past the retention window.")
+        "the lake's and the warehouse's versions past their retention windows.")
 def lake_maintenance() -> None:
-    """The lake's maintenance."""
+    """The lake's and the warehouse's maintenance."""
     maintain_lake()
+    maintain_warehouse()
 
 
 maintenance_schedule = dg.ScheduleDefinition(

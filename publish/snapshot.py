@@ -99,8 +99,10 @@ class Manifest:
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     objects: dict[str, dict[str, Any]] = field(default_factory=dict)
     frozen: dict[str, str] = field(default_factory=dict)
-    # The version of every lake table the products were computed from: a reproducible read.
+    # The version of every lake table the products were computed from, and of every product
+    # published: a reproducible read.
     lake_versions: dict[str, int] = field(default_factory=dict)
+    warehouse_versions: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.__dict__, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
@@ -129,27 +131,32 @@ class Publisher:
                 now: datetime | None = None,
                 tables: Iterable["ServingTable | SpannedTable"] = (),
                 frozen: Mapping[str, object] | None = None,
-                lake_versions: Mapping[str, int] | None = None) -> Manifest:
+                lake_versions: Mapping[str, int] | None = None,
+                warehouse_versions: Mapping[str, int] | None = None) -> Manifest:
         """Publish everything under a new snapshot id and make it the latest; `tables` may be
         made one at a time as they are taken. A `frozen`
         document is written once under `frozen/` and never rewritten; the manifest names it,
-        and the lake versions the products were computed from."""
+        the lake versions the products were computed from and the products' own versions."""
         now = now or datetime.now(UTC)
         sid = new_snapshot_id(now, as_of)
-        manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}))
+        manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}),
+                            warehouse_versions=dict(warehouse_versions or {}))
         base = f"snapshots/{sid}"
         # Listed once: listing every snapshot's keys is the costliest read of a publish.
         ids = snapshot_ids(self.store)
         shared = self._previous_objects(ids)
         for paged in lists:
             manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared)
+        started = time.perf_counter()
         for table in tables:
             parts = self._parts(table, manifest, shared)
             rows = sum(part["rows"] for part in parts)
             manifest.tables[table.name] = {"rows": rows, "key": list(table.key), "parts": parts}
             written = sum(1 for part in parts if part["object"] not in shared)
             self.progress(f"{table.name}: {rows} rows (serving table, "
-                          f"{written} of {len(parts)} part(s) written)")
+                          f"{written} of {len(parts)} part(s) written, "
+                          f"{time.perf_counter() - started:.1f}s)")
+            started = time.perf_counter()
             # Let go before the next table is built: `tables` may make them one at a time.
             del table
         for name, doc in documents.items():

@@ -83,7 +83,7 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     season's computed once and then carried over unchanged (the previous product is kept as
     `season_boards_before` for the check that it was)."""
     as_of = warehouse.clock()["as_of"]
-    before = (warehouse.scan("season_boards").collect() if warehouse.path("season_boards").exists()
+    before = (warehouse.scan("season_boards").collect() if warehouse.exists("season_boards")
               else None)
     frozen = before.filter("closed") if before is not None else None
     done = set(frozen["season"].unique()) if frozen is not None else set()

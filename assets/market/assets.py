@@ -148,14 +148,14 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
     where the earlier days' end (`swap`, their place in the lake)."""
     frames = warehouse.frames(LEG_INPUTS)
     starts = warehouse.lake().offsets("swaps")
-    rows = 0
+    rows, version = 0, None
     for day in context.partition_keys:
         read = (warehouse.scan_day("swaps", day).with_row_index("swap", offset=starts.get(day, 0))
                 .select(**leg_reads()))
-        path = warehouse.write("swap_legs", assemble_legs(frames, read), day)
-        rows += pl.scan_parquet(path).select(pl.len()).collect().item()
+        version = warehouse.write("swap_legs", assemble_legs(frames, read), day)
+        rows += warehouse.product_days("swap_legs", [day]).select(pl.len()).collect().item()
     context.log.info(f"swap legs of {len(context.partition_keys)} day(s): {rows} rows")
-    return dg.MaterializeResult(metadata={"dagster/row_count": rows,
+    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "delta_version": version,
                                           "days": ", ".join(context.partition_keys)})
 
 

@@ -39,11 +39,13 @@ class Products(Mapping[str, pl.DataFrame]):
 
     def __init__(self, warehouse: Warehouse) -> None:
         self.warehouse = warehouse
+        # Pinned when the publish starts: the versions the snapshot records and reads.
+        self.versions = {name: warehouse.version(name) for name in PRODUCT_SCHEMAS}
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in PRODUCT_SCHEMAS:
             raise KeyError(name)
-        return self.warehouse.scan(name).collect()
+        return self.warehouse.scan(name, self.versions[name]).collect()
 
     def __iter__(self) -> Iterator[str]:
         return iter(PRODUCT_SCHEMAS)
@@ -141,6 +143,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                            warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
             derivative_tables(frames)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
+        warehouse_versions=frames.versions,
     )
     return dg.MaterializeResult(metadata={
         "snapshot_id": manifest.snapshot_id, "as_of": manifest.as_of,

@@ -230,7 +230,7 @@ class SwapLeg(PairTrade):
     position in the lake's swaps, where its hash, maker, sender and recipient are read."""
 
     swap: int = pa.Field(ge=0)
-    maker_key: pl.UInt64
+    maker_key: pl.Int64
     side: str = pa.Field(isin=["buy", "sell"])
     gas_used: int = pa.Field(gt=0)
 

@@ -1,8 +1,12 @@
-"""Products written from a stream of frames: each frame made as it is written, the file their
-rows in order, and a failure partway leaves the product as it was and no partial file."""
+"""Products as Delta tables: written from a stream of frames, each frame made as it is written;
+a version per write, readable as of any version kept; a failure partway commits nothing and
+leaves no file a reader sees; a day's write replaces that day alone."""
+
+from datetime import timedelta
 
 import polars as pl
 import pytest
+from deltalake import DeltaTable
 
 from assets.warehouse import Warehouse, streamed
 
@@ -14,6 +18,12 @@ def _pieces(pulled: list[int]):
         yield pl.DataFrame({"a": rows, "b": [f"x{r}" for r in rows]})
 
 
+def _data_files(warehouse: Warehouse, name: str) -> list[str]:
+    return sorted(p.relative_to(warehouse.path(name)).as_posix()
+                  for p in warehouse.path(name).rglob("*.parquet")
+                  if not any(part.startswith(("_", ".")) for part in p.parts[-2:]))
+
+
 def test_a_streamed_product_is_its_frames_in_order_each_made_as_written(tmp_path) -> None:
     warehouse = Warehouse(root=str(tmp_path), lake_root=str(tmp_path / "lake"))
     pulled: list[int] = []
@@ -21,7 +31,7 @@ def test_a_streamed_product_is_its_frames_in_order_each_made_as_written(tmp_path
     assert pulled == [0]  # only the first, for the schema
     warehouse.write("p", frame)
     assert pulled == [0, 1, 2]
-    assert pl.read_parquet(warehouse.path("p")).to_dict(as_series=False) == {
+    assert warehouse.scan("p").collect().to_dict(as_series=False) == {
         "a": [1, 2, 3, 4], "b": ["x1", "x2", "x3", "x4"]}
 
 
@@ -37,6 +47,7 @@ def test_a_failure_partway_keeps_the_previous_product_and_leaves_no_partial_file
         tmp_path) -> None:
     warehouse = Warehouse(root=str(tmp_path), lake_root=str(tmp_path / "lake"))
     warehouse.write("p", pl.DataFrame({"a": [7], "b": ["kept"]}))
+    before = _data_files(warehouse, "p")
 
     def failing():
         yield pl.DataFrame({"a": [1], "b": ["x1"]})
@@ -44,6 +55,47 @@ def test_a_failure_partway_keeps_the_previous_product_and_leaves_no_partial_file
 
     with pytest.raises(RuntimeError, match="second frame"):
         warehouse.write("p", streamed(failing()))
-    assert pl.read_parquet(warehouse.path("p")).to_dict(as_series=False) == {
-        "a": [7], "b": ["kept"]}
-    assert [f.name for f in tmp_path.iterdir()] == ["p.parquet"]
+    assert warehouse.scan("p").collect().to_dict(as_series=False) == {"a": [7], "b": ["kept"]}
+    assert warehouse.version("p") == 0
+    assert _data_files(warehouse, "p") == before and len(before) == 1
+    assert [p.name for p in warehouse.path("p").iterdir() if p.name.startswith(".")] == []
+
+
+def test_every_write_is_a_version_read_as_of_by_any_delta_reader(tmp_path) -> None:
+    warehouse = Warehouse(root=str(tmp_path), lake_root=str(tmp_path / "lake"))
+    first = pl.DataFrame({"n": [1, 2]}, schema={"n": pl.UInt32})
+    # A fingerprint column: the same bits, as a type Delta can declare.
+    second = pl.DataFrame({"n": [3], "key": [2**64 - 1]}, schema={"n": pl.UInt32,
+                                                                 "key": pl.UInt64})
+    assert warehouse.write("p", first) == 0
+    assert warehouse.write("p", second) == 1
+    assert warehouse.scan("p", version=0).collect()["n"].to_list() == [1, 2]
+    assert warehouse.scan("p").collect().to_dict(as_series=False) == {"n": [3], "key": [-1]}
+    # Another engine's reader of the Delta table, at either version.
+    assert pl.read_delta(str(warehouse.path("p")), version=0)["n"].to_list() == [1, 2]
+    assert DeltaTable(str(warehouse.path("p"))).to_pyarrow_table().to_pydict() == {
+        "n": [3], "key": [-1]}
+
+
+def test_a_day_replaces_its_own_partition_and_days_read_in_order(tmp_path) -> None:
+    warehouse = Warehouse(root=str(tmp_path), lake_root=str(tmp_path / "lake"))
+    warehouse.write("d", pl.DataFrame({"x": [2]}), day="2026-11-02")
+    warehouse.write("d", pl.DataFrame({"x": [1]}), day="2026-11-01")
+    warehouse.write("d", pl.DataFrame({"x": [3, 4]}), day="2026-11-02")
+    assert warehouse.version("d") == 2
+    assert warehouse.product_days("d", ["2026-11-02", "2026-11-01"]).collect()["x"].to_list() \
+        == [1, 3, 4]
+    assert sorted(pl.read_delta(str(warehouse.path("d"))).rows()) == [
+        (1, "2026-11-01"), (3, "2026-11-02"), (4, "2026-11-02")]
+
+
+def test_vacuum_keeps_the_versions_inside_the_window_and_drops_the_rest(tmp_path) -> None:
+    warehouse = Warehouse(root=str(tmp_path), lake_root=str(tmp_path / "lake"))
+    for n in range(3):
+        warehouse.write("p", pl.DataFrame({"n": [n]}))
+    # Written just now: every version is inside the default window, so each stays readable.
+    assert [warehouse.scan("p", version=v).collect().item() for v in range(3)] == [0, 1, 2]
+    assert len(_data_files(warehouse, "p")) == 3
+    deleted = warehouse.vacuum("p", retention=timedelta(0))
+    assert len(deleted) == 2 and len(_data_files(warehouse, "p")) == 1
+    assert warehouse.scan("p").collect().item() == 2

@@ -2,7 +2,6 @@
 appends (across midnight, into a new day partition) equal a full rebuild of the same lake."""
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import dagster as dg
 import orjson
@@ -68,12 +67,16 @@ def rows(frame: pl.DataFrame) -> list[tuple]:
                                 for c in wire).rows()
 
 
-def products(root: Path) -> dict[str, pl.DataFrame]:
-    """Every product's file (a day-partitioned product's, each day's), by its path; what a
-    check keeps of the previous run (`season_boards_before`) is no product."""
-    files = sorted(root.glob("*.parquet")) + sorted(root.glob("*/*.parquet"))
-    return {str(f.relative_to(root)): pl.read_parquet(f) for f in files
-            if f.relative_to(root).parts[0].removesuffix(".parquet") in PRODUCTS}
+def products(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
+    """Every product (a day-partitioned product's days each on its own), by name and day; what
+    a check keeps of the previous run (`season_boards_before`) is no product."""
+    made = {}
+    for name in sorted(PRODUCTS):
+        if not warehouse.exists(name):
+            continue
+        for day, files in sorted(warehouse.files(name).items(), key=lambda kv: kv[0] or ""):
+            made[name if day is None else f"{name}/{day}"] = pl.read_parquet(files)
+    return made
 
 
 def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
@@ -102,9 +105,9 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     full = Warehouse(lake_root=lake.root, root=str(tmp_path / "full"))
     with dg.instance_for_test() as instance:
         refresh(instance, full, lake.days("swaps"), PRODUCED)
-    made, rebuilt = products(Path(incremental.root)), products(Path(full.root))
+    made, rebuilt = products(incremental), products(full)
     assert made.keys() == rebuilt.keys()
-    assert {"swap_legs/2026-11-18.parquet", "swap_legs/2026-11-20.parquet"} <= made.keys()
+    assert {"swap_legs/2026-11-18", "swap_legs/2026-11-20", "wallet_ledger"} <= made.keys()
     for name, frame in made.items():
         assert frame.height == rebuilt[name].height, name
         assert frame.schema == rebuilt[name].schema, name

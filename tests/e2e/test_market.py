@@ -178,24 +178,24 @@ def test_holders_are_the_balances_the_raw_flows_leave(api, lake):
 
 
 def test_a_day_of_legs_made_alone_equals_that_day_made_with_the_rest(home, lake, tmp_path):
-    made = home / "warehouse"
-    days = sorted(p.stem for p in (made / "swap_legs").glob("*.parquet"))
+    made = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    days = sorted(made.files("swap_legs"))
     assert days == sorted({d.isoformat() for d in lake.read("swaps")["block_time"].dt.date()})
     day = days[len(days) // 2]
-    shutil.copytree(made, tmp_path / "warehouse")
-    # The legs do not depend on the watermark: made alone, they must not need it.
-    for gone in (tmp_path / "warehouse" / "swap_legs" / f"{day}.parquet",
-                 tmp_path / "warehouse" / "as_of.parquet"):
-        gone.unlink()
+    shutil.copytree(made.root, tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    # The legs do not depend on the watermark: made alone, they must not need it.
+    shutil.rmtree(warehouse.path("as_of"))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("days", days)
         result = dg.materialize([swap_legs], partition_key=day, instance=instance,
                                 resources={"warehouse": warehouse})
         assert result.success
-    alone = pl.read_parquet(tmp_path / "warehouse" / "swap_legs" / f"{day}.parquet")
+    alone = warehouse.product_days("swap_legs", [day]).collect()
     assert alone.height > 0
-    assert alone.equals(pl.read_parquet(made / "swap_legs" / f"{day}.parquet"))
+    # Made again: a new file committed in place of the day's, the other days' files as they were.
+    assert warehouse.files("swap_legs")[day] != made.files("swap_legs")[day]
+    assert alone.equals(made.product_days("swap_legs", [day]).collect())
     # A day's swaps are numbered on from the earlier days' swaps, whatever the chain.
     earlier = lake.read("swaps").filter(pl.col("block_time").dt.date().cast(pl.String) < day)
     assert alone["swap"].min() == earlier.height
@@ -203,7 +203,7 @@ def test_a_day_of_legs_made_alone_equals_that_day_made_with_the_rest(home, lake,
 
 def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypatch):
     made = home / "warehouse"
-    days = sorted(p.stem for p in (made / "swap_legs").glob("*.parquet"))
+    days = sorted(Warehouse(root=str(made), lake_root=str(home / "lake")).files("swap_legs"))
     shutil.copytree(made, tmp_path / "warehouse")
     made_well = market_assets.assemble_legs
     first_day = pl.col("block_time").dt.date().cast(pl.String) == days[0]

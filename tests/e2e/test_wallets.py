@@ -162,26 +162,35 @@ BOOKS = ("wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits", 
 def test_each_book_made_alone_equals_the_one_made_with_the_ledger(home, tmp_path, name):
     # The run made the folds from the ledger in memory; each is made again alone (a fold from
     # the stored ledger), into a copy of the warehouse without it.
-    made = home / "warehouse"
-    shutil.copytree(made, tmp_path / "warehouse")
+    made = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    shutil.copytree(made.root, tmp_path / "warehouse")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     # Positions do not depend on the watermark: made alone, they must not need it.
     for product in (name, *(["as_of"] if name == "wallet_positions" else [])):
-        (tmp_path / "warehouse" / f"{product}.parquet").unlink()
-    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+        shutil.rmtree(warehouse.path(product))
     result = dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", name])],
                             resources={"warehouse": warehouse})
     assert result.success
     assert [m.asset_key.path[-1] for m in result.get_asset_materialization_events()] == [name]
-    alone = pl.read_parquet(tmp_path / "warehouse" / f"{name}.parquet")
+    alone = warehouse.scan(name).collect()
     assert alone.height > 0
-    assert alone.equals(pl.read_parquet(made / f"{name}.parquet"))
+    assert alone.equals(made.scan(name).collect())
 
 
 def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, monkeypatch):
     # The first chain is accounted, written and folded; the second fails. No fold product may be
     # written from the chains that came before the failure.
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
-    before = {name: (tmp_path / "warehouse" / f"{name}.parquet").read_bytes() for name in BOOKS}
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+
+    def books() -> dict[str, tuple[int, dict]]:
+        return {name: (warehouse.version(name), warehouse.files(name)) for name in BOOKS}
+
+    def data_files() -> list[str]:
+        return sorted(p.relative_to(tmp_path).as_posix()
+                      for p in (tmp_path / "warehouse").rglob("*") if "_delta_log" not in p.parts)
+
+    before, present = books(), data_files()
     whole = assets.wallets.books.accounted
 
     def failing(frames, as_of):
@@ -190,20 +199,17 @@ def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, mo
         raise OSError("the lake went away")
 
     monkeypatch.setattr(assets.wallets.books, "accounted", failing)
-    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     with pytest.raises(OSError, match="the lake went away"):
         dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
                        resources={"warehouse": warehouse})
-    assert {name: (tmp_path / "warehouse" / f"{name}.parquet").read_bytes()
-            for name in BOOKS} == before
-    assert sorted(p.name for p in (tmp_path / "warehouse").iterdir()) == sorted(
-        p.name for p in (home / "warehouse").iterdir())
+    assert books() == before
+    assert data_files() == present
 
 
 def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(home) -> None:
     warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
     frames = warehouse.frames(LEDGER_INPUTS)
-    kept = pl.read_parquet(warehouse.path("wallet_ledger"))
+    kept = warehouse.scan("wallet_ledger").collect()
     assert len(chains_of(frames)) > 1
     assert kept["chain_id"].n_unique() > 1
     whole = account(wallet_events(frames, warehouse.clock()["as_of"])).drop("slot")
@@ -213,7 +219,7 @@ def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(h
 def test_the_stored_ledger_keeps_no_working_columns_and_accounts_again_to_the_same_books(
         home) -> None:
     warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
-    kept = pl.read_parquet(warehouse.path("wallet_ledger"))
+    kept = warehouse.scan("wallet_ledger").collect()
     assert not set(WORKING) & set(kept.columns)
     # A priced swap is accounted at its notional and keeps no mark; movements and unpriced
     # swaps are charged theirs.
@@ -258,7 +264,7 @@ def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
 
     monkeypatch.setattr(assets.wallets.books, "accounted", broken)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
-    profiles = (tmp_path / "warehouse" / "wallet_profiles.parquet").read_bytes()
+    profiles = warehouse.version("wallet_profiles"), warehouse.files("wallet_profiles")
     result = dg.materialize(
         [wallet_books, assets.wallets.assets.wallet_funding, assets.wallets.assets.wallet_profiles],
         selection=[dg.AssetKey(["wallets", n]) for n in (*BOOKS, "wallet_profiles")],
@@ -270,17 +276,16 @@ def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
     # The ledger's check blocks every product downstream of it: the profiles were not made.
     made = {m.asset_key.path[-1] for m in result.get_asset_materialization_events()}
     assert made == set(BOOKS)
-    assert (tmp_path / "warehouse" / "wallet_profiles.parquet").read_bytes() == profiles
+    assert (warehouse.version("wallet_profiles"), warehouse.files("wallet_profiles")) == profiles
 
 
 def test_a_book_check_run_alone_checks_the_stored_product(home, tmp_path):
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
-    path = tmp_path / "warehouse" / "wallet_rounds.parquet"
-    rounds = pl.read_parquet(path)
-    # Two rounds held a negative amount: the bound held >= 0 fails twice.
-    pl.concat([rounds.head(2).with_columns(held=pl.lit(-1.0)), rounds.slice(2)]).write_parquet(
-        path)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    rounds = warehouse.scan("wallet_rounds").collect()
+    # Two rounds held a negative amount: the bound held >= 0 fails twice.
+    warehouse.write("wallet_rounds",
+                    pl.concat([rounds.head(2).with_columns(held=pl.lit(-1.0)), rounds.slice(2)]))
     result = dg.materialize([wallet_books], selection=dg.AssetSelection.checks(*[
         dg.AssetCheckKey(dg.AssetKey(["wallets", n]), "schema_and_meaning_rules")
         for n in ("wallet_rounds", "wallet_traits")]),

@@ -1,7 +1,11 @@
+import os
+import time
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
+import polars as pl
 
+from assets.warehouse import Warehouse
 from pipelines.schedules import lake_maintenance, lake_sensor
 from sources.lake import COMPACT_ABOVE_FILES, Lake
 from tests.sources.test_lake import later, swaps
@@ -63,7 +67,26 @@ def test_the_maintenance_job_compacts_crowded_partitions_and_keeps_every_row(tmp
     for step in range(1, COMPACT_ABOVE_FILES + 2):
         lake.append("swaps", later(swaps(1), step, step))
     before = lake.read("swaps")
-    assert lake_maintenance.execute_in_process().success
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=lake.root)
+    assert lake_maintenance.execute_in_process(resources={"warehouse": warehouse}).success
     assert len(lake.files("swaps")) == 1
     assert lake.read("swaps").equals(before)
     assert before.height == COMPACT_ABOVE_FILES + 2
+
+
+def test_the_maintenance_job_keeps_recent_product_versions_and_removes_uncommitted_files(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(tmp_path / "lake"))
+    for n in range(2):
+        warehouse.write("p", pl.DataFrame({"n": [n]}))
+    # A write killed between its file and its commit, two hours ago, and one still under way.
+    stale, fresh = (warehouse.path("p") / f"part-{name}.parquet" for name in ("stale", "fresh"))
+    for orphan in (stale, fresh):
+        pl.DataFrame({"n": [9]}).write_parquet(orphan)
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    assert lake_maintenance.execute_in_process(resources={"warehouse": warehouse}).success
+    assert not stale.exists() and fresh.exists()
+    # Both versions were made inside the retention window: both stay readable.
+    assert [warehouse.scan("p", version=v).collect().item() for v in (0, 1)] == [0, 1]
