@@ -3,6 +3,7 @@ Serving tables are stored in content-addressed parts under `objects/`, which a s
 with its predecessor wherever their rows are the same."""
 
 import hashlib
+import inspect
 import io
 import os
 import re
@@ -12,8 +13,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
+import numpy as np
 import orjson
 import polars as pl
 import pyarrow as pa
@@ -60,25 +63,28 @@ class PagedList:
 
 @dataclass(frozen=True)
 class ServingTable:
-    """A table the edge looks rows up in, published as Parquet sorted by `key`; with `span`, in
-    one part per value of that expression (a day of trades, say), each sorted by `key`, so that
-    the parts whose rows did not change are shared with the previous snapshot."""
+    """A table the edge looks rows up in, published as Parquet sorted by `key`."""
 
     name: str
     frame: pl.DataFrame
     key: tuple[str, ...]
-    span: pl.Expr | None = None
 
 
 @dataclass(frozen=True)
 class SpannedTable:
-    """A serving table made a span at a time: `pieces` yields each span's label and rows, in
-    span order, so that a publish holds one span (a day of trades) rather than the table. Its
-    parts are those a ServingTable with that span would have."""
+    """A serving table in one part per span (a UTC day of trades, say), each sorted by `key`,
+    so that the parts whose rows did not change are shared with the previous snapshot.
+
+    `pieces(wanted)` yields the label and rows of each span in `wanted` (every span when None),
+    in span order, so that a publish holds one span rather than the table. `inputs`, when
+    given, names what each span's rows are made from (every span's label, even one without
+    rows): a span whose name is the previous snapshot's takes that snapshot's part as it is,
+    and its rows are never made."""
 
     name: str
-    pieces: Callable[[], Iterator[tuple[Any, pl.DataFrame]]]
+    pieces: Callable[[set[Any] | None], Iterator[tuple[Any, pl.DataFrame]]]
     key: tuple[str, ...]
+    inputs: Callable[[], Mapping[Any, str]] | None = None
 
 
 def day_of(ts: str = "ts") -> pl.Expr:
@@ -144,12 +150,13 @@ class Publisher:
         base = f"snapshots/{sid}"
         # Listed once: listing every snapshot's keys is the costliest read of a publish.
         ids = snapshot_ids(self.store)
-        shared = self._previous_objects(ids)
+        previous = self._previous(ids)
+        shared = _objects_of(previous)
         for paged in lists:
             manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared)
         started = time.perf_counter()
         for table in tables:
-            parts = self._parts(table, manifest, shared)
+            parts = self._parts(table, manifest, shared, previous)
             rows = sum(part["rows"] for part in parts)
             manifest.tables[table.name] = {"rows": rows, "key": list(table.key), "parts": parts}
             written = sum(1 for part in parts if part["object"] not in shared)
@@ -172,32 +179,40 @@ class Publisher:
         self.prune(now, [*ids, sid])
         return manifest
 
-    def _previous_objects(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The shared objects the newest snapshot with a manifest names (none before the first
-        publish): those a new snapshot need not write again. Always the newest, so that the
+    def _previous(self, ids: list[str]) -> dict[str, Any]:
+        """The manifest of the newest snapshot that has one (empty before the first publish):
+        its shared objects a new snapshot need not write again. Always the newest, so that the
         snapshots naming one object follow one another, which is what pruning relies on."""
         for sid in reversed(ids):
-            found = _shared_objects(self.store, sid)
+            found = _manifest(self.store, sid)
             if found is not None:
                 return found
         return {}
 
     def _parts(self, table: "ServingTable | SpannedTable", manifest: Manifest,
-               shared: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+               shared: Mapping[str, dict[str, Any]],
+               previous: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Store a serving table's parts (in span order, each sorted by key, if it has one),
-        writing only those the previous snapshot does not already hold. A table without rows
-        is one empty part, which carries its columns."""
-        parts: list[dict[str, Any]] = []
+        writing only those the previous snapshot does not already hold, and making only the
+        spans whose inputs changed. A table without rows is one empty part, which carries its
+        columns."""
+        names, kept = _kept_spans(table, shared, previous)
+        for part in kept:
+            manifest.objects[part["object"]] = shared[part["object"]]
+        wanted = None if isinstance(table, ServingTable) or table.inputs is None \
+            else set(names) - {part["span"] for part in kept}
+        parts: list[dict[str, Any]] = list(kept)
         spare = None
-        for label, piece in _pieces(table):
+        for label, piece in _pieces(table, wanted):
             if piece.is_empty():
                 spare = piece if spare is None else spare
                 continue
-            parts.append(self._part(label, piece.sort(table.key) if table.key else piece,
-                                    manifest, shared))
+            made = self._part(label, piece.sort(table.key) if table.key else piece,
+                              manifest, shared)
+            parts.append(made | ({"inputs": names[label]} if label in names else {}))
         if not parts and spare is not None:
             parts.append(self._part(None, spare, manifest, shared))
-        return parts
+        return sorted(parts, key=lambda part: part["span"]) if kept else parts
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
               shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
@@ -214,7 +229,7 @@ class Publisher:
         frame, where = paged.frame, paged.where
         meta: dict[str, Any] = {"key": list(paged.key)}
         if paged.served:
-            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared)
+            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared, {})
         items = frame["item"].to_list()
         total = max(paged.total or 0, len(items))
         pages = max(1, -(-len(items) // PAGE_SIZE))
@@ -272,28 +287,86 @@ class Publisher:
         return doomed
 
 
-def _pieces(table: "ServingTable | SpannedTable") -> Iterator[tuple[Any, pl.DataFrame]]:
-    """A table's spans and their rows, in span order (one unlabelled piece without a span)."""
+def _pieces(table: "ServingTable | SpannedTable",
+            wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+    """A table's spans in `wanted` (all when None) and their rows, in span order (one
+    unlabelled piece for a table without spans)."""
     if isinstance(table, SpannedTable):
-        yield from table.pieces()
-        return
-    frame = table.frame
-    if table.span is None or frame.is_empty():
-        yield None, frame
-        return
-    split = frame.with_columns(_span=table.span).partition_by("_span", as_dict=True)
+        yield from table.pieces(wanted)
+    else:
+        yield None, table.frame
+
+
+def _kept_spans(table: "ServingTable | SpannedTable", shared: Mapping[str, dict[str, Any]],
+                previous: Mapping[str, Any]) -> tuple[dict[Any, str], list[dict[str, Any]]]:
+    """A spanned table's input names, and the previous snapshot's parts of the spans whose
+    inputs are named the same (those need not be made again)."""
+    if isinstance(table, ServingTable) or table.inputs is None:
+        return {}, []
+    names = dict(table.inputs())
+    before = previous.get("tables", {}).get(table.name, {}).get("parts", [])
+    kept = [dict(part) for part in before if part.get("inputs") is not None
+            and names.get(part["span"]) == part["inputs"] and part["object"] in shared]
+    return names, kept
+
+
+def spans_of(frame: pl.DataFrame, span: pl.Expr) -> Iterator[tuple[Any, pl.DataFrame]]:
+    """A frame's rows by the value of `span`, in span order, each span's rows in their order."""
+    split = frame.with_columns(_span=span).partition_by("_span", as_dict=True)
     for (label,) in sorted(split):
         yield label, split.pop((label,)).drop("_span")
 
 
-def _shared_objects(store: ObjectStore, sid: str) -> dict[str, dict[str, Any]] | None:
-    """The shared objects a snapshot's manifest names, with their ETags and sizes (None when
-    it has no readable manifest: a publish that did not finish)."""
+def span_names(frame: pl.DataFrame, span: pl.Expr, *made_with: str) -> dict[Any, str]:
+    """A name for each span's rows of `frame` (in order, with the schema) and for `made_with`
+    (what else every span's rows are made from): a changed row changes its span's name only.
+    Like `fingerprint`, the polars release is part of it."""
+    labels = frame.select(span.alias("_span"))["_span"].to_numpy()
+    hashes = frame.hash_rows(seed=0x5EED).to_numpy()
+    order = np.argsort(labels, kind="stable")
+    labels, hashes = labels[order], hashes[order]
+    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]]) if len(labels) \
+        else np.zeros(0, np.int64)
+    ends = [*starts[1:], len(labels)]
+    head = f"{pl.__version__}|{frame.schema}|{'|'.join(made_with)}".encode()
+    return {labels[a].item(): hashlib.sha256(head + hashes[a:b].tobytes()).hexdigest()[:40]
+            for a, b in zip(starts, ends, strict=True)}
+
+
+def fingerprint_of(*names: str) -> str:
+    """One name for several names, in order."""
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:40]
+
+
+def recipe(*modules: ModuleType) -> str:
+    """A name for the code in `modules`: what a span is made with, so that a change to the code
+    makes the spans again rather than keep rows the old code made."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(inspect.getsource(module).encode())
+    return digest.hexdigest()[:16]
+
+
+def _manifest(store: ObjectStore, sid: str) -> dict[str, Any] | None:
+    """A snapshot's manifest, as stored (None when it has none readable: a publish that did not
+    finish)."""
     try:
-        objects = orjson.loads(store.get(f"snapshots/{sid}/manifest.json").body)["objects"]
+        found: dict[str, Any] = orjson.loads(store.get(f"snapshots/{sid}/manifest.json").body)
     except (NotFound, orjson.JSONDecodeError):
         return None
-    return {key: meta for key, meta in objects.items() if key.startswith(OBJECTS)}
+    return found
+
+
+def _objects_of(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The shared objects a manifest names, with their ETags and sizes."""
+    return {key: meta for key, meta in manifest.get("objects", {}).items()
+            if key.startswith(OBJECTS)}
+
+
+def _shared_objects(store: ObjectStore, sid: str) -> dict[str, dict[str, Any]] | None:
+    """The shared objects a snapshot's manifest names (None when it has no readable manifest)."""
+    found = _manifest(store, sid)
+    return None if found is None else _objects_of(found)
 
 
 def fingerprint(frame: pl.DataFrame) -> str:

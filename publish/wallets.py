@@ -2,14 +2,26 @@
 pages and the edge), the wallet serving tables the edge reads (profiles, rankings, positions,
 rounds, trades, chart buckets, funding) and the ranking pages per chain, window and sort."""
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import polars as pl
 
 from core.vocabulary import WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
-from publish.snapshot import PagedList, ServingTable, day_of
+from publish.snapshot import (
+    PagedList,
+    ServingTable,
+    SpannedTable,
+    day_of,
+    fingerprint,
+    fingerprint_of,
+    recipe,
+    span_names,
+    spans_of,
+)
 
 WALLET_SORT_COLUMNS = {
     "total_pnl": "total_pnl_usd", "realized_pnl": "realized_pnl_usd", "volume": "volume_usd",
@@ -137,11 +149,13 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 
 def wallet_serving(frames: Mapping[str, pl.DataFrame],
                    with_hashes: Callable[[pl.DataFrame], pl.DataFrame], labels: pl.DataFrame,
-                   as_of_s: int) -> Iterator[ServingTable]:
-    """Every wallet serving table, each sorted by its lookup key (`with_hashes`: the ledger
-    with its swaps' transaction hashes, for the wallet trades; `labels`: the lake's known
-    entities, for addresses that never traded); each is read and built only when the one
-    before has been taken, so that a publish holds one table at a time."""
+                   as_of_s: int,
+                   hashed_from: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
+    """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
+    with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
+    UTC day; `labels`: the lake's known entities, for addresses that never traded); each is
+    read and built only when the one before has been taken, so that a publish holds one table
+    at a time."""
     yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
         "deployed_usd", "cluster_id", "head"), ("chain_id", "wallet"))
@@ -160,18 +174,37 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
             opened_at=wire_time(pl.col("opened_at")),
             closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()),
         ("chain_id", "wallet", "token", "round"))
-    yield ServingTable("wallet_trades", with_hashes(frames["wallet_ledger"]).join(
-        _symbols(frames), on=["chain_id", "token"], how="left").select(
-        "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
-        "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
-        "fee_is_estimated"), ("chain_id", "wallet", "block_number", "log_index", "seq"),
-        day_of())
+    yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from)
     yield ServingTable("wallet_buckets", chart_buckets(frames["wallet_ledger"], as_of_s),
                        ("chain_id", "wallet", "resolution", "bucket"))
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
         ("chain_id", "address", "kind"))
+
+
+def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
+                  with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
+                  hashed_from: Mapping[int, str]) -> SpannedTable:
+    """The wallet trades a UTC day a span, each day named by its ledger rows, the tokens'
+    symbols, the lake's swaps it takes hashes from and this code: only the days whose name
+    changed are made (their hashes read in one pass)."""
+    made_with = (recipe(sys.modules[__name__]), fingerprint(symbols))
+
+    def inputs() -> dict[Any, str]:
+        names = span_names(ledger, day_of(), *made_with)
+        return {day: fingerprint_of(name, hashed_from.get(day, "")) for day, name in names.items()}
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+        rows = ledger if wanted is None else ledger.filter(day_of().is_in(list(wanted)))
+        made = with_hashes(rows).join(symbols, on=["chain_id", "token"], how="left").select(
+            "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
+            "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
+            "fee_is_estimated")
+        yield from spans_of(made, day_of())
+
+    return SpannedTable("wallet_trades", pieces,
+                        ("chain_id", "wallet", "block_number", "log_index", "seq"), inputs)
 
 
 def _symbols(frames: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

@@ -222,6 +222,13 @@ class Lake:
                                               "num_records": pl.Int64})
         return delta, _actions(delta)
 
+    def day_files(self, table: str) -> dict[str, list[str]]:
+        """A table partitioned by date: each date's live files (paths in the table, which a
+        write never reuses: a date's files name its rows), in order."""
+        actions = self._dated(table)[1].sort("path")
+        return dict(actions.group_by("partition.date").agg(pl.col("path"))
+                    .sort("partition.date").iter_rows())
+
     def files(self, table: str) -> list[str]:
         """The table's live data files, in read order."""
         delta = self._table(table)

@@ -2,8 +2,10 @@
 
 import itertools
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -11,6 +13,7 @@ import polars as pl
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.domains import keys, product_key
+from assets.market import pair_trades
 from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
 from assets.warehouse import Warehouse
@@ -20,7 +23,17 @@ from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
-from publish.snapshot import PagedList, Publisher, ServingTable, SpannedTable, day_of
+from publish.snapshot import (
+    PagedList,
+    Publisher,
+    ServingTable,
+    SpannedTable,
+    day_of,
+    fingerprint,
+    fingerprint_of,
+    recipe,
+    spans_of,
+)
 from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import ranking_pages, wallet_serving
@@ -54,36 +67,75 @@ class Products(Mapping[str, pl.DataFrame]):
         return len(PRODUCT_SCHEMAS)
 
 
-def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame,
-               as_of: datetime) -> Iterator[tuple[int, pl.DataFrame]]:
+def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime,
+               version: int) -> SpannedTable:
     """The pair trades a UTC day at a time (their serving table's span): each day's swap legs
-    read alone, its liquidity trades (a few, some from long before the swaps) with them."""
-    legs = warehouse.scan("swap_legs")
+    (at `version`) read alone, its liquidity trades (a few, some from long before the swaps)
+    with them. A day is named by its legs' and its lake swaps' files (a write never reuses a
+    file's name), its liquidity trades, the watermark inside it, and the code that makes it:
+    a day none of them changed for keeps the previous snapshot's part."""
+    legs = {date: files for date, files in warehouse.files("swap_legs", version).items()
+            if date is not None}
+    lake_swaps = warehouse.lake().day_files("swaps")
     liquidity = warehouse.scan("liquidity_trades").collect()
-    events = liquidity.with_columns(_day=day_of()).partition_by("_day", as_dict=True,
-                                                                 include_key=False)
-    traded = set(legs.select(day=day_of()).unique().collect()["day"])
+    events = dict(spans_of(liquidity, day_of()))
     quiet = liquidity.clear()
-    for day in sorted(traded | {day for (day,) in events}):
-        day_legs = legs.filter(day_of() == day) if day in traded else legs.head(0)
-        yield day, trade_rows(day_legs.collect(), swaps, events.pop((day,), quiet), as_of)
+    days = {_epoch_day(date): date for date in legs} | {
+        day: _date(day) for day in events if day not in {_epoch_day(d) for d in legs}}
+    made_with = recipe(pair_trades, sys.modules[__name__])
+    watermark = int(as_of.timestamp())
+
+    def inputs() -> dict[int, str]:
+        return {day: fingerprint_of(made_with, *legs.get(date, []), "|",
+                                    *lake_swaps.get(date, []), "|",
+                                    fingerprint(events.get(day, quiet)),
+                                    str(min(watermark, (day + 1) * DAY_SECONDS)))
+                for day, date in days.items()}
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
+        for day in sorted(days):
+            if wanted is not None and day not in wanted:
+                continue
+            date = days[day]
+            day_legs = (pl.scan_parquet(legs[date]) if date in legs
+                        else warehouse.scan("swap_legs", version).head(0))
+            yield day, trade_rows(day_legs.collect(), swaps, events.get(day, quiet), as_of)
+
+    return SpannedTable("trades", pieces, ("chain_id", "pair", "block_number", "log_index"),
+                        inputs)
+
+
+DAY_SECONDS = 86_400
+
+
+def _epoch_day(date: str) -> int:
+    """A YYYY-MM-DD date as days since the epoch (a span's label)."""
+    return (datetime.fromisoformat(date).replace(tzinfo=UTC) - EPOCH).days
+
+
+def _date(day: int) -> str:
+    """Days since the epoch as a YYYY-MM-DD date."""
+    return (EPOCH + timedelta(days=day)).date().isoformat()
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame,
-                   as_of: datetime) -> Iterator[ServingTable | SpannedTable]:
+                   swaps: pl.LazyFrame, as_of: datetime,
+                   legs_version: int) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses), each built when the one before has been taken."""
+    trades' hashes and addresses; the swap legs at `legs_version`), each built when the one
+    before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
     yield ServingTable("registry", frames["registry_tokens"], ("token_id",))
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield SpannedTable("trades", lambda: trade_days(warehouse, swaps, as_of),
-                       ("chain_id", "pair", "block_number", "log_index"))
+    yield trade_days(warehouse, swaps, as_of, legs_version)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -138,9 +190,12 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
         tables=itertools.chain(
-            serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of),
+            serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of,
+                           frames.versions["swap_legs"]),
             wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
-                           warehouse.scan("address_labels").collect(), int(as_of.timestamp())),
+                           warehouse.scan("address_labels").collect(), int(as_of.timestamp()),
+                           hashed_from={_epoch_day(date): fingerprint_of(*files) for date, files
+                                        in warehouse.lake().day_files("swaps").items()}),
             derivative_tables(frames)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
         warehouse_versions=frames.versions,

@@ -15,13 +15,14 @@ from publish.snapshot import (
     OBJECTS,
     PagedList,
     Publisher,
-    ServingTable,
     SpannedTable,
     day_of,
     forget_mapped,
     latest_id,
     load_snapshot,
     snapshot_ids,
+    span_names,
+    spans_of,
 )
 from publish.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 
@@ -104,11 +105,26 @@ def test_old_snapshots_go_after_the_retention_window_but_the_newest_stay(store):
 DAY = 86_400
 
 
-def trades(*days: tuple[int, int]) -> ServingTable:
-    """A table of (day, rows) trades, keyed by pair then time, split by day."""
+def trade_frame(*days: tuple[int, int]) -> pl.DataFrame:
+    """(day, rows) trades: alternately of pairs p0 and p1, a second apart from the day's start."""
     rows = [(f"p{n % 2}", day * DAY + n) for day, count in days for n in range(count)]
-    frame = pl.DataFrame(rows, schema={"pair": pl.String, "ts": pl.Int64}, orient="row")
-    return ServingTable("trades", frame, ("pair", "ts"), day_of())
+    return pl.DataFrame(rows, schema={"pair": pl.String, "ts": pl.Int64}, orient="row")
+
+
+def trades(*days: tuple[int, int], made: list | None = None,
+           inputs: dict[int, str] | None = None) -> SpannedTable:
+    """A table of (day, rows) trades, keyed by pair then time, split by day; `made` records the
+    spans asked for, `inputs` names each day's inputs."""
+    frame = trade_frame(*days)
+
+    def pieces(wanted):
+        if made is not None:
+            made.append(wanted)
+        return ((day, rows) for day, rows in spans_of(frame, day_of())
+                if wanted is None or day in wanted)
+
+    return SpannedTable("trades", pieces, ("pair", "ts"),
+                        None if inputs is None else lambda: inputs)
 
 
 def test_a_snapshot_shares_the_parts_whose_rows_did_not_change(store):
@@ -134,28 +150,77 @@ def test_a_snapshot_shares_the_parts_whose_rows_did_not_change(store):
     assert new.tables["trades"].height == 6
 
 
-def test_a_table_made_a_day_at_a_time_has_the_parts_of_the_whole_table_split_by_day(tmp_path):
+def test_a_table_made_a_day_at_a_time_has_its_days_as_parts_each_sorted_by_key(tmp_path):
     store = LocalStore(tmp_path / "store")
-    whole = trades((0, 3), (2, 2))
+    frame = trade_frame((0, 3), (2, 2))
     made = []
 
-    def days():
+    def days(wanted):
         for day in (0, 1, 2):
             made.append(day)
-            yield day, whole.frame.filter(pl.col("ts") // DAY == day)
+            yield day, frame.filter(pl.col("ts") // DAY == day)
 
-    spanned = SpannedTable("trades", days, ("pair", "ts"))
-    first = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[whole])
-    second = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[spanned])
-    # Day 1 has no trades: no part, as when the whole table is split.
-    assert second.tables["trades"] == first.tables["trades"]
-    assert [p["span"] for p in second.tables["trades"]["parts"]] == [0, 2] and made == [0, 1, 2]
+    manifest = Publisher(store, SIGNER).publish(
+        AS_OF, [], {}, tables=[SpannedTable("trades", days, ("pair", "ts"))])
+    # Day 1 has no trades: no part.
+    assert [(p["span"], p["rows"]) for p in manifest.tables["trades"]["parts"]] == [(0, 3), (2, 2)]
+    assert made == [0, 1, 2]
+    loaded = load_snapshot(store, manifest.snapshot_id)
+    assert loaded.tables["trades"].rows() == [("p0", 0), ("p0", 2), ("p1", 1),
+                                              ("p0", 2 * DAY), ("p1", 2 * DAY + 1)]
+
+
+def test_a_day_whose_inputs_are_named_as_before_is_not_made_again(store):
+    publisher = Publisher(store, SIGNER)
+    first_made: list = []
+    first = publisher.publish(AS_OF, [], {}, tables=[
+        trades((0, 3), (1, 2), made=first_made, inputs={0: "a", 1: "b"})])
+    # Nothing to go by before the first snapshot: every day is made.
+    assert first_made == [{0, 1}]
+    written = set(store.keys(OBJECTS))
+    # Day 1's inputs changed (it gained a trade), day 0's did not; day 2 is new.
+    made: list = []
+    second = publisher.publish(AS_OF + timedelta(minutes=5), [], {}, tables=[
+        trades((0, 3), (1, 3), (2, 1), made=made, inputs={0: "a", 1: "c", 2: "d"})])
+    assert made == [{1, 2}]
+    before, after = first.tables["trades"]["parts"], second.tables["trades"]["parts"]
+    assert [(p["span"], p["rows"], p["inputs"]) for p in after] == [(0, 3, "a"), (1, 3, "c"),
+                                                                   (2, 1, "d")]
+    assert after[0] == before[0]
+    assert second.objects[after[0]["object"]] == first.objects[before[0]["object"]]
+    assert set(store.keys(OBJECTS)) - written == {after[1]["object"], after[2]["object"]}
+    loaded = load_snapshot(store, second.snapshot_id)
+    assert loaded.tables["trades"]["ts"].to_list() == [0, 2, 1, DAY, DAY + 2, DAY + 1, 2 * DAY]
+    # Named as before but for a table the previous snapshot does not have: made.
+    made = []
+    publisher.publish(AS_OF, [], {}, tables=[
+        SpannedTable("other", trades((0, 3), made=made).pieces, ("pair", "ts"),
+                     lambda: {0: "a"})])
+    assert made == [{0}]
+
+
+def test_a_span_name_changes_with_its_own_rows_and_with_what_every_span_is_made_with():
+    frame = trade_frame((0, 2), (1, 2), (3, 1))
+    names = span_names(frame, day_of(), "v1")
+    assert list(names) == [0, 1, 3]
+    # The same rows in the same order within each day, the days interleaved: the same names.
+    shuffled = pl.concat([frame[2:3], frame[0:1], frame[3:5], frame[1:2]])
+    assert span_names(shuffled, day_of(), "v1") == names
+    changed = frame.with_columns(pair=pl.when(pl.col("ts") == DAY).then(pl.lit("p9"))
+                                 .otherwise("pair"))
+    moved = span_names(changed, day_of(), "v1")
+    assert [moved[d] == names[d] for d in (0, 1, 3)] == [True, False, True]
+    assert all(span_names(frame, day_of(), "v2")[d] != names[d] for d in names)
+    # Rows swapped within a day: the day's name changes (a part's rows are in order).
+    swapped = pl.concat([frame[1:2], frame[0:1], frame[2:]])
+    assert span_names(swapped, day_of(), "v1")[0] != names[0]
 
 
 def test_a_table_without_rows_is_one_empty_part_with_its_columns(tmp_path):
     store = LocalStore(tmp_path / "store")
     empty = pl.DataFrame(schema={"pair": pl.String, "ts": pl.Int64})
-    spanned = SpannedTable("trades", lambda: iter([(0, empty), (1, empty)]), ("pair", "ts"))
+    spanned = SpannedTable("trades", lambda wanted: iter([(0, empty), (1, empty)]),
+                           ("pair", "ts"))
     manifest = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[spanned])
     [part] = manifest.tables["trades"]["parts"]
     assert (part["rows"], part["span"], manifest.tables["trades"]["rows"]) == (0, None, 0)
