@@ -183,6 +183,12 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
         ("chain_id", "address", "kind"))
 
 
+# The ledger's columns a wallet trade is made from (`swap`: where its hash is read).
+TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", "swap",
+                "tx_hash", "token", "pair", "side", "qty", "price_usd", "notional_usd",
+                "fee_usd", "fee_is_estimated")
+
+
 def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
                   hashed_from: Mapping[int, str]) -> SpannedTable:
@@ -192,11 +198,14 @@ def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
     made_with = (recipe(sys.modules[__name__]), fingerprint(symbols))
 
     def inputs() -> dict[Any, str]:
-        names = span_names(ledger, day_of(), *made_with)
+        # Of the columns the trades are made from only: the rest (a mark at the watermark, the
+        # books' running figures) change at every refresh.
+        names = span_names(ledger.select(*TRADE_INPUTS), day_of(), *made_with)
         return {day: fingerprint_of(name, hashed_from.get(day, "")) for day, name in names.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        rows = ledger if wanted is None else ledger.filter(day_of().is_in(list(wanted)))
+        rows = ledger.select(*TRADE_INPUTS)
+        rows = rows if wanted is None else rows.filter(day_of().is_in(list(wanted)))
         made = with_hashes(rows).join(symbols, on=["chain_id", "token"], how="left").select(
             "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
             "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",

@@ -77,7 +77,10 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime,
     legs = {date: files for date, files in warehouse.files("swap_legs", version).items()
             if date is not None}
     lake_swaps = warehouse.lake().day_files("swaps")
-    liquidity = warehouse.scan("liquidity_trades").collect()
+    # In a fixed order: the product's rows come in no particular one, and a day's name is of
+    # its rows in order.
+    liquidity = warehouse.scan("liquidity_trades").collect().sort(
+        "chain_id", "pair", "block_number", "log_index")
     events = dict(spans_of(liquidity, day_of()))
     quiet = liquidity.clear()
     days = {_epoch_day(date): date for date in legs} | {
