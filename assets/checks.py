@@ -12,7 +12,7 @@ from assets.domains import PRODUCTS, keys, product_key
 from assets.warehouse import BY_DAY, Warehouse
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, failed
-from checks.products import PRODUCT_SCHEMAS, piece_outcome
+from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
@@ -42,9 +42,15 @@ def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
 
 
 def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
-    """A stored product checked against its schema of record."""
-    return piece_outcome(name, warehouse.scan(name).select(
+    """A stored product checked against its schema of record; a pass is recorded with the
+    files it read (`Warehouse.passed`)."""
+    version = warehouse.version(name)
+    outcome = piece_outcome(name, warehouse.scan(name, version).select(
         _read_by(PRODUCT_SCHEMAS[name])).collect())
+    if outcome.passed:
+        warehouse.passed(name, [path for paths in warehouse.files(name, version).values()
+                                for path in paths], rules_of(name))
+    return outcome
 
 
 def product_checks(checked_in_step: Set[str] = frozenset()) -> list[dg.AssetChecksDefinition]:
@@ -152,10 +158,13 @@ def _day_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
                     description=_described(PRODUCT_SCHEMAS[name]))
     def _check(context: dg.AssetCheckExecutionContext,
                warehouse: Warehouse) -> dg.AssetCheckResult:
-        days = context.partition_keys
-        frame = warehouse.product_days(name, days)
-        return as_result(piece_outcome(name, frame.select(
-            _read_by(PRODUCT_SCHEMAS[name])).collect()))
+        files = warehouse.files(name)
+        read = [path for day in sorted(context.partition_keys) for path in files[day]]
+        outcome = piece_outcome(name, pl.scan_parquet(read).select(
+            _read_by(PRODUCT_SCHEMAS[name])).collect())
+        if outcome.passed:
+            warehouse.passed(name, read, rules_of(name))
+        return as_result(outcome)
 
     return _check
 

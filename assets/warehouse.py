@@ -43,6 +43,8 @@ DAY = "date"
 # A product's versions stay readable this long after a newer one replaced them: every refresh
 # rewrites most products, so a longer window costs a snapshot's worth of disk per refresh.
 RETENTION = timedelta(minutes=10)
+# Where the files each product's schema check passed are recorded.
+CHECKED = "_checked"
 # The versions a vacuum looks back over for those inside the window.
 HISTORY = 256
 # The log's commits past a checkpoint are dropped after this, so opening a table stays cheap.
@@ -207,6 +209,38 @@ class Warehouse(dg.ConfigurableResource):
                   if entry["timestamp"] >= cutoff]
         return table.vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False,
                             keep_versions=[table.version(), *recent])
+
+    def passed(self, name: str, files: list[str], rules: str) -> None:
+        """Record that these data files of a product passed its schema check under `rules`
+        (a file's name is never reused, so it names the rows checked); files no longer live
+        are forgotten."""
+        table = self.path(name)
+        live = {path for paths in self.files(name).values() for path in paths}
+        record = {"rules": rules, "files": sorted(
+            (set(self._passed(name, rules)) | set(files)) & live)}
+        place = Path(self.root) / CHECKED / f"{name}.json"
+        place.parent.mkdir(parents=True, exist_ok=True)
+        record["files"] = [Path(f).relative_to(table).as_posix() for f in record["files"]]
+        with tempfile.NamedTemporaryFile("w", dir=place.parent, delete=False) as tmp:
+            json.dump(record, tmp)
+        os.replace(tmp.name, place)
+
+    def unchecked(self, name: str, rules: str, version: int | None = None) -> list[str]:
+        """A product's data files at `version` (else its latest) that no schema check under
+        `rules` passed, in read order."""
+        known = set(self._passed(name, rules))
+        files = self.files(name, version)
+        return [path for day in sorted(files, key=lambda d: d or "") for path in files[day]
+                if path not in known]
+
+    def _passed(self, name: str, rules: str) -> list[str]:
+        try:
+            record = json.loads((Path(self.root) / CHECKED / f"{name}.json").read_text())
+        except FileNotFoundError:
+            return []
+        if record["rules"] != rules:
+            return []
+        return [str(self.path(name) / path) for path in record["files"]]
 
     def products(self) -> list[str]:
         """The products written so far."""

@@ -1,5 +1,6 @@
 """The schema of record of every published product; nothing is published that fails one."""
 
+import sys
 from collections.abc import Mapping
 
 import pandera.polars as pa
@@ -29,6 +30,7 @@ from checks.schemas.wallets import (
     WalletTraits,
     WalletWindow,
 )
+from core.fingerprints import recipe
 
 PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "chain_records": ChainRecord,
@@ -57,6 +59,12 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "perp_history": PerpPoint,
     "liquidation_days": LiquidationDay,
 }
+
+
+def rules_of(name: str) -> str:
+    """A name for the rules a product is checked by (its schema's module, and this one's): a
+    pass recorded under other rules is no pass."""
+    return recipe(sys.modules[PRODUCT_SCHEMAS[name].__module__], sys.modules[__name__])
 
 
 def piece_outcome(name: str, frame: pl.DataFrame) -> Outcome:

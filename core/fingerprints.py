@@ -3,7 +3,10 @@ instead of the address strings, which cost several times more to hash into a tab
 Two different values share a fingerprint with odds of about 1 in 10^8 among a million of them;
 lookups that must be exact check that their table's fingerprints are distinct."""
 
+import hashlib
+import inspect
 from functools import reduce
+from types import ModuleType
 
 import numba
 import numpy as np
@@ -17,6 +20,15 @@ def keyed(*columns: str | pl.Expr) -> pl.Expr:
     parts = [(pl.col(c) if isinstance(c, str) else c).hash(position)
              for position, c in enumerate(columns)]
     return reduce(lambda a, b: a.xor(b), parts).alias("key")
+
+
+def recipe(*modules: ModuleType) -> str:
+    """A name for the code in `modules`: what something is made or checked with, so that a
+    change to the code makes it again rather than keep what the old code made."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(inspect.getsource(module).encode())
+    return digest.hexdigest()[:16]
 
 
 def lookup(key: pl.Expr, keys: pl.Series) -> pl.Expr:

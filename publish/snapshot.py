@@ -3,7 +3,6 @@ Serving tables are stored in content-addressed parts under `objects/`, which a s
 with its predecessor wherever their rows are the same."""
 
 import hashlib
-import inspect
 import io
 import os
 import re
@@ -13,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any, cast
 
 import numpy as np
@@ -336,15 +334,6 @@ def span_names(frame: pl.DataFrame, span: pl.Expr, *made_with: str) -> dict[Any,
 def fingerprint_of(*names: str) -> str:
     """One name for several names, in order."""
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:40]
-
-
-def recipe(*modules: ModuleType) -> str:
-    """A name for the code in `modules`: what a span is made with, so that a change to the code
-    makes the spans again rather than keep rows the old code made."""
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(inspect.getsource(module).encode())
-    return digest.hexdigest()[:16]
 
 
 def _manifest(store: ObjectStore, sid: str) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from core.fingerprints import recipe
 from core.vocabulary import WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
 from publish.snapshot import (
@@ -18,7 +19,6 @@ from publish.snapshot import (
     day_of,
     fingerprint,
     fingerprint_of,
-    recipe,
     span_names,
     spans_of,
 )

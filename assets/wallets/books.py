@@ -19,7 +19,7 @@ from assets.wallets.positions import Accounts, Owners, assemble_positions, assem
 from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized, streamed
 from checks.outcome import combined
-from checks.products import piece_outcome
+from checks.products import piece_outcome, rules_of
 
 T = TypeVar("T")
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
@@ -110,8 +110,11 @@ class BooksRun:
             key = product.asset_key
             if key is not None and key.path[-1] in self.outcomes:
                 name = key.path[-1]
-                yield as_result(combined(name, [o.result() for o in self.outcomes[name]]),
-                                key, SCHEMA_CHECK)
+                outcome = combined(name, [o.result() for o in self.outcomes[name]])
+                if outcome.passed:
+                    self.warehouse.passed(name, self.warehouse.files(name)[None],
+                                          rules_of(name))
+                yield as_result(outcome, key, SCHEMA_CHECK)
 
     def _write_fold(self, name: str) -> dg.MaterializeResult:
         return materialized(self.warehouse, name,
