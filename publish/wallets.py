@@ -17,7 +17,6 @@ from publish.snapshot import (
     ServingTable,
     SpannedTable,
     day_of,
-    fingerprint,
     fingerprint_of,
     span_names,
     spans_of,
@@ -192,21 +191,22 @@ TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", 
 def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
                   hashed_from: Mapping[int, str]) -> SpannedTable:
-    """The wallet trades a UTC day a span, each day named by its ledger rows, the tokens'
+    """The wallet trades a UTC day a span, each day named by its ledger rows with their tokens'
     symbols, the lake's swaps it takes hashes from and this code: only the days whose name
     changed are made (their hashes read in one pass)."""
-    made_with = (recipe(sys.modules[__name__]), fingerprint(symbols))
+    # Of the columns the trades are made from only: the rest (a mark at the watermark, the
+    # books' running figures) change at every refresh; a day's symbols are its own tokens'.
+    named = ledger.select(*TRADE_INPUTS).join(symbols, on=["chain_id", "token"], how="left",
+                                             maintain_order="left")
+    made_with = recipe(sys.modules[__name__])
 
     def inputs() -> dict[Any, str]:
-        # Of the columns the trades are made from only: the rest (a mark at the watermark, the
-        # books' running figures) change at every refresh.
-        names = span_names(ledger.select(*TRADE_INPUTS), day_of(), *made_with)
+        names = span_names(named, day_of(), made_with)
         return {day: fingerprint_of(name, hashed_from.get(day, "")) for day, name in names.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        rows = ledger.select(*TRADE_INPUTS)
-        rows = rows if wanted is None else rows.filter(day_of().is_in(list(wanted)))
-        made = with_hashes(rows).join(symbols, on=["chain_id", "token"], how="left").select(
+        rows = named if wanted is None else named.filter(day_of().is_in(list(wanted)))
+        made = with_hashes(rows).select(
             "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
             "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
             "fee_is_estimated")

@@ -12,6 +12,8 @@ from assets.domains import PRODUCTS, product_key
 from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
 from pipelines.definitions import defs
+from publish.snapshot import latest_id, load_snapshot, snapshot_ids
+from publish.store import LocalStore
 from sources.lake import Lake
 from sources.simulator import SimulationConfig, live, simulate
 
@@ -20,11 +22,17 @@ CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=11,
                           end=datetime(2026, 11, 19, 23, 50, tzinfo=UTC))
 STEP_S, APPENDS, REFRESH_EVERY = 30, 36, 6
 REL = 1e-9
+# Days since the epoch of the history's two days and the live market's new one.
+DAY_18, DAY_19, DAY_20 = (int(datetime(2026, 11, d, tzinfo=UTC).timestamp()) // 86_400
+                          for d in (18, 19, 20))
 # The day partitions alone, with the asset that pins the lake state they are made from and the
 # products they read (the quotes' prices, the pairs' tokens).
 LEGS = [product_key(name) for name in ("as_of", "quote_prices", "pair_tokens", "swap_legs")]
 # Every product but the snapshot, which is where they are published, not what is computed.
 PRODUCED = [product_key(name) for name, domain in PRODUCTS.items() if domain != "publish"]
+PUBLISHED = [*PRODUCED, dg.AssetKey(["publish", "snapshot"])]
+# The tables made a day at a time, whose unchanged days a publish keeps without making them.
+SPANNED = ("trades", "wallet_trades")
 
 
 def refresh(instance: dg.DagsterInstance, warehouse: Warehouse, days: list[str],
@@ -94,8 +102,10 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
                 continue
             days, version = lake.changed_days("swaps", version), lake.version("swaps")
             refreshed.append(days)
-            # The day partitions alone between whole refreshes; everything at the end.
-            refresh(instance, incremental, days, PRODUCED if n == APPENDS else LEGS)
+            # The day partitions alone between whole refreshes; everything, and a publish, in
+            # the last two (the last changes the new day only).
+            refresh(instance, incremental, days,
+                    PUBLISHED if n >= APPENDS - REFRESH_EVERY else LEGS)
         assert instance.get_dynamic_partitions("days") == ["2026-11-18", "2026-11-19",
                                                            "2026-11-20"]
     # Only the days that changed were made again; the new day among them once it came.
@@ -104,7 +114,7 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
                for days in refreshed)
     full = Warehouse(lake_root=lake.root, root=str(tmp_path / "full"))
     with dg.instance_for_test() as instance:
-        refresh(instance, full, lake.days("swaps"), PRODUCED)
+        refresh(instance, full, lake.days("swaps"), PUBLISHED)
     made, rebuilt = products(incremental), products(full)
     assert made.keys() == rebuilt.keys()
     assert {"swap_legs/2026-11-18", "swap_legs/2026-11-20", "wallet_ledger"} <= made.keys()
@@ -116,3 +126,19 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
             assert close(a, b), (name, {c: (x, y) for c, x, y in zip(frame.columns, a, b,
                                                                       strict=True)
                                         if not close(x, y)})
+    # The last publish kept the days the last refresh did not change, without making them, and
+    # serves the same trades as a publish of the full rebuild.
+    store = LocalStore(incremental.root + "-store")
+    *_, before, last = snapshot_ids(store)
+    published, previous = (load_snapshot(store, sid) for sid in (last, before))
+    rebuilt_store = LocalStore(full.root + "-store")
+    rebuilt_snapshot = load_snapshot(rebuilt_store, latest_id(rebuilt_store) or "")
+    for table in SPANNED:
+        kept = [p for p in published.manifest.tables[table]["parts"]
+                if p in previous.manifest.tables[table]["parts"]]
+        assert {p["span"] for p in kept} >= {DAY_18, DAY_19}, table
+        assert all(p["span"] != DAY_20 for p in kept), table
+        whole, mine = rebuilt_snapshot.tables[table], published.tables[table]
+        assert mine.height == whole.height and mine.schema == whole.schema, table
+        for a, b in zip(rows(mine), rows(whole), strict=True):
+            assert close(a, b), (table, a, b)
