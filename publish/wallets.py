@@ -65,9 +65,20 @@ def wallet_scope(query: WalletQuery) -> str:
     return list_scope(list="wallets", **asdict(query))
 
 
-def wallet_list(rankings: pl.DataFrame, query: WalletQuery, min_rated: int) -> pl.DataFrame:
-    """The ranking's rows in order. `exclude_bots` drops market makers too; sort=win_rate
-    ranks only wallets with at least `min_rated` rated positions; ties go by address."""
+def wallet_list(rankings: pl.DataFrame, query: WalletQuery, min_rated: int,
+                head: int | None = None) -> pl.DataFrame:
+    """The ranking's rows in order (its first `head` only, when given). `exclude_bots` drops
+    market makers too; sort=win_rate ranks only wallets with at least `min_rated` rated
+    positions; ties go by address."""
+    ordered = _ranked(rankings, query, min_rated).lazy().sort(
+        [WALLET_SORT_COLUMNS[query.sort], "wallet"], descending=[query.descending, False],
+        nulls_last=True)
+    # A head is taken as the sort goes (a top-k), not after sorting every row.
+    return (ordered if head is None else ordered.head(head)).collect()
+
+
+def _ranked(rankings: pl.DataFrame, query: WalletQuery, min_rated: int) -> pl.DataFrame:
+    """The rows of a ranking's chain and window its filters keep, in no order."""
     f = pl.col
     rows = rankings.filter(f("chain_id") == query.chain_id, f("window") == query.window)
     floors = {"total_pnl_usd": query.min_total_pnl_usd,
@@ -89,8 +100,7 @@ def wallet_list(rankings: pl.DataFrame, query: WalletQuery, min_rated: int) -> p
         rows = rows.filter(f("tier").is_in(list(query.tiers)))
     if query.sort == "win_rate":
         rows = rows.filter(f("rated_positions") >= min_rated)
-    return rows.sort([WALLET_SORT_COLUMNS[query.sort], "wallet"],
-                     descending=[query.descending, False], nulls_last=True)
+    return rows
 
 
 METRIC_FIELDS = ("window", *METRIC_FIGURES, *METRIC_COUNTS)
@@ -225,13 +235,17 @@ def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
     """The head of every default ranking (no filter, descending) per chain, window and sort,
     for CDN consumers; their last cursor continues on the edge."""
     out = []
+    # Each ranking reads its chain's window only: split once, not filtered from every row for
+    # each of its sorts.
+    groups = rankings.partition_by("chain_id", "window", as_dict=True)
     for chain_id, slug in records.select("chain_id", "slug").sort("chain_id").iter_rows():
         for window in WALLET_WINDOWS:
+            ranked = groups.get((chain_id, window), rankings.clear())
             for sort in WALLET_SORT_COLUMNS:
                 query = WalletQuery(chain_id=chain_id, window=window, sort=sort)
-                rows = wallet_list(rankings, query, min_rated)
-                head = rows.head(PUBLISHED_DEPTH)
+                head = wallet_list(ranked, query, min_rated, PUBLISHED_DEPTH)
+                total = _ranked(ranked, query, min_rated).height
                 out.append(PagedList("wallets", head.select("chain_id", "wallet").with_columns(
                     ranking_items(head)), ("chain_id", "wallet"), wallet_scope(query),
-                    f"wallets/{slug}/{window}/{sort}", False, backward=False, total=rows.height))
+                    f"wallets/{slug}/{window}/{sort}", False, backward=False, total=total))
     return out
