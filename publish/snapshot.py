@@ -214,10 +214,16 @@ class Publisher:
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
               shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-        key = f"{OBJECTS}{fingerprint(piece)}.parquet"
-        if key in shared:
+        rows = fingerprint(piece)
+        key = shared.by_rows.get(rows) if isinstance(shared, Shared) else None
+        if key is not None:
             manifest.objects[key] = shared[key]
         else:
+            # Named by its writer too: rows that come back after a snapshot without them are
+            # written again as a new object, so the snapshots naming one object always follow
+            # one another (what pruning relies on), and a publish that dies before its manifest
+            # leaves objects that name it (which pruning removes with it).
+            key = f"{OBJECTS}{rows}-{manifest.snapshot_id}.parquet"
             etag = self.store.put(key, (body := _parquet(piece)), PARQUET, IMMUTABLE)
             manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": PARQUET}
         return {"object": key, "rows": piece.height, "span": label}
@@ -279,9 +285,17 @@ class Publisher:
         edges = {ids[i + step] for i, sid in enumerate(ids) if sid in gone
                  for step in (-1, 1) if 0 <= i + step < len(ids) and ids[i + step] not in gone}
         kept = set().union(*(_shared_objects(self.store, sid) or {} for sid in edges))
+        unfinished = set()
         for sid in doomed:
-            unnamed = set(_shared_objects(self.store, sid) or {}) - kept
+            named = _shared_objects(self.store, sid)
+            if named is None:
+                unfinished.add(sid)
+            unnamed = set(named or {}) - kept
             self.store.delete(sorted(unnamed) + self.store.keys(f"snapshots/{sid}/"))
+        if unfinished:
+            # What a publish that never wrote its manifest left: the objects it wrote.
+            self.store.delete([key for key in self.store.keys(OBJECTS)
+                               if _writer_of(key) in unfinished])
         return doomed
 
 
@@ -346,10 +360,25 @@ def _manifest(store: ObjectStore, sid: str) -> dict[str, Any] | None:
     return found
 
 
-def _objects_of(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The shared objects a manifest names, with their ETags and sizes."""
-    return {key: meta for key, meta in manifest.get("objects", {}).items()
-            if key.startswith(OBJECTS)}
+class Shared(dict[str, dict[str, Any]]):
+    """Shared objects by key, with their ETags and sizes, and each one's key by the fingerprint
+    of its rows (`by_rows`)."""
+
+    def __init__(self, objects: Mapping[str, dict[str, Any]]) -> None:
+        super().__init__(objects)
+        self.by_rows = {Path(key).stem.partition("-")[0]: key for key in objects}
+
+
+def _writer_of(key: str) -> str:
+    """The snapshot id that wrote a shared object (empty for an object named by its rows
+    alone)."""
+    return Path(key).stem.partition("-")[2]
+
+
+def _objects_of(manifest: Mapping[str, Any]) -> Shared:
+    """The shared objects a manifest names."""
+    return Shared({key: meta for key, meta in manifest.get("objects", {}).items()
+                   if key.startswith(OBJECTS)})
 
 
 def _shared_objects(store: ObjectStore, sid: str) -> dict[str, dict[str, Any]] | None:

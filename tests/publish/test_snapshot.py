@@ -20,6 +20,7 @@ from publish.snapshot import (
     forget_mapped,
     latest_id,
     load_snapshot,
+    new_snapshot_id,
     snapshot_ids,
     span_names,
     spans_of,
@@ -312,3 +313,36 @@ def test_a_publish_killed_half_way_leaves_the_previous_snapshot_served_and_intac
     assert latest_id(store) == old.snapshot_id
     assert walk(store, old.snapshot_id) == list(range(120))
     assert load_snapshot(store, old.snapshot_id).tables["things"].height == 120
+
+
+def test_rows_that_come_back_after_a_snapshot_without_them_survive_pruning_of_the_first(store):
+    publisher = Publisher(store, SIGNER, retention=timedelta(hours=1), keep=1)
+    t0 = datetime(2026, 11, 20, tzinfo=UTC)
+    # Day 0's rows are A, then B, then A again; only the first snapshot is past the window by
+    # the third publish, and the one after it, which lacks A, is kept.
+    manifests = [publisher.publish(AS_OF, [], {}, now=t0 + timedelta(minutes=minutes),
+                                   tables=[trades(d)])
+                 for minutes, d in ((0, (0, 2)), (70, (0, 3)), (80, (0, 2)))]
+    first, second, third = (m.tables["trades"]["parts"][0]["object"] for m in manifests)
+    assert snapshot_ids(store) == [m.snapshot_id for m in manifests[1:]]
+    # Written again by the third rather than named from the first: pruning the first took its
+    # object, not the third's.
+    assert third != first
+    assert set(store.keys(OBJECTS)) == {second, third}
+    assert load_snapshot(store, manifests[2].snapshot_id).tables["trades"].height == 2
+
+
+def test_pruning_a_publish_that_died_before_its_manifest_removes_the_objects_it_wrote(store):
+    publisher = Publisher(store, SIGNER, retention=timedelta(hours=1), keep=1)
+    t0 = datetime(2026, 11, 20, tzinfo=UTC)
+    first = publisher.publish(AS_OF, [], {}, now=t0, tables=[trades((0, 2))])
+    # A publish killed after writing a part of its own and before its manifest.
+    dead = new_snapshot_id(t0 + timedelta(minutes=10), AS_OF)
+    store.put(f"snapshots/{dead}/lists/x/1.json", b"{}", "application/json", IMMUTABLE)
+    orphan = f"{OBJECTS}{'ab' * 20}-{dead}.parquet"
+    store.put(orphan, b"PAR1", "application/vnd.apache.parquet", IMMUTABLE)
+    later = publisher.publish(AS_OF, [], {}, now=t0 + timedelta(hours=2), tables=[trades((0, 2))])
+    assert snapshot_ids(store) == [later.snapshot_id]
+    assert orphan not in store.keys(OBJECTS)
+    # The first snapshot's part, which the later one shares, stays.
+    assert store.keys(OBJECTS) == [first.tables["trades"]["parts"][0]["object"]]
