@@ -131,16 +131,12 @@ class Warehouse(dg.ConfigurableResource):
     def files(self, name: str, version: int | None = None) -> dict[str | None, list[str]]:
         """A product's data files at `version` (else its latest), by day for a product made a
         day at a time (None otherwise)."""
-        table = self._table(name, version)
-        actions = pl.DataFrame(table.get_add_actions(flatten=True))
-        by: dict[str | None, list[str]] = {}
-        root = self.path(name)
+        actions = pl.DataFrame(self._table(name, version).get_add_actions(flatten=True))
         column = f"partition.{DAY}"
-        for path, day in zip(actions["path"].to_list(),
-                             actions[column].to_list() if column in actions.columns
-                             else [None] * actions.height, strict=True):
-            by.setdefault(day, []).append(str(root / path))
-        return {day: sorted(paths) for day, paths in by.items()}
+        by_day = pl.col(column) if column in actions.columns else pl.lit(None, pl.String)
+        grouped = actions.group_by(by_day.alias("day")).agg(pl.col("path").sort())
+        root = self.path(name)
+        return {day: [str(root / path) for path in paths] for day, paths in grouped.iter_rows()}
 
     def _table(self, name: str, version: int | None = None) -> DeltaTable:
         path = self.path(name)
@@ -284,12 +280,14 @@ def _commit(table: Path, path: Path, day: str | None) -> int:
         create_table_with_add_actions(str(table), schema, [add], mode="append",
                                       partition_by=partitions, configuration=LOG_RETENTION,
                                       commit_properties=meta)
-    else:
-        DeltaTable(str(table)).create_write_transaction(
-            [add], mode="overwrite", schema=schema, partition_by=partitions,
-            partition_filters=[(DAY, "=", day)] if day is not None else None,
-            commit_properties=meta)
-    return DeltaTable(str(table)).version()
+        return 0
+    delta = DeltaTable(str(table))
+    delta.create_write_transaction(
+        [add], mode="overwrite", schema=schema, partition_by=partitions,
+        partition_filters=[(DAY, "=", day)] if day is not None else None,
+        commit_properties=meta)
+    delta.update_incremental()
+    return delta.version()
 
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)

@@ -10,7 +10,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -88,7 +88,16 @@ class SpannedTable:
 def day_of(ts: str = "ts") -> pl.Expr:
     """The UTC day (days since the epoch) of a column of unix seconds: a serving table's span
     for rows that only ever arrive at the end of time."""
-    return pl.col(ts) // 86_400
+    return pl.col(ts) // DAY_SECONDS
+
+
+def day_label(day: str) -> int:
+    """A UTC date (YYYY-MM-DD) as `day_of` labels its rows."""
+    return date.fromisoformat(day).toordinal() - _EPOCH_ORDINAL
+
+
+DAY_SECONDS = 86_400
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
 @dataclass

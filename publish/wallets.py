@@ -70,9 +70,13 @@ def wallet_list(rankings: pl.DataFrame, query: WalletQuery, min_rated: int,
     """The ranking's rows in order (its first `head` only, when given). `exclude_bots` drops
     market makers too; sort=win_rate ranks only wallets with at least `min_rated` rated
     positions; ties go by address."""
-    ordered = _ranked(rankings, query, min_rated).lazy().sort(
-        [WALLET_SORT_COLUMNS[query.sort], "wallet"], descending=[query.descending, False],
-        nulls_last=True)
+    return _ordered(_ranked(rankings, query, min_rated), query, head)
+
+
+def _ordered(rows: pl.DataFrame, query: WalletQuery, head: int | None) -> pl.DataFrame:
+    """A ranking's rows in its order (its first `head` only, when given)."""
+    ordered = rows.lazy().sort([WALLET_SORT_COLUMNS[query.sort], "wallet"],
+                               descending=[query.descending, False], nulls_last=True)
     # A head is taken as the sort goes (a top-k), not after sorting every row.
     return (ordered if head is None else ordered.head(head)).collect()
 
@@ -243,9 +247,9 @@ def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
             ranked = groups.get((chain_id, window), rankings.clear())
             for sort in WALLET_SORT_COLUMNS:
                 query = WalletQuery(chain_id=chain_id, window=window, sort=sort)
-                head = wallet_list(ranked, query, min_rated, PUBLISHED_DEPTH)
-                total = _ranked(ranked, query, min_rated).height
+                rows = _ranked(ranked, query, min_rated)
+                head = _ordered(rows, query, PUBLISHED_DEPTH)
                 out.append(PagedList("wallets", head.select("chain_id", "wallet").with_columns(
                     ranking_items(head)), ("chain_id", "wallet"), wallet_scope(query),
-                    f"wallets/{slug}/{window}/{sort}", False, backward=False, total=total))
+                    f"wallets/{slug}/{window}/{sort}", False, backward=False, total=rows.height))
     return out

@@ -25,10 +25,12 @@ from publish.cursor import default_signer
 from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
 from publish.snapshot import (
+    DAY_SECONDS,
     PagedList,
     Publisher,
     ServingTable,
     SpannedTable,
+    day_label,
     day_of,
     fingerprint,
     fingerprint_of,
@@ -86,40 +88,36 @@ class Unchecked(Mapping[str, pl.DataFrame]):
         return len(self.files)
 
 
-def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime,
-               version: int) -> SpannedTable:
+def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, version: int,
+               lake_swaps: Mapping[int, list[str]]) -> SpannedTable:
     """The pair trades a UTC day at a time (their serving table's span): each day's swap legs
     (at `version`) read alone, its liquidity trades (a few, some from long before the swaps)
-    with them. A day is named by its legs' and its lake swaps' files (a write never reuses a
-    file's name), its liquidity trades, the watermark inside it, and the code that makes it:
-    a day none of them changed for keeps the previous snapshot's part."""
-    legs = {date: files for date, files in warehouse.files("swap_legs", version).items()
-            if date is not None}
-    lake_swaps = warehouse.lake().day_files("swaps")
+    with them. A day is named by its legs' and its lake swaps' files (`lake_swaps`, by day; a
+    write never reuses a file's name), its liquidity trades, the watermark inside it, and the
+    code that makes it: a day none of them changed for keeps the previous snapshot's part."""
+    legs = {day_label(day): files for day, files in warehouse.files("swap_legs", version).items()
+            if day is not None}
     # In a fixed order: the product's rows come in no particular one, and a day's name is of
     # its rows in order.
     liquidity = warehouse.scan("liquidity_trades").collect().sort(
         "chain_id", "pair", "block_number", "log_index")
     events = dict(spans_of(liquidity, day_of()))
     quiet = liquidity.clear()
-    days = {_epoch_day(date): date for date in legs} | {
-        day: _date(day) for day in events if day not in {_epoch_day(d) for d in legs}}
     made_with = recipe(pair_trades, sys.modules[__name__])
     watermark = int(as_of.timestamp())
 
     def inputs() -> dict[int, str]:
-        return {day: fingerprint_of(made_with, *legs.get(date, []), "|",
-                                    *lake_swaps.get(date, []), "|",
+        return {day: fingerprint_of(made_with, *legs.get(day, []), "|",
+                                    *lake_swaps.get(day, []), "|",
                                     fingerprint(events.get(day, quiet)),
                                     str(min(watermark, (day + 1) * DAY_SECONDS)))
-                for day, date in days.items()}
+                for day in legs.keys() | events.keys()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
-        for day in sorted(days):
+        for day in sorted(legs.keys() | events.keys()):
             if wanted is not None and day not in wanted:
                 continue
-            date = days[day]
-            day_legs = (pl.scan_parquet(legs[date]) if date in legs
+            day_legs = (pl.scan_parquet(legs[day]) if day in legs
                         else warehouse.scan("swap_legs", version).head(0))
             yield day, trade_rows(day_legs.collect(), swaps, events.get(day, quiet), as_of)
 
@@ -127,37 +125,21 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime,
                         inputs)
 
 
-DAY_SECONDS = 86_400
-
-
-def _epoch_day(date: str) -> int:
-    """A YYYY-MM-DD date as days since the epoch (a span's label)."""
-    return (datetime.fromisoformat(date).replace(tzinfo=UTC) - EPOCH).days
-
-
-def _date(day: int) -> str:
-    """Days since the epoch as a YYYY-MM-DD date."""
-    return (EPOCH + timedelta(days=day)).date().isoformat()
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame, as_of: datetime,
-                   legs_version: int) -> Iterator[ServingTable | SpannedTable]:
+                   swaps: pl.LazyFrame, as_of: datetime, legs_version: int,
+                   lake_swaps: Mapping[int, list[str]]) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses; the swap legs at `legs_version`), each built when the one
-    before has been taken."""
+    trades' hashes and addresses, and `lake_swaps` their files by day; the swap legs at
+    `legs_version`), each built when the one before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
     yield ServingTable("registry", frames["registry_tokens"], ("token_id",))
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield trade_days(warehouse, swaps, as_of, legs_version)
+    yield trade_days(warehouse, swaps, as_of, legs_version, lake_swaps)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -184,6 +166,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     """Publishes the checked products as one snapshot and flips LATEST to it."""
     # The lake's swaps, where the trades the edge serves take their hashes and addresses.
     swaps = warehouse.scan("swaps")
+    lake_swaps = {day_label(day): files
+                  for day, files in warehouse.lake().day_files("swaps").items()}
     frames = Products(warehouse)
     # The products' own blocking checks ran before, in the run that made them; what none of
     # them passed is checked here.
@@ -218,11 +202,11 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                    **boards},
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of,
-                           frames.versions["swap_legs"]),
+                           frames.versions["swap_legs"], lake_swaps),
             wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
                            warehouse.scan("address_labels").collect(), int(as_of.timestamp()),
-                           hashed_from={_epoch_day(date): fingerprint_of(*files) for date, files
-                                        in warehouse.lake().day_files("swaps").items()}),
+                           hashed_from={day: fingerprint_of(*files)
+                                        for day, files in lake_swaps.items()}),
             derivative_tables(frames)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
         warehouse_versions=frames.versions,
