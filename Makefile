@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 
 .PHONY: up test ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets clean
 
@@ -13,10 +14,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The local EVM node and Solidity compiler of the ingest's tests, from the committed lockfile.
+$(NODE_STAMP): package-lock.json
+	command -v npm >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm)
+	npm ci --no-audit --no-fund --ignore-scripts
+	touch $(NODE_STAMP)
+
 up: $(STAMP)
 	PORT=$(PORT) $(BIN)/chaintape up
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -52,4 +60,4 @@ bench-wallets: $(STAMP)
 	$(BIN)/python bench/wallet_profile.py
 
 clean:
-	rm -rf var
+	rm -rf var node_modules

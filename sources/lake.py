@@ -141,6 +141,16 @@ class Lake:
         spec, data = self._validated(table, frame)
         return self._commit(table, spec, data, "append", None)
 
+    def replace(self, table: str, frame: pl.DataFrame, where: str) -> int:
+        """Validate `frame` and, in one commit, remove the rows the SQL predicate `where`
+        selects and add `frame` (every row of which it must select); returns the table's new
+        version. How an ingester writes a block range again: the same rows again leave the
+        same rows, and a reorg's orphaned rows go in the commit that adds the canonical ones."""
+        spec, data = self._validated(table, frame)
+        if self._table(table) is None:
+            return self._commit(table, spec, data, "append", None)
+        return self._commit(table, spec, data, "overwrite", where)
+
     def restore(self, table: str, version: int | None) -> None:
         """Put a table back as it was at `version` (None: remove it), in one commit: how a
         writer undoes the tables of a batch it began and did not mark."""
@@ -505,6 +515,11 @@ def _covering(spec: LakeTable, data: pl.DataFrame) -> str | None:
     return " OR ".join("(" + " AND ".join(f"{c} = {_literal(v)}" for c, v in
                                           zip(columns, combo, strict=True)) + ")"
                        for combo in combos)
+
+
+def lake_schema(table: str) -> dict[str, pl.DataType]:
+    """A raw table's columns and their polars types, as the contract fixes them."""
+    return _polars_schema(_spec(table).model)
 
 
 def _polars_schema(model: type[pa.DataFrameModel]) -> dict[str, pl.DataType]:

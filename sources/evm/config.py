@@ -1,0 +1,183 @@
+"""The venues file: which chain an ingest follows, its venues and the quote tokens' feeds.
+Every key is checked before anything is written; a mistake is refused naming its key."""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.feeds import FEEDS
+from sources.evm.families import FAMILIES
+
+ADDRESS = re.compile(r"^(0x)?[0-9a-fA-F]{40}$")
+FEED = re.compile(r"^(0x)?[0-9a-fA-F]{64}$")
+SLUG = re.compile(r"^[a-z0-9-]{1,32}$")
+# Every feed the oracle knows, by its own id and by its Hermes-compatible id.
+KNOWN_FEEDS = {**{f.feed_id: f.feed_id for f in FEEDS},
+               **{f.compatible_id: f.feed_id for f in FEEDS if f.compatible_id}}
+
+
+class ConfigError(ValueError):
+    """A venues file that cannot be followed: names the key at fault."""
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    """The chain's `chains` row, but for its id, which the node gives."""
+
+    slug: str
+    display_name: str
+    explorer_url: str
+    native_symbol: str
+    native_token: str
+    block_time_ms: int | None
+    min_liquidity_usd: float
+
+
+@dataclass(frozen=True)
+class VenueConfig:
+    """A factory and the DEX it belongs to."""
+
+    factory: str
+    name: str
+    family: str
+    router: str
+    launchpad: str | None
+
+    @property
+    def venue_id(self) -> str:
+        """The venue's id: its name in lower-case words joined by dashes."""
+        return "-".join("".join(c if c.isalnum() else " " for c in self.name.lower()).split())
+
+
+@dataclass(frozen=True)
+class QuoteConfig:
+    """A quote token and the oracle feed (by its oracle id) that prices it."""
+
+    token: str
+    feed_id: str
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    """A whole venues file."""
+
+    chain: ChainConfig
+    venues: tuple[VenueConfig, ...]
+    quotes: tuple[QuoteConfig, ...]
+
+
+def load(path: Path | str) -> IngestConfig:
+    """Read and check a venues file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror}") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not YAML: {err}") from None
+    return parse(document)
+
+
+def parse(document: Any) -> IngestConfig:
+    """Check a venues document already read."""
+    top = _mapping(document, "the file", required={"chain", "venues", "quotes"})
+    chain = _mapping(top["chain"], "chain", required={"slug", "display_name", "explorer_url"},
+                     optional={"native_symbol", "native_token", "block_time_ms",
+                               "min_liquidity_usd"})
+    slug = _text(chain, "slug", "chain")
+    if not SLUG.match(slug):
+        raise ConfigError(f"chain.slug: {slug!r} is not 1-32 lower-case letters, digits or '-'")
+    explorer = _text(chain, "explorer_url", "chain")
+    if not explorer.startswith("https://"):
+        raise ConfigError(f"chain.explorer_url: {explorer!r} does not start with https://")
+    block_time = chain.get("block_time_ms")
+    if block_time is not None and (not isinstance(block_time, int) or isinstance(block_time, bool)
+                                   or block_time <= 0):
+        raise ConfigError(f"chain.block_time_ms: {block_time!r} is not a positive integer")
+    floor = chain.get("min_liquidity_usd", 0.0)
+    if not isinstance(floor, int | float) or isinstance(floor, bool) or floor < 0:
+        raise ConfigError(f"chain.min_liquidity_usd: {floor!r} is not a number >= 0")
+    native = chain.get("native_token")
+    config_chain = ChainConfig(
+        slug, _text(chain, "display_name", "chain"), explorer,
+        str(chain.get("native_symbol", "ETH")),
+        address(native, "chain.native_token") if native is not None else "0x" + "0" * 40,
+        block_time, float(floor))
+    venues = _list(top["venues"], "venues")
+    factories: set[str] = set()
+    parsed_venues = []
+    for i, raw in enumerate(venues):
+        where = f"venues[{i}]"
+        venue = _mapping(raw, where, required={"factory", "name", "type"},
+                         optional={"router", "launchpad"})
+        factory = address(venue["factory"], f"{where}.factory")
+        if factory in factories:
+            raise ConfigError(f"{where}.factory: {factory} is named twice")
+        factories.add(factory)
+        family = _text(venue, "type", where)
+        if family not in FAMILIES:
+            raise ConfigError(f"{where}.type: {family!r} is not one of {', '.join(FAMILIES)}")
+        router = venue.get("router")
+        launchpad = venue.get("launchpad")
+        parsed_venues.append(VenueConfig(
+            factory, _text(venue, "name", where), family,
+            address(router, f"{where}.router") if router is not None else "",
+            address(launchpad, f"{where}.launchpad") if launchpad is not None else None))
+    quotes = _list(top["quotes"], "quotes")
+    parsed_quotes = []
+    for i, raw in enumerate(quotes):
+        where = f"quotes[{i}]"
+        quote = _mapping(raw, where, required={"token", "feed"})
+        feed = str(quote["feed"])
+        if not FEED.match(feed):
+            raise ConfigError(f"{where}.feed: {feed!r} is not a 32-byte hex feed id")
+        known = KNOWN_FEEDS.get(feed.lower().removeprefix("0x"))
+        if known is None:
+            raise ConfigError(f"{where}.feed: {feed} is not a feed the oracle has "
+                              "(GET /v2/price_feeds lists them)")
+        parsed_quotes.append(QuoteConfig(address(quote["token"], f"{where}.token"), known))
+    if len({q.token for q in parsed_quotes}) < len(parsed_quotes):
+        raise ConfigError("quotes: a token is named twice")
+    return IngestConfig(config_chain, tuple(parsed_venues), tuple(parsed_quotes))
+
+
+def address(value: Any, where: str) -> str:
+    """An EVM address as the lake keeps it: lower-case with 0x."""
+    if not isinstance(value, str) or not ADDRESS.match(value):
+        raise ConfigError(f"{where}: {value!r} is not an EVM address (20 bytes of hex)")
+    return "0x" + value.lower().removeprefix("0x")
+
+
+def _mapping(value: Any, where: str, required: set[str],
+             optional: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping of {', '.join(sorted(required))}")
+    unknown = sorted(set(value) - required - set(optional))
+    if unknown:
+        allowed = ", ".join(sorted(required | set(optional)))
+        raise ConfigError(f"{_key(where, unknown[0])}: unknown key (known: {allowed})")
+    missing = sorted(required - set(value))
+    if missing:
+        raise ConfigError(f"{_key(where, missing[0])}: missing")
+    return value
+
+
+def _key(where: str, key: str) -> str:
+    return key if where == "the file" else f"{where}.{key}"
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: expected a list of at least one entry")
+    return value
+
+
+def _text(mapping: dict[str, Any], key: str, where: str) -> str:
+    value = mapping[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}.{key}: expected a non-empty string")
+    return value

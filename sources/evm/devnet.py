@@ -1,0 +1,175 @@
+"""A local chain to try and test the ingest on: an anvil node from the project's npm lockfile,
+the small V2-style contracts of `contracts/` compiled offline by solc-js, and helpers to deploy
+them and trade through them from the node's unlocked accounts."""
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eth_abi import decode, encode
+from eth_utils import keccak
+
+from core.home import home
+from sources.evm.rpc import Rpc, quantity
+
+REPO = Path(__file__).resolve().parents[2]
+CONTRACTS = Path(__file__).resolve().parent / "contracts"
+NODE_MODULES = REPO / "node_modules"
+
+
+class DevnetError(RuntimeError):
+    """The node or the compiler is missing or failed."""
+
+
+def anvil_binary() -> Path:
+    """The anvil executable npm installed (the platform package's, not its node wrapper)."""
+    found = sorted(NODE_MODULES.glob("@foundry-rs/anvil-*/bin/anvil"))
+    if not found:
+        raise DevnetError(f"no anvil under {NODE_MODULES}: run `npm ci` (make does)")
+    return found[0]
+
+
+def compiled() -> dict[str, dict[str, Any]]:
+    """Every contract of `contracts/` by name: its `abi` and `bin`, compiled once per source."""
+    sources = sorted(CONTRACTS.glob("*.sol"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    out = home() / "devnet" / digest
+    if not (out / "done").exists():
+        solcjs = NODE_MODULES / ".bin" / "solcjs"
+        if not solcjs.exists():
+            raise DevnetError(f"no solcjs under {NODE_MODULES}: run `npm ci` (make does)")
+        out.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run([str(solcjs), "--bin", "--abi", "--optimize", "--base-path",
+                               str(CONTRACTS), "-o", str(out), *map(str, sources)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise DevnetError(f"solcjs failed: {done.stderr[-2000:]}")
+        (out / "done").touch()
+    contracts: dict[str, dict[str, Any]] = {}
+    for abi in out.glob("*.abi"):
+        name = abi.stem.split("_sol_")[-1]
+        contracts[name] = {"abi": json.loads(abi.read_text()),
+                           "bin": abi.with_suffix(".bin").read_text().strip()}
+    return contracts
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Node:
+    """A running anvil node."""
+
+    process: subprocess.Popen
+    url: str
+
+    def stop(self) -> None:
+        """End the node by its PID."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_node(chain_id: int = 31337, port: int | None = None,
+               block_time_s: float | None = None) -> Node:
+    """Start anvil on loopback and wait until it answers."""
+    port = port or free_port()
+    args = [str(anvil_binary()), "--host", "127.0.0.1", "--port", str(port), "--chain-id",
+            str(chain_id), "--silent", "--accounts", "10", "--balance", "1000000"]
+    if block_time_s is not None:
+        args += ["--block-time", str(block_time_s)]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    rpc = Rpc(url, backoff_s=())
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            try:
+                rpc.call("eth_chainId")
+                return Node(process, url)
+            except Exception:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise DevnetError(f"anvil did not start on port {port}") from None
+                time.sleep(0.05)
+    finally:
+        rpc.close()
+
+
+def selector(signature: str) -> bytes:
+    """A function's 4-byte selector."""
+    return keccak(text=signature)[:4]
+
+
+def call_data(signature: str, *args: Any) -> str:
+    """The call data of `signature` (e.g. "transfer(address,uint256)") with `args`."""
+    types = signature[signature.index("(") + 1:-1]
+    encoded = encode([t for t in types.split(",") if t], list(args)) if types else b""
+    return "0x" + (selector(signature) + encoded).hex()
+
+
+class Devnet:
+    """Deploys and calls the contracts on a node from its unlocked accounts."""
+
+    def __init__(self, url: str) -> None:
+        self.rpc = Rpc(url, backoff_s=(0.1, 0.2))
+        self.accounts: list[str] = [a.lower() for a in self.rpc.call("eth_accounts")]
+        self.contracts = compiled()
+
+    def deploy(self, contract: str, types: list[str], args: list[Any],
+               sender: int = 0) -> str:
+        """Deploy `contract`; returns its address."""
+        code = self.contracts[contract]["bin"] + encode(types, args).hex()
+        receipt = self.transact({"from": self.accounts[sender], "data": "0x" + code})
+        return str(receipt["contractAddress"]).lower()
+
+    def send(self, to: str, signature: str, *args: Any, sender: int = 0) -> dict:
+        """Call `signature` on `to` in a transaction; returns its receipt."""
+        return self.transact({"from": self.accounts[sender], "to": to,
+                              "data": call_data(signature, *args)})
+
+    def transact(self, tx: dict, wait: bool = True) -> dict:
+        """Send a transaction and (when the node mines on its own) wait for its receipt."""
+        tx_hash = self.rpc.call("eth_sendTransaction", {"gas": hex(5_000_000), **tx})
+        if not wait:
+            return {"transactionHash": tx_hash}
+        for _ in range(200):
+            receipt = self.rpc.call("eth_getTransactionReceipt", tx_hash)
+            if receipt is not None:
+                if quantity(receipt["status"]) != 1:
+                    raise DevnetError(f"transaction {tx_hash} reverted")
+                return receipt
+            time.sleep(0.02)
+        raise DevnetError(f"transaction {tx_hash} was not mined")
+
+    def view(self, to: str, signature: str, returns: list[str], *args: Any) -> tuple:
+        """A read-only call's decoded answer."""
+        answer = self.rpc.call("eth_call", {"to": to, "data": call_data(signature, *args)},
+                               "latest")
+        return tuple(decode(returns, bytes.fromhex(answer.removeprefix("0x"))))
+
+    def mine(self, blocks: int = 1) -> None:
+        """Mine `blocks` blocks now."""
+        self.rpc.call("anvil_mine", hex(blocks))
+
+    def automine(self, on: bool) -> None:
+        """Mine each transaction as it comes (on) or only when asked (off)."""
+        self.rpc.call("evm_setAutomine", on)
+
+    def block_number(self) -> int:
+        """The node's head."""
+        return quantity(self.rpc.call("eth_blockNumber"))

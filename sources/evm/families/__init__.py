@@ -1,0 +1,93 @@
+"""Pool families: how a factory says it made a pool and what its pools' logs mean. A family is
+one module; adding one (Uniswap V3's `PoolCreated` and signed `Swap`) is adding its module
+here."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from eth_utils import keccak
+
+
+def topic(signature: str) -> str:
+    """An event's topic 0: the hex Keccak-256 of its signature."""
+    return "0x" + keccak(text=signature).hex()
+
+
+def words(data: str) -> list[int]:
+    """A log's data as 32-byte unsigned words."""
+    body = data.removeprefix("0x")
+    return [int(body[i:i + 64], 16) for i in range(0, len(body), 64)]
+
+
+def topic_address(value: str) -> str:
+    """An indexed address topic as a lower-case 0x address."""
+    return "0x" + value[-40:].lower()
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A pool a factory made."""
+
+    address: str
+    token0: str
+    token1: str
+    fee_bps: int
+
+
+@dataclass(frozen=True)
+class Swapped:
+    """A pool swap: what went in and out on each side."""
+
+    sender: str
+    recipient: str
+    amount0_in: int
+    amount1_in: int
+    amount0_out: int
+    amount1_out: int
+
+
+@dataclass(frozen=True)
+class Reserves:
+    """A pool's reserves after a log."""
+
+    reserve0: int
+    reserve1: int
+
+
+@dataclass(frozen=True)
+class Liquidity:
+    """Liquidity added (`mint`) or removed (`burn`); `owner` None when the pool's LP token
+    transfers of the same transaction name it."""
+
+    kind: str
+    owner: str | None
+    amount0: int
+    amount1: int
+    liquidity: int | None
+
+
+PoolEvent = Swapped | Reserves | Liquidity
+
+
+@dataclass(frozen=True)
+class Family:
+    """A pool family: the lake's factory type for it, the factory's creation topic and decoder,
+    and the pools' topics and decoder."""
+
+    name: str
+    factory_type: str
+    created_topic: str
+    created: Callable[[dict], Pool]
+    pool_topics: tuple[str, ...]
+    event: Callable[[dict], PoolEvent | None]
+    # Whether a pool is its own LP token (V2) whose transfers name liquidity owners.
+    pool_is_lp_token: bool
+
+
+def _families() -> dict[str, Family]:
+    from sources.evm.families import uniswap_v2
+
+    return {f.name: f for f in (uniswap_v2.FAMILY,)}
+
+
+FAMILIES = _families()

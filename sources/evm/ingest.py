@@ -1,0 +1,558 @@
+"""The EVM follower: reads a chain's pools over JSON-RPC and writes the lake's tables through
+the lake's contract, a batch of blocks at a time.
+
+A batch replaces its block range in every event table (so ingesting a range again changes
+nothing) and is marked only when every table is committed: a follower killed at any moment
+rolls the unmarked tables back when it starts again and goes on from the last marked block.
+Each batch's first block must name, as its parent, the hash kept for the block before it; when
+it does not, the follower walks back to the newest kept block the node still has and writes
+again from there, so the orphaned blocks' rows leave the lake in the commits that add the
+canonical ones."""
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+
+from core.prices import TICK_S
+from sources.evm.config import IngestConfig, VenueConfig
+from sources.evm.families import (
+    FAMILIES,
+    Family,
+    Liquidity,
+    Pool,
+    Reserves,
+    Swapped,
+    topic,
+    topic_address,
+    words,
+)
+from sources.evm.rpc import Rpc, quantity
+from sources.evm.tokens import TokenFacts, describe, gas, text
+from sources.lake import Lake, LakeError, lake_schema
+from sources.simulator.oracle import PriceBook
+
+WRITER = "evm"
+TRANSFER = topic("Transfer(address,address,uint256)")
+ZERO = "0x" + "0" * 40
+DEAD = "0x000000000000000000000000000000000000dead"
+# Addresses named in one eth_getLogs filter; more are asked in several.
+ADDRESSES_PER_QUERY = 500
+# Calls in one JSON-RPC batch request.
+CALLS_PER_BATCH = 200
+# The block hashes kept for finding a reorg's fork point: at least this many, and twice the
+# confirmation depth.
+KEPT_HASHES = 64
+# How often the chain's head is recorded in the `heads` table.
+HEAD_EVERY_S = 60.0
+# The lake keeps raw amounts as decimal(38, 0); a larger amount cannot be stored exactly.
+MAX_RAW = 10**38 - 1
+# The tables a batch rewrites by block range, in commit order.
+EVENT_TABLES = ("transfers", "liquidity_events", "reserves", "swaps", "blocks")
+
+
+class ChainMoved(LakeError):
+    """The node's chain changed while a batch was read."""
+
+
+@dataclass
+class Cursor:
+    """Where the follower stands: the next block to read, the first it read, and the hashes
+    of the newest blocks it wrote (to find a reorg's fork point)."""
+
+    chain_id: int
+    first_block: int
+    next_block: int
+    hashes: dict[int, str] = field(default_factory=dict)
+    step: int = 0
+
+    def as_meta(self, head: int, confirmations: int) -> dict[str, Any]:
+        """The cursor as the lake's progress mark records it."""
+        return {"chain_id": self.chain_id, "first_block": self.first_block,
+                "next_block": self.next_block, "step": self.step, "head_block": head,
+                "confirmed_through": max(-1, min(head - confirmations, self.next_block - 1)),
+                "hashes": {str(n): h for n, h in sorted(self.hashes.items())}}
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> "Cursor":
+        """The cursor a progress mark recorded."""
+        return cls(int(meta["chain_id"]), int(meta["first_block"]), int(meta["next_block"]),
+                   {int(n): str(h) for n, h in meta["hashes"].items()}, int(meta["step"]))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one batch wrote."""
+
+    first: int
+    last: int
+    rows: dict[str, int]
+    reorged_from: int | None
+    head: int
+    seconds: float
+    logs: int
+
+
+class Follower:
+    """Follows one chain into one lake (the lake's only writer)."""
+
+    def __init__(self, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
+                 batch_blocks: int = 1_000, from_block: int | None = None,
+                 progress: Callable[[str], None] = lambda _: None) -> None:
+        self.rpc, self.config, self.lake = rpc, config, lake
+        self.confirmations, self.batch_blocks, self.progress = confirmations, batch_blocks, progress
+        self.chain_id = quantity(rpc.call("eth_chainId"))
+        self.venues: dict[str, VenueConfig] = {v.factory: v for v in config.venues}
+        self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
+        self.feeds = {q.token: q.feed_id for q in config.quotes}
+        mark = lake.progress()
+        if mark is not None and mark.writer != WRITER:
+            raise LakeError(f"{lake.root} is written by {mark.writer!r}: an ingest follows a "
+                            "chain into a lake of its own (set CHAINTAPE_LAKE or --lake)")
+        if mark is not None and int(mark.meta["chain_id"]) != self.chain_id:
+            raise LakeError(f"{lake.root} follows chain {mark.meta['chain_id']}, and the node "
+                            f"serves chain {self.chain_id}")
+        if mark is not None:
+            for name, version in lake.current_versions().items():
+                if version > mark.versions.get(name, -1):
+                    lake.restore(name, mark.versions.get(name))
+        start = 0 if from_block is None else from_block
+        if mark is None:
+            self.cursor = Cursor(self.chain_id, start, start)
+        else:
+            self.cursor = Cursor.from_meta(mark.meta)
+            if from_block is not None and from_block < self.cursor.next_block:
+                self.cursor.next_block = from_block
+                self.cursor.first_block = min(self.cursor.first_block, from_block)
+        chain = pl.col("chain_id") == self.chain_id
+        self.pairs = lake.scan("pairs").filter(chain).collect()
+        self.tokens = lake.scan("tokens").filter(chain).collect()
+        self.locks = lake.scan("lp_locks").filter(chain).collect()
+        self.last_head_at = 0.0
+        self.block_time_ms = config.chain.block_time_ms
+
+    @property
+    def pools(self) -> dict[str, str]:
+        """Every known pool and its factory."""
+        return dict(zip(self.pairs["address"], self.pairs["factory"], strict=True))
+
+    def run(self, to_block: int | None = None, follow: bool = False, poll_s: float = 2.0,
+            stop: Callable[[], bool] = lambda: False) -> list[Batch]:
+        """Ingest up to `to_block` (or the head), then, with `follow`, keep following the head
+        until `stop` says so."""
+        done = []
+        while not stop():
+            head = quantity(self.rpc.call("eth_blockNumber"))
+            target = head if to_block is None else min(head, to_block)
+            if self.cursor.next_block > target:
+                if not follow or (to_block is not None and self.cursor.next_block > to_block):
+                    break
+                time.sleep(poll_s)
+                continue
+            batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head)
+            done.append(batch)
+            self.progress(_said(batch))
+        return done
+
+    def step(self, last: int, head: int, tries: int = 3) -> Batch:
+        """Ingest [next block, last] (from the fork point after a reorg) and mark it; a batch
+        whose blocks changed while they were read is read again."""
+        for attempt in range(tries):
+            known = (self.pairs, self.tokens, self.locks, dict(self.cursor.hashes))
+            try:
+                return self._step(last, head)
+            except ChainMoved:
+                self.pairs, self.tokens, self.locks, self.cursor.hashes = known
+                if attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _step(self, last: int, head: int) -> Batch:
+        began = time.perf_counter()
+        previous_next = self.cursor.next_block
+        first, headers = self._linked(self.cursor.next_block, last)
+        reorged = first if first < previous_next and self._had(first) else None
+        if reorged is not None:
+            self._forget(first)
+        new_pools = self._new_pools(first, last)
+        new_tokens = self._new_tokens(new_pools)
+        pool_logs = self._logs(first, last, list(self.pools), self._pool_topics())
+        transfers = self._logs(first, last, self._transferred(), [TRANSFER])
+        transfers += self._backfill(new_tokens, first)
+        _same_chain(pool_logs + transfers, headers, first)
+        times = {n: datetime.fromtimestamp(quantity(h["timestamp"]), UTC)
+                 for n, h in headers.items()}
+        times.update(self._times({log_block(x) for x in transfers} - set(times)))
+        rows = self._rows(pool_logs, transfers, times)
+        upto = max(last, previous_next - 1)
+        self._write(rows, first, upto, fresh=first >= previous_next, head=head,
+                    head_time=self._head_time(head, headers), last=last, times=times)
+        for n, h in headers.items():
+            self.cursor.hashes[n] = h["hash"]
+        keep = max(KEPT_HASHES, 2 * self.confirmations)
+        self.cursor.hashes = dict(sorted(self.cursor.hashes.items())[-keep:])
+        self.cursor.next_block = last + 1
+        self.cursor.step += 1
+        self.lake.mark(times[last], WRITER, self.cursor.step,
+                       meta=self.cursor.as_meta(head, self.confirmations))
+        return Batch(first, last, {k: v.height for k, v in rows.items()}, reorged, head,
+                     time.perf_counter() - began, len(pool_logs) + len(transfers))
+
+    def _had(self, first: int) -> bool:
+        return any(n >= first for n in self.cursor.hashes)
+
+    def _linked(self, first: int, last: int) -> tuple[int, dict[int, dict]]:
+        """The headers of [first, last], each naming the one before as its parent and the
+        first naming the kept hash of the block before it; `first` moves back to a reorg's
+        fork point when the node's chain no longer holds the kept one."""
+        for _ in range(8):
+            headers = self._headers(range(first, last + 1))
+            kept = self.cursor.hashes.get(first - 1)
+            if kept is not None and headers[first]["parentHash"] != kept:
+                first = self._fork_point(first - 1) + 1
+                continue
+            if all(headers[n]["parentHash"] == headers[n - 1]["hash"]
+                   for n in range(first + 1, last + 1)):
+                return first, headers
+        raise ChainMoved(f"the node's chain kept changing under blocks {first}..{last}")
+
+    def _fork_point(self, below: int) -> int:
+        """The newest kept block at or below `below` whose hash the node still has."""
+        kept = sorted((n for n in self.cursor.hashes if n <= below), reverse=True)
+        now = self._headers(kept)
+        for n in kept:
+            if now[n]["hash"] == self.cursor.hashes[n]:
+                return n
+        raise LakeError(f"a reorg deeper than the {len(kept)} blocks whose hashes are kept "
+                        f"(below block {below}): ingest again with --from-block")
+
+    def _headers(self, numbers: Iterable[int]) -> dict[int, dict]:
+        asked = list(numbers)
+        found: dict[int, dict] = {}
+        for i in range(0, len(asked), CALLS_PER_BATCH):
+            chunk = asked[i:i + CALLS_PER_BATCH]
+            for n, header in zip(chunk, self.rpc.batch(
+                    [("eth_getBlockByNumber", [hex(n), False]) for n in chunk]), strict=True):
+                if header is None:
+                    raise LakeError(f"the node has no block {n}")
+                found[n] = header
+        return found
+
+    def _times(self, numbers: set[int]) -> dict[int, datetime]:
+        return {n: datetime.fromtimestamp(quantity(h["timestamp"]), UTC)
+                for n, h in self._headers(sorted(numbers)).items()}
+
+    def _head_time(self, head: int, headers: dict[int, dict]) -> datetime:
+        header = headers.get(head) or self._headers([head])[head]
+        return datetime.fromtimestamp(quantity(header["timestamp"]), UTC)
+
+    def _forget(self, first: int) -> None:
+        """Drop what the orphaned blocks from `first` on had made known."""
+        self.pairs = self.pairs.filter(pl.col("created_block") < first)
+        self.locks = self.locks.filter(pl.col("block_number") < first)
+        held = set(self.pairs["token0"]) | set(self.pairs["token1"])
+        self.tokens = self.tokens.filter(pl.col("address").is_in(held))
+        self.cursor.hashes = {n: h for n, h in self.cursor.hashes.items() if n < first}
+
+    def _pool_topics(self) -> list[Any]:
+        return [sorted({t for f in self._families() for t in f.pool_topics})]
+
+    def _families(self) -> list[Family]:
+        return [FAMILIES[v.family] for v in self.venues.values()]
+
+    def _transferred(self) -> list[str]:
+        """The tokens whose transfers are read: every pool's tokens, and the pools that are
+        their own LP tokens."""
+        lp = [a for a, f in self.pools.items()
+              if FAMILIES[self.venues[f].family].pool_is_lp_token]
+        return sorted(set(self.tokens["address"]) | set(lp))
+
+    def _logs(self, first: int, last: int, addresses: Sequence[str],
+              topics: list[Any]) -> list[dict]:
+        """The logs of [first, last] from `addresses` matching `topics`, in chain order."""
+        found: list[dict] = []
+        for i in range(0, len(addresses), ADDRESSES_PER_QUERY):
+            found += self.rpc.logs(first, last, addresses[i:i + ADDRESSES_PER_QUERY], topics)
+        return sorted(found, key=lambda x: (log_block(x), quantity(x["logIndex"])))
+
+    def _new_pools(self, first: int, last: int) -> list[tuple[Pool, dict]]:
+        """The pools the factories made in [first, last], with their creation logs."""
+        created = sorted({f.created_topic for f in self._families()})
+        logs = self._logs(first, last, sorted(self.venues), [created])
+        pools = []
+        for log in logs:
+            venue = self.venues[log["address"].lower()]
+            pool = FAMILIES[venue.family].created(log)
+            if pool.address not in self.pools:
+                pools.append((pool, log))
+        if not pools:
+            return []
+        receipts = self._receipts({log["transactionHash"] for _, log in pools})
+        symbols = self.rpc.batch([("eth_call", [{"to": p.address, "data": "0x95d89b41"},
+                                                "latest"]) for p, _ in pools], errors=True)
+        times = self._times({log_block(log) for _, log in pools})
+        rows = []
+        for (pool, log), symbol in zip(pools, symbols, strict=True):
+            venue = self.venues[log["address"].lower()]
+            receipt = receipts[log["transactionHash"]]
+            launchpad = self.launchpads.get((receipt.get("to") or "").lower())
+            at = times[log_block(log)]
+            rows.append({
+                "chain_id": self.chain_id, "address": pool.address, "factory": venue.factory,
+                "factory_type": FAMILIES[venue.family].factory_type, "token0": pool.token0,
+                "token1": pool.token1, "fee_bps": pool.fee_bps, "created_block": log_block(log),
+                "created_log_index": quantity(log["logIndex"]),
+                "created_tx": log["transactionHash"], "created_at": at,
+                "creator": receipt["from"].lower(),
+                "launchpad": _launchpad_id(launchpad) if launchpad else None,
+                "launchpad_stage": "migrated" if launchpad else None,
+                "launchpad_completed_at": at if launchpad else None, "migrated_pool": None,
+                "lp_token_symbol": text(symbol) or "LP", "is_perp": False})
+        self.pairs = pl.concat([self.pairs, _frame("pairs", rows)])
+        return pools
+
+    def _new_tokens(self, pools: list[tuple[Pool, dict]]) -> list[TokenFacts]:
+        """Describe the tokens of new pools not met before, and add them."""
+        seen: dict[str, tuple[int, str]] = {}
+        known = set(self.tokens["address"])
+        for pool, log in pools:
+            for token in (pool.token0, pool.token1):
+                if token not in known and token not in seen:
+                    seen[token] = (log_block(log), log["transactionHash"])
+        if not seen:
+            return []
+        facts = describe(self.rpc, sorted(seen), seen)
+        times = self._times({f.deploy_block for f in facts.values()})
+        now = datetime.now(UTC)
+        rows = [{
+            "chain_id": self.chain_id, "address": f.address, "symbol": f.symbol,
+            "name": f.name, "decimals": f.decimals,
+            "total_supply_raw": min(f.total_supply, MAX_RAW), "max_supply_raw": None,
+            "circulating_supply_raw": None, "deployer": f.deployer, "deploy_tx": f.deploy_tx,
+            "deploy_block": max(1, f.deploy_block), "deployed_at": times[f.deploy_block],
+            "contract_verified": False, "buy_tax": 0.0, "sell_tax": 0.0,
+            "honeypot_test": "untested", "status": 0, "is_quote": f.address in self.feeds,
+            "price_feed_id": self.feeds.get(f.address), "categories": [], "observed_at": now,
+        } for f in facts.values()]
+        self.tokens = pl.concat([self.tokens, _frame("tokens", rows)])
+        return list(facts.values())
+
+    def _backfill(self, tokens: list[TokenFacts], first: int) -> list[dict]:
+        """New tokens' transfers before this batch, from their deployment (or the first
+        block this follower reads), so that their holders are whole."""
+        found: list[dict] = []
+        for facts in tokens:
+            start = max(facts.deploy_block, self.cursor.first_block)
+            if start < first:
+                found += self._logs(start, first - 1, [facts.address], [TRANSFER])
+        return found
+
+    def _receipts(self, hashes: set[str]) -> dict[str, dict]:
+        asked = sorted(hashes)
+        found = {}
+        for i in range(0, len(asked), CALLS_PER_BATCH):
+            chunk = asked[i:i + CALLS_PER_BATCH]
+            answers = self.rpc.batch([("eth_getTransactionReceipt", [h]) for h in chunk])
+            for h, receipt in zip(chunk, answers, strict=True):
+                if receipt is None:
+                    raise LakeError(f"the node has no receipt of {h}")
+                found[h] = receipt
+        return found
+
+    def _rows(self, pool_logs: list[dict], transfers: list[dict],
+              times: dict[int, datetime]) -> dict[str, pl.DataFrame]:
+        """The batch's rows of every event table and the LP burns."""
+        pools = self.pools
+        cid = self.chain_id
+        lp_moves: dict[tuple[str, str], list[tuple[int, str, str, int]]] = defaultdict(list)
+        out: dict[str, list[dict]] = {t: [] for t in EVENT_TABLES}
+        for log in transfers:
+            if len(log["topics"]) != 3:
+                continue
+            token = log["address"].lower()
+            sender, to = topic_address(log["topics"][1]), topic_address(log["topics"][2])
+            amount = words(log["data"])[0] if log["data"] not in ("0x", "") else 0
+            where = _where(log, times, cid)
+            if token in pools:
+                lp_moves[(log["transactionHash"], token)].append(
+                    (quantity(log["logIndex"]), sender, to, amount))
+                if to in (ZERO, DEAD) and sender not in (ZERO, token) and amount:
+                    self._burned(token, sender, to, amount, log, times)
+                continue
+            if amount == 0 or sender in pools or to in pools or amount > MAX_RAW:
+                continue
+            out["transfers"].append({**where, "tx_hash": log["transactionHash"],
+                                     "token": token, "from_address": sender,
+                                     "to_address": to, "amount": amount})
+        swaps = [x for x in pool_logs if isinstance(self._event(x, pools), Swapped)]
+        receipts = self._receipts({x["transactionHash"] for x in swaps})
+        for log in pool_logs:
+            event = self._event(log, pools)
+            pool = log["address"].lower()
+            base = {**_where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
+            if isinstance(event, Swapped):
+                amounts = (event.amount0_in, event.amount1_in, event.amount0_out,
+                           event.amount1_out)
+                if max(amounts) > MAX_RAW:
+                    continue
+                receipt = receipts[log["transactionHash"]]
+                used, fee = gas(receipt)
+                out["swaps"].append({**base, "maker": receipt["from"].lower(),
+                                     "sender": event.sender, "recipient": event.recipient,
+                                     "amount0_in": amounts[0], "amount1_in": amounts[1],
+                                     "amount0_out": amounts[2], "amount1_out": amounts[3],
+                                     "gas_used": max(1, used), "tx_fee_raw": fee})
+            elif isinstance(event, Reserves):
+                out["reserves"].append({**base, "reserve0": event.reserve0,
+                                        "reserve1": event.reserve1})
+            elif isinstance(event, Liquidity):
+                owner, liquidity = _liquidity_owner(event, lp_moves[(log["transactionHash"],
+                                                                     pool)],
+                                                    quantity(log["logIndex"]), pool)
+                if owner is None or not liquidity or max(event.amount0, event.amount1) > MAX_RAW:
+                    continue
+                out["liquidity_events"].append({**base, "kind": event.kind, "owner": owner,
+                                                "amount0": event.amount0,
+                                                "amount1": event.amount1,
+                                                "liquidity": liquidity})
+        counts: dict[int, int] = defaultdict(int)
+        for name in ("transfers", "liquidity_events", "reserves", "swaps"):
+            for row in out[name]:
+                counts[row["block_number"]] += 1
+        out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],
+                          "log_count": c} for n, c in sorted(counts.items())]
+        return {name: _frame(name, rows) for name, rows in out.items()}
+
+    def _event(self, log: dict, pools: dict[str, str]) -> Any:
+        return FAMILIES[self.venues[pools[log["address"].lower()]].family].event(log)
+
+    def _burned(self, pool: str, owner: str, to: str, amount: int, log: dict,
+                times: dict[int, datetime]) -> None:
+        """An LP holder's transfer to the zero or dead address: liquidity burnt for good."""
+        tx = log["transactionHash"]
+        before = self.locks.filter(pl.col("tx_hash") == tx)
+        total = amount + (int(before["amount"][0]) if before.height else 0)
+        if total > MAX_RAW:
+            return
+        row = {"chain_id": self.chain_id, "pair": pool, "kind": "burn", "provider": None,
+               "locker_address": to, "owner": owner, "amount": total,
+               "locked_at": times[log_block(log)], "unlock_at": None, "tx_hash": tx,
+               "block_number": log_block(log)}
+        self.locks = pl.concat([self.locks.filter(pl.col("tx_hash") != tx),
+                                _frame("lp_locks", [row])])
+
+    def _write(self, rows: dict[str, pl.DataFrame], first: int, upto: int, fresh: bool,
+               head: int, head_time: datetime, last: int, times: dict[int, datetime]) -> None:
+        """Commit the batch, table by table (the mark that follows makes it visible)."""
+        lake, cid = self.lake, self.chain_id
+        if lake.version("oracle_feeds") is None:
+            lake.write("oracle_feeds", PriceBook(times[last], times[last]).feeds())
+        start = min(times[n] for n in range(first, last + 1) if n in times)
+        updates = PriceBook(datetime.fromtimestamp(start.timestamp() - 2 * TICK_S, UTC),
+                            datetime.fromtimestamp(times[last].timestamp() + TICK_S, UTC)).updates()
+        if updates.height:
+            low, high = updates["publish_time"].min(), updates["publish_time"].max()
+            lake.replace("oracle_updates", updates,
+                         f"publish_time >= {low} AND publish_time <= {high}")
+        lake.write("chains", self._chain_row(times))
+        lake.replace("venues", self._venue_rows(), f"chain_id = {cid}")
+        for name, frame in (("tokens", self.tokens), ("pairs", self.pairs),
+                            ("lp_locks", self.locks)):
+            lake.replace(name, frame, f"chain_id = {cid}")
+        where = f"chain_id = {cid} AND block_number >= {first} AND block_number <= {upto}"
+        for name in EVENT_TABLES:
+            frame = rows[name]
+            if fresh and frame.is_empty():
+                continue
+            if fresh:
+                lake.append(name, frame)
+            else:
+                lake.replace(name, frame, where)
+        if time.monotonic() - self.last_head_at >= HEAD_EVERY_S or last >= head:
+            lake.append("heads", _frame("heads", [{
+                "chain_id": cid, "observed_at": datetime.now(UTC), "indexed_block": last,
+                "indexed_block_time": times[last], "head_block": max(head, last),
+                "head_block_time": max(head_time, times[last])}]))
+            self.last_head_at = time.monotonic()
+
+    def _chain_row(self, times: dict[int, datetime]) -> pl.DataFrame:
+        chain = self.config.chain
+        if self.block_time_ms is None and len(times) > 1:
+            numbers = sorted(times)
+            span = (times[numbers[-1]] - times[numbers[0]]).total_seconds()
+            if span > 0:
+                self.block_time_ms = max(1, round(1000 * span / (numbers[-1] - numbers[0])))
+        return _frame("chains", [{
+            "chain_id": self.chain_id, "slug": chain.slug, "display_name": chain.display_name,
+            "address_format": "evm", "explorer_url": chain.explorer_url,
+            "native_symbol": chain.native_symbol, "native_token": chain.native_token,
+            "block_time_ms": self.block_time_ms or 1_000,
+            "min_liquidity_usd": chain.min_liquidity_usd}])
+
+    def _venue_rows(self) -> pl.DataFrame:
+        rows = []
+        for v in self.venues.values():
+            rows.append({"chain_id": self.chain_id, "venue_id": v.venue_id, "name": v.name,
+                         "category": "dex", "factory": v.factory,
+                         "factory_type": FAMILIES[v.family].factory_type, "router": v.router})
+            if v.launchpad:
+                rows.append({"chain_id": self.chain_id, "venue_id": _launchpad_id(v),
+                             "name": f"{v.name} Launchpad", "category": "launchpad",
+                             "factory": v.launchpad, "factory_type": "launchpad",
+                             "router": ""})
+        return _frame("venues", rows)
+
+
+def _launchpad_id(venue: VenueConfig) -> str:
+    return f"{venue.venue_id}-launchpad"
+
+
+def _liquidity_owner(event: Liquidity, moves: list[tuple[int, str, str, int]], at: int,
+                     pool: str) -> tuple[str | None, int | None]:
+    """Who added or removed liquidity and how much LP it was, from the pool's LP transfers of
+    the same transaction before the event: a mint's transfer from the zero address to the
+    owner, a burn's from the pool to the zero address."""
+    before = [m for m in moves if m[0] < at]
+    if event.kind == "mint":
+        minted = [m for m in before if m[1] == ZERO and m[2] != ZERO]
+        return (minted[-1][2], minted[-1][3]) if minted else (event.owner, event.liquidity)
+    burnt = [m for m in before if m[1] == pool and m[2] == ZERO]
+    return event.owner, burnt[-1][3] if burnt else event.liquidity
+
+
+def log_block(log: dict) -> int:
+    """A log's block number."""
+    return quantity(log["blockNumber"])
+
+
+def _where(log: dict, times: dict[int, datetime], chain_id: int) -> dict[str, Any]:
+    block = log_block(log)
+    return {"chain_id": chain_id, "block_number": block, "log_index": quantity(log["logIndex"]),
+            "block_time": times[block]}
+
+
+def _same_chain(logs: list[dict], headers: dict[int, dict], first: int) -> None:
+    """Every log of the batch's range comes from the blocks whose headers were read (else the
+    chain changed between the two reads, and the batch is read again)."""
+    for log in logs:
+        block = log_block(log)
+        if block >= first and block in headers and log["blockHash"] != headers[block]["hash"]:
+            raise ChainMoved(f"block {block} changed while it was read")
+
+
+def _frame(table: str, rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=lake_schema(table), orient="row") if rows else \
+        pl.DataFrame(schema=lake_schema(table))
+
+
+def _said(batch: Batch) -> str:
+    rate = (batch.last - batch.first + 1) / batch.seconds if batch.seconds else 0.0
+    counts = ", ".join(f"{n} {k}" for k, n in batch.rows.items() if n)
+    reorg = f" (reorg: written again from block {batch.reorged_from})" if batch.reorged_from \
+        is not None else ""
+    return (f"blocks {batch.first:,}..{batch.last:,}{reorg}: {counts or 'no events'}; "
+            f"head {batch.head:,} ({batch.head - batch.last:,} behind), {rate:,.0f} blocks/s")
