@@ -109,6 +109,59 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
         _say("live market stopped; `chaintape live` goes on from here")
 
 
+@main.group()
+def ingest() -> None:
+    """Follow a real chain into the lake."""
+
+
+@ingest.command("evm")
+@click.option("--rpc", "rpc_url", required=True, help="the node's JSON-RPC URL (http or https)")
+@click.option("--venues", "venues_file", required=True, type=click.Path(dir_okay=False),
+              help="the venues file (YAML; docs/ingest.md)")
+@click.option("--from-block", type=click.IntRange(min=0), default=None,
+              show_default="where the lake stands, else 0", help="first block to read")
+@click.option("--to-block", type=click.IntRange(min=0), default=None,
+              show_default="the head", help="last block to read")
+@click.option("--confirmations", type=click.IntRange(min=0), default=12, show_default=True,
+              help="blocks under the head still open to a reorg")
+@click.option("--follow", is_flag=True, help="keep following the head")
+@click.option("--batch-blocks", type=click.IntRange(min=1, max=100_000), default=1_000,
+              show_default=True, help="blocks read and committed at a time")
+@click.option("--poll", type=click.FloatRange(min=0.05), default=2.0, show_default=True,
+              help="with --follow: seconds between looks at the head")
+def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block: int | None,
+               confirmations: int, follow: bool, batch_blocks: int, poll: float) -> None:
+    """Read an EVM chain's pools over JSON-RPC into the lake, reorg-safe and resumable."""
+    from sources.evm.config import ConfigError, load
+    from sources.evm.ingest import Follower
+    from sources.evm.rpc import Rpc, RpcError
+    from sources.lake import Lake, LakeError
+
+    if not rpc_url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{rpc_url!r} is not an http(s) URL", param_hint="--rpc")
+    if from_block is not None and to_block is not None and to_block < from_block:
+        raise click.BadParameter("is before --from-block", param_hint="--to-block")
+    try:
+        config = load(venues_file)
+    except ConfigError as err:
+        raise click.ClickException(f"{venues_file}: {err}") from None
+    lake = Lake()
+    rpc = Rpc(rpc_url)
+    try:
+        follower = Follower(rpc, config, lake, confirmations, batch_blocks, from_block,
+                            progress=lambda line: _say(f"  {line}"))
+        _say(f"following chain {follower.chain_id} ({config.chain.slug}) from block "
+             f"{follower.cursor.next_block:,} -> {lake.root}"
+             + (" (Ctrl-C stops it; it goes on from here next time)" if follow else ""))
+        follower.run(to_block, follow, poll)
+    except (RpcError, LakeError) as err:
+        raise click.ClickException(str(err)) from None
+    except KeyboardInterrupt:
+        _say("stopped; the next `chaintape ingest evm` goes on from the last marked block")
+    finally:
+        rpc.close()
+
+
 def _materialize(selection: str | None) -> bool:
     import dagster as dg
 

@@ -130,6 +130,10 @@ class Devnet:
         self.accounts: list[str] = [a.lower() for a in self.rpc.call("eth_accounts")]
         self.contracts = compiled()
 
+    def close(self) -> None:
+        """Close the connection to the node."""
+        self.rpc.close()
+
     def deploy(self, contract: str, types: list[str], args: list[Any],
                sender: int = 0) -> str:
         """Deploy `contract`; returns its address."""
@@ -173,3 +177,66 @@ class Devnet:
     def block_number(self) -> int:
         """The node's head."""
         return quantity(self.rpc.call("eth_blockNumber"))
+
+
+TOKEN_ARGS = ["string", "string", "uint8", "uint256"]
+MAX_UINT = 2**256 - 1
+
+
+@dataclass
+class V2Market:
+    """A quote token, a factory and a router on a devnet, and the pairs made on them."""
+
+    net: Devnet
+    quote: str
+    factory: str
+    router: str
+
+    def token(self, name: str, symbol: str, supply: int, decimals: int = 18,
+              sender: int = 0) -> str:
+        """Deploy a plain ERC-20 whose whole supply `sender` holds."""
+        return self.net.deploy("Token", TOKEN_ARGS, [name, symbol, decimals, supply], sender)
+
+    def pair(self, base: str) -> str:
+        """Make the base/quote pair."""
+        receipt = self.net.send(self.factory, "createPair(address,address)", base, self.quote)
+        return "0x" + receipt["logs"][-1]["data"][26:66]
+
+    def approve(self, sender: int, *tokens: str) -> None:
+        """Let the router move `sender`'s tokens."""
+        for token in tokens:
+            self.net.send(token, "approve(address,uint256)", self.router, MAX_UINT,
+                          sender=sender)
+
+    def add_liquidity(self, pair: str, amount0: int, amount1: int, sender: int = 0) -> dict:
+        """Add token0 and token1 to `pair` (the pair's own order)."""
+        return self.net.send(self.router, "addLiquidity(address,uint256,uint256,address)", pair,
+                             amount0, amount1, self.net.accounts[sender], sender=sender)
+
+    def swap(self, pair: str, token_in: str, amount_in: int, sender: int,
+             wait: bool = True) -> dict:
+        """Sell exactly `amount_in` of `token_in` into `pair` for `sender`."""
+        tx = {"from": self.net.accounts[sender], "to": self.router,
+              "data": call_data("swapExactIn(address,address,uint256,address)", pair, token_in,
+                                amount_in, self.net.accounts[sender])}
+        return self.net.transact(tx, wait)
+
+    def transfer(self, token: str, to: int, amount: int, sender: int = 0) -> dict:
+        """Move `amount` of `token` from one account to another."""
+        return self.net.send(token, "transfer(address,uint256)", self.net.accounts[to], amount,
+                             sender=sender)
+
+    def venues_file(self, feed_id: str, slug: str = "devnet") -> str:
+        """A venues file naming this market's factory, router and quote token."""
+        return (f'chain: {{slug: {slug}, display_name: Devnet, '
+                f'explorer_url: "https://explorer.invalid", native_token: "{self.quote}"}}\n'
+                f'venues:\n  - {{factory: "{self.factory}", name: "Uniswap V2", '
+                f'type: uniswap_v2, router: "{self.router}"}}\n'
+                f'quotes:\n  - {{token: "{self.quote}", feed: "{feed_id}"}}\n')
+
+
+def v2_market(net: Devnet, quote_supply: int = 10**24) -> V2Market:
+    """Deploy a wrapped-ether quote token (held by account 0), a factory and a router."""
+    quote = net.deploy("Token", TOKEN_ARGS, ["Wrapped Ether", "WETH", 18, quote_supply])
+    return V2Market(net, quote, net.deploy("Factory", [], []), net.deploy("Router", [], []))
+

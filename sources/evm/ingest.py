@@ -61,19 +61,22 @@ class ChainMoved(LakeError):
 
 @dataclass
 class Cursor:
-    """Where the follower stands: the next block to read, the first it read, and the hashes
+    """Where the follower stands: the next block to read, the first it read, the block after
+    the highest it wrote (above the next block while a range is read again), and the hashes
     of the newest blocks it wrote (to find a reorg's fork point)."""
 
     chain_id: int
     first_block: int
     next_block: int
+    end_block: int
     hashes: dict[int, str] = field(default_factory=dict)
     step: int = 0
 
     def as_meta(self, head: int, confirmations: int) -> dict[str, Any]:
         """The cursor as the lake's progress mark records it."""
         return {"chain_id": self.chain_id, "first_block": self.first_block,
-                "next_block": self.next_block, "step": self.step, "head_block": head,
+                "next_block": self.next_block, "end_block": self.end_block, "step": self.step,
+                "head_block": head,
                 "confirmed_through": max(-1, min(head - confirmations, self.next_block - 1)),
                 "hashes": {str(n): h for n, h in sorted(self.hashes.items())}}
 
@@ -81,7 +84,8 @@ class Cursor:
     def from_meta(cls, meta: dict[str, Any]) -> "Cursor":
         """The cursor a progress mark recorded."""
         return cls(int(meta["chain_id"]), int(meta["first_block"]), int(meta["next_block"]),
-                   {int(n): str(h) for n, h in meta["hashes"].items()}, int(meta["step"]))
+                   int(meta["end_block"]), {int(n): str(h) for n, h in meta["hashes"].items()},
+                   int(meta["step"]))
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ class Follower:
                     lake.restore(name, mark.versions.get(name))
         start = 0 if from_block is None else from_block
         if mark is None:
-            self.cursor = Cursor(self.chain_id, start, start)
+            self.cursor = Cursor(self.chain_id, start, start, start)
         else:
             self.cursor = Cursor.from_meta(mark.meta)
             if from_block is not None and from_block < self.cursor.next_block:
@@ -173,9 +177,9 @@ class Follower:
 
     def _step(self, last: int, head: int) -> Batch:
         began = time.perf_counter()
-        previous_next = self.cursor.next_block
-        first, headers = self._linked(self.cursor.next_block, last)
-        reorged = first if first < previous_next and self._had(first) else None
+        asked = self.cursor.next_block
+        first, headers = self._linked(asked, last)
+        reorged = first if first < asked else None
         if reorged is not None:
             self._forget(first)
         new_pools = self._new_pools(first, last)
@@ -188,22 +192,22 @@ class Follower:
                  for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
         rows = self._rows(pool_logs, transfers, times)
-        upto = max(last, previous_next - 1)
-        self._write(rows, first, upto, fresh=first >= previous_next, head=head,
+        # A reorg's orphaned blocks leave in the commits that write the canonical ones.
+        upto = last if reorged is None else max(last, self.cursor.end_block - 1)
+        self._write(rows, first, upto, fresh=first >= self.cursor.end_block, head=head,
                     head_time=self._head_time(head, headers), last=last, times=times)
         for n, h in headers.items():
             self.cursor.hashes[n] = h["hash"]
         keep = max(KEPT_HASHES, 2 * self.confirmations)
         self.cursor.hashes = dict(sorted(self.cursor.hashes.items())[-keep:])
         self.cursor.next_block = last + 1
+        self.cursor.end_block = last + 1 if reorged is not None else max(self.cursor.end_block,
+                                                                         last + 1)
         self.cursor.step += 1
         self.lake.mark(times[last], WRITER, self.cursor.step,
                        meta=self.cursor.as_meta(head, self.confirmations))
         return Batch(first, last, {k: v.height for k, v in rows.items()}, reorged, head,
                      time.perf_counter() - began, len(pool_logs) + len(transfers))
-
-    def _had(self, first: int) -> bool:
-        return any(n >= first for n in self.cursor.hashes)
 
     def _linked(self, first: int, last: int) -> tuple[int, dict[int, dict]]:
         """The headers of [first, last], each naming the one before as its parent and the

@@ -42,6 +42,12 @@ class Rpc:
         """Close the connection pool."""
         self.client.close()
 
+    def __enter__(self) -> "Rpc":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     def call(self, method: str, *params: Any) -> Any:
         """One call's result."""
         return self.batch([(method, list(params))])[0]

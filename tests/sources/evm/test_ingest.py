@@ -1,0 +1,240 @@
+"""The EVM follower against a real anvil node: what it writes is what the chain did, worked
+out by hand from the constant-product rule; again is the same; reorgs and bad tokens."""
+
+from decimal import Decimal
+
+import polars as pl
+import pytest
+
+from sources.evm.config import parse
+from sources.evm.devnet import V2Market
+from sources.evm.ingest import Follower
+from sources.evm.rpc import quantity
+from sources.lake import Lake, LakeError
+from tests.sources.evm.conftest import ETH_FEED
+
+E18 = 10**18
+EVENTS = ("swaps", "reserves", "liquidity_events", "transfers", "blocks")
+KEYS = {"swaps": ["block_number", "log_index"], "reserves": ["block_number", "log_index"],
+        "liquidity_events": ["block_number", "log_index"],
+        "transfers": ["block_number", "log_index"], "blocks": ["block_number"],
+        "pairs": ["address"], "tokens": ["address"]}
+
+
+def out_for(amount_in: int, reserve_in: int, reserve_out: int) -> int:
+    """Uniswap V2's getAmountOut, written out: 0.3 % of the input stays in the pool."""
+    return amount_in * 997 * reserve_out // (reserve_in * 1000 + amount_in * 997)
+
+
+def isqrt(n: int) -> int:
+    x = n
+    y = (x + 1) // 2
+    while y < x:
+        x, y = y, (y + n // y) // 2
+    return x
+
+
+@pytest.fixture
+def follower(rpc):
+    """A follower of the market's chain into `lake`."""
+
+    def make(market: V2Market, lake: Lake, **kw) -> Follower:
+        return Follower(rpc(), parse_file(market), lake, **{"confirmations": 2, **kw})
+
+    return make
+
+
+def parse_file(market: V2Market):
+    import yaml
+
+    return parse(yaml.safe_load(market.venues_file(ETH_FEED)))
+
+
+def table(lake: Lake, name: str) -> pl.DataFrame:
+    return lake.read(name).sort(KEYS[name])
+
+
+@pytest.fixture
+def traded(market):
+    """Liquidity, a buy, a partial sell and a transfer on one PEPE/WETH pair."""
+    net = market.net
+    pepe = market.token("Pepe", "PEPE", 10**9 * E18)
+    pair = market.pair(pepe)
+    market.approve(0, market.quote, pepe)
+    token0, token1 = sorted([pepe, market.quote])
+    amounts = {market.quote: 1_000 * E18, pepe: 1_000_000 * E18}
+    minted = market.add_liquidity(pair, amounts[token0], amounts[token1])
+    market.transfer(market.quote, 1, 10 * E18)
+    market.approve(1, market.quote, pepe)
+    buy = market.swap(pair, market.quote, E18, 1)
+    sell = market.swap(pair, pepe, 400 * E18, 1)
+    gift = market.transfer(pepe, 2, 100 * E18, sender=1)
+    return {"pepe": pepe, "pair": pair, "token0": token0, "amounts": amounts,
+            "minted": minted, "buy": buy, "sell": sell, "gift": gift,
+            "accounts": net.accounts}
+
+
+def test_the_lake_holds_what_the_chain_did(traded, market, follower, tmp_path):
+    lake = Lake(tmp_path / "lake")
+    follower(market, lake, batch_blocks=3).run()
+    weth, pepe, pair, accounts = market.quote, traded["pepe"], traded["pair"], traded["accounts"]
+    r_weth, r_pepe = 1_000 * E18, 1_000_000 * E18
+    bought = out_for(E18, r_weth, r_pepe)
+    r_weth, r_pepe = r_weth + E18, r_pepe - bought
+    paid = out_for(400 * E18, r_pepe, r_weth)
+    r_weth_end, r_pepe_end = r_weth - paid, r_pepe + 400 * E18
+
+    swaps = table(lake, "swaps")
+    weth_is_0 = traded["token0"] == weth
+
+    def sides(weth_amount: int, pepe_amount: int) -> tuple[int, int]:
+        return (weth_amount, pepe_amount) if weth_is_0 else (pepe_amount, weth_amount)
+
+    buy_in, sell_in = sides(E18, 0), sides(0, 400 * E18)
+    buy_out, sell_out = sides(0, bought), sides(paid, 0)
+    assert swaps["amount0_in"].to_list() == [Decimal(buy_in[0]), Decimal(sell_in[0])]
+    assert swaps["amount1_in"].to_list() == [Decimal(buy_in[1]), Decimal(sell_in[1])]
+    assert swaps["amount0_out"].to_list() == [Decimal(buy_out[0]), Decimal(sell_out[0])]
+    assert swaps["amount1_out"].to_list() == [Decimal(buy_out[1]), Decimal(sell_out[1])]
+    assert swaps["maker"].to_list() == [accounts[1]] * 2
+    assert swaps["sender"].to_list() == [market.router] * 2
+    assert swaps["recipient"].to_list() == [accounts[1]] * 2
+    assert swaps["pair"].to_list() == [pair] * 2
+    receipts = [traded["buy"], traded["sell"]]
+    assert swaps["tx_hash"].to_list() == [r["transactionHash"] for r in receipts]
+    assert swaps["gas_used"].to_list() == [quantity(r["gasUsed"]) for r in receipts]
+    assert swaps["tx_fee_raw"].to_list() == [
+        Decimal(quantity(r["gasUsed"]) * quantity(r["effectiveGasPrice"])) for r in receipts]
+    assert swaps["block_number"].to_list() == [quantity(r["blockNumber"]) for r in receipts]
+
+    reserves = table(lake, "reserves")
+    assert [sides(*map(int, row)) for row in reserves.select(
+        "reserve0" if weth_is_0 else "reserve1",
+        "reserve1" if weth_is_0 else "reserve0").rows()] == [
+        sides(1_000 * E18, 1_000_000 * E18), sides(r_weth, r_pepe),
+        sides(r_weth_end, r_pepe_end)]
+
+    liquidity = table(lake, "liquidity_events")
+    assert liquidity["kind"].to_list() == ["mint"]
+    assert liquidity["owner"].to_list() == [accounts[0]]
+    assert liquidity["liquidity"].to_list() == [Decimal(isqrt(1_000 * E18 * 1_000_000 * E18)
+                                                        - 1000)]
+
+    # Wallet moves only: the pool's legs are the swaps' and the liquidity's, not transfers.
+    transfers = table(lake, "transfers")
+    zero = "0x" + "0" * 40
+    assert transfers.select("token", "from_address", "to_address", "amount").rows() == [
+        (weth, zero, accounts[0], Decimal(10**24)),
+        (pepe, zero, accounts[0], Decimal(10**9 * E18)),
+        (weth, accounts[0], accounts[1], Decimal(10 * E18)),
+        (pepe, accounts[1], accounts[2], Decimal(100 * E18))]
+
+    pairs = table(lake, "pairs")
+    assert pairs.select("address", "token0", "token1", "creator", "factory_type",
+                        "fee_bps").rows() == [(pair, *sorted([pepe, weth]), accounts[0],
+                                               "constant_product", 30)]
+    tokens = table(lake, "tokens").sort("symbol")
+    assert tokens.select("symbol", "decimals", "is_quote", "price_feed_id",
+                         "deployer").rows() == [
+        ("PEPE", 18, False, None, accounts[0]), ("WETH", 18, True, ETH_FEED, accounts[0])]
+    assert tokens["total_supply_raw"].to_list() == [Decimal(10**9 * E18), Decimal(10**24)]
+
+    blocks = table(lake, "blocks")
+    per_block = pl.concat([table(lake, n).select("block_number")
+                           for n in ("swaps", "reserves", "liquidity_events", "transfers")])
+    assert blocks.select("block_number", "log_count").rows() == sorted(
+        per_block.group_by("block_number").len().rows())
+
+    mark = lake.progress()
+    assert mark is not None and mark.writer == "evm"
+    assert mark.meta["next_block"] == market.net.block_number() + 1
+    assert mark.watermark == blocks["block_time"].max()
+
+
+def test_ingesting_again_changes_nothing(traded, market, follower, tmp_path):
+    lake = Lake(tmp_path / "lake")
+    follower(market, lake, batch_blocks=4).run()
+    before = {name: table(lake, name) for name in (*EVENTS, "pairs")}
+    follower(market, lake, batch_blocks=2, from_block=0).run()
+    for name, frame in before.items():
+        assert table(lake, name).equals(frame), name
+
+
+def test_a_reorg_replacing_two_blocks_of_swaps(market, follower, rpc, tmp_path):
+    net = market.net
+    pepe = market.token("Pepe", "PEPE", 10**9 * E18)
+    pair = market.pair(pepe)
+    market.approve(0, market.quote, pepe)
+    token0, _ = sorted([pepe, market.quote])
+    market.add_liquidity(pair, *((1_000 * E18, 1_000_000 * E18) if token0 == market.quote
+                                 else (1_000_000 * E18, 1_000 * E18)))
+    fork = net.rpc.call("evm_snapshot")
+    orphaned = [market.swap(pair, market.quote, E18, 0), market.swap(pair, market.quote, E18, 0)]
+    lake = Lake(tmp_path / "lake")
+    follow = follower(market, lake)
+    follow.run()
+    assert set(lake.read("swaps")["tx_hash"]) == {r["transactionHash"] for r in orphaned}
+
+    assert net.rpc.call("evm_revert", fork)
+    canonical = [market.swap(pair, market.quote, 3 * E18, 0),
+                 market.swap(pair, market.quote, 5 * E18, 0)]
+    net.mine(1)
+    assert [quantity(r["blockNumber"]) for r in canonical] == [
+        quantity(r["blockNumber"]) for r in orphaned]
+    batches = follow.run()
+    assert batches[0].reorged_from == quantity(orphaned[0]["blockNumber"])
+
+    swaps = lake.read("swaps").sort("block_number")
+    assert swaps["tx_hash"].to_list() == [r["transactionHash"] for r in canonical]
+    weth_in = swaps["amount0_in" if token0 == market.quote else "amount1_in"]
+    assert weth_in.to_list() == [Decimal(3 * E18), Decimal(5 * E18)]
+    # The reserves and blocks of the orphaned blocks left with them.
+    reserves = lake.read("reserves")
+    assert not set(reserves["tx_hash"]) & {r["transactionHash"] for r in orphaned}
+    assert lake.read("blocks")["block_number"].is_unique().all()
+    # A new follower on the same lake goes on from the canonical chain's hashes.
+    assert Follower(rpc(), parse_file(market), lake).cursor.hashes[
+        quantity(canonical[1]["blockNumber"])] == canonical[1]["blockHash"]
+
+
+def test_tokens_answering_bytes32_or_nothing(market, follower, tmp_path):
+    net = market.net
+    mkr = net.deploy("Bytes32Token", ["bytes32", "bytes32", "uint256"],
+                     [b"Maker".ljust(32, b"\0"), b"MKR".ljust(32, b"\0"), 10**6 * E18])
+    # The router has no symbol(), name(), decimals() or totalSupply(): every call reverts.
+    mute = market.router
+    market.pair(mkr)
+    market.pair(mute)
+    lake = Lake(tmp_path / "lake")
+    follower(market, lake).run()
+    tokens = {row["address"]: row for row in lake.read("tokens").to_dicts()}
+    assert (tokens[mkr]["symbol"], tokens[mkr]["name"]) == ("MKR", "Maker")
+    assert tokens[mkr]["total_supply_raw"] == Decimal(10**6 * E18)
+    assert (tokens[mute]["symbol"], tokens[mute]["name"], tokens[mute]["decimals"],
+            tokens[mute]["total_supply_raw"]) == ("", "", 18, Decimal(0))
+
+
+def test_a_lake_another_writer_keeps_is_refused(market, follower, tmp_path):
+    from datetime import UTC, datetime
+
+    lake = Lake(tmp_path / "lake")
+    lake.mark(datetime.now(UTC), "simulate")
+    with pytest.raises(LakeError, match="a lake of its own"):
+        follower(market, lake)
+
+
+def test_a_node_of_another_chain_is_refused(market, follower, rpc, tmp_path):
+    lake = Lake(tmp_path / "lake")
+    follower(market, lake).run()
+    from sources.evm.devnet import start_node
+
+    other = start_node(chain_id=5)
+    try:
+        with pytest.raises(LakeError, match="follows chain 31337"):
+            Follower(rpc(other.url), parse_file(market), lake)
+    finally:
+        other.stop()
+
+
+def test_each_test_has_a_fresh_node(rpc):
+    assert quantity(rpc().call("eth_blockNumber")) == 0
