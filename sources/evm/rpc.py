@@ -67,7 +67,9 @@ class Rpc:
         for i, (method, _) in enumerate(calls):
             answer = by_id.get(i)
             if answer is None:
-                raise RpcError(method, "the node left a call of the batch unanswered")
+                failed = [a["error"] for a in answers if a.get("error")]
+                raise RpcError(method, str(failed[0].get("message", failed[0])) if failed
+                               else "the node left a call of the batch unanswered")
             if "error" in answer:
                 error = answer["error"] or {}
                 failure = RpcError(method, str(error.get("message", error)), error.get("code"))

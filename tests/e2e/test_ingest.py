@@ -1,0 +1,137 @@
+"""From an RPC URL to served pairs: a V2 market on a real anvil node, ingested, materialised,
+published and served; the figures worked out by hand from the pool's rule and the oracle's
+ETH price at each block."""
+
+import httpx
+import polars as pl
+import pytest
+
+from core.feeds import FEED_BY_BASE
+from sources.evm.devnet import Devnet, start_node, v2_market
+from sources.evm.rpc import quantity
+from sources.lake import Lake
+from tests.conftest import edge_process, run_cli
+
+E18 = 10**18
+ETH = FEED_BY_BASE["ETH"]
+
+
+def out_for(amount_in: int, reserve_in: int, reserve_out: int) -> int:
+    """Uniswap V2's getAmountOut, written out."""
+    return amount_in * 997 * reserve_out // (reserve_in * 1000 + amount_in * 997)
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """Liquidity, a trader's buy and partial sell, a holder's transfer; ingested, materialised
+    and served."""
+    home = tmp_path_factory.mktemp("ingest-home")
+    node = start_node()
+    net = Devnet(node.url)
+    try:
+        market = v2_market(net)
+        pepe = market.token("Pepe", "PEPE", 10**9 * E18)
+        pair = market.pair(pepe)
+        market.approve(0, market.quote, pepe)
+        weth_is_0 = sorted([pepe, market.quote])[0] == market.quote
+        reserves = (1_000 * E18, 1_000_000 * E18)
+        market.add_liquidity(pair, *(reserves if weth_is_0 else reserves[::-1]))
+        market.transfer(market.quote, 1, 10 * E18)
+        market.approve(1, market.quote, pepe)
+        buy = market.swap(pair, market.quote, E18, 1)
+        sell = market.swap(pair, pepe, 400 * E18, 1)
+        market.transfer(pepe, 2, 100 * E18)
+        venues = home / "venues.yaml"
+        venues.write_text(market.venues_file(ETH.feed_id))
+        done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], home)
+        assert done.returncode == 0, done.stderr
+        assert "blocks 0.." in done.stderr
+        made = run_cli(["materialize"], home)
+        assert made.returncode == 0, made.stderr
+        with edge_process(home) as base:
+            yield {"home": home, "base": base, "pepe": pepe, "weth": market.quote, "pair": pair,
+                   "buy": buy, "sell": sell, "accounts": net.accounts,
+                   "times": {n: net.rpc.call("eth_getBlockByNumber", hex(n), False)["timestamp"]
+                             for n in range(net.block_number() + 1)}}
+    finally:
+        net.close()
+        node.stop()
+
+
+def eth_usd(home, block_time: int) -> float:
+    """The oracle's ETH price at a block: its latest update at or before the block's time."""
+    updates = Lake(home / "lake").read("oracle_updates").filter(
+        pl.col("feed_id") == ETH.feed_id, pl.col("publish_time") <= block_time)
+    last = updates.sort("publish_time").row(-1, named=True)
+    return last["price"] * 10.0 ** last["expo"]
+
+
+def get(chain, path: str) -> dict:
+    answer = httpx.get(chain["base"] + "/api/v1" + path, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_the_pair_trades_windows_and_price(chain):
+    r_weth, r_pepe = 1_000 * E18, 1_000_000 * E18
+    bought = out_for(E18, r_weth, r_pepe)
+    r_weth, r_pepe = r_weth + E18, r_pepe - bought
+    paid = out_for(400 * E18, r_pepe, r_weth)
+    r_weth, r_pepe = r_weth - paid, r_pepe + 400 * E18
+    times = {k: quantity(chain["times"][quantity(chain[k]["blockNumber"])]) for k in ("buy", "sell")}
+    p_buy, p_sell = eth_usd(chain["home"], times["buy"]), eth_usd(chain["home"], times["sell"])
+    last_time = max(quantity(t) for t in chain["times"].values())
+    p_now = eth_usd(chain["home"], last_time)
+
+    trades = get(chain, f"/chains/devnet/pairs/{chain['pair']}/trades")["items"]
+    swaps = [t for t in trades if t["tx_type"] in ("buy", "sell")]
+    assert [t["tx_type"] for t in swaps] == ["sell", "buy"]
+    assert [t["hash"] for t in swaps] == [chain["sell"]["transactionHash"],
+                                          chain["buy"]["transactionHash"]]
+    assert {t["maker_address"] for t in swaps} == {chain["accounts"][1]}
+    pepe_amounts = sorted(t["event_data"]["amount0" if t["event_data"]["price_usd0"] < 100
+                                          else "amount1"] for t in swaps)
+    assert pepe_amounts == pytest.approx(sorted([bought / E18, 400.0]), rel=1e-9)
+
+    row = get(chain, f"/chains/devnet/pairs/{chain['pair']}")
+    m5 = row["txn"]["m5"]
+    assert (m5["buys"], m5["sells"], m5["buyers"], m5["sellers"]) == (1, 1, 1, 1)
+    assert m5["buy_volume"] == pytest.approx(1.0 * p_buy, rel=1e-9)
+    assert m5["sell_volume"] == pytest.approx(paid / E18 * p_sell, rel=1e-9)
+    pepe_row = next(t for t in row["tokens"] if t["symbol"] == "PEPE")
+    assert pepe_row["price_usd"] == pytest.approx(r_weth / r_pepe * p_now, rel=1e-9)
+    assert pepe_row["reserve"] == pytest.approx(r_pepe / E18, rel=1e-12)
+
+
+def test_the_traders_pnl_over_a_buy_and_a_partial_sell(chain):
+    r_weth, r_pepe = 1_000 * E18, 1_000_000 * E18
+    bought = out_for(E18, r_weth, r_pepe)
+    paid = out_for(400 * E18, r_pepe - bought, r_weth + E18)
+    times = {k: quantity(chain["times"][quantity(chain[k]["blockNumber"])]) for k in ("buy", "sell")}
+    p_buy, p_sell = eth_usd(chain["home"], times["buy"]), eth_usd(chain["home"], times["sell"])
+    cost_per_pepe = 1.0 * p_buy / (bought / E18)
+    realized = paid / E18 * p_sell - 400 * cost_per_pepe
+
+    profile = get(chain, f"/chains/devnet/wallets/{chain['accounts'][1]}")
+    day = next(m for m in profile["metrics"] if m["window"] == "1d")
+    assert day["realized_pnl_usd"] == pytest.approx(realized, rel=1e-9)
+    assert day["invested_usd"] == pytest.approx(1.0 * p_buy, rel=1e-9)
+    assert (day["trades"], day["open_positions"], day["closed_positions"]) == (2, 1, 0)
+
+
+def test_holders_after_transfers(chain):
+    bought = out_for(E18, 1_000 * E18, 1_000_000 * E18)
+    holders = get(chain, f"/chains/devnet/tokens/{chain['pepe']}/holders")["items"]
+    balances = {h["address"]: h["balance"] for h in holders}
+    accounts = chain["accounts"]
+    assert balances == pytest.approx({
+        accounts[0]: 10**9 - 1_000_000 - 100,
+        accounts[1]: (bought - 400 * E18) / E18,
+        accounts[2]: 100.0}, rel=1e-12)
+
+
+def test_status_says_how_far_the_ingest_stands_behind_the_head(chain):
+    status = get(chain, "/status")
+    head = max(chain["times"])
+    assert [(c["slug"], c["chain_id"], c["latest_block"], c["head_block"])
+            for c in status["chains"]] == [("devnet", 31337, head, head)]
