@@ -47,6 +47,14 @@ def _latest_days(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.Sk
     return dg.RunRequest(tags=run_tags(context.instance, days))
 
 
+def _behind(meta: dict) -> dict[str, int]:
+    """How far a chain follower's last batch stands behind the chain's head, in blocks."""
+    if "head_block" not in meta or "next_block" not in meta:
+        return {}
+    return {"head_block": int(meta["head_block"]),
+            "blocks_behind_head": max(0, int(meta["head_block"]) - int(meta["next_block"]) + 1)}
+
+
 def lake_sensor(job: str) -> dg.SensorDefinition:
     """Starts the job named `job` when the lake's last complete batch is newer than the last
     refresh asked for, unless a refresh is still queued or running (it will pick the new batch
@@ -74,7 +82,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
                                           "versions": progress.versions}))
         observed = [dg.AssetObservation(
             asset_key=key(name), metadata={"delta_version": version, "watermark": watermark,
-                                           "writer": progress.writer})
+                                           "writer": progress.writer, **_behind(progress.meta)})
             for name, version in sorted(progress.versions.items())
             if before.get(name) != version]
         # The days whose swaps changed, and the later ones, are made again; the rest are read.

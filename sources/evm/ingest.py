@@ -332,7 +332,7 @@ class Follower:
         facts = describe(self.rpc, sorted(seen), seen)
         times = self._times({f.deploy_block for f in facts.values()})
         now = datetime.now(UTC)
-        rows = [{
+        rows: list[dict[str, Any]] = [{
             "chain_id": self.chain_id, "address": f.address, "symbol": f.symbol,
             "name": f.name, "decimals": f.decimals,
             "total_supply_raw": min(f.total_supply, MAX_RAW), "max_supply_raw": None,
@@ -459,7 +459,8 @@ class Follower:
         updates = PriceBook(datetime.fromtimestamp(start.timestamp() - 2 * TICK_S, UTC),
                             datetime.fromtimestamp(times[last].timestamp() + TICK_S, UTC)).updates()
         if updates.height:
-            low, high = updates["publish_time"].min(), updates["publish_time"].max()
+            low, high = updates.select(pl.col("publish_time").min(),
+                                       pl.col("publish_time").max().alias("high")).row(0)
             lake.replace("oracle_updates", updates,
                          f"publish_time >= {low} AND publish_time <= {high}")
         lake.write("chains", self._chain_row(times))

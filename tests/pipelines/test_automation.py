@@ -59,6 +59,21 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
         assert observed(result) == {"swaps": 1}
 
 
+def test_the_sensor_shows_how_far_a_chain_follower_stands_behind_the_head(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    lake = Lake()
+    lake.write("swaps", swaps())
+    # A follower that wrote blocks up to 109 while the chain's head was 130.
+    lake.mark(datetime(2026, 11, 19, 0, 3, tzinfo=UTC), "evm",
+              meta={"next_block": 110, "head_block": 130})
+    with dg.instance_for_test() as instance:
+        result = lake_sensor("everything")(dg.build_sensor_context(instance=instance))
+        (event,) = result.asset_events
+        assert event.metadata["head_block"].value == 130
+        assert event.metadata["blocks_behind_head"].value == 21
+
+
 def test_the_maintenance_job_compacts_crowded_partitions_and_keeps_every_row(tmp_path,
                                                                              monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))

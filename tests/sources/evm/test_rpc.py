@@ -33,7 +33,7 @@ class Proxy:
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 status, answer = proxy.answer(json.loads(body))
                 self.send_response(status)

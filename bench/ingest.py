@@ -1,0 +1,167 @@
+"""The EVM follower's throughput and lag against a local anvil node: prints JSON lines.
+
+1. `range`: a chain of `--blocks` blocks with `--swaps-per-block` swaps each (over `--pairs`
+   pairs, by the node's nine funded traders) is made, then ingested whole from block 0 into an
+   empty lake: blocks/s and logs/s.
+2. `follow`: the follower runs with --follow while a block of swaps is mined every
+   `--every` seconds; for each block, the time from its mining (the mining call's return) to
+   the lake's mark covering it (the batch committed and visible to every reader)."""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import yaml  # noqa: E402
+
+from core.feeds import FEED_BY_BASE  # noqa: E402
+from sources.evm.config import parse  # noqa: E402
+from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_market  # noqa: E402
+from sources.evm.ingest import Follower  # noqa: E402
+from sources.evm.rpc import Rpc  # noqa: E402
+from sources.lake import Lake  # noqa: E402
+
+E18 = 10**18
+TRADERS = range(1, 10)
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def setup(market: V2Market, pairs: int) -> list[tuple[str, str]]:
+    """`pairs` base tokens paired with the quote, deep liquidity, and every trader funded and
+    approved; returns (pair, base) for each."""
+    made = []
+    for i in range(pairs):
+        base = market.token(f"Token {i}", f"TK{i}", 10**12 * E18)
+        pair = market.pair(base)
+        market.approve(0, market.quote, base)
+        quote_first = sorted([base, market.quote])[0] == market.quote
+        amounts = (10_000 * E18, 10**9 * E18)
+        market.add_liquidity(pair, *(amounts if quote_first else amounts[::-1]))
+        made.append((pair, base))
+    for trader in TRADERS:
+        market.transfer(market.quote, trader, 50_000 * E18)
+        for _, base in made:
+            market.transfer(base, trader, 10**7 * E18)
+        market.approve(trader, market.quote, *(b for _, b in made))
+    return made
+
+
+def mine_swaps(market: V2Market, made: list[tuple[str, str]], swaps: int, block: int) -> None:
+    """Send `swaps` swaps in one request and mine them into one block."""
+    calls = []
+    for k in range(swaps):
+        pair, base = made[(block + k) % len(made)]
+        trader = market.net.accounts[TRADERS[(block * 7 + k) % len(TRADERS)]]
+        selling = (block + k) % 3 == 0
+        token, amount = (base, 1_000 * E18) if selling else (market.quote, E18 // 100)
+        calls.append(("eth_sendTransaction", [{
+            "from": trader, "to": market.router, "gas": hex(300_000),
+            "data": call_data("swapExactIn(address,address,uint256,address)", pair, token,
+                              amount, trader)}]))
+    market.net.rpc.batch(calls)
+    market.net.mine(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--blocks", type=int, default=10_000)
+    parser.add_argument("--swaps-per-block", type=int, default=50)
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--batch-blocks", type=int, default=1_000)
+    parser.add_argument("--follow-blocks", type=int, default=30)
+    parser.add_argument("--every", type=float, default=1.0)
+    args = parser.parse_args()
+    node = start_node()
+    net = Devnet(node.url)
+    try:
+        market = v2_market(net, quote_supply=10**9 * E18)
+        made = setup(market, args.pairs)
+        net.automine(False)
+        began = time.perf_counter()
+        for block in range(args.blocks):
+            mine_swaps(market, made, args.swaps_per_block, block)
+            if block % 500 == 499:
+                say(f"  made {block + 1:,} blocks of {args.swaps_per_block} swaps "
+                    f"[{time.perf_counter() - began:.0f}s]")
+        venues = parse(yaml.safe_load(market.venues_file(FEED_BY_BASE["ETH"].feed_id)))
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["CHAINTAPE_HOME"] = home
+            lake = Lake(Path(home) / "lake")
+            head = net.block_number()
+            with Rpc(node.url) as rpc:
+                follower = Follower(rpc, venues, lake, confirmations=12,
+                                    batch_blocks=args.batch_blocks,
+                                    progress=lambda line: say(f"  {line}"))
+                started = time.perf_counter()
+                batches = follower.run(to_block=head)
+                seconds = time.perf_counter() - started
+                logs = sum(b.logs for b in batches)
+                print(json.dumps({
+                    "bench": "ingest", "stage": "range", "blocks": head + 1,
+                    "swaps": lake.read("swaps").height, "logs": logs,
+                    "seconds": round(seconds, 2),
+                    "blocks_per_s": round((head + 1) / seconds, 1),
+                    "logs_per_s": round(logs / seconds, 1), "rpc_requests": rpc.calls,
+                    "batch_blocks": args.batch_blocks}), flush=True)
+                lags = follow_lags(market, made, follower, lake, args)
+            print(json.dumps({
+                "bench": "ingest", "stage": "follow", "blocks": len(lags),
+                "swaps_per_block": args.swaps_per_block, "every_s": args.every,
+                "mined_to_lake_ms": {
+                    "median": round(1000 * statistics.median(lags), 1),
+                    "p99": round(1000 * statistics.quantiles(lags, n=100, method="inclusive")[98],
+                                 1),
+                    "max": round(1000 * max(lags), 1)},
+                "targets": {"mined_to_served_s": {"median": 3, "p99": 10}}}), flush=True)
+    finally:
+        net.close()
+        node.stop()
+
+
+def follow_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, lake: Lake,
+                args: argparse.Namespace) -> list[float]:
+    """Mine a block every `--every` seconds while the follower follows; each block's time from
+    mined to covered by the lake's mark."""
+    stop = threading.Event()
+    mined: dict[int, float] = {}
+    marked: dict[int, float] = {}
+
+    def watch() -> None:
+        while not stop.is_set():
+            mark = lake.progress()
+            if mark is not None:
+                covered = int(mark.meta["next_block"]) - 1
+                for n in mined:
+                    if n <= covered and n not in marked:
+                        marked[n] = time.perf_counter()
+            time.sleep(0.01)
+
+    runner = threading.Thread(target=follower.run, kwargs={
+        "follow": True, "poll_s": 0.1, "stop": stop.is_set}, daemon=True)
+    watcher = threading.Thread(target=watch, daemon=True)
+    runner.start()
+    watcher.start()
+    for k in range(args.follow_blocks):
+        time.sleep(args.every)
+        mine_swaps(market, made, args.swaps_per_block, args.blocks + k)
+        mined[market.net.block_number()] = time.perf_counter()
+    deadline = time.monotonic() + 60
+    while len(marked) < len(mined) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    runner.join(30)
+    return sorted(marked[n] - mined[n] for n in marked)
+
+
+if __name__ == "__main__":
+    main()
