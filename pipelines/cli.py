@@ -162,6 +162,62 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
         rpc.close()
 
 
+@main.command()
+@click.option("--port", default=8545, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--venues", "venues_file", default="var/devnet.venues.yaml", show_default=True,
+              type=click.Path(dir_okay=False), help="where to write the market's venues file")
+@click.option("--every", default=2.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="seconds between trades")
+def devnet(port: int, venues_file: str, every: float) -> None:
+    """Start a local EVM node with a small V2 market on it, and keep trading: a chain to point
+    `chaintape ingest evm` or `chaintape up --rpc` at."""
+    from core.feeds import FEED_BY_BASE
+    from sources.evm.devnet import Devnet, DevnetError, start_node, v2_market
+
+    try:
+        node = start_node(port=port)
+    except DevnetError as err:
+        raise click.ClickException(str(err)) from None
+    net = Devnet(node.url)
+    try:
+        market = v2_market(net)
+        pairs = []
+        for symbol, name in (("PEPE", "Pepe"), ("WOJAK", "Wojak")):
+            base = market.token(name, symbol, 10**9 * 10**18)
+            pairs.append((market.pair(base), base))
+            market.approve(0, market.quote, base)
+            quote_first = sorted([base, market.quote])[0] == market.quote
+            amounts = (100 * 10**18, 10**8 * 10**18)
+            market.add_liquidity(pairs[-1][0], *(amounts if quote_first else amounts[::-1]))
+        for trader in (1, 2, 3):
+            market.transfer(market.quote, trader, 1_000 * 10**18)
+            market.approve(trader, market.quote, *(base for _, base in pairs))
+        Path(venues_file).parent.mkdir(parents=True, exist_ok=True)
+        Path(venues_file).write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
+        _say(f"devnet on {node.url} (chain 31337), venues file {venues_file}; try:\n"
+             f"  chaintape up --rpc {node.url} --venues {venues_file}\n"
+             "trading every "
+             f"{every:g}s (Ctrl-C stops it)")
+        step = 0
+        while True:
+            pair, base = pairs[step % len(pairs)]
+            trader = 1 + step % 3
+            if step % 4 == 3:
+                held = net.view(base, "balanceOf(address)", ["uint256"],
+                                net.accounts[trader])[0]
+                if held:
+                    market.swap(pair, base, held // 2, trader)
+            else:
+                market.swap(pair, market.quote, 10**17 * (1 + step % 5), trader)
+            step += 1
+            time.sleep(every)
+    except KeyboardInterrupt:
+        _say("devnet stopped")
+    finally:
+        net.close()
+        node.stop()
+
+
 def _materialize(selection: str | None) -> bool:
     import dagster as dg
 
@@ -260,12 +316,23 @@ def _announce_once_listening(host: str, port: int) -> None:
 @click.option("--swaps", default=1_000_000, show_default=True, help="swaps in the history")
 @click.option("--live/--frozen", "is_live", default=True, show_default=True,
               help="keep the market running in real time, refreshing as it lands")
+@click.option("--rpc", "rpc_url", default=None,
+              help="follow this EVM node instead of simulating (with --venues)")
+@click.option("--venues", "venues_file", default=None, type=click.Path(dir_okay=False),
+              help="with --rpc: the venues file (docs/ingest.md)")
 @click.pass_context
-def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool) -> None:
-    """Simulate (once), go live, materialise and publish, then serve and keep refreshing."""
+def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool, rpc_url: str | None,
+       venues_file: str | None) -> None:
+    """Simulate (once), go live, materialise and publish, then serve and keep refreshing; or,
+    with --rpc and --venues, follow a real chain instead of the simulator."""
     from sources.lake import Lake
 
     lake = Lake()
+    if (rpc_url is None) != (venues_file is None):
+        raise click.UsageError("--rpc and --venues go together")
+    if rpc_url is not None and venues_file is not None:
+        _follow_up(lake, rpc_url, venues_file)
+        return
     mark = lake.progress()
     simulating = fresh or mark is None
     if mark is not None and not simulating:
@@ -296,14 +363,45 @@ def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool) -> None:
              "(`chaintape ui` shows the runs); Ctrl-C stops everything")
         _watch(children)
     finally:
-        for child in children.values():
-            if child.poll() is None:
-                child.terminate()
-        for child in children.values():
-            try:
-                child.wait(15)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        _stop(children)
+
+
+def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
+    """Follow a chain into the lake, materialise its first batch, then serve and refresh as
+    the follower's batches land."""
+    children: dict[str, subprocess.Popen] = {}
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        children["chain follower"] = _child("ingest", "evm", "--rpc", rpc_url, "--venues",
+                                            venues_file, "--follow")
+        deadline = time.monotonic() + 900
+        while lake.progress() is None:
+            if children["chain follower"].poll() is not None:
+                raise click.ClickException("the chain follower stopped before its first batch")
+            if time.monotonic() > deadline:
+                raise click.ClickException("the chain follower wrote no batch in 15 minutes")
+            time.sleep(0.5)
+        if subprocess.run([_cli(), "materialize"], check=False).returncode:
+            sys.exit(1)
+        children["Dagster daemon"] = _daemon()
+        children["edge"] = _child("serve")
+        _say("following the chain: the lake sensor refreshes and publishes as its batches land; "
+             "Ctrl-C stops everything")
+        _watch(children)
+    finally:
+        _stop(children)
+
+
+def _stop(children: dict[str, subprocess.Popen]) -> None:
+    """Stop every child, killing those that do not stop within 15 s."""
+    for child in children.values():
+        if child.poll() is None:
+            child.terminate()
+    for child in children.values():
+        try:
+            child.wait(15)
+        except subprocess.TimeoutExpired:
+            child.kill()
 
 
 def _cli() -> str:

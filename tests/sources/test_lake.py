@@ -70,6 +70,22 @@ def test_writing_the_same_range_twice_leaves_the_same_rows(tmp_path):
     assert len(lake.files("swaps")) == 2
 
 
+def test_replacing_a_block_range_across_days_is_one_commit(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps())  # blocks 10 (the 18th), 11 and 12 (the 19th)
+    before = lake.version("swaps")
+    # Block 11 again with another amount, and block 12 gone: the range 11..12 in one commit.
+    again = swaps(2, amount=9)[1:]
+    assert lake.replace("swaps", again,
+                        "chain_id = 1 AND block_number >= 11 AND block_number <= 12") == before + 1
+    rows = lake.read("swaps").sort("block_number")
+    assert rows["block_number"].to_list() == [10, 11]
+    assert rows["amount0_in"].to_list() == [Decimal(5), Decimal(9)]
+    # Nothing to add: the range's rows are removed alone.
+    lake.replace("swaps", swaps().clear(), "chain_id = 1 AND block_number >= 11")
+    assert lake.read("swaps")["block_number"].to_list() == [10]
+
+
 def test_rewriting_a_partition_replaces_its_rows_and_no_other(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
