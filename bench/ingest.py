@@ -17,16 +17,14 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import yaml
 
-import yaml  # noqa: E402
-
-from core.feeds import FEED_BY_BASE  # noqa: E402
-from sources.evm.config import parse  # noqa: E402
-from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_market  # noqa: E402
-from sources.evm.ingest import Follower  # noqa: E402
-from sources.evm.rpc import Rpc  # noqa: E402
-from sources.lake import Lake  # noqa: E402
+from core.feeds import FEED_BY_BASE
+from sources.evm.config import parse
+from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_market
+from sources.evm.ingest import Follower
+from sources.evm.rpc import Rpc
+from sources.lake import Lake
 
 E18 = 10**18
 TRADERS = range(1, 10)
