@@ -137,6 +137,9 @@ class Follower:
         self.tokens = lake.scan("tokens").filter(chain).collect()
         self.locks = lake.scan("lp_locks").filter(chain).collect()
         self.last_head_at = 0.0
+        # What the chain's own tables hold, as this follower last wrote or read them.
+        self.written: dict[str, pl.DataFrame] = {"tokens": self.tokens, "pairs": self.pairs,
+                                                 "lp_locks": self.locks}
         self.block_time_ms = config.chain.block_time_ms
 
     @property
@@ -463,11 +466,18 @@ class Follower:
                                        pl.col("publish_time").max().alias("high")).row(0)
             lake.replace("oracle_updates", updates,
                          f"publish_time >= {low} AND publish_time <= {high}")
-        lake.write("chains", self._chain_row(times))
-        lake.replace("venues", self._venue_rows(), f"chain_id = {cid}")
-        for name, frame in (("tokens", self.tokens), ("pairs", self.pairs),
+        for name, frame in (("chains", self._chain_row(times)), ("venues", self._venue_rows()),
+                            ("tokens", self.tokens), ("pairs", self.pairs),
                             ("lp_locks", self.locks)):
-            lake.replace(name, frame, f"chain_id = {cid}")
+            # The chain's own tables change rarely: committed only when they do.
+            kept = self.written.get(name)
+            if kept is not None and kept.equals(frame) and lake.version(name) is not None:
+                continue
+            if name == "chains":
+                lake.write(name, frame)
+            else:
+                lake.replace(name, frame, f"chain_id = {cid}")
+            self.written[name] = frame
         where = f"chain_id = {cid} AND block_number >= {first} AND block_number <= {upto}"
         for name in EVENT_TABLES:
             frame = rows[name]
