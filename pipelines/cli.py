@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +42,9 @@ def _environment() -> None:
 def main() -> None:
     """chaintape: on-chain market data, from raw lake to served snapshot."""
     _environment()
+    # Dagster's notices that the partitioned checks and backfill policies are beta or preview
+    # features: known and chosen, not for every run's output.
+    warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
 
 
 @main.command()
@@ -178,6 +182,8 @@ def devnet(port: int, venues_file: str, every: float) -> None:
         node = start_node(port=port)
     except DevnetError as err:
         raise click.ClickException(str(err)) from None
+    # Stopped by a signal as by Ctrl-C: the node stops with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     net = Devnet(node.url)
     try:
         market = v2_market(net)

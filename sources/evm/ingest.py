@@ -152,6 +152,7 @@ class Follower:
         """Ingest up to `to_block` (or the head), then, with `follow`, keep following the head
         until `stop` says so."""
         done = []
+        said = 0.0
         while not stop():
             head = quantity(self.rpc.call("eth_blockNumber"))
             target = head if to_block is None else min(head, to_block)
@@ -162,7 +163,10 @@ class Follower:
                 continue
             batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head)
             done.append(batch)
-            self.progress(_said(batch))
+            # Catching up, every batch is said; at the head, once a minute.
+            if batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:
+                self.progress(_said(batch))
+                said = time.monotonic()
         return done
 
     def step(self, last: int, head: int, tries: int = 3) -> Batch:

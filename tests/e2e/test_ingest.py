@@ -135,3 +135,57 @@ def test_status_says_how_far_the_ingest_stands_behind_the_head(chain):
     head = max(chain["times"])
     assert [(c["slug"], c["chain_id"], c["latest_block"], c["head_block"])
             for c in status["chains"]] == [("devnet", 31337, head, head)]
+
+
+def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
+    """The README's real-chain commands: `chaintape devnet`, then `chaintape up --rpc
+    --venues`, serving the chain's pairs and publishing again as its blocks land."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import BIN, free_port, wait_http
+
+    node_port, edge_port = free_port(), free_port()
+    venues = tmp_path / "venues.yaml"
+    env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path / "node")}
+    devnet = subprocess.Popen([str(BIN / "chaintape"), "devnet", "--port", str(node_port),
+                               "--venues", str(venues), "--every", "0.5"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    home = tmp_path / "home"
+    up = None
+    try:
+        deadline = time.monotonic() + 60
+        while not venues.exists():
+            assert time.monotonic() < deadline and devnet.poll() is None
+            time.sleep(0.1)
+        up = subprocess.Popen(
+            [str(BIN / "chaintape"), "up", "--rpc", f"http://127.0.0.1:{node_port}", "--venues",
+             str(venues)],
+            env={**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+                 "PORT": str(edge_port)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{edge_port}/api/v1"
+        wait_http(base + "/status", timeout=300)
+        pairs = httpx.get(base + "/pairs/new", params={"chains": "devnet"}, timeout=30).json()
+        assert sorted(p["ticker"] for p in pairs["items"]) == ["PEPE/WETH", "WOJAK/WETH"]
+        first = httpx.get(base + "/status", timeout=30).json()
+        assert first["status"] == "ok", first
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            now = httpx.get(base + "/status", timeout=30).json()
+            if now["snapshot"]["as_of"] > first["snapshot"]["as_of"]:
+                break
+            time.sleep(1)
+        assert now["snapshot"]["as_of"] > first["snapshot"]["as_of"], now
+        assert now["chains"][0]["latest_block"] > first["chains"][0]["latest_block"]
+        assert up.poll() is None and devnet.poll() is None
+    finally:
+        for process in (up, devnet):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(60)
+    # Stopped, each stops what it started: the node and the edge no longer answer.
+    for port in (node_port, edge_port):
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
