@@ -129,6 +129,31 @@ class SqlModel:
             raise SqlModelError(f"{self.path}: {err}") from err
 
 
+    def run_duckdb(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
+                   watermark: datetime | None = None) -> pl.DataFrame:
+        """Execute on DuckDB, the query transpiled to its dialect by sqlglot: the same model
+        on a second engine, whose answer must equal polars'."""
+        import duckdb
+
+        missing = set(self.tables) - frames.keys()
+        if missing:
+            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
+        try:
+            query = sqlglot.transpile(self.render(watermark=watermark), read=READ_DIALECT,
+                                      write="duckdb", unsupported_level=ErrorLevel.RAISE)[0]
+        except sqlglot.errors.SqlglotError as err:
+            raise SqlModelError(f"{self.path}: {err}") from err
+        with duckdb.connect() as db:
+            for name in self.tables:
+                frame = frames[name]
+                db.register(name, (frame.collect() if isinstance(frame, pl.LazyFrame)
+                                   else frame).to_arrow())
+            try:
+                return pl.from_arrow(db.sql(query).to_arrow_table())  # type: ignore[return-value]
+            except duckdb.Error as err:
+                raise SqlModelError(f"{self.path}: {err}") from err
+
+
 def load_models(root: Path = SQL_ROOT) -> dict[str, SqlModel]:
     """Every model under `root/<domain>/sql/<model>.sql`, by name (names are unique)."""
     models: dict[str, SqlModel] = {}
