@@ -155,13 +155,15 @@ class Follower:
         said = 0.0
         while not stop():
             head = quantity(self.rpc.call("eth_blockNumber"))
+            seen_at = datetime.now(UTC)
             target = head if to_block is None else min(head, to_block)
             if self.cursor.next_block > target:
                 if not follow or (to_block is not None and self.cursor.next_block > to_block):
                     break
                 time.sleep(poll_s)
                 continue
-            batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head)
+            batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head,
+                              seen_at)
             done.append(batch)
             # Catching up, every batch is said; at the head, once a minute.
             if batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:
@@ -169,20 +171,22 @@ class Follower:
                 said = time.monotonic()
         return done
 
-    def step(self, last: int, head: int, tries: int = 3) -> Batch:
+    def step(self, last: int, head: int, seen_at: datetime | None = None,
+             tries: int = 3) -> Batch:
         """Ingest [next block, last] (from the fork point after a reorg) and mark it; a batch
-        whose blocks changed while they were read is read again."""
+        whose blocks changed while they were read is read again. `seen_at` is when `head` was
+        the head: a batch that reaches it is complete up to then (no later block existed)."""
         for attempt in range(tries):
             known = (self.pairs, self.tokens, self.locks, dict(self.cursor.hashes))
             try:
-                return self._step(last, head)
+                return self._step(last, head, seen_at or datetime.now(UTC))
             except ChainMoved:
                 self.pairs, self.tokens, self.locks, self.cursor.hashes = known
                 if attempt == tries - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _step(self, last: int, head: int) -> Batch:
+    def _step(self, last: int, head: int, seen_at: datetime) -> Batch:
         began = time.perf_counter()
         asked = self.cursor.next_block
         first, headers = self._linked(asked, last)
@@ -199,10 +203,14 @@ class Follower:
                  for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
         rows = self._rows(pool_logs, transfers, times)
+        # The lake is complete up to the last block's time, or, at the head, up to when the head
+        # was seen.
+        watermark = max(times[last], seen_at) if last >= head else times[last]
         # A reorg's orphaned blocks leave in the commits that write the canonical ones.
         upto = last if reorged is None else max(last, self.cursor.end_block - 1)
         self._write(rows, first, upto, fresh=first >= self.cursor.end_block, head=head,
-                    head_time=self._head_time(head, headers), last=last, times=times)
+                    head_time=self._head_time(head, headers), last=last, times=times,
+                    watermark=watermark)
         for n, h in headers.items():
             self.cursor.hashes[n] = h["hash"]
         keep = max(KEPT_HASHES, 2 * self.confirmations)
@@ -211,7 +219,7 @@ class Follower:
         self.cursor.end_block = last + 1 if reorged is not None else max(self.cursor.end_block,
                                                                          last + 1)
         self.cursor.step += 1
-        self.lake.mark(times[last], WRITER, self.cursor.step,
+        self.lake.mark(watermark, WRITER, self.cursor.step,
                        meta=self.cursor.as_meta(head, self.confirmations))
         return Batch(first, last, {k: v.height for k, v in rows.items()}, reorged, head,
                      time.perf_counter() - began, len(pool_logs) + len(transfers))
@@ -457,14 +465,16 @@ class Follower:
                                 _frame("lp_locks", [row])])
 
     def _write(self, rows: dict[str, pl.DataFrame], first: int, upto: int, fresh: bool,
-               head: int, head_time: datetime, last: int, times: dict[int, datetime]) -> None:
-        """Commit the batch, table by table (the mark that follows makes it visible)."""
+               head: int, head_time: datetime, last: int, times: dict[int, datetime],
+               watermark: datetime) -> None:
+        """Commit the batch, table by table (the mark that follows makes it visible); its
+        head observation is as of the batch's watermark."""
         lake, cid = self.lake, self.chain_id
         if lake.version("oracle_feeds") is None:
             lake.write("oracle_feeds", PriceBook(times[last], times[last]).feeds())
         start = min(times[n] for n in range(first, last + 1) if n in times)
         updates = PriceBook(datetime.fromtimestamp(start.timestamp() - 2 * TICK_S, UTC),
-                            datetime.fromtimestamp(times[last].timestamp() + TICK_S, UTC)).updates()
+                            datetime.fromtimestamp(watermark.timestamp() + TICK_S, UTC)).updates()
         if updates.height:
             low, high = updates.select(pl.col("publish_time").min(),
                                        pl.col("publish_time").max().alias("high")).row(0)
@@ -493,7 +503,7 @@ class Follower:
                 lake.replace(name, frame, where)
         if time.monotonic() - self.last_head_at >= HEAD_EVERY_S or last >= head:
             lake.append("heads", _frame("heads", [{
-                "chain_id": cid, "observed_at": datetime.now(UTC), "indexed_block": last,
+                "chain_id": cid, "observed_at": watermark, "indexed_block": last,
                 "indexed_block_time": times[last], "head_block": max(head, last),
                 "head_block_time": max(head_time, times[last])}]))
             self.last_head_at = time.monotonic()

@@ -80,8 +80,10 @@ def test_the_pair_trades_windows_and_price(chain):
     r_weth, r_pepe = r_weth - paid, r_pepe + 400 * E18
     times = {k: quantity(chain["times"][quantity(chain[k]["blockNumber"])]) for k in ("buy", "sell")}
     p_buy, p_sell = eth_usd(chain["home"], times["buy"]), eth_usd(chain["home"], times["sell"])
-    last_time = max(quantity(t) for t in chain["times"].values())
-    p_now = eth_usd(chain["home"], last_time)
+    # Every product is as of the lake's watermark: the follower reached the head, so the time
+    # it saw the head.
+    watermark = Lake(chain["home"] / "lake").progress().watermark
+    p_now = eth_usd(chain["home"], int(watermark.timestamp()))
 
     trades = get(chain, f"/chains/devnet/pairs/{chain['pair']}/trades")["items"]
     swaps = [t for t in trades if t["tx_type"] in ("buy", "sell")]
