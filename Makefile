@@ -6,7 +6,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: up test ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets clean
+.PHONY: up test ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -58,6 +58,9 @@ bench-wallets: $(STAMP)
 	command -v wrk >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
 	$(BIN)/python bench/wallet_profile.py
+
+bench-ingest: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python bench/ingest.py
 
 clean:
 	rm -rf var node_modules

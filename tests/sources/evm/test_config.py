@@ -86,3 +86,27 @@ def test_a_file_that_is_not_yaml_is_refused(tmp_path):
     bad.write_text("chain: [unclosed")
     with pytest.raises(ConfigError, match="not YAML"):
         load(bad)
+
+
+def test_the_command_refuses_a_bad_file_before_anything_is_written(tmp_path):
+    from tests.conftest import run_cli
+
+    bad = tmp_path / "venues.yaml"
+    bad.write_text(f"chain: {{slug: devnet, display_name: D, explorer_url: 'https://x'}}\n"
+                   f"venues:\n  - {{factory: '{FACTORY}', name: U, type: uniswap_v2, "
+                   f"fees: 30}}\nquotes:\n  - {{token: '{WETH}', feed: '{FEED}'}}\n")
+    done = run_cli(["ingest", "evm", "--rpc", "http://127.0.0.1:9", "--venues", str(bad)],
+                   tmp_path / "home")
+    assert done.returncode == 1
+    assert "venues[0].fees: unknown key" in done.stderr
+    assert not (tmp_path / "home" / "lake").exists()
+
+
+def test_the_command_refuses_an_rpc_that_is_not_a_url(tmp_path):
+    from tests.conftest import run_cli
+
+    done = run_cli(["ingest", "evm", "--rpc", "localhost:8545", "--venues",
+                    str(Path(__file__).resolve().parents[3] / "docs" / "ingest.venues.yaml")],
+                   tmp_path / "home")
+    assert done.returncode == 2
+    assert "--rpc" in done.stderr and "not an http(s) URL" in done.stderr
