@@ -6,7 +6,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: up test ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest clean
+.PHONY: up test test-spark ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +28,13 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# The SQL models on Spark in local mode as well (pyspark and a Java runtime: not in `test`).
+test-spark: $(STAMP)
+	command -v java >/dev/null || (apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless)
+	$(BIN)/pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pytest -m spark
 
 ui: $(STAMP)
 	$(BIN)/chaintape ui

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import polars as pl
@@ -105,11 +106,14 @@ class SqlModel:
                     names.add(source.name)
         return tuple(sorted(names))
 
-    def transpile(self, dialect: str = "spark") -> str:
-        """The query for a distributed engine; unsupported constructs raise."""
+    def transpile(self, dialect: str = "spark", watermark: datetime | None = None) -> str:
+        """The query for another engine, rewritten where that engine would read it otherwise
+        (see `portable`); unsupported constructs raise."""
         try:
-            return self.expression.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
-        except sqlglot.errors.UnsupportedError as err:
+            parsed = sqlglot.parse_one(self.render(watermark=watermark), read=READ_DIALECT)
+            return portable(parsed, dialect, self.path).sql(
+                dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+        except sqlglot.errors.SqlglotError as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 
     def run(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
@@ -138,11 +142,7 @@ class SqlModel:
         missing = set(self.tables) - frames.keys()
         if missing:
             raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
-        try:
-            query = sqlglot.transpile(self.render(watermark=watermark), read=READ_DIALECT,
-                                      write="duckdb", unsupported_level=ErrorLevel.RAISE)[0]
-        except sqlglot.errors.SqlglotError as err:
-            raise SqlModelError(f"{self.path}: {err}") from err
+        query = self.transpile("duckdb", watermark)
         with duckdb.connect() as db:
             for name in self.tables:
                 frame = frames[name]
@@ -152,6 +152,52 @@ class SqlModel:
                 return pl.from_arrow(db.sql(query).to_arrow_table())  # type: ignore[return-value]
             except duckdb.Error as err:
                 raise SqlModelError(f"{self.path}: {err}") from err
+
+
+    def run_spark(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame], spark: Any,
+                  watermark: datetime | None = None) -> pl.DataFrame:
+        """Execute on Spark (a SparkSession), the query transpiled by sqlglot: each frame a
+        temporary view, the answer back as a polars frame."""
+        missing = set(self.tables) - frames.keys()
+        if missing:
+            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
+        query = self.transpile("spark", watermark)
+        for name in self.tables:
+            frame = frames[name]
+            data = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+            # Spark has no unsigned integers: each is widened to the next signed type.
+            data = data.cast({c: (pl.Decimal(20, 0) if t == pl.UInt64 else pl.Int64)
+                              for c, t in data.schema.items() if t.is_unsigned_integer()})
+            spark.createDataFrame(data.to_arrow()).createOrReplaceTempView(name)
+        try:
+            return pl.from_arrow(spark.sql(query).toArrow())  # type: ignore[return-value]
+        except Exception as err:  # Spark's errors come through py4j, of many kinds
+            raise SqlModelError(f"{self.path}: {err}") from err
+
+
+def portable(expression: exp.Expr, dialect: str, path: Path) -> exp.Expr:
+    """The query rewritten for `dialect` where a plain transpilation would fail or mean
+    something else: Spark has no `EXTRACT(EPOCH FROM t)` (it is `UNIX_TIMESTAMP(t)`), and its
+    `COLLECT_LIST(DISTINCT x)`, what `ARRAY_AGG(DISTINCT x ORDER BY x)` becomes, keeps no
+    order (`SORT_ARRAY(COLLECT_SET(x))` does)."""
+    if dialect != "spark":
+        return expression
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Extract) and node.name.upper() == "EPOCH":
+            return exp.TimeToUnix(this=node.expression)
+        if isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order):
+            inner, order = node.this.this, node.this.expressions
+            if not isinstance(inner, exp.Distinct) or len(inner.expressions) != 1 or len(
+                    order) != 1 or order[0].this != inner.expressions[0] or order[0].args.get(
+                    "desc"):
+                raise SqlModelError(f"{path}: Spark keeps no order in ARRAY_AGG but that of "
+                                    "DISTINCT x ORDER BY x")
+            return exp.Anonymous(this="SORT_ARRAY", expressions=[
+                exp.ArrayUniqueAgg(this=inner.expressions[0])])
+        return node
+
+    return expression.copy().transform(rewrite)
 
 
 def load_models(root: Path = SQL_ROOT) -> dict[str, SqlModel]:
