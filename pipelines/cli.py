@@ -29,13 +29,16 @@ def _say(message: str) -> None:
 
 
 def _environment() -> None:
-    """Pin CHAINTAPE_HOME and a DAGSTER_HOME under it holding the repo's dagster.yaml."""
+    """Pin CHAINTAPE_HOME and a DAGSTER_HOME under it holding the repo's dagster.yaml (an
+    instance configured otherwise, e.g. on Postgres for a cluster, keeps its own)."""
     home = Path(os.environ.setdefault("CHAINTAPE_HOME", str(Path("var").absolute())))
     os.environ["CHAINTAPE_HOME"] = str(home.absolute())
     dagster_home = Path(os.environ.setdefault("DAGSTER_HOME", str(home.absolute() / "dagster")))
     dagster_home.mkdir(parents=True, exist_ok=True)
-    if (REPO / "dagster.yaml").exists():
-        shutil.copyfile(REPO / "dagster.yaml", dagster_home / "dagster.yaml")
+    ours, theirs = REPO / "dagster.yaml", dagster_home / "dagster.yaml"
+    if ours.exists() and (not theirs.exists() or theirs.read_text().startswith(
+            ours.read_text().splitlines()[0])):
+        shutil.copyfile(ours, theirs)
 
 
 @click.group()
@@ -235,13 +238,22 @@ def _materialize(selection: str | None) -> bool:
     instance = dg.DagsterInstance.get()
     _say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
     days = Lake().days("swaps")
-    result = job.execute_in_process(
-        instance=instance, raise_on_error=False, asset_selection=_selection(defs, selection),
-        run_config={"loggers": {"step_lines": {}}},
-        tags=run_tags(instance, days) if days else None)
-    if not result.success:
+    tags = run_tags(instance, days) if days else None
+    if job.executor_def is dg.in_process_executor:
+        success = job.execute_in_process(
+            instance=instance, raise_on_error=False, asset_selection=_selection(defs, selection),
+            run_config={"loggers": {"step_lines": {}}}, tags=tags).success
+    else:
+        # Steps on other processes (Celery workers) load the job again from its module.
+        from pipelines.definitions import everything_job
+
+        success = dg.execute_job(
+            dg.reconstructable(everything_job), instance, raise_on_error=False, tags=tags,
+            asset_selection=_selection(defs, selection),
+            run_config={"loggers": {"step_lines": {}}}).success
+    if not success:
         _say("materialisation failed: nothing new was published (see `make ui` for details)")
-    return result.success
+    return success
 
 
 def _selection(defs, selection: str | None):

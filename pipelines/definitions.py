@@ -13,7 +13,7 @@ from assets.snapshot import assets as snapshot_assets
 from assets.sql_assets import lake_specs, sql_assets
 from assets.wallets import assets as wallets_assets
 from pipelines.progress import step_lines
-from pipelines.resources import resources
+from pipelines.resources import executor, resources
 from pipelines.schedules import lake_maintenance, lake_sensor, maintenance_schedule, schedules
 
 python_assets = [a for a in dg.load_assets_from_modules([
@@ -23,10 +23,11 @@ model_assets = sql_assets()
 # Products whose own step checks them as they are made carry their checks already.
 checked_in_step = {check.asset_key.path[-1] for a in python_assets for check in a.check_keys}
 
-# In one process: a step per process would cost each of the ninety-odd steps an interpreter
-# and the imports, several times the work of most of them.
+# In one process by default: a step per process would cost each of the ninety-odd steps an
+# interpreter and the imports, several times the work of most of them. On a cluster, by
+# configuration, the steps go to Celery workers (docs/deploy.md).
 everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all(),
-                                 executor_def=dg.in_process_executor)
+                                 executor_def=executor())
 cadence_jobs, cadence_schedules = schedules()
 
 defs = dg.Definitions(
@@ -38,3 +39,8 @@ defs = dg.Definitions(
     resources=resources(),
     loggers={"console": dg.colored_console_logger, "step_lines": step_lines},
 )
+
+
+def everything_job() -> dg.JobDefinition:
+    """The `everything` job, as a process executing one of its steps loads it again."""
+    return defs.resolve_job_def("everything")

@@ -1,6 +1,9 @@
 """Resources from the environment; with nothing set, everything lives under ./var/."""
 
+import os
 from pathlib import Path
+
+import dagster as dg
 
 from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
@@ -20,3 +23,19 @@ def resources() -> dict:
 
 def _absolute(url: str) -> str:
     return url if "://" in url else str(Path(url).absolute())
+
+
+def executor() -> dg.ExecutorDefinition:
+    """Where a run's steps execute: in the run's own process (the default), or, with
+    CHAINTAPE_EXECUTOR=celery, on Celery workers through the broker CHAINTAPE_CELERY_BROKER
+    (results in CHAINTAPE_CELERY_BACKEND, by default the broker)."""
+    kind = os.environ.get("CHAINTAPE_EXECUTOR", "in_process")
+    if kind == "in_process":
+        return dg.in_process_executor
+    if kind != "celery":
+        raise ValueError(f"CHAINTAPE_EXECUTOR={kind!r}: expected in_process or celery")
+    from dagster_celery import celery_executor
+
+    broker = os.environ.get("CHAINTAPE_CELERY_BROKER", "redis://127.0.0.1:6379/0")
+    return celery_executor.configured({
+        "broker": broker, "backend": os.environ.get("CHAINTAPE_CELERY_BACKEND", broker)})
