@@ -1,5 +1,6 @@
 """The chaintape command line: simulate, materialize, publish, serve, up, ui."""
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -225,6 +226,30 @@ def devnet(port: int, venues_file: str, every: float) -> None:
     finally:
         net.close()
         node.stop()
+
+
+@main.command()
+@click.option("--name", default=None, help="the worker's name (default: chaintape-<pid>@<host>)")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="steps run at once")
+def worker(name: str | None, concurrency: int) -> None:
+    """Run a Celery worker for the pipeline's steps (with CHAINTAPE_EXECUTOR=celery), on the
+    broker CHAINTAPE_CELERY_BROKER; start any number, on any machines sharing the instance and
+    the storage (docs/deploy.md)."""
+    from pipelines.resources import celery_config
+
+    config = Path(os.environ["CHAINTAPE_HOME"]) / "celery.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"execution": {"config": celery_config()}}))
+    bin_dir = Path(sys.executable).parent
+    # The worker starts `celery` by name: the environment's own.
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    args = [str(bin_dir / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
+            "-y", str(config), "-l", "INFO"]
+    if name:
+        args += ["-n", name]
+    os.chdir(REPO)
+    os.execv(args[0], [*args, "--", "--concurrency", str(concurrency)])
 
 
 def _materialize(selection: str | None) -> bool:

@@ -36,6 +36,17 @@ def executor() -> dg.ExecutorDefinition:
         raise ValueError(f"CHAINTAPE_EXECUTOR={kind!r}: expected in_process or celery")
     from dagster_celery import celery_executor
 
+    return celery_executor.configured(celery_config())
+
+
+def celery_config() -> dict:
+    """The Celery executor's and workers' settings, from the environment. A step whose worker
+    dies is delivered again to another (acknowledged only once done, and taken back from a lost
+    worker after CHAINTAPE_CELERY_REDELIVER_SECONDS)."""
     broker = os.environ.get("CHAINTAPE_CELERY_BROKER", "redis://127.0.0.1:6379/0")
-    return celery_executor.configured({
-        "broker": broker, "backend": os.environ.get("CHAINTAPE_CELERY_BACKEND", broker)})
+    return {"broker": broker, "backend": os.environ.get("CHAINTAPE_CELERY_BACKEND", broker),
+            "config_source": {
+                "task_acks_late": True, "task_reject_on_worker_lost": True,
+                "worker_prefetch_multiplier": 1,
+                "broker_transport_options": {"visibility_timeout": int(os.environ.get(
+                    "CHAINTAPE_CELERY_REDELIVER_SECONDS", "300"))}}}

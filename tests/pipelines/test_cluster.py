@@ -3,6 +3,8 @@ server, a database of the test's own), steps on two Celery worker processes thro
 redis-server broker; every product equal to an in-process rebuild, and both workers ran steps."""
 
 import os
+import re
+import signal
 import subprocess
 import time
 import uuid
@@ -44,50 +46,107 @@ def database():
                    capture_output=True)
 
 
-def test_two_celery_workers_build_what_one_process_builds(small_lake, broker, database, tmp_path):
-    local = tmp_path / "in-process"
-    made = run_cli(["materialize"], local, CHAINTAPE_LAKE=small_lake.root)
-    assert made.returncode == 0, made.stderr
-
-    cluster = tmp_path / "cluster"
-    (cluster / "dagster").mkdir(parents=True)
-    (cluster / "dagster" / "dagster.yaml").write_text(
+def cluster_home(tmp_path: Path, database: str) -> Path:
+    """A home whose Dagster instance lives in `database`."""
+    home = tmp_path / "cluster"
+    (home / "dagster").mkdir(parents=True)
+    (home / "dagster" / "dagster.yaml").write_text(
         f"telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_url: {database}\n")
-    (cluster / "celery.yaml").write_text(
-        f"execution:\n  config:\n    broker: {broker}\n    backend: {broker}\n")
+    return home
+
+
+def start_workers(home: Path, env: dict, names: tuple[str, ...]) -> dict[str, subprocess.Popen]:
+    """`chaintape worker` processes, each in a process group of its own (the Celery worker is
+    its child), once each says it is ready."""
+    full = {**os.environ, **env, "CHAINTAPE_HOME": str(home),
+            "DAGSTER_HOME": str(home / "dagster")}
+    workers = {}
+    for name in names:
+        with open(home / f"{name}.log", "w") as log:
+            workers[name] = subprocess.Popen(
+                [str(BIN / "chaintape"), "worker", "--name", f"{name}@chaintape"], env=full,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not all("ready." in (home / f"{n}.log").read_text() for n in names):
+        assert time.monotonic() < deadline, [(home / f"{n}.log").read_text()[-2000:]
+                                             for n in names]
+        time.sleep(0.2)
+    return workers
+
+
+def stop(workers: dict[str, subprocess.Popen]) -> None:
+    for process in workers.values():
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+
+
+def assert_same_products(lake_root: str, a: Path, b: Path) -> None:
+    made = products(Warehouse(lake_root=lake_root, root=str(a / "warehouse")))
+    rebuilt = products(Warehouse(lake_root=lake_root, root=str(b / "warehouse")))
+    assert made.keys() == rebuilt.keys()
+    for name, frame in made.items():
+        assert frame.schema == rebuilt[name].schema, name
+        for x, y in zip(rows(frame), rows(rebuilt[name]), strict=True):
+            assert close(x, y), name
+
+
+def steps_run(home: Path, name: str) -> int:
+    return (home / f"{name}.log").read_text().count("succeeded in")
+
+
+@pytest.fixture(scope="module")
+def local(small_lake, tmp_path_factory) -> Path:
+    """The same lake built in one process, as `chaintape materialize` does by default."""
+    home = tmp_path_factory.mktemp("in-process")
+    made = run_cli(["materialize"], home, CHAINTAPE_LAKE=small_lake.root)
+    assert made.returncode == 0, made.stderr
+    return home
+
+
+def test_two_celery_workers_build_what_one_process_builds(small_lake, local, broker, database,
+                                                          tmp_path):
+    home = cluster_home(tmp_path, database)
     env = {"CHAINTAPE_LAKE": small_lake.root, "CHAINTAPE_EXECUTOR": "celery",
            "CHAINTAPE_CELERY_BROKER": broker}
-    full = {**os.environ, **env, "CHAINTAPE_HOME": str(cluster),
-            "DAGSTER_HOME": str(cluster / "dagster"),
-            "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    workers = {}
-    for name in ("one", "two"):
-        log = open(cluster / f"{name}.log", "w")  # noqa: SIM115 - closed below
-        workers[name] = (subprocess.Popen(
-            [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-n",
-             f"{name}@chaintape", "-y", str(cluster / "celery.yaml"), "-l", "INFO", "--",
-             "--concurrency", "1"], cwd=REPO, env=full, stdout=log, stderr=subprocess.STDOUT),
-            log)
+    workers = start_workers(home, env, ("one", "two"))
     try:
-        deadline = time.monotonic() + 120
-        while not all("ready." in (cluster / f"{n}.log").read_text() for n in workers):
-            assert time.monotonic() < deadline, [(cluster / f"{n}.log").read_text()[-2000:]
-                                                 for n in workers]
-            time.sleep(0.2)
-        done = run_cli(["materialize"], cluster, **env)
+        done = run_cli(["materialize"], home, **env)
         assert done.returncode == 0, done.stderr[-5000:]
     finally:
-        for process, log in workers.values():
-            process.terminate()
-            process.wait(30)
-            log.close()
-    ran = {n: (cluster / f"{n}.log").read_text().count("succeeded in") for n in workers}
-    assert all(count > 0 for count in ran.values()), ran
+        stop(workers)
+    assert steps_run(home, "one") > 0 and steps_run(home, "two") > 0
+    assert_same_products(small_lake.root, home, local)
 
-    on_workers = products(Warehouse(lake_root=small_lake.root, root=str(cluster / "warehouse")))
-    in_process = products(Warehouse(lake_root=small_lake.root, root=str(local / "warehouse")))
-    assert on_workers.keys() == in_process.keys()
-    for name, frame in on_workers.items():
-        assert frame.schema == in_process[name].schema, name
-        for a, b in zip(rows(frame), rows(in_process[name]), strict=True):
-            assert close(a, b), name
+
+def test_a_worker_killed_mid_run_has_its_step_run_by_the_other(small_lake, local, broker,
+                                                               database, tmp_path):
+    home = cluster_home(tmp_path, database)
+    env = {"CHAINTAPE_LAKE": small_lake.root, "CHAINTAPE_EXECUTOR": "celery",
+           "CHAINTAPE_CELERY_BROKER": broker, "CHAINTAPE_CELERY_REDELIVER_SECONDS": "5"}
+    workers = start_workers(home, env, ("one", "two"))
+    full = {**os.environ, **env, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    run = subprocess.Popen([str(BIN / "chaintape"), "materialize"], env=full,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        # Once worker one has taken a few steps, it is killed in the middle of its next.
+        deadline = time.monotonic() + 300
+        while (home / "one.log").read_text().count("received") < 4:
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.02)
+        os.killpg(workers["one"].pid, signal.SIGKILL)
+        workers["one"].wait(30)
+        _, said = run.communicate(timeout=600)
+        assert run.returncode == 0, said[-5000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+        stop(workers)
+    # The steps worker one had taken and not finished were run by worker two.
+    one, two = ((home / f"{n}.log").read_text() for n in ("one", "two"))
+    taken = set(re.findall(r"Task execute_plan\[([0-9a-f-]+)\] received", one))
+    finished = set(re.findall(r"Task execute_plan\[([0-9a-f-]+)\] succeeded", one))
+    assert taken - finished
+    assert taken - finished <= set(re.findall(r"Task execute_plan\[([0-9a-f-]+)\] succeeded",
+                                              two))
+    assert_same_products(small_lake.root, home, local)
