@@ -1,0 +1,125 @@
+"""The pipeline on two Celery workers against one process, side by side on the same lake, and
+what one worker sustains per product family: prints JSON lines.
+
+A week's lake of `--swaps` swaps is simulated once; then `chaintape materialize` builds every
+product in one process, and again with CHAINTAPE_EXECUTOR=celery on `--workers` workers (the
+instance on a fresh Postgres database, a redis-server broker on a spare port). Each step's time
+comes from the run's Dagster step stats: summed by product family, with the swaps of the lake,
+it gives the swaps per second one worker sustains for that family."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def cli(args: list[str], env: dict) -> float:
+    """Run a chaintape command; its wall time."""
+    began = time.perf_counter()
+    done = subprocess.run([str(BIN / "chaintape"), *args], env=env, capture_output=True,
+                          text=True)
+    if done.returncode:
+        raise SystemExit(f"chaintape {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - began
+
+
+def families(dagster_home: Path) -> dict[str, float]:
+    """Seconds spent per product family (the step key's first part) in the last run."""
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        run = instance.get_runs(limit=1)[0]
+        spent: dict[str, float] = defaultdict(float)
+        for stat in instance.get_run_step_stats(run.run_id):
+            if stat.start_time and stat.end_time:
+                spent[stat.step_key.split("__")[0]] += stat.end_time - stat.start_time
+    return dict(spent)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--swaps", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        lake = root / "lake"
+        base = {**os.environ, "CHAINTAPE_LAKE": str(lake)}
+        say(f"simulating a week of {args.swaps:,} swaps")
+        cli(["simulate", "--swaps", str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"],
+            {**base, "CHAINTAPE_HOME": str(root / "sim")})
+        local = root / "in-process"
+        say("materialising in one process")
+        local_s = cli(["materialize"], {**base, "CHAINTAPE_HOME": str(local),
+                                        "DAGSTER_HOME": str(local / "dagster")})
+        local_families = families(local / "dagster")
+
+        port = 20000 + os.getpid() % 20000
+        broker = f"redis://127.0.0.1:{port}/0"
+        redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                                  "--save", "", "--appendonly", "no"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        database = f"chaintape_bench_{uuid.uuid4().hex[:12]}"
+        psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-c"]
+        subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True, capture_output=True)
+        cluster = root / "cluster"
+        (cluster / "dagster").mkdir(parents=True)
+        (cluster / "dagster" / "dagster.yaml").write_text(
+            "telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_url: "
+            f"postgresql+psycopg2://postgres@127.0.0.1:5432/{database}\n")
+        env = {**base, "CHAINTAPE_HOME": str(cluster), "DAGSTER_HOME": str(cluster / "dagster"),
+               "CHAINTAPE_EXECUTOR": "celery", "CHAINTAPE_CELERY_BROKER": broker}
+        workers = []
+        try:
+            for n in range(args.workers):
+                log = cluster / f"worker{n}.log"
+                with open(log, "w") as out:
+                    workers.append(subprocess.Popen(
+                        [str(BIN / "chaintape"), "worker", "--name", f"w{n}@bench"], env=env,
+                        stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+            while not all("ready." in (cluster / f"worker{n}.log").read_text()
+                          for n in range(args.workers)):
+                time.sleep(0.2)
+            say(f"materialising on {args.workers} Celery workers")
+            cluster_s = cli(["materialize"], env)
+            cluster_families = families(cluster / "dagster")
+            ran = [(cluster / f"worker{n}.log").read_text().count("succeeded in")
+                   for n in range(args.workers)]
+        finally:
+            for worker in workers:
+                os.killpg(worker.pid, 15)
+                worker.wait(30)
+            redis.terminate()
+            subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
+                           capture_output=True)
+        print(json.dumps({
+            "bench": "cluster", "swaps": args.swaps, "workers": args.workers,
+            "in_process_seconds": round(local_s, 1), "celery_seconds": round(cluster_s, 1),
+            "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran,
+            "target_ratio": 1.3}), flush=True)
+        print(json.dumps({
+            "bench": "cluster", "stage": "capacity", "swaps": args.swaps,
+            "family_seconds_in_process": {k: round(v, 1) for k, v in
+                                          sorted(local_families.items())},
+            "family_seconds_on_workers": {k: round(v, 1) for k, v in
+                                          sorted(cluster_families.items())},
+            "swaps_per_second_one_worker": {
+                k: round(args.swaps / v) for k, v in sorted(local_families.items()) if v > 0}}),
+            flush=True)
+
+
+if __name__ == "__main__":
+    main()
