@@ -39,13 +39,8 @@ def setup(market: V2Market, pairs: int) -> list[tuple[str, str]]:
     approved; returns (pair, base) for each."""
     made = []
     for i in range(pairs):
-        base = market.token(f"Token {i}", f"TK{i}", 10**12 * E18)
-        pair = market.pair(base)
-        market.approve(0, market.quote, base)
-        quote_first = sorted([base, market.quote])[0] == market.quote
-        amounts = (10_000 * E18, 10**9 * E18)
-        market.add_liquidity(pair, *(amounts if quote_first else amounts[::-1]))
-        made.append((pair, base))
+        made.append(market.pool(f"Token {i}", f"TK{i}", 10_000 * E18, 10**9 * E18,
+                                supply=10**12 * E18))
     for trader in TRADERS:
         market.transfer(market.quote, trader, 50_000 * E18)
         for _, base in made:

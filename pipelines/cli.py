@@ -191,14 +191,8 @@ def devnet(port: int, venues_file: str, every: float) -> None:
     net = Devnet(node.url)
     try:
         market = v2_market(net)
-        pairs = []
-        for symbol, name in (("PEPE", "Pepe"), ("WOJAK", "Wojak")):
-            base = market.token(name, symbol, 10**9 * 10**18)
-            pairs.append((market.pair(base), base))
-            market.approve(0, market.quote, base)
-            quote_first = sorted([base, market.quote])[0] == market.quote
-            amounts = (100 * 10**18, 10**8 * 10**18)
-            market.add_liquidity(pairs[-1][0], *(amounts if quote_first else amounts[::-1]))
+        pairs = [market.pool(name, symbol, 100 * 10**18, 10**8 * 10**18)
+                 for symbol, name in (("PEPE", "Pepe"), ("WOJAK", "Wojak"))]
         for trader in (1, 2, 3):
             market.transfer(market.quote, trader, 1_000 * 10**18)
             market.approve(trader, market.quote, *(base for _, base in pairs))
@@ -395,16 +389,10 @@ def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool, rpc_url: str 
         # made); or the live market going on from the lake's last mark.
         children["live market"] = (_child("simulate", "--swaps", str(swaps), "--live")
                                    if simulating else _child("live"))
-        # The first snapshot is made here, before serving; the daemon's sensor makes the next
-        # ones as the live market lands.
         _wait_for_live(lake)
-        if subprocess.run([_cli(), "materialize"], check=False).returncode:
-            sys.exit(1)
-        children["Dagster daemon"] = _daemon()
-        children["edge"] = _child("serve")
-        _say("live: the market runs, the lake sensor refreshes and publishes as it lands "
-             "(`chaintape ui` shows the runs); Ctrl-C stops everything")
-        _watch(children)
+        _serve_and_refresh(children, "live: the market runs, the lake sensor refreshes and "
+                                     "publishes as it lands (`chaintape ui` shows the runs); "
+                                     "Ctrl-C stops everything")
     finally:
         _stop(children)
 
@@ -424,15 +412,21 @@ def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
             if time.monotonic() > deadline:
                 raise click.ClickException("the chain follower wrote no batch in 15 minutes")
             time.sleep(0.5)
-        if subprocess.run([_cli(), "materialize"], check=False).returncode:
-            sys.exit(1)
-        children["Dagster daemon"] = _daemon()
-        children["edge"] = _child("serve")
-        _say("following the chain: the lake sensor refreshes and publishes as its batches land; "
-             "Ctrl-C stops everything")
-        _watch(children)
+        _serve_and_refresh(children, "following the chain: the lake sensor refreshes and "
+                                     "publishes as its batches land; Ctrl-C stops everything")
     finally:
         _stop(children)
+
+
+def _serve_and_refresh(children: dict[str, subprocess.Popen], message: str) -> None:
+    """Make the first snapshot here, before serving; then the daemon's lake sensor makes the
+    next ones as the lake's writer lands batches, while the edge serves."""
+    if subprocess.run([_cli(), "materialize"], check=False).returncode:
+        sys.exit(1)
+    children["Dagster daemon"] = _daemon()
+    children["edge"] = _child("serve")
+    _say(message)
+    _watch(children)
 
 
 def _stop(children: dict[str, subprocess.Popen]) -> None:

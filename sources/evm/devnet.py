@@ -202,6 +202,18 @@ class V2Market:
         receipt = self.net.send(self.factory, "createPair(address,address)", base, self.quote)
         return "0x" + receipt["logs"][-1]["data"][26:66]
 
+    def pool(self, name: str, symbol: str, quote_amount: int, base_amount: int,
+             supply: int = 10**27) -> tuple[str, str]:
+        """A new token (held by account 0) paired with the quote, with `quote_amount` and
+        `base_amount` of liquidity from account 0; returns (pair, token)."""
+        base = self.token(name, symbol, supply)
+        pair = self.pair(base)
+        self.approve(0, self.quote, base)
+        quote_first = sorted([base, self.quote])[0] == self.quote
+        amounts = (quote_amount, base_amount) if quote_first else (base_amount, quote_amount)
+        self.add_liquidity(pair, *amounts)
+        return pair, base
+
     def approve(self, sender: int, *tokens: str) -> None:
         """Let the router move `sender`'s tokens."""
         for token in tokens:

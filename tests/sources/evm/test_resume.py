@@ -32,11 +32,7 @@ def step_of(home) -> int:
 
 
 def test_killed_at_any_moment_it_resumes_without_gap_or_duplicate(market, node, tmp_path):
-    pepe = market.token("Pepe", "PEPE", 10**9 * E18)
-    pair = market.pair(pepe)
-    market.approve(0, market.quote, pepe)
-    token0, _ = sorted([pepe, market.quote])
-    market.add_liquidity(pair, *((10**21, 10**24) if token0 == market.quote else (10**24, 10**21)))
+    pair, pepe = market.pool("Pepe", "PEPE", 10**21, 10**24)
     for i in range(40):
         market.swap(pair, market.quote if i % 3 else pepe, (i + 1) * E18 // 10, 0)
     venues = tmp_path / "venues.yaml"

@@ -94,11 +94,7 @@ def proxy(node):
 @pytest.fixture
 def busy(market):
     """A pair traded in ten blocks."""
-    pepe = market.token("Pepe", "PEPE", 10**9 * E18)
-    pair = market.pair(pepe)
-    market.approve(0, market.quote, pepe)
-    token0, _ = sorted([pepe, market.quote])
-    market.add_liquidity(pair, *((10**21, 10**24) if token0 == market.quote else (10**24, 10**21)))
+    pair, _ = market.pool("Pepe", "PEPE", 10**21, 10**24)
     for i in range(10):
         market.swap(pair, market.quote, (i + 1) * E18 // 10, 0)
     return market
