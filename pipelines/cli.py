@@ -234,7 +234,10 @@ def worker(name: str | None, concurrency: int) -> None:
 
     config = Path(os.environ["CHAINTAPE_HOME"]) / "celery.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(json.dumps({"execution": {"config": celery_config()}}))
+    # Replaced whole: workers starting together never read one half written.
+    written = config.with_name(f".celery.yaml.{os.getpid()}")
+    written.write_text(json.dumps({"execution": {"config": celery_config()}}))
+    os.replace(written, config)
     bin_dir = Path(sys.executable).parent
     # The worker starts `celery` by name: the environment's own.
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
