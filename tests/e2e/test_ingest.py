@@ -191,3 +191,42 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
     for port in (node_port, edge_port):
         with pytest.raises(httpx.TransportError):
             httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+
+
+def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
+    """Two blocks of swaps ingested and published, then replaced by a reorg: after the next
+    ingest and refresh, the edge serves the canonical swaps only."""
+    node = start_node()
+    net = Devnet(node.url)
+    home = tmp_path / "home"
+    try:
+        market = v2_market(net)
+        pair, _ = market.pool("Pepe", "PEPE", 1_000 * E18, 1_000_000 * E18)
+        fork = net.rpc.call("evm_snapshot")
+        orphaned = [market.swap(pair, market.quote, E18, 0) for _ in range(2)]
+        venues = home / "venues.yaml"
+        home.mkdir()
+        venues.write_text(market.venues_file(ETH.feed_id))
+        ingest = ["ingest", "evm", "--rpc", node.url, "--venues", str(venues),
+                  "--confirmations", "2"]
+        for command in (ingest, ["materialize"]):
+            done = run_cli(command, home)
+            assert done.returncode == 0, done.stderr
+        assert net.rpc.call("evm_revert", fork)
+        canonical = [market.swap(pair, market.quote, amount * E18, 0) for amount in (3, 5, 7)]
+        done = run_cli(ingest, home)
+        assert done.returncode == 0, done.stderr
+        first_orphan = quantity(orphaned[0]["blockNumber"])
+        assert f"(reorg: written again from block {first_orphan})" in done.stderr
+        done = run_cli(["materialize"], home)
+        assert done.returncode == 0, done.stderr
+        with edge_process(home) as base:
+            trades = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}/trades",
+                               timeout=30).json()["items"]
+            row = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}", timeout=30).json()
+    finally:
+        net.close()
+        node.stop()
+    buys = [t["hash"] for t in trades if t["tx_type"] == "buy"]
+    assert sorted(buys) == sorted(r["transactionHash"] for r in canonical)
+    assert row["txn"]["m5"]["buys"] == 3
