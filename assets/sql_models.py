@@ -116,14 +116,19 @@ class SqlModel:
         except sqlglot.errors.SqlglotError as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 
+    def _inputs(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]
+                ) -> dict[str, pl.LazyFrame | pl.DataFrame]:
+        """The frame of each table in the lineage; one missing is an error."""
+        missing = set(self.tables) - frames.keys()
+        if missing:
+            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
+        return {name: frames[name] for name in self.tables}
+
     def run(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
             watermark: datetime | None = None) -> pl.DataFrame:
         """Execute with polars' SQL engine over `frames` (one per table in the lineage). The
         `watermark` (the `as_of` table's instant) lets a model bound its scans by a literal."""
-        missing = set(self.tables) - frames.keys()
-        if missing:
-            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
-        context = pl.SQLContext({name: frames[name] for name in self.tables})
+        context = pl.SQLContext(self._inputs(frames))
         try:
             # Joins run in the order the model writes them: polars' reordering by estimated
             # cardinality can pair two tables on a shared chain id alone (a cross product).
@@ -139,15 +144,10 @@ class SqlModel:
         on a second engine, whose answer must equal polars'."""
         import duckdb
 
-        missing = set(self.tables) - frames.keys()
-        if missing:
-            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
         query = self.transpile("duckdb", watermark)
         with duckdb.connect() as db:
-            for name in self.tables:
-                frame = frames[name]
-                db.register(name, (frame.collect() if isinstance(frame, pl.LazyFrame)
-                                   else frame).to_arrow())
+            for name, frame in self._inputs(frames).items():
+                db.register(name, _collected(frame).to_arrow())
             try:
                 return pl.from_arrow(db.sql(query).to_arrow_table())  # type: ignore[return-value]
             except duckdb.Error as err:
@@ -158,13 +158,9 @@ class SqlModel:
                   watermark: datetime | None = None) -> pl.DataFrame:
         """Execute on Spark (a SparkSession), the query transpiled by sqlglot: each frame a
         temporary view, the answer back as a polars frame."""
-        missing = set(self.tables) - frames.keys()
-        if missing:
-            raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
         query = self.transpile("spark", watermark)
-        for name in self.tables:
-            frame = frames[name]
-            data = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+        for name, frame in self._inputs(frames).items():
+            data = _collected(frame)
             # Spark has no unsigned integers: each is widened to the next signed type.
             data = data.cast({c: (pl.Decimal(20, 0) if t == pl.UInt64 else pl.Int64)
                               for c, t in data.schema.items() if t.is_unsigned_integer()})
@@ -173,6 +169,10 @@ class SqlModel:
             return pl.from_arrow(spark.sql(query).toArrow())  # type: ignore[return-value]
         except Exception as err:  # Spark's errors come through py4j, of many kinds
             raise SqlModelError(f"{self.path}: {err}") from err
+
+
+def _collected(frame: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
 def portable(expression: exp.Expr, dialect: str, path: Path) -> exp.Expr:

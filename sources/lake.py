@@ -162,6 +162,13 @@ class Lake:
         else:
             delta.restore(version)
 
+    def roll_back(self, mark: Progress) -> None:
+        """Restore every table committed after `mark` as the mark names it: how a writer
+        starting again undoes the batch it began and did not mark."""
+        for name, version in self.current_versions().items():
+            if version > mark.versions.get(name, -1):
+                self.restore(name, mark.versions.get(name))
+
     def scan(self, table: str, day: str | None = None) -> pl.LazyFrame:
         """A table as one lazy frame (empty with its schema when absent): its files in partition
         order and, inside a partition, by their earliest time and smallest key, so a chain's

@@ -121,9 +121,7 @@ class Follower:
             raise LakeError(f"{lake.root} follows chain {mark.meta['chain_id']}, and the node "
                             f"serves chain {self.chain_id}")
         if mark is not None:
-            for name, version in lake.current_versions().items():
-                if version > mark.versions.get(name, -1):
-                    lake.restore(name, mark.versions.get(name))
+            lake.roll_back(mark)
         start = 0 if from_block is None else from_block
         if mark is None:
             self.cursor = Cursor(self.chain_id, start, start, start)
@@ -137,10 +135,17 @@ class Follower:
         self.tokens = lake.scan("tokens").filter(chain).collect()
         self.locks = lake.scan("lp_locks").filter(chain).collect()
         self.last_head_at = 0.0
-        # What the chain's own tables hold, as this follower last wrote or read them.
-        self.written: dict[str, pl.DataFrame] = {"tokens": self.tokens, "pairs": self.pairs,
-                                                 "lp_locks": self.locks}
+        # What the chain's own tables hold, as this follower last wrote or read them (only
+        # those the lake has).
+        self.written: dict[str, pl.DataFrame] = {
+            name: frame for name, frame in (("tokens", self.tokens), ("pairs", self.pairs),
+                                            ("lp_locks", self.locks))
+            if lake.version(name) is not None}
         self.block_time_ms = config.chain.block_time_ms
+        # The oracle's catalog, written once with the first batch.
+        self.catalog = PriceBook(datetime.now(UTC), datetime.now(UTC)).feeds()
+        if lake.version("oracle_feeds") is not None:
+            self.written["oracle_feeds"] = self.catalog
 
     @property
     def pools(self) -> dict[str, str]:
@@ -199,8 +204,7 @@ class Follower:
         transfers = self._logs(first, last, self._transferred(), [TRANSFER])
         transfers += self._backfill(new_tokens, first)
         _same_chain(pool_logs + transfers, headers, first)
-        times = {n: datetime.fromtimestamp(quantity(h["timestamp"]), UTC)
-                 for n, h in headers.items()}
+        times = {n: _time(h) for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
         rows = self._rows(pool_logs, transfers, times)
         # The lake is complete up to the last block's time, or, at the head, up to when the head
@@ -250,24 +254,28 @@ class Follower:
                         f"(below block {below}): ingest again with --from-block")
 
     def _headers(self, numbers: Iterable[int]) -> dict[int, dict]:
-        asked = list(numbers)
-        found: dict[int, dict] = {}
-        for i in range(0, len(asked), CALLS_PER_BATCH):
-            chunk = asked[i:i + CALLS_PER_BATCH]
-            for n, header in zip(chunk, self.rpc.batch(
-                    [("eth_getBlockByNumber", [hex(n), False]) for n in chunk]), strict=True):
-                if header is None:
-                    raise LakeError(f"the node has no block {n}")
-                found[n] = header
+        return self._each("eth_getBlockByNumber", list(numbers), lambda n: [hex(n), False],
+                          "block")
+
+    def _each(self, method: str, keys: list, params: Callable[[Any], list],
+              what: str) -> dict:
+        """`method` for each key, CALLS_PER_BATCH to a request; a key the node has nothing
+        for is an error."""
+        found = {}
+        for i in range(0, len(keys), CALLS_PER_BATCH):
+            chunk = keys[i:i + CALLS_PER_BATCH]
+            answers = self.rpc.batch([(method, params(k)) for k in chunk])
+            for key, answer in zip(chunk, answers, strict=True):
+                if answer is None:
+                    raise LakeError(f"the node has no {what} {key}")
+                found[key] = answer
         return found
 
     def _times(self, numbers: set[int]) -> dict[int, datetime]:
-        return {n: datetime.fromtimestamp(quantity(h["timestamp"]), UTC)
-                for n, h in self._headers(sorted(numbers)).items()}
+        return {n: _time(h) for n, h in self._headers(sorted(numbers)).items()}
 
     def _head_time(self, head: int, headers: dict[int, dict]) -> datetime:
-        header = headers.get(head) or self._headers([head])[head]
-        return datetime.fromtimestamp(quantity(header["timestamp"]), UTC)
+        return _time(headers.get(head) or self._headers([head])[head])
 
     def _forget(self, first: int) -> None:
         """Drop what the orphaned blocks from `first` on had made known."""
@@ -302,11 +310,12 @@ class Follower:
         """The pools the factories made in [first, last], with their creation logs."""
         created = sorted({f.created_topic for f in self._families()})
         logs = self._logs(first, last, sorted(self.venues), [created])
+        known = self.pools
         pools = []
         for log in logs:
             venue = self.venues[log["address"].lower()]
             pool = FAMILIES[venue.family].created(log)
-            if pool.address not in self.pools:
+            if pool.address not in known:
                 pools.append((pool, log))
         if not pools:
             return []
@@ -371,16 +380,8 @@ class Follower:
         return found
 
     def _receipts(self, hashes: set[str]) -> dict[str, dict]:
-        asked = sorted(hashes)
-        found = {}
-        for i in range(0, len(asked), CALLS_PER_BATCH):
-            chunk = asked[i:i + CALLS_PER_BATCH]
-            answers = self.rpc.batch([("eth_getTransactionReceipt", [h]) for h in chunk])
-            for h, receipt in zip(chunk, answers, strict=True):
-                if receipt is None:
-                    raise LakeError(f"the node has no receipt of {h}")
-                found[h] = receipt
-        return found
+        return self._each("eth_getTransactionReceipt", sorted(hashes), lambda h: [h],
+                          "receipt of")
 
     def _rows(self, pool_logs: list[dict], transfers: list[dict],
               times: dict[int, datetime]) -> dict[str, pl.DataFrame]:
@@ -407,10 +408,10 @@ class Follower:
             out["transfers"].append({**where, "tx_hash": log["transactionHash"],
                                      "token": token, "from_address": sender,
                                      "to_address": to, "amount": amount})
-        swaps = [x for x in pool_logs if isinstance(self._event(x, pools), Swapped)]
-        receipts = self._receipts({x["transactionHash"] for x in swaps})
-        for log in pool_logs:
-            event = self._event(log, pools)
+        events = [(log, self._event(log, pools)) for log in pool_logs]
+        receipts = self._receipts({log["transactionHash"] for log, event in events
+                                   if isinstance(event, Swapped)})
+        for log, event in events:
             pool = log["address"].lower()
             base = {**_where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
             if isinstance(event, Swapped):
@@ -470,8 +471,6 @@ class Follower:
         """Commit the batch, table by table (the mark that follows makes it visible); its
         head observation is as of the batch's watermark."""
         lake, cid = self.lake, self.chain_id
-        if lake.version("oracle_feeds") is None:
-            lake.write("oracle_feeds", PriceBook(times[last], times[last]).feeds())
         start = min(times[n] for n in range(first, last + 1) if n in times)
         updates = PriceBook(datetime.fromtimestamp(start.timestamp() - 2 * TICK_S, UTC),
                             datetime.fromtimestamp(watermark.timestamp() + TICK_S, UTC)).updates()
@@ -480,14 +479,14 @@ class Follower:
                                        pl.col("publish_time").max().alias("high")).row(0)
             lake.replace("oracle_updates", updates,
                          f"publish_time >= {low} AND publish_time <= {high}")
-        for name, frame in (("chains", self._chain_row(times)), ("venues", self._venue_rows()),
-                            ("tokens", self.tokens), ("pairs", self.pairs),
-                            ("lp_locks", self.locks)):
-            # The chain's own tables change rarely: committed only when they do.
+        for name, frame in (("oracle_feeds", self.catalog), ("chains", self._chain_row(times)),
+                            ("venues", self._venue_rows()), ("tokens", self.tokens),
+                            ("pairs", self.pairs), ("lp_locks", self.locks)):
+            # These change rarely: committed only when they do.
             kept = self.written.get(name)
-            if kept is not None and kept.equals(frame) and lake.version(name) is not None:
+            if kept is not None and kept.equals(frame):
                 continue
-            if name == "chains":
+            if name in ("oracle_feeds", "chains"):
                 lake.write(name, frame)
             else:
                 lake.replace(name, frame, f"chain_id = {cid}")
@@ -571,6 +570,11 @@ def _same_chain(logs: list[dict], headers: dict[int, dict], first: int) -> None:
         block = log_block(log)
         if block >= first and block in headers and log["blockHash"] != headers[block]["hash"]:
             raise ChainMoved(f"block {block} changed while it was read")
+
+
+def _time(header: dict) -> datetime:
+    """A block header's time."""
+    return datetime.fromtimestamp(quantity(header["timestamp"]), UTC)
 
 
 def _frame(table: str, rows: list[dict]) -> pl.DataFrame:

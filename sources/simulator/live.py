@@ -200,9 +200,7 @@ def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveM
         raise LakeError(f"{lake.root} was last written by {mark.writer!r}, not the simulator")
     meta = mark.meta
     config = SimulationConfig.from_identity(meta)
-    for name, version in lake.current_versions().items():
-        if version > mark.versions.get(name, -1):
-            lake.restore(name, mark.versions.get(name))
+    lake.roll_back(mark)
     began = time.perf_counter()
     market = LiveMarket(config, replay(config), lake)
     progress(f"history replayed [{time.perf_counter() - began:.1f}s]")

@@ -11,14 +11,10 @@ from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import quantity
 from sources.lake import Lake
 from tests.conftest import edge_process, run_cli
+from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
 ETH = FEED_BY_BASE["ETH"]
-
-
-def out_for(amount_in: int, reserve_in: int, reserve_out: int) -> int:
-    """Uniswap V2's getAmountOut, written out."""
-    return amount_in * 997 * reserve_out // (reserve_in * 1000 + amount_in * 997)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
 
+import "./Token.sol";
+
 interface IERC20 {
     function balanceOf(address who) external view returns (uint256);
     function transfer(address to, uint256 value) external returns (bool);
@@ -8,7 +10,7 @@ interface IERC20 {
 }
 
 /// A constant-product pool with the Uniswap V2 events, and its own LP token.
-contract Pair {
+contract Pair is Balances {
     uint256 public constant MINIMUM_LIQUIDITY = 1000;
     string public constant name = "Uniswap V2";
     string public constant symbol = "UNI-V2";
@@ -18,12 +20,7 @@ contract Pair {
     address public token1;
     uint112 private reserve0;
     uint112 private reserve1;
-    uint256 public totalSupply;
-    mapping(address => uint256) public balanceOf;
-    mapping(address => mapping(address => uint256)) public allowance;
 
-    event Transfer(address indexed from, address indexed to, uint256 value);
-    event Approval(address indexed owner, address indexed spender, uint256 value);
     event Mint(address indexed sender, uint256 amount0, uint256 amount1);
     event Burn(address indexed sender, uint256 amount0, uint256 amount1, address indexed to);
     event Swap(address indexed sender, uint256 amount0In, uint256 amount1In,
@@ -42,24 +39,6 @@ contract Pair {
 
     function getReserves() public view returns (uint112, uint112, uint32) {
         return (reserve0, reserve1, uint32(block.timestamp));
-    }
-
-    function transfer(address to, uint256 value) external returns (bool) {
-        _move(msg.sender, to, value);
-        return true;
-    }
-
-    function approve(address spender, uint256 value) external returns (bool) {
-        allowance[msg.sender][spender] = value;
-        emit Approval(msg.sender, spender, value);
-        return true;
-    }
-
-    function transferFrom(address from, address to, uint256 value) external returns (bool) {
-        require(allowance[from][msg.sender] >= value, "allowance");
-        allowance[from][msg.sender] -= value;
-        _move(from, to, value);
-        return true;
     }
 
     function mint(address to) external returns (uint256 liquidity) {
@@ -116,19 +95,6 @@ contract Pair {
         reserve0 = uint112(balance0);
         reserve1 = uint112(balance1);
         emit Sync(reserve0, reserve1);
-    }
-
-    function _mint(address to, uint256 value) private {
-        totalSupply += value;
-        balanceOf[to] += value;
-        emit Transfer(address(0), to, value);
-    }
-
-    function _move(address from, address to, uint256 value) private {
-        require(balanceOf[from] >= value, "balance");
-        balanceOf[from] -= value;
-        balanceOf[to] += value;
-        emit Transfer(from, to, value);
     }
 
     function _sqrt(uint256 y) private pure returns (uint256 z) {

@@ -1,26 +1,14 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
 
-/// A plain ERC-20 whose deployer holds the whole supply.
-contract Token {
-    string public name;
-    string public symbol;
-    uint8 public decimals;
+/// The balances, allowances and events every ERC-20 of these contracts shares.
+abstract contract Balances {
     uint256 public totalSupply;
     mapping(address => uint256) public balanceOf;
     mapping(address => mapping(address => uint256)) public allowance;
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
-
-    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply) {
-        name = name_;
-        symbol = symbol_;
-        decimals = decimals_;
-        totalSupply = supply;
-        balanceOf[msg.sender] = supply;
-        emit Transfer(address(0), msg.sender, supply);
-    }
 
     function approve(address spender, uint256 value) external returns (bool) {
         allowance[msg.sender][spender] = value;
@@ -49,39 +37,37 @@ contract Token {
         balanceOf[to] += value;
         emit Transfer(from, to, value);
     }
+
+    function _mint(address to, uint256 value) internal {
+        totalSupply += value;
+        balanceOf[to] += value;
+        emit Transfer(address(0), to, value);
+    }
+}
+
+/// A plain ERC-20 whose deployer holds the whole supply.
+contract Token is Balances {
+    string public name;
+    string public symbol;
+    uint8 public decimals;
+
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, uint256 supply) {
+        name = name_;
+        symbol = symbol_;
+        decimals = decimals_;
+        _mint(msg.sender, supply);
+    }
 }
 
 /// An ERC-20 of the early kind whose name and symbol are bytes32 (as MKR's are).
-contract Bytes32Token {
+contract Bytes32Token is Balances {
     bytes32 public name;
     bytes32 public symbol;
     uint8 public decimals = 18;
-    uint256 public totalSupply;
-    mapping(address => uint256) public balanceOf;
-
-    event Transfer(address indexed from, address indexed to, uint256 value);
 
     constructor(bytes32 name_, bytes32 symbol_, uint256 supply) {
         name = name_;
         symbol = symbol_;
-        totalSupply = supply;
-        balanceOf[msg.sender] = supply;
-        emit Transfer(address(0), msg.sender, supply);
-    }
-
-    function transfer(address to, uint256 value) external returns (bool) {
-        require(balanceOf[msg.sender] >= value, "balance");
-        balanceOf[msg.sender] -= value;
-        balanceOf[to] += value;
-        emit Transfer(msg.sender, to, value);
-        return true;
-    }
-
-    function transferFrom(address from, address to, uint256 value) external returns (bool) {
-        require(balanceOf[from] >= value, "balance");
-        balanceOf[from] -= value;
-        balanceOf[to] += value;
-        emit Transfer(from, to, value);
-        return true;
+        _mint(msg.sender, supply);
     }
 }
