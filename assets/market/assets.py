@@ -10,10 +10,11 @@ import polars as pl
 from assets.days import DAYS
 from assets.domains import keys
 from assets.market.holders import assemble_holders
-from assets.market.pair_rows import KEY, around, assemble, prices_at
+from assets.market.pair_rows import KEY, assemble, prices_at
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.warehouse import Warehouse, materialized
+from core.windows import around, as_swaps, window_blocks
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -42,11 +43,15 @@ def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_updates"))
 def quote_prices(warehouse: Warehouse) -> dg.MaterializeResult:
     """USD price of every oracle feed at each publish time: how quote tokens are priced."""
-    frame = (warehouse.scan("oracle_updates")
-             .select("feed_id", ts="publish_time",
-                     price_usd=pl.col("price") * pl.lit(10.0).pow(pl.col("expo")))
-             .sort("feed_id", "ts").collect())
-    return materialized(warehouse, "quote_prices", frame)
+    return materialized(warehouse, "quote_prices",
+                        quote_price_rows(warehouse.scan("oracle_updates")).collect())
+
+
+def quote_price_rows(updates: pl.LazyFrame) -> pl.LazyFrame:
+    """Oracle updates as USD prices by feed and publish time."""
+    return (updates.select("feed_id", ts="publish_time",
+                           price_usd=pl.col("price") * pl.lit(10.0).pow(pl.col("expo")))
+            .sort("feed_id", "ts"))
 
 
 def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
@@ -62,14 +67,36 @@ def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
         **{f"{c}_first": f"{c}_after_first" for c in sides})
 
 
-def _liquidity(suffix: str) -> pl.Expr:
-    """Both sides of a constant-product pool are worth the same: twice the quote side."""
-    return 2.0 * pl.col(f"quote_reserve{suffix}") * pl.col(f"quote_usd{suffix}")
-
-
 def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
     return kept.select("chain_id", "pair", reserve0=f"reserve0{suffix}",
                        reserve1=f"reserve1{suffix}").drop_nulls()
+
+
+def in_tokens(reserves: pl.LazyFrame, pairs: pl.LazyFrame) -> pl.LazyFrame:
+    """Raw reserves (reserve0, reserve1) as whole base and quote tokens, with the quote's
+    feed (`pairs`: the pair tokens' sides, decimals and feed)."""
+    b0 = pl.col("base_is_token0")
+    return (reserves.join(pairs, on=["chain_id", "pair"])
+            .with_columns(base_reserve=pl.when(b0).then("reserve0").otherwise("reserve1"),
+                          quote_reserve=pl.when(b0).then("reserve1").otherwise("reserve0"))
+            .select("chain_id", "pair", "quote_feed_id",
+                    base_reserve=human("base_reserve", "base_decimals"),
+                    quote_reserve=human("quote_reserve", "quote_decimals")))
+
+
+def valued(reserves: pl.LazyFrame, prices: pl.DataFrame, ts: int) -> pl.LazyFrame:
+    """Reserves in whole tokens valued at unix second `ts`: the quote's USD price and the
+    base's, quote reserve over base reserve in USD."""
+    usd = prices_at(prices.lazy(), ts).select(quote_feed_id="feed_id", quote_usd="price_usd")
+    return (reserves.join(usd, on="quote_feed_id", how="left")
+            .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
+                    price_usd=pl.when(pl.col("base_reserve") > 0).then(
+                        pl.col("quote_reserve") / pl.col("base_reserve") * pl.col("quote_usd"))))
+
+
+def liquidity(suffix: str = "") -> pl.Expr:
+    """Both sides of a constant-product pool are worth the same: twice the quote side."""
+    return 2.0 * pl.col(f"quote_reserve{suffix}") * pl.col(f"quote_usd{suffix}")
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
@@ -82,24 +109,9 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
         "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
     prices = warehouse.scan("quote_prices").collect()
 
-    def usd_at(ts: int) -> pl.LazyFrame:
-        return prices_at(prices.lazy(), ts).select(quote_feed_id="feed_id",
-                                                   quote_usd="price_usd")
-
     def priced(state: pl.LazyFrame, ts: int, suffix: str) -> pl.LazyFrame:
-        b0 = pl.col("base_is_token0")
-        return (state.join(pairs, on=["chain_id", "pair"])
-                .join(usd_at(ts), on="quote_feed_id", how="left")
-                .with_columns(
-                    base_reserve=pl.when(b0).then("reserve0").otherwise("reserve1"),
-                    quote_reserve=pl.when(b0).then("reserve1").otherwise("reserve0"))
-                .with_columns(
-                    base_reserve=human("base_reserve", "base_decimals"),
-                    quote_reserve=human("quote_reserve", "quote_decimals"))
-                .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
-                        price_usd=pl.when(pl.col("base_reserve") > 0).then(
-                            pl.col("quote_reserve") / pl.col("base_reserve") * pl.col("quote_usd")))
-                .rename(lambda c: c if c in ("chain_id", "pair") else f"{c}{suffix}"))
+        return valued(in_tokens(state, pairs), prices, ts).rename(
+            lambda c: c if c in ("chain_id", "pair") else f"{c}{suffix}")
 
     kept = _reserves(warehouse.scan("reserves"), clock).collect().lazy()
     now = priced(_state(kept, "_now"), clock["as_of_s"], "")
@@ -110,8 +122,8 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
              .join(week, on=["chain_id", "pair"], how="left")
              .join(first, on=["chain_id", "pair"], how="left")
              .with_columns(
-                 liquidity_usd=_liquidity(""), liquidity_usd_24h_ago=_liquidity("_24h_ago"),
-                 liquidity_usd_7d_ago=_liquidity("_7d_ago"),
+                 liquidity_usd=liquidity(), liquidity_usd_24h_ago=liquidity("_24h_ago"),
+                 liquidity_usd_7d_ago=liquidity("_7d_ago"),
                  price_usd_24h_ago=pl.coalesce("price_usd_24h_ago", "price_usd_first"))
              .with_columns(price_change_24h=pl.when(pl.col("price_usd_24h_ago") > 0).then(
                  (pl.col("price_usd") / pl.col("price_usd_24h_ago") - 1.0) * 100.0))
@@ -120,6 +132,19 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
                      "liquidity_usd_24h_ago", "liquidity_usd_7d_ago")
              .sort("chain_id", "pair").collect())
     return materialized(warehouse, "pair_state", frame)
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "as_of"),
+          metadata={"grain": "one row per pair with at least one swap in the longest window "
+                             "(chain_id, pair)"})
+def pair_activity(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Each pair's window block for every pair window ending at the lake's watermark: swaps,
+    buys and sells, their USD volume, and the distinct wallets that bought and sold (one
+    definition with the edge's live rows: core.windows)."""
+    as_of_ms = int(warehouse.clock()["as_of"].timestamp() * 1000)
+    frame = (window_blocks(as_swaps(warehouse.scan("swap_legs")), as_of_ms)
+             .sort("chain_id", "pair").collect())
+    return materialized(warehouse, "pair_activity", frame)
 
 
 PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", "lp_locks",

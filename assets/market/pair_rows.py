@@ -4,7 +4,9 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+import core.windows
 from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
+from core.windows import around, as_swaps, first_at
 
 KEY = ["chain_id", "pair"]
 ISO = "%Y-%m-%dT%H:%M:%S%.3fZ"
@@ -50,37 +52,6 @@ def iso(column: str | pl.Expr) -> pl.Expr:
     return expr.dt.strftime(ISO)
 
 
-def around(frame: pl.LazyFrame, at: str, values: tuple[str, ...],
-           cutoffs: dict[str, datetime]) -> pl.LazyFrame:
-    """Per pair, its rows in time order: each value's last at or before every cutoff
-    (`{value}_before_{name}`, null when none is) and first after it (`{value}_after_{name}`).
-
-    The cutoffs cut time into bands and each row falls in one; the rows are folded per band
-    with plain firsts and lasts, and each cutoff then picks among its pair's few bands. Done
-    directly, every cutoff's filtered last would be evaluated pair by pair over every row."""
-    ordered = sorted(cutoffs.items(), key=lambda item: item[1])
-    # A row's band is how many cutoffs it comes after: at or before cutoff i when band <= i.
-    band = pl.sum_horizontal([(pl.col(at) > pl.lit(c)).cast(pl.Int8) for _, c in ordered])
-    bands = (frame.group_by(*KEY, band.alias("band"))
-             .agg(*[pl.col(v).last().alias(f"{v}_last") for v in values],
-                  *[pl.col(v).first().alias(f"{v}_first") for v in values])
-             .sort(*KEY, "band"))
-    inside = {i: pl.col("band") <= i for i in range(len(ordered))}
-    return bands.group_by(KEY).agg(
-        *[pl.col(f"{v}_last").filter(inside[i]).last().alias(f"{v}_before_{name}")
-          for v in values for i, (name, _) in enumerate(ordered)],
-        *[pl.col(f"{v}_first").filter(~inside[i]).first().alias(f"{v}_after_{name}")
-          for v in values for i, (name, _) in enumerate(ordered)])
-
-
-def first_at(at: str, value: str, extreme: str) -> pl.Expr:
-    """When `value` first reached its lowest (`extreme` "min") or highest ("max"): of several
-    instants at the same extreme the earliest, so a range's instant does not depend on the order
-    its rows were read in."""
-    figure = pl.col(value)
-    return pl.col(at).filter(figure == getattr(figure, extreme)()).min()
-
-
 def holding(low: str, high: str, current: str | pl.Expr, as_of: datetime) -> dict[str, pl.Expr]:
     """A 24h range widened to hold the current value, observed at `as_of`: the range is over
     every observation of the day and now, so the value a row shows never falls outside it."""
@@ -100,30 +71,32 @@ def seconds(column: str) -> pl.Expr:
 
 
 def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
-    """Per pair: the last swap price, the price each window opened at, and the 24h range (the
-    legs are in block and log order within each chain, so first and last follow time)."""
-    cut = {w: as_of - timedelta(seconds=s) for w, s in PAIR_WINDOWS.items()}
-    live = legs.filter(pl.col("block_time") <= as_of, pl.col("price_usd").is_not_null())
-    last = around(live, "block_time", ("price_usd", "block_time"), {"now": as_of, **cut}).select(
-        *KEY, last_price="price_usd_before_now", last_trade_at="block_time_before_now",
-        **{f"open_{w}": f"price_usd_before_{w}" for w in cut},
-        **{f"first_{w}": f"price_usd_after_{w}" for w in cut})
-    day = live.filter(pl.col("block_time") > cut["h24"]).group_by(KEY).agg(
-        range_low=pl.col("price_usd").min(), range_high=pl.col("price_usd").max(),
-        range_low_at=first_at("block_time", "price_usd", "min"),
-        range_high_at=first_at("block_time", "price_usd", "max"))
-    opened = {w: pl.coalesce(f"open_{w}", f"first_{w}") for w in PAIR_WINDOWS}
-    return last.join(day, on=KEY, how="left").select(
-        *KEY, "last_price", "last_trade_at", "range_low", "range_high", "range_low_at",
-        "range_high_at",
-        **{f"price_change_{w}": pl.when(o > 0).then((pl.col("last_price") / o - 1.0) * 100.0)
-           .otherwise(0.0) for w, o in opened.items()})
+    """Per pair: the last swap price and when, each window's price change and the 24h range,
+    as core.windows defines them, with their instants as timestamps."""
+    def instant(column: str) -> pl.Expr:
+        return pl.from_epoch(column, "ms").dt.replace_time_zone("UTC").cast(
+            pl.Datetime("us", "UTC"))
+
+    return core.windows.window_prices(as_swaps(legs), int(as_of.timestamp() * 1000)).with_columns(
+        last_trade_at=instant("last_trade_ms"), range_low_at=instant("range_low_ms"),
+        range_high_at=instant("range_high_ms")).drop("last_trade_ms", "range_low_ms",
+                                                     "range_high_ms")
 
 
 def prices_at(prices: pl.LazyFrame, ts: int) -> pl.LazyFrame:
     """Each price feed's latest USD price at or before unix second `ts`."""
     return (prices.filter(pl.col("ts") <= ts)
             .group_by("feed_id").agg(pl.col("price_usd").sort_by("ts").last()))
+
+
+def native_prices(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.LazyFrame:
+    """Per chain: its native token's USD price at the watermark."""
+    return (frames["chains"].join(frames["tokens"].select("chain_id", "address", "price_feed_id"),
+                                  left_on=["chain_id", "native_token"],
+                                  right_on=["chain_id", "address"])
+            .join(prices_at(frames["quote_prices"], int(as_of.timestamp())),
+                  left_on="price_feed_id", right_on="feed_id")
+            .select("chain_id", native_usd="price_usd"))
 
 
 def quote_ranges(prices: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
@@ -274,11 +247,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         "sell_tax", "decimals", total_supply=pl.col("total_supply_raw").cast(pl.Float64)
         / pl.lit(10.0).pow(pl.col("decimals")))
     chains = frames["chains"].select("chain_id", "slug", "native_token", "min_liquidity_usd")
-    prices = prices_at(frames["quote_prices"], int(as_of.timestamp()))
-    native = (chains.join(frames["tokens"].select("chain_id", "address", "price_feed_id"),
-                          left_on=["chain_id", "native_token"], right_on=["chain_id", "address"])
-              .join(prices, left_on="price_feed_id", right_on="feed_id")
-              .select("chain_id", native_usd="price_usd"))
+    native = native_prices(frames, as_of)
     state = frames["pair_state"]
     base = frames["pair_tokens"].join(
         frames["pairs"].select("chain_id", pair="address", factory_type="factory_type",

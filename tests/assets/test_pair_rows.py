@@ -28,7 +28,8 @@ def test_window_prices_open_at_the_last_swap_before_each_window() -> None:
              AS_OF - timedelta(minutes=30), AS_OF - timedelta(minutes=2)]
     legs = pl.LazyFrame({"chain_id": [1] * 4, "pair": ["p"] * 4,
                          "block_time": pl.Series(times, dtype=TS), "log_index": [0] * 4,
-                         "price_usd": [1.0, 2.0, 4.0, 5.0]})
+                         "price_usd": [1.0, 2.0, 4.0, 5.0], "side": ["buy", "sell"] * 2,
+                         "maker_key": [1, 2, 1, 2], "volume_usd": [1.0] * 4})
     row = window_prices(legs, AS_OF).collect().row(0, named=True)
     # Last price 5. m5 opened at 4 (the 30-minute swap), h1 at 2, h6 at 1 (only the 30-hour swap
     # is older than six hours), h24 at 1.
@@ -89,15 +90,6 @@ def test_a_range_reached_twice_is_dated_at_its_first_time() -> None:
     assert (row["liq_low"], row["liq_high"]) == (20.0, 60.0)
     assert row["liq_low_at"] == AS_OF - timedelta(hours=20)
     assert row["liq_high_at"] == AS_OF - timedelta(hours=15)
-
-
-def test_a_pair_born_inside_a_window_opens_at_its_first_swap() -> None:
-    legs = pl.LazyFrame({"chain_id": [1, 1], "pair": ["p", "p"],
-                         "block_time": pl.Series([AS_OF - timedelta(minutes=3),
-                                                  AS_OF - timedelta(minutes=1)], dtype=TS),
-                         "log_index": [0, 0], "price_usd": [2.0, 3.0]})
-    row = window_prices(legs, AS_OF).collect().row(0, named=True)
-    assert row["price_change_m5"] == 50.0 and row["price_change_h24"] == 50.0
 
 
 def test_lp_security_shares_of_burned_and_locked_supply() -> None:

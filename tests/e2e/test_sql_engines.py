@@ -68,11 +68,11 @@ def test_spark_reads_epochs_and_ordered_distinct_arrays_as_postgres_means_them()
 
 def test_an_engine_difference_is_caught(warehouse):
     """The comparison fails when one engine's answer differs in a single value."""
-    model = MODELS["pair_activity"]
+    model = MODELS["token_activity"]
     answer = model.run(warehouse.frames(model.tables), warehouse.clock()["as_of"])
     float_column = next(c for c, t in answer.schema.items() if t.is_float())
     changed = answer.with_columns(pl.when(pl.int_range(pl.len()) == 0)
                                   .then(pl.col(float_column) * (1 + 1e-6) + 1e-6)
                                   .otherwise(pl.col(float_column)).alias(float_column))
     with pytest.raises(AssertionError):
-        _same(answer, changed, "pair_activity")
+        _same(answer, changed, "token_activity")

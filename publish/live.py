@@ -1,0 +1,85 @@
+"""The live tail: what the lake holds past a snapshot's watermark, as the edges read it.
+
+A writer follows the lake and, after each of its commits, publishes the trades since the
+watermark of the snapshot it builds on and every pair's state at the lake's newest watermark
+(`live/{seq}/trades.arrow`, `live/{seq}/pairs.arrow`), then flips `live/TAIL` to name them: any
+number of edges following the pointer serve the same tail, and a reader never sees half of one.
+"""
+
+import io
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+import polars as pl
+
+from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
+
+TAIL = "live/TAIL"
+ARROW = "application/vnd.apache.arrow.file"
+# Tails kept behind the newest, so that an edge reading the pointer just before a flip still
+# finds the objects it names.
+KEPT = 8
+
+
+@dataclass(frozen=True)
+class Tail:
+    """One published tail: its sequence number, the snapshot it builds on and that snapshot's
+    watermark (`since`), the lake's watermark it reaches (`as_of`, per chain in `chains`), when
+    its writer saw that watermark and when it published the tail, and its two tables."""
+
+    seq: int
+    snapshot_id: str
+    since: datetime
+    as_of: datetime
+    chains: dict[int, datetime]
+    picked_at: float
+    published_at: float
+    trades: pl.DataFrame
+    pairs: pl.DataFrame
+
+    def pointer(self) -> dict[str, object]:
+        """The pointer naming this tail (everything but its tables)."""
+        return {"seq": self.seq, "snapshot_id": self.snapshot_id,
+                "since": self.since.isoformat(), "as_of": self.as_of.isoformat(),
+                "chains": {str(c): at.isoformat() for c, at in self.chains.items()},
+                "picked_at": self.picked_at, "published_at": self.published_at}
+
+
+def _arrow(frame: pl.DataFrame) -> bytes:
+    out = io.BytesIO()
+    frame.write_ipc(out, compression="uncompressed")
+    return out.getvalue()
+
+
+def publish_tail(store: ObjectStore, tail: Tail) -> None:
+    """Write the tail's tables, then the pointer; drop tails older than the kept ones."""
+    for name, frame in (("trades", tail.trades), ("pairs", tail.pairs)):
+        store.put(f"live/{tail.seq:012d}/{name}.arrow", _arrow(frame), ARROW, IMMUTABLE)
+    store.put(TAIL, orjson.dumps(tail.pointer()), "application/json", REVALIDATE)
+    old = [key for key in store.keys("live/") if key != TAIL
+           and int(key.split("/")[1]) <= tail.seq - KEPT]
+    if old:
+        store.delete(old)
+
+
+def read_pointer(store: ObjectStore) -> dict[str, Any] | None:
+    """What live/TAIL names, or None before the first tail."""
+    try:
+        pointer: dict[str, Any] = orjson.loads(store.get(TAIL).body)
+    except NotFound:
+        return None
+    return pointer
+
+
+def load_tail(store: ObjectStore, pointer: dict[str, Any]) -> Tail:
+    """The tail a pointer names, tables included."""
+    seq = int(pointer["seq"])
+    tables = {name: pl.read_ipc(io.BytesIO(store.get(f"live/{seq:012d}/{name}.arrow").body))
+              for name in ("trades", "pairs")}
+    return Tail(seq, pointer["snapshot_id"], datetime.fromisoformat(pointer["since"]),
+                datetime.fromisoformat(pointer["as_of"]),
+                {int(c): datetime.fromisoformat(at) for c, at in pointer["chains"].items()},
+                float(pointer["picked_at"]), float(pointer["published_at"]),
+                tables["trades"], tables["pairs"])

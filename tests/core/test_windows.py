@@ -1,0 +1,64 @@
+"""Window figures, the one definition the batch and the live edge share, on hand-made swaps."""
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from core.windows import window_blocks, window_prices
+
+AS_OF_MS = int(datetime(2026, 11, 20, tzinfo=UTC).timestamp() * 1000)
+DAY_MS = 86_400_000
+
+
+def _swaps(rows: list[tuple[int, str, object, float | None, float | None]]) -> pl.LazyFrame:
+    return pl.DataFrame(
+        {"chain_id": [1] * len(rows), "pair": ["p"] * len(rows),
+         "at_ms": [r[0] for r in rows], "side": [r[1] for r in rows],
+         "maker": [r[2] for r in rows], "volume_usd": [r[3] for r in rows],
+         "price_usd": [r[4] for r in rows]},
+        schema_overrides={"volume_usd": pl.Float64, "price_usd": pl.Float64}).lazy()
+
+
+def test_window_blocks_count_swaps_and_wallets_inside_each_window() -> None:
+    swaps = _swaps([
+        (AS_OF_MS - DAY_MS, "buy", "a", 1.0, 1.0),          # exactly a day old: out
+        (AS_OF_MS - DAY_MS + 300, "buy", "a", 2.0, 1.0),    # 300 ms younger: in the day
+        (AS_OF_MS - 240_000, "sell", "b", 4.0, 1.0),        # four minutes old: in m5
+        (AS_OF_MS - 200_000, "add", "c", 64.0, 1.0),        # liquidity, not a swap: out
+        (AS_OF_MS, "buy", "a", 8.0, 1.0),                   # at the watermark: in
+        (AS_OF_MS + 1_000, "sell", "d", 16.0, 1.0),          # after it: out
+        (AS_OF_MS - 3_000_000, "sell", "e", None, None),    # unpriced: a swap worth 0
+    ])
+    row = window_blocks(swaps, AS_OF_MS).collect().row(0, named=True)
+    assert (row["txns_h24"], row["volume_h24_usd"]) == (4, 14.0)
+    assert (row["buys_h24"], row["sells_h24"], row["buy_volume_h24_usd"],
+            row["sell_volume_h24_usd"]) == (2, 2, 10.0, 4.0)
+    assert (row["buyers_h24"], row["sellers_h24"], row["makers_h24"]) == (1, 2, 3)
+    assert (row["txns_h1"], row["makers_h1"]) == (3, 3)
+    assert (row["txns_m5"], row["buys_m5"], row["buy_volume_m5_usd"], row["makers_m5"]) == (
+        2, 1, 8.0, 2)
+
+
+def test_window_prices_open_each_window_at_the_price_before_it() -> None:
+    swaps = _swaps([
+        (AS_OF_MS - 2 * DAY_MS, "buy", "a", 1.0, 2.0),       # before the day: opens h24
+        (AS_OF_MS - 3_000_000, "sell", "a", 1.0, 4.0),       # 50 min ago: opens m5
+        (AS_OF_MS - 60_000, "buy", "a", 1.0, 1.0),           # the day's low
+        (AS_OF_MS - 30_000, "add", "a", 1.0, 100.0),         # not a swap
+        (AS_OF_MS, "buy", "a", 1.0, 5.0),                    # last
+        (AS_OF_MS + 5, "buy", "a", 1.0, 9.0),                # after the watermark
+    ])
+    row = window_prices(swaps, AS_OF_MS).collect().row(0, named=True)
+    assert (row["last_price"], row["last_trade_ms"]) == (5.0, AS_OF_MS)
+    assert row["price_change_h24"] == (5.0 / 2.0 - 1.0) * 100.0
+    assert row["price_change_h1"] == (5.0 / 2.0 - 1.0) * 100.0
+    assert row["price_change_m5"] == (5.0 / 4.0 - 1.0) * 100.0
+    assert (row["range_low"], row["range_low_ms"]) == (1.0, AS_OF_MS - 60_000)
+    assert (row["range_high"], row["range_high_ms"]) == (5.0, AS_OF_MS)
+
+
+def test_a_pair_younger_than_a_window_opens_at_its_first_swap() -> None:
+    swaps = _swaps([(AS_OF_MS - 100_000, "buy", "a", 1.0, 4.0),
+                    (AS_OF_MS - 50_000, "sell", "b", 1.0, 3.0)])
+    row = window_prices(swaps, AS_OF_MS).collect().row(0, named=True)
+    assert row["price_change_h24"] == row["price_change_m5"] == (3.0 / 4.0 - 1.0) * 100.0
