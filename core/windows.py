@@ -108,6 +108,41 @@ def window_prices(swaps: pl.LazyFrame, as_of_ms: int) -> pl.LazyFrame:
            .otherwise(0.0) for w, o in opened.items()})
 
 
+def filled_windows() -> list[pl.Expr]:
+    """A pair without swaps in a window: counts and sums of 0, a price change of 0."""
+    counts = [c for w in PAIR_WINDOWS for c in (f"txns_{w}", f"buys_{w}", f"sells_{w}",
+                                                f"buyers_{w}", f"sellers_{w}", f"makers_{w}")]
+    sums = [c for w in PAIR_WINDOWS for c in (f"volume_{w}_usd", f"buy_volume_{w}_usd",
+                                              f"sell_volume_{w}_usd", f"price_change_{w}")]
+    return [*[pl.col(c).fill_null(0).cast(pl.Int64) for c in counts],
+            *[pl.col(c).fill_null(0.0) for c in sums]]
+
+
+def window_columns() -> dict[str, pl.Expr]:
+    """Each window's `txn_{w}` and `window_{w}` blocks of the wire, from the filled figures."""
+    out = {}
+    for w in PAIR_WINDOWS:
+        out[f"txn_{w}"] = pl.struct(
+            buys=f"buys_{w}", sells=f"sells_{w}", buy_volume=f"buy_volume_{w}_usd",
+            sell_volume=f"sell_volume_{w}_usd", buyers=f"buyers_{w}", sellers=f"sellers_{w}")
+        out[f"window_{w}"] = pl.struct(
+            price_change_pct=f"price_change_{w}", volume_usd=f"volume_{w}_usd",
+            buy_volume_usd=f"buy_volume_{w}_usd", sell_volume_usd=f"sell_volume_{w}_usd",
+            txns=pl.struct(buys=f"buys_{w}", sells=f"sells_{w}"), buyers=f"buyers_{w}",
+            sellers=f"sellers_{w}")
+    return out
+
+
+def window_fields() -> dict[str, pl.Expr]:
+    """The pair row's window fields as the wire carries them (`txn`, `volume`,
+    `price_change`, `windows`), from `window_columns`."""
+    return {"txn": pl.struct([pl.col(f"txn_{w}").alias(w) for w in PAIR_WINDOWS]),
+            "volume": pl.struct([pl.col(f"volume_{w}_usd").alias(w) for w in PAIR_WINDOWS]),
+            "price_change": pl.struct([pl.col(f"price_change_{w}").alias(w)
+                                       for w in PAIR_WINDOWS]),
+            "windows": pl.struct([pl.col(f"window_{w}").alias(w) for w in PAIR_WINDOWS])}
+
+
 def as_swaps(legs: pl.LazyFrame) -> pl.LazyFrame:
     """The batch's swap legs as window_blocks and window_prices read them."""
     return legs.select("chain_id", "pair", "side", "volume_usd", "price_usd",

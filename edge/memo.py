@@ -77,12 +77,14 @@ _answers: KeptBytes[tuple[bytes, tuple[tuple[str, str], ...]]] = KeptBytes(ANSWE
 
 
 def kept_answers(handler: Handler) -> Handler:
-    """A handler whose answer depends only on the snapshot and the URL, computed once for each:
-    every later call of the same URL against the same snapshot is a lookup. Only plain 200
+    """A handler whose answer depends only on the snapshot, the live tail and the URL, computed
+    once for each: every later call of the same URL against the same data is a lookup. Only plain 200
     answers are kept, and each call gets headers of its own (the layers above add theirs)."""
     @functools.wraps(handler)
     async def answer(request: Request, params: Params) -> Response:
-        key = (request.state.snapshot.snapshot_id, request.path, request.raw_query)
+        live = request.state.live
+        key = (request.state.snapshot.snapshot_id, live and live.seq, request.path,
+               request.raw_query)
         found = _answers.get(key)
         if found is not None:
             return Response(found[0], headers=list(found[1]))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from core.home import secret
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
+from edge.live import LiveTail, LiveView
 from edge.metering import open_meter
 from edge.notary import Notary
 from edge.oracle.live import LiveOracle
@@ -38,32 +39,37 @@ class Services:
         self.admissions = Admissions(self.keys, self.meter, self.cashier,
                                      settings.trusted_proxies)
         self.oracle = LiveOracle(settings.oracle_upstream)
-        self._follower: asyncio.Task[None] | None = None
+        self.live = LiveTail(store)
+        self._followers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Load the latest snapshot, follow LATEST, start the live oracle."""
+        """Load the latest snapshot and the live tail, follow both, start the live oracle."""
         await asyncio.to_thread(self.holder.refresh)
-        self._follower = asyncio.ensure_future(self.holder.follow(self.settings.poll_s))
+        await asyncio.to_thread(self.live.refresh)
+        self._followers = [
+            asyncio.ensure_future(self.holder.follow(self.settings.poll_s)),
+            asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder))]
         self.oracle.start()
 
     async def stop(self) -> None:
         """Stop following and stop the oracle's tasks."""
-        if self._follower is not None:
-            self._follower.cancel()
+        for follower in self._followers:
+            follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._follower
-            self._follower = None
+                await follower
+        self._followers = []
         await self.oracle.stop()
 
 
 @dataclass(slots=True)
 class State:
-    """What handlers see: the shared services, the request's snapshot and the caller's
-    admission."""
+    """What handlers see: the shared services, the request's snapshot, the caller's
+    admission and what the live tail adds to the snapshot."""
 
     services: Services
     snapshot: Snapshot | None
     admission: Admission
+    live: LiveView | None = None
 
     @property
     def holder(self) -> SnapshotHolder:

@@ -28,6 +28,8 @@ class Settings:
 
     home: Path = field(default_factory=default_home)
     poll_s: float = 2.0
+    # The live tail changes about every second: it is read more often than LATEST.
+    live_poll_s: float = 0.2
     upstream_timeout_s: float = 5.0
     redis_url: str | None = None
     trusted_proxies: tuple[Network, ...] = ()
@@ -42,6 +44,7 @@ class Settings:
         """CHAINTAPE_* variables over the defaults."""
         env = os.environ.get
         return cls(home=default_home(), poll_s=float(env("CHAINTAPE_POLL_SECONDS", "2")),
+                   live_poll_s=float(env("CHAINTAPE_LIVE_POLL_SECONDS", "0.2")),
                    upstream_timeout_s=float(env("CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS", "5")),
                    redis_url=env("CHAINTAPE_REDIS_URL") or None,
                    trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),

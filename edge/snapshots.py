@@ -22,14 +22,16 @@ PINNED = 4
 MAPPED_UNUSED_S = 3600.0
 
 
-def snapshot_headers(snapshot: Snapshot) -> list[tuple[str, str]]:
-    """The header naming the snapshot an answer comes from."""
-    return [("x-snapshot-id", snapshot.snapshot_id)]
+def snapshot_headers(snapshot: Snapshot, as_of: str | None = None) -> list[tuple[str, str]]:
+    """The headers naming the snapshot an answer comes from and the watermark it is as of
+    (the snapshot's, or the live tail's when the answer holds what arrived since)."""
+    return [("x-snapshot-id", snapshot.snapshot_id),
+            ("x-data-as-of", as_of or snapshot.manifest.as_of)]
 
 
-def snapshot_json(snapshot: Snapshot, value: object) -> Response:
-    """A JSON answer from a snapshot, with the header naming it."""
-    return Response(orjson.dumps(value), headers=snapshot_headers(snapshot))
+def snapshot_json(snapshot: Snapshot, value: object, as_of: str | None = None) -> Response:
+    """A JSON answer from a snapshot, with the headers naming it and its watermark."""
+    return Response(orjson.dumps(value), headers=snapshot_headers(snapshot, as_of))
 
 
 def table(snapshot: Snapshot, name: str) -> pl.DataFrame:

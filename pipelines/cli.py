@@ -117,6 +117,26 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
         _say("live market stopped; `chaintape live` goes on from here")
 
 
+@main.command(name="tail")
+@click.option("--poll", default=0.2, show_default=True,
+              help="seconds between looks at the lake's mark and LATEST")
+def tail(poll: float) -> None:
+    """Publish the live tail: the trades past the latest snapshot and every pair's state, after
+    each lake commit, for the edges' dynamic lookups."""
+    from assets.market.live import follow
+    from pipelines.resources import resources
+    from publish.store import open_store
+    from sources.lake import Lake
+
+    found = resources()
+    store = open_store(found["store"].url)
+    _say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
+    try:
+        follow(Lake(), found["warehouse"], store, poll, progress=lambda line: _say(f"  {line}"))
+    except KeyboardInterrupt:
+        _say("live tail stopped")
+
+
 @main.group()
 def ingest() -> None:
     """Follow a real chain into the lake."""
@@ -427,6 +447,7 @@ def _serve_and_refresh(children: dict[str, subprocess.Popen], message: str) -> N
     if subprocess.run([_cli(), "materialize"], check=False).returncode:
         sys.exit(1)
     children["Dagster daemon"] = _daemon()
+    children["live tail"] = _child("tail")
     children["edge"] = _child("serve")
     _say(message)
     _watch(children)

@@ -441,6 +441,13 @@ def latest_id(store: ObjectStore) -> str | None:
         return None
 
 
+def latest_manifest(store: ObjectStore) -> Manifest | None:
+    """The manifest of the snapshot LATEST points to, or None before the first publish."""
+    sid = latest_id(store)
+    found = None if sid is None else _manifest(store, sid)
+    return None if found is None else Manifest(**found)
+
+
 def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
     """A stored part as a frame over a memory-mapped Arrow file in `directory`, written from
     the store's Parquet the first time (atomically: processes that map the same part at once

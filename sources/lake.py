@@ -239,6 +239,17 @@ class Lake:
                                               "num_records": pl.Int64})
         return delta, _actions(delta)
 
+    def frontier(self, table: str) -> dict[int, int]:
+        """A table of chain events: each chain's highest block among its rows, from the Delta
+        log's statistics (a chain's events are appended in block order, so every row past it
+        was committed later)."""
+        delta = self._table(table)
+        if delta is None:
+            return {}
+        found = (_actions(delta).group_by("partition.chain_id")
+                 .agg(pl.col("max.block_number").max()))
+        return {int(c): int(b) for c, b in found.iter_rows() if b is not None}
+
     def day_files(self, table: str) -> dict[str, list[str]]:
         """A table partitioned by date: each date's live files (paths in the table, which a
         write never reuses: a date's files name its rows), in order."""

@@ -4,12 +4,13 @@ makes them with (the swap legs, the trade rows, the pair state), so that the nex
 holds exactly what the tail showed."""
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import polars as pl
 
 from assets.market.assets import in_tokens, liquidity, quote_price_rows, valued
-from assets.market.pair_rows import KEY, native_prices
+from assets.market.pair_rows import KEY, in_native, native_prices
 from assets.market.pair_trades import (
     assemble_legs,
     assemble_liquidity_trades,
@@ -17,59 +18,71 @@ from assets.market.pair_trades import (
     trade_rows,
 )
 from assets.warehouse import Warehouse
-from publish.live import Tail
-from publish.snapshot import Manifest
+from publish.live import Tail, publish_tail, read_pointer
+from publish.snapshot import Manifest, latest_manifest
+from publish.store import ObjectStore
 from sources.lake import Lake
 
 # Oracle updates read before the tail's start: a swap is priced at its feed's latest update,
 # which the oracle's cadence (seconds) keeps well inside this.
 PRICES_BEFORE = timedelta(hours=6)
+# How late a chain's events may land in the lake (after the snapshot's watermark, dated before
+# it) and still be in the tail: a lagging chain's are minutes late, a follower's seconds.
+LATE = timedelta(days=1)
 LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
-                     "price_usd", "liquidity_usd", "native_usd")
+                     "price_usd", "liquidity_usd", "native_usd", "base_price_native",
+                     "quote_price_native")
 
 
-def _since(lake: Lake, table: str, at: str, since: datetime) -> pl.LazyFrame:
-    """A dated table's rows after `since`, reading only the days from `since`'s on."""
-    days = [d for d in lake.days(table) if d >= since.date().isoformat()]
-    frames = [lake.scan(table, d) for d in days]
+def _past(lake: Lake, table: str, frontier: dict[int, int], since: datetime,
+          as_of: datetime) -> pl.LazyFrame:
+    """A chain event table's rows committed after a snapshot: each chain's past its
+    `frontier` block (every row of a chain the snapshot lacks), up to the watermark `as_of`;
+    only the days from LATE before the snapshot's watermark `since` are read."""
+    first = (since - LATE).date().isoformat()
+    frames = [lake.scan(table, d) for d in lake.days(table) if d >= first]
     if not frames:
         return lake.scan(table).head(0)
-    return pl.concat(frames).filter(pl.col(at) > since)
+    reached = pl.col("chain_id").replace_strict(frontier, default=-1, return_dtype=pl.Int64)
+    return pl.concat(frames).filter(pl.col("block_time") <= as_of,
+                                    pl.col("block_number") > reached)
 
 
 def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
               picked_at: float) -> Tail:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
-    `manifest` describes."""
+    `manifest` describes: what the lake at the snapshot's versions did not hold."""
     since = datetime.fromisoformat(manifest.as_of)
     as_of = lake.watermark or since
-    as_of_s = int(as_of.timestamp())
+    then = Lake(lake.root, manifest.lake_versions)
+
+    def past(table: str) -> pl.LazyFrame:
+        return _past(lake, table, then.frontier(table), since, as_of)
+
     updates = lake.scan("oracle_updates").filter(
         pl.col("publish_time") > int((since - PRICES_BEFORE).timestamp()),
-        pl.col("publish_time") <= as_of_s)
+        pl.col("publish_time") <= int(as_of.timestamp()))
     prices = quote_price_rows(updates).collect()
     frames = {"quote_prices": prices.lazy(), "pair_tokens": warehouse.scan("pair_tokens"),
               "chains": lake.scan("chains"), "tokens": lake.scan("tokens"),
-              "liquidity_events": _since(lake, "liquidity_events", "block_time", since)
-              .filter(pl.col("block_time") <= as_of)}
-    swaps = (_since(lake, "swaps", "block_time", since).filter(pl.col("block_time") <= as_of)
-             .collect())
+              "liquidity_events": past("liquidity_events")}
+    swaps = past("swaps").collect()
     legs = assemble_legs(frames, swaps.lazy().with_row_index("swap").select(**leg_reads()))
     trades = trade_rows(legs.collect(), swaps.lazy(), assemble_liquidity_trades(frames), as_of)
-    return Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(lake, as_of),
+    return Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(past("blocks")),
                 picked_at=picked_at, published_at=time.time(), trades=trades,
-                pairs=live_pairs(lake, warehouse, frames, since, as_of))
+                pairs=live_pairs(past("reserves"), warehouse, frames, as_of))
 
 
-def live_pairs(lake: Lake, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],
-               since: datetime, as_of: datetime) -> pl.DataFrame:
-    """Every pair's reserves at `as_of` (the latest after `since`, else the warehouse's pair
-    state), valued at `as_of` as the pair state values them, with its chain's native price."""
+def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],
+               as_of: datetime) -> pl.DataFrame:
+    """Every pair's reserves at `as_of` (its latest in the tail's `reserves`, else the
+    warehouse's pair state), valued at `as_of` as the pair state values them, with its chain's
+    native price."""
     pairs = frames["pair_tokens"].select(
         *KEY, "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
-    moved = (_since(lake, "reserves", "block_time", since)
-             .filter(pl.col("block_time") <= as_of)
-             .group_by(KEY).agg(pl.col("reserve0").last(), pl.col("reserve1").last()))
+    moved = (reserves.sort("chain_id", "block_number", "log_index")
+             .group_by(KEY, maintain_order=True).agg(pl.col("reserve0").last(), pl.col("reserve1").last()))
     kept = (warehouse.scan("pair_state").select(*KEY, "base_reserve", "quote_reserve")
             .join(moved.select(KEY), on=KEY, how="anti")
             .join(pairs.select(*KEY, "quote_feed_id"), on=KEY))
@@ -77,11 +90,39 @@ def live_pairs(lake: Lake, warehouse: Warehouse, frames: dict[str, pl.LazyFrame]
     return (valued(reserves, frames["quote_prices"].collect(), int(as_of.timestamp()))
             .with_columns(liquidity_usd=liquidity())
             .join(native_prices(frames, as_of), on="chain_id", how="left")
+            .with_columns(**in_native("price_usd", "quote_usd"))
             .select(LIVE_PAIR_COLUMNS).sort(KEY).collect())
 
 
-def _chain_marks(lake: Lake, as_of: datetime) -> dict[int, datetime]:
-    """Each chain's newest block time in the lake up to `as_of` (how far it is live)."""
-    heads = (lake.scan("heads").filter(pl.col("observed_at") <= as_of)
-             .group_by("chain_id").agg(pl.col("observed_at").max()).collect())
-    return {chain: min(at, as_of) for chain, at in heads.iter_rows()}
+def _chain_marks(blocks: pl.LazyFrame) -> dict[int, datetime]:
+    """Each chain's newest block time among the tail's blocks: how far the tail reaches on it
+    (a chain without a block since the snapshot has none)."""
+    newest = blocks.group_by("chain_id").agg(pl.col("block_time").max()).collect()
+    return dict(newest.iter_rows())
+
+
+def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float = 0.2,
+           stop: Callable[[], bool] = lambda: False,
+           progress: Callable[[str], None] = lambda _: None) -> None:
+    """Publish a tail after every new lake mark or snapshot, until `stop` says so; numbering
+    goes on from the last tail published."""
+    pointer = read_pointer(store)
+    seq = 0 if pointer is None else int(pointer["seq"]) + 1
+    seen: tuple[object, str] | None = None
+    last_said = 0.0
+    while not stop():
+        mark, manifest = lake.progress(), latest_manifest(store)
+        now = None if mark is None or manifest is None else (mark.watermark,
+                                                             manifest.snapshot_id)
+        if manifest is None or now is None or now == seen:
+            time.sleep(poll_s)
+            continue
+        picked = time.time()
+        tail = live_tail(lake.pinned(), warehouse, manifest, seq, picked)
+        publish_tail(store, tail)
+        seen, seq = now, seq + 1
+        if time.monotonic() - last_said > 60:
+            progress(f"live tail {tail.seq:,}: {tail.trades.height:,} trades since "
+                     f"{tail.since:%H:%M:%S}, as of {tail.as_of:%H:%M:%S}, published "
+                     f"{tail.published_at - picked:.2f}s after the lake's mark")
+            last_said = time.monotonic()

@@ -6,7 +6,14 @@ import polars as pl
 
 import core.windows
 from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
-from core.windows import around, as_swaps, first_at
+from core.windows import (
+    around,
+    as_swaps,
+    filled_windows,
+    first_at,
+    window_columns,
+    window_fields,
+)
 
 KEY = ["chain_id", "pair"]
 ISO = "%Y-%m-%dT%H:%M:%S%.3fZ"
@@ -97,6 +104,12 @@ def native_prices(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.LazyFr
             .join(prices_at(frames["quote_prices"], int(as_of.timestamp())),
                   left_on="price_feed_id", right_on="feed_id")
             .select("chain_id", native_usd="price_usd"))
+
+
+def in_native(base_usd: str, quote_usd: str) -> dict[str, pl.Expr]:
+    """The base's and the quote's prices in the chain's native token (`native_usd`)."""
+    return {"base_price_native": pl.col(base_usd) / pl.col("native_usd"),
+            "quote_price_native": pl.col(quote_usd) / pl.col("native_usd")}
 
 
 def quote_ranges(prices: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
@@ -226,20 +239,6 @@ def _token(side: str, position: pl.Expr) -> pl.Expr:
                               high_at=f"{side}_range_high_at_seconds"))
 
 
-def _windows() -> dict[str, pl.Expr]:
-    out = {}
-    for w in PAIR_WINDOWS:
-        out[f"txn_{w}"] = pl.struct(
-            buys=f"buys_{w}", sells=f"sells_{w}", buy_volume=f"buy_volume_{w}_usd",
-            sell_volume=f"sell_volume_{w}_usd", buyers=f"buyers_{w}", sellers=f"sellers_{w}")
-        out[f"window_{w}"] = pl.struct(
-            price_change_pct=f"price_change_{w}", volume_usd=f"volume_{w}_usd",
-            buy_volume_usd=f"buy_volume_{w}_usd", sell_volume_usd=f"sell_volume_{w}_usd",
-            txns=pl.struct(buys=f"buys_{w}", sells=f"sells_{w}"), buyers=f"buyers_{w}",
-            sellers=f"sellers_{w}")
-    return out
-
-
 def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     """Every pair row: wide columns the checks and lists read, and `item`, the wire JSON."""
     tokens = frames["tokens"].select(
@@ -287,13 +286,8 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
            .otherwise(f"volume_{w}_usd") for w in PAIR_WINDOWS},
         **{f"price_change_{w}": pl.when(perp).then(pl.col(f"perp_change_{w}"))
            .otherwise(f"price_change_{w}") for w in PAIR_WINDOWS})
-    counts = [c for w in PAIR_WINDOWS for c in (f"txns_{w}", f"buys_{w}", f"sells_{w}",
-                                                f"buyers_{w}", f"sellers_{w}", f"makers_{w}")]
-    sums = [c for w in PAIR_WINDOWS for c in (f"volume_{w}_usd", f"buy_volume_{w}_usd",
-                                              f"sell_volume_{w}_usd", f"price_change_{w}")]
     wide = wide.with_columns(
-        *[pl.col(c).fill_null(0).cast(pl.Int64) for c in counts],
-        *[pl.col(c).fill_null(0.0) for c in sums],
+        *filled_windows(),
         *[pl.col(c).fill_null(False) for c in ("rugged", "condemned", "honeypot", "is_scam")],
         burned_pct=pl.col("burned_pct").fill_null(0.0),
         locked_pct=pl.col("locked_pct").fill_null(0.0),
@@ -301,8 +295,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         pair_fee=pl.col("fee_bps") / 10_000,
         liquidity_onchain_usd=pl.col("quote_reserve") * pl.col("quote_usd"),
     ).with_columns(
-        base_price_native=pl.col("base_price_usd") / pl.col("native_usd"),
-        quote_price_native=pl.col("quote_price_usd") / pl.col("native_usd"),
+        **in_native("base_price_usd", "quote_price_usd"),
         fees_usd_24h=pl.col("volume_h24_usd") * pl.col("pair_fee"),
         high_sell_tax=pl.col("base_sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
         deployer_abuser=pl.col("rep_status") == "abuser",
@@ -342,7 +335,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         .when(pl.col("txns_h24") > 0).then(pl.lit("active")).otherwise(pl.lit("inactive")),
         **{f"trending_{w}": trending(pl.col(f"makers_{w}"), pl.col(f"volume_{w}_usd"),
                                      pl.col("thin_liquidity")) for w in PAIR_WINDOWS},
-        **_windows())
+        **window_columns())
     return _items(wide.collect(), as_of)
 
 
@@ -355,7 +348,6 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
                 "quote_range_high_at", "liq_low_at", "liq_high_at"]
     text = wide.with_columns(*[iso(c).alias(f"{c}_text") for c in times],
                              *[seconds(c) for c in instants])
-    windows = list(PAIR_WINDOWS)
     item = pl.struct(
         network=pl.struct(slug="slug", chain_id="chain_id"),
         dex=pl.struct(name="venue_name", factory="factory", factory_type="factory_type",
@@ -385,15 +377,14 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         tokens=pl.concat_list(
             _token("base", pl.when(pl.col("base_is_token0")).then(0).otherwise(1)),
             _token("quote", pl.when(pl.col("base_is_token0")).then(1).otherwise(0))),
-        txn=pl.struct([pl.col(f"txn_{w}").alias(w) for w in windows]),
-        volume=pl.struct([pl.col(f"volume_{w}_usd").alias(w) for w in windows]),
-        price_change=pl.struct([pl.col(f"price_change_{w}").alias(w) for w in windows]),
+        txn=window_fields()["txn"], volume=window_fields()["volume"],
+        price_change=window_fields()["price_change"],
         liquidity_usd="liquidity_usd", liquidity_onchain_usd="liquidity_onchain_usd",
         apr=pl.when(pl.col("liquidity_usd") > 0).then(
             pl.col("fees_usd_24h") * 365 / pl.col("liquidity_usd") * 100).otherwise(0.0),
         fees_usd_24h="fees_usd_24h", price_native="base_price_native",
         last_updated_at=at, created_at="created_at_text", last_trade_at="last_trade_at_text",
-        windows=pl.struct([pl.col(f"window_{w}").alias(w) for w in windows]),
+        windows=window_fields()["windows"],
         launchpad=pl.when(pl.col("launchpad").is_not_null()).then(pl.struct(
             name="launchpad", protocol="launchpad", stage="launchpad_stage",
             completed_at="launchpad_completed_at_text", migrated_pool="migrated_pool")),
@@ -402,7 +393,7 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
                          lp_burned_pct="burned_pct", score="score",
                          labels=pl.col("risk_signals").list.eval(
                              pl.element().struct.field("kind"))))
-    per_window = [f"{c}_{w}{u}" for w in windows for c, u in (
+    per_window = [f"{c}_{w}{u}" for w in PAIR_WINDOWS for c, u in (
         ("volume", "_usd"), ("txns", ""), ("makers", ""), ("price_change", ""), ("trending", ""))]
     return text.with_columns(item=item.struct.json_encode()).select(
         "chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol", "quote_symbol",

@@ -16,7 +16,7 @@ from assets.raw_amounts import RAW_SWAPPED, as_float, halves
 from core.columns import EVENT
 from core.fingerprints import distinct, keyed, lookup
 
-TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "hash", "maker",
+TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "at_ms", "hash", "maker",
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",
                  "amount1", "price0", "price1", "price_usd0", "price_usd1", "price_usd",
                  "volume_usd")
@@ -343,12 +343,14 @@ def trade_rows(legs: pl.DataFrame, swaps: pl.LazyFrame, liquidity: pl.DataFrame,
     the legs, with the hash, maker, sender and recipient of the lake's `swaps`) and liquidity
     trades with both tokens' amounts and prices, sorted by pair, block and log."""
     served = legs.filter(pl.col("block_time") <= as_of)
-    events = liquidity.filter(pl.col("block_time") <= as_of).drop("block_time")
+    at_ms = pl.col("block_time").dt.epoch("ms")
+    events = (liquidity.filter(pl.col("block_time") <= as_of).with_columns(at_ms=at_ms)
+              .drop("block_time"))
     trades = with_swap_strings(served, swaps, ("tx_hash", "maker", "sender", "recipient")).select(
         *KEY, "block_number", "log_index", "ts", "base_is_token0", "base_amount",
         "quote_amount", "quote_usd", "gas_used", "fee_usd", "price_usd", "volume_usd",
         hash="tx_hash", maker="maker", from_address="sender", to_address="recipient",
-        tx_type="side")
+        tx_type="side", at_ms=at_ms)
     amount = _by_position("base_amount", "quote_amount")
     usd = _by_position("price_usd", "quote_usd")
     return (pl.concat([trades, events], how="diagonal_relaxed").lazy()

@@ -51,7 +51,8 @@ class Routing:
         request.path_params = prepared.path_params
         request.prepared = prepared
         request.params = prepared.params
-        request.state = State(self.services, snapshot, ANONYMOUS)
+        request.state = State(self.services, snapshot, ANONYMOUS,
+                              self.services.live.view(snapshot))
         return self.inner(request)
 
     def _prepare(self, request: Request, snapshot: Snapshot | None) -> Prepared:

@@ -1,5 +1,6 @@
 """GET /key, GET /status and GET /.well-known/x402: what the service says about itself."""
 
+import time
 from typing import Any
 
 import orjson
@@ -40,12 +41,22 @@ async def get_status(request: Request, params: Params) -> Response:
     holder = services.holder
     snapshot = holder.current
     data_age = holder.data_age_seconds()
+    view = request.state.live
+    now = time.time()
     chains = [] if snapshot is None or data_age is None else [
-        {**chain, "data_lag_seconds": round(data_age + chain["block_lag_seconds"], 1)}
+        {**chain, "data_lag_seconds": round(data_age + chain["block_lag_seconds"], 1),
+         "live_as_of": None if view is None or chain["chain_id"] not in view.chains
+         else view.chains[chain["chain_id"]].isoformat(),
+         "live_lag_seconds": None if view is None or chain["chain_id"] not in view.chains
+         else round(now - view.chains[chain["chain_id"]].timestamp(), 1)}
         for chain in chain_lags(snapshot)]
+    tail = services.live.tail
     upstreams = {
         "object_store": {"healthy": holder.store_healthy,
                          "last_checked_seconds_ago": holder.seconds_since_check()},
+        "live_tail": {"healthy": services.live.healthy,
+                      "last_checked_seconds_ago": None if services.live.last_check is None
+                      else round(now - services.live.last_check, 1)},
         "metering": {"backend": services.meter.backend, "healthy": services.meter.healthy()},
         "payments": {"settlement": "facilitator" if services.cashier.offer.facilitator_url
                      else "ledger"},
@@ -70,6 +81,10 @@ async def get_status(request: Request, params: Params) -> Response:
                 "trails_now_seconds": round(data_age or 0.0, 1),
                 "stale_after_seconds": stale_after,
                 "stale": data_age is not None and data_age > stale_after},
+            "live": None if tail is None else {
+                "seq": tail.seq, "as_of": tail.as_of.isoformat(),
+                "trails_now_seconds": services.live.age_seconds(),
+                "serving": view is not None, "builds_on": tail.snapshot_id},
             "rejected_snapshot": holder.rejected,
             "chains": chains, "upstreams": upstreams}
     return Response.json(body)

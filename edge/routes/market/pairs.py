@@ -10,6 +10,7 @@ import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
+from edge.live import LiveView, live_pair_item, live_trades
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -36,17 +37,28 @@ def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
     return dict(index)
 
 
+def pair_item(snapshot: Snapshot, view: LiveView | None, key: tuple[int, str],
+              item: str) -> bytes:
+    """A pair row as served: the snapshot's, with its live blocks as of the tail's watermark
+    when the tail adds to the snapshot."""
+    if view is None:
+        return item.encode()
+    return live_pair_item(item, live_trades(snapshot, view, key), view, key,
+                          snapshot.snapshot_id)
+
+
 async def get_pair(request: Request, params: Params) -> Response:
     """One pair row; 404 when the chain indexes no pair at that address."""
-    snapshot = request.state.snapshot
+    snapshot, view = request.state.snapshot, request.state.live
     chain: ChainRef = params["chain"]
     item = pair_index(snapshot).get(chain.chain_id, {}).get(params["address"])
     if item is None:
         raise ApiError("not_found", f"no pair {params['address']} on {chain.slug}", "address")
-    return Response(item.encode(), headers=snapshot_headers(snapshot))
+    body = pair_item(snapshot, view, (chain.chain_id, params["address"]), item)
+    return Response(body, headers=snapshot_headers(snapshot, view and view.as_of_text))
 
 
-def _without_lock_figures(item: str) -> dict[str, Any]:
+def _without_lock_figures(item: bytes) -> dict[str, Any]:
     row: dict[str, Any] = orjson.loads(item)
     for block, fields in LOCK_FIGURES.items():
         for name in fields:
@@ -57,7 +69,7 @@ def _without_lock_figures(item: str) -> dict[str, Any]:
 async def batch_pairs(request: Request, params: Params) -> Response:
     """Pair rows for up to 50 (chain, address) items, grouped into one read per chain; an item
     nobody indexes comes back with found false and never fails the batch."""
-    snapshot = request.state.snapshot
+    snapshot, view = request.state.snapshot, request.state.live
     index = pair_index(snapshot)
     wanted = params["body"]["items"]
     by_chain: dict[int | None, list[int]] = defaultdict(list)
@@ -73,11 +85,13 @@ async def batch_pairs(request: Request, params: Params) -> Response:
     for chain_id, positions in by_chain.items():
         rows = index.get(chain_id, {}) if chain_id is not None else {}
         for position in positions:
-            answers[position] = _batch_item(wanted[position], refs[position], rows)
-    return snapshot_json(snapshot, {"items": answers})
+            answers[position] = _batch_item(snapshot, view, wanted[position], refs[position],
+                                            rows)
+    return snapshot_json(snapshot, {"items": answers}, view and view.as_of_text)
 
 
-def _batch_item(asked: dict[str, Any], ref: ChainRef | None, rows: dict[str, str]) -> dict[str, Any]:
+def _batch_item(snapshot: Snapshot, view: LiveView | None, asked: dict[str, Any],
+                ref: ChainRef | None, rows: dict[str, str]) -> dict[str, Any]:
     """One batch answer; what cannot be found (unknown chain, malformed address) is not found."""
     address, item = asked["address"], None
     if ref is not None:
@@ -88,7 +102,8 @@ def _batch_item(asked: dict[str, Any], ref: ChainRef | None, rows: dict[str, str
             pass
     return {"chain": ref.slug if ref else asked["chain"], "address": address,
             "found": item is not None,
-            "pair": None if item is None else _without_lock_figures(item)}
+            "pair": None if item is None or ref is None else _without_lock_figures(
+                pair_item(snapshot, view, (ref.chain_id, address), item))}
 
 
 def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,

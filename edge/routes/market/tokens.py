@@ -14,6 +14,7 @@ from core.vocabulary import RESOLUTION_SECONDS
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
+from edge.live import LiveView
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -157,15 +158,18 @@ async def list_holders(request: Request, params: Params) -> Response:
     return await token_listing(request, params, "tokens/holders", _holders)
 
 
-def brief(snapshot: Snapshot, chain: ChainRef, address: str) -> bytes:
+def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str) -> bytes:
     """What a token page needs in one document: the token, its verdict, its deepest pairs, its
-    largest holders, the main pair's latest trades and its last day of hourly candles."""
+    largest holders, the main pair's latest trades and its last day of hourly candles. It is
+    as of the snapshot's watermark, or the live tail's once the main pair has traded since:
+    the same data gives the same bytes, so its ETag changes exactly when what it shows does."""
     token = orjson.loads(token_row(snapshot, chain, address))
     pairs = _token_pairs(snapshot, chain.chain_id, address)
     holders = _holders(snapshot, chain.chain_id, address).head(BRIEF_HOLDERS)
     main = token["main_pair"]["address"]
-    trades = pair_trades(snapshot, chain, main) if main else None
-    end = as_of_seconds(snapshot)
+    live = view if view is not None and (chain.chain_id, main) in view.trades else None
+    trades = pair_trades(snapshot, live, chain, main) if main else None
+    end = as_of_seconds(snapshot) if live is None else live.as_of_ms // 1000
     hour = RESOLUTION_SECONDS["1h"]
     return orjson.dumps({
         "token": token, "verdict": token["verdict"],
@@ -176,7 +180,7 @@ def brief(snapshot: Snapshot, chain: ChainRef, address: str) -> bytes:
             trades.tail(BRIEF_TRADES).reverse(), iso_second),
         "candles": {"resolution": "1h", "items": [] if trades is None else candles(
             trades, hour, end - BRIEF_CANDLES * hour, end)},
-        "as_of": snapshot.manifest.as_of,
+        "as_of": snapshot.manifest.as_of if live is None else live.as_of_text,
     })
 
 
@@ -194,15 +198,15 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 
 async def get_brief(request: Request, params: Params) -> Response:
     """A token's brief; 304 without a body when If-None-Match holds its current ETag."""
-    snapshot = request.state.snapshot
+    snapshot, view = request.state.snapshot, request.state.live
     chain: ChainRef = params["chain"]
-    key = (snapshot.snapshot_id, chain.chain_id, params["address"])
+    key = (snapshot.snapshot_id, view and view.seq, chain.chain_id, params["address"])
     kept = _briefs.get(key)
     if kept is None:
-        body = brief(snapshot, chain, params["address"])
-        kept = _briefs.keep(key, (body, _etag(body)))
-    body, etag = kept
-    headers = [*snapshot_headers(snapshot), ("etag", etag),
+        body = brief(snapshot, view, chain, params["address"])
+        kept = _briefs.keep(key, (body, _etag(body), orjson.loads(body)["as_of"]))
+    body, etag, as_of = kept
+    headers = [*snapshot_headers(snapshot, as_of), ("etag", etag),
                ("cache-control", "private, max-age=0, must-revalidate")]
     if matches(request.headers.get("if-none-match"), etag):
         return Response(b"", 304, headers=headers)

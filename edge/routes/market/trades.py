@@ -10,13 +10,13 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
+from edge.live import LiveView, live_trades
 from edge.memo import kept_answers
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.market.pairs import pair_index
 from edge.snapshots import as_of_seconds, snapshot_json
-from edge.spans import indexed
 from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 
@@ -26,15 +26,13 @@ NEWER, OLDER = "newer", "older"
 SWAPS = ("buy", "sell")
 
 
-# Where each pair's trades sit in the trades table's parts (each sorted by pair, block, log).
-trades_of = indexed("trades", ("chain_id", "pair"))
-
-
-def pair_trades(snapshot: Snapshot, chain: ChainRef, address: str) -> pl.DataFrame:
-    """Every trade of a pair, oldest first; 404 when the chain indexes no such pair."""
+def pair_trades(snapshot: Snapshot, view: LiveView | None, chain: ChainRef,
+                address: str) -> pl.DataFrame:
+    """Every trade of a pair, oldest first, the live tail's included; 404 when the chain
+    indexes no such pair."""
     if address not in pair_index(snapshot).get(chain.chain_id, {}):
         raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
-    return trades_of(snapshot).rows((chain.chain_id, address))
+    return live_trades(snapshot, view, (chain.chain_id, address))
 
 
 def trade_items(rows: pl.DataFrame, iso_of: Callable[[int], str]) -> list[dict[str, Any]]:
@@ -63,9 +61,9 @@ POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
 @kept_answers
 async def list_trades(request: Request, params: Params) -> Response:
     """Swaps and liquidity events in time order, newest first unless asked otherwise."""
-    snapshot = request.state.snapshot
+    snapshot, view = request.state.snapshot, request.state.live
     chain: ChainRef = params["chain"]
-    rows = pair_trades(snapshot, chain, params["address"])
+    rows = pair_trades(snapshot, view, chain, params["address"])
     maker = params["maker"] and normalize(params["maker"], chain.address_format, "maker")
     low, high = params["from"], params["to"]
     if low is not None and high is not None and low > high:
@@ -112,7 +110,7 @@ async def list_trades(request: Request, params: Params) -> Response:
     body = {"items": items,
             "next_cursor": older if newest_first else newer,
             "prev_cursor": newer if newest_first else older}
-    return snapshot_json(snapshot, body)
+    return snapshot_json(snapshot, body, view and view.as_of_text)
 
 
 def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict[str, Any]]:
@@ -149,17 +147,19 @@ def candle_window(params: Params, default_to: int) -> tuple[int, int]:
 
 @kept_answers
 async def get_candles(request: Request, params: Params) -> Response:
-    """A pair's candles at one resolution; the window ends at `to` (default: the snapshot's
-    watermark) and spans at most 1,000 candles (default 300)."""
-    snapshot = request.state.snapshot
+    """A pair's candles at one resolution; the window ends at `to` (default: the watermark,
+    the live tail's when it adds to the snapshot) and spans at most 1,000 candles (default
+    300)."""
+    snapshot, view = request.state.snapshot, request.state.live
     chain: ChainRef = params["chain"]
-    rows = pair_trades(snapshot, chain, params["address"])
+    rows = pair_trades(snapshot, view, chain, params["address"])
     seconds = RESOLUTION_SECONDS[params["resolution"]]
-    low, high = candle_window(params, as_of_seconds(snapshot))
+    as_of = as_of_seconds(snapshot) if view is None else view.as_of_ms // 1000
+    low, high = candle_window(params, as_of)
     body = {"chain": {"slug": chain.slug, "chain_id": chain.chain_id},
             "pair_address": params["address"], "resolution": params["resolution"],
             "from": low, "to": high, "items": candles(rows, seconds, low, high)}
-    return snapshot_json(snapshot, body)
+    return snapshot_json(snapshot, body, view and view.as_of_text)
 
 
 HANDLERS = {("GET", "/chains/{chain}/pairs/{address}/trades"): list_trades,

@@ -1,0 +1,201 @@
+"""Follows the live tail (publish/live.py) and serves the dynamic lookups fresher than the
+snapshot: a pair's trades, candles and row from the snapshot's rows and what arrived after its
+watermark, with the figures' one definition (core.windows)."""
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import polars as pl
+
+from core.windows import (
+    filled_windows,
+    window_blocks,
+    window_columns,
+    window_fields,
+    window_prices,
+)
+from edge.memo import Kept, per_snapshot
+from edge.snapshots import SnapshotHolder, as_of_seconds
+from edge.spans import indexed
+from publish.live import Tail, load_tail, read_pointer
+from publish.snapshot import Snapshot
+from publish.store import ObjectStore, StoreUnavailable
+
+log = logging.getLogger("chaintape.edge")
+KEY = ["chain_id", "pair"]
+ISO_MS = "%Y-%m-%dT%H:%M:%S%.3fZ"
+PairKey = tuple[int, str]
+
+# Where each pair's trades sit in the trades table's parts (each sorted by pair, block, log).
+trades_of = indexed("trades", ("chain_id", "pair"))
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """The tail as one snapshot sees it: its sequence number, the lake's watermark it reaches,
+    each pair's trades after the snapshot's watermark and each pair's valued reserves."""
+
+    seq: int
+    as_of: datetime
+    trades: dict[PairKey, pl.DataFrame]
+    pairs: dict[PairKey, dict[str, Any]]
+    chains: dict[int, datetime]
+
+    @property
+    def as_of_ms(self) -> int:
+        """The watermark in unix milliseconds."""
+        return int(self.as_of.timestamp() * 1000)
+
+    @property
+    def as_of_text(self) -> str:
+        """The watermark as the snapshots' manifests write theirs."""
+        return self.as_of.isoformat()
+
+
+@per_snapshot(kept=4)
+def frontier(snapshot: Snapshot) -> dict[int, int]:
+    """Each chain's highest block among the snapshot's trades: a chain's trades past it are
+    not in the snapshot (a chain's events reach the lake in block order)."""
+    trades = snapshot.tables.get("trades")
+    if trades is None:
+        return {}
+    found = trades.group_by("chain_id").agg(pl.col("block_number").max())
+    return {int(c): int(b) for c, b in found.iter_rows()}
+
+
+def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
+    """What the tail adds to `snapshot` (each chain's trades past the snapshot's frontier);
+    None when it reaches no further than the snapshot, or when it builds on a later snapshot
+    (what lies between the two is in neither: the snapshot is served alone until the later
+    one is loaded)."""
+    as_of_ms = as_of_seconds(snapshot) * 1000
+    if tail.since.timestamp() * 1000 > as_of_ms or tail.as_of.timestamp() * 1000 <= as_of_ms:
+        return None
+    reached = pl.col("chain_id").replace_strict(frontier(snapshot), default=-1,
+                                                return_dtype=pl.Int64)
+    newer = tail.trades.filter(pl.col("block_number") > reached)
+    trades = {(int(key[0]), str(key[1])): part
+              for key, part in newer.partition_by(KEY, as_dict=True).items()}
+    pairs = {(row["chain_id"], row["pair"]): row for row in tail.pairs.iter_rows(named=True)}
+    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains)
+
+
+class LiveTail:
+    """The newest tail published, followed like LATEST; losing the store keeps the last one."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+        self.tail: Tail | None = None
+        self.last_check: float | None = None
+        self.healthy = True
+        self.loaded_at: float | None = None
+        self._views: Kept = Kept(4)
+
+    def refresh(self) -> bool:
+        """Load the tail live/TAIL names if it is new; True when it changed."""
+        try:
+            pointer = read_pointer(self.store)
+            self.healthy, self.last_check = True, time.time()
+            if pointer is None or (self.tail is not None and self.tail.seq == pointer["seq"]):
+                return False
+            self.tail = load_tail(self.store, pointer)
+        except (StoreUnavailable, OSError) as err:
+            self.healthy = False
+            log.warning("live tail unreachable, keeping seq %s: %s",
+                        self.tail and self.tail.seq, err)
+            return False
+        except Exception as err:
+            # A torn or unreadable tail is its writer's fault: keep serving the last one.
+            log.warning("not following the live tail: %s", err)
+            return False
+        self.loaded_at = time.time()
+        return True
+
+    def view(self, snapshot: Snapshot | None) -> LiveView | None:
+        """What the current tail adds to `snapshot` (made once per snapshot and tail)."""
+        tail = self.tail
+        if tail is None or snapshot is None:
+            return None
+        key = (snapshot.snapshot_id, tail.seq)
+        if key not in self._views:
+            self._views.keep(key, _view(tail, snapshot))
+        found: LiveView | None = self._views[key]
+        return found
+
+    def age_seconds(self) -> float | None:
+        """Seconds between the tail's watermark and now."""
+        return None if self.tail is None else round(
+            (datetime.now(UTC) - self.tail.as_of).total_seconds(), 1)
+
+    async def follow(self, interval_s: float, holder: SnapshotHolder) -> None:
+        """Poll live/TAIL forever (cancelled on shutdown); a tail built on a snapshot this edge
+        has not loaded yet makes it read LATEST at once."""
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await asyncio.wait_for(asyncio.to_thread(self.refresh), holder.timeout_s)
+                tail, current = self.tail, holder.current
+                if tail is not None and current is not None and (
+                        tail.since.timestamp() > as_of_seconds(current)):
+                    await asyncio.wait_for(asyncio.to_thread(holder.refresh), holder.timeout_s)
+            except TimeoutError:
+                self.healthy = False
+            except Exception:
+                log.exception("following the live tail failed; retrying")
+
+
+def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.DataFrame:
+    """A pair's trade rows from the snapshot followed by those that arrived after it."""
+    rows = trades_of(snapshot).rows(key)
+    newer = None if view is None else view.trades.get(key)
+    if newer is None or newer.is_empty():
+        return rows
+    return pl.concat([rows, newer.select(rows.columns)], how="vertical_relaxed")
+
+
+_rows: Kept = Kept(4096)
+
+
+def live_pair_item(item: str, rows: pl.DataFrame, view: LiveView, key: PairKey,
+                   snapshot_id: str) -> bytes:
+    """A pair row (the snapshot's JSON `item`) with its live blocks recomputed as of the
+    tail's watermark from every trade of the pair (`rows`, the tail's included): windows,
+    txn, volume, price change, last trade, liquidity and token prices. A perp market's row is
+    the snapshot's (its figures come from its own feed, not from swaps)."""
+    memo = (snapshot_id, view.seq, key)
+    found = _rows.get(memo)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    row: dict[str, Any] = orjson.loads(item)
+    if row["prop_data"]["is_perp"]:
+        return item.encode()
+    as_of_ms = view.as_of_ms
+    swaps = rows.lazy().select("chain_id", "pair", "at_ms", "maker", "volume_usd",
+                               "price_usd", side="tx_type")
+    wide = (pl.LazyFrame({"chain_id": [key[0]], "pair": [key[1]]})
+            .join(window_blocks(swaps, as_of_ms), on=KEY, how="left")
+            .join(window_prices(swaps, as_of_ms), on=KEY, how="left")
+            .with_columns(*filled_windows()).with_columns(**window_columns())
+            .select(fields=pl.struct([e.alias(n) for n, e in window_fields().items()])
+                    .struct.json_encode(),
+                    last_trade_at=pl.from_epoch("last_trade_ms", "ms").dt.strftime(ISO_MS),
+                    txns_h24="txns_h24")
+            .collect().row(0, named=True))
+    row.update(orjson.loads(wide["fields"]))
+    row["last_trade_at"] = wide["last_trade_at"]
+    row["last_updated_at"] = view.as_of.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    if row["status"] in ("active", "inactive"):
+        row["status"] = "active" if wide["txns_h24"] > 0 else "inactive"
+    state = view.pairs.get(key)
+    if state is not None:
+        row["liquidity_usd"] = state["liquidity_usd"]
+        row["price_native"] = state["base_price_native"]
+        base, quote = row["tokens"]
+        base["price_usd"], base["price_native"] = state["price_usd"], state["base_price_native"]
+        quote["price_usd"], quote["price_native"] = state["quote_usd"], state["quote_price_native"]
+    return _rows.keep(memo, orjson.dumps(row))
