@@ -6,7 +6,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: up test test-spark ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest clean
+.PHONY: up test test-spark ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest bench-freshness clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -68,6 +68,11 @@ bench-wallets: $(STAMP)
 
 bench-ingest: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/ingest.py
+
+bench-freshness: $(STAMP)
+	command -v wrk >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
+	$(BIN)/python bench/freshness.py
 
 clean:
 	rm -rf var node_modules

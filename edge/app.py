@@ -17,15 +17,15 @@ from edge.llms import llms_txt
 from edge.openapi import openapi_yaml
 from edge.registry import API_PREFIX, Operation, Router, mount
 from edge.routes import boards, chains, farms, oracle, perps, platform, verdicts, wallets
-from edge.routes.market import pairs, search, tokens, trades
+from edge.routes.market import pairs, search, streams, tokens, trades
 from edge.server import Server
 from edge.services import Services
 from edge.settings import Settings
 from publish.cursor import CursorSigner, default_signer
 from publish.store import ObjectStore, open_store
 
-ROUTES = (boards, chains, farms, oracle, pairs, perps, platform, search, tokens, trades, verdicts,
-          wallets)
+ROUTES = (boards, chains, farms, oracle, pairs, perps, platform, search, streams, tokens, trades,
+          verdicts, wallets)
 
 
 def operations() -> list[Operation]:

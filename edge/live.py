@@ -3,6 +3,7 @@ snapshot: a pair's trades, candles and row from the snapshot's rows and what arr
 watermark, with the figures' one definition (core.windows)."""
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from core.windows import (
     window_prices,
 )
 from edge.memo import Kept, per_snapshot
-from edge.snapshots import SnapshotHolder, as_of_seconds
+from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import indexed
 from publish.live import Tail, load_tail, read_pointer
 from publish.snapshot import Snapshot
@@ -38,13 +39,20 @@ trades_of = indexed("trades", ("chain_id", "pair"))
 @dataclass(frozen=True)
 class LiveView:
     """The tail as one snapshot sees it: its sequence number, the lake's watermark it reaches,
-    each pair's trades after the snapshot's watermark and each pair's valued reserves."""
+    each pair's trades after the snapshot's, each pair's valued reserves, how far each chain
+    reaches, and the pairs the snapshot lacks (`new_pairs`, in creation order)."""
 
     seq: int
     as_of: datetime
     trades: dict[PairKey, pl.DataFrame]
     pairs: dict[PairKey, dict[str, Any]]
     chains: dict[int, datetime]
+    new_pairs: pl.DataFrame
+
+    @functools.cached_property
+    def created(self) -> set[PairKey]:
+        """The pairs created since the snapshot."""
+        return set(self.new_pairs.select("chain_id", "address").iter_rows())
 
     @property
     def as_of_ms(self) -> int:
@@ -73,8 +81,8 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     None when it reaches no further than the snapshot, or when it builds on a later snapshot
     (what lies between the two is in neither: the snapshot is served alone until the later
     one is loaded)."""
-    as_of_ms = as_of_seconds(snapshot) * 1000
-    if tail.since.timestamp() * 1000 > as_of_ms or tail.as_of.timestamp() * 1000 <= as_of_ms:
+    as_of = as_of_instant(snapshot)
+    if tail.since > as_of or tail.as_of <= as_of:
         return None
     reached = pl.col("chain_id").replace_strict(frontier(snapshot), default=-1,
                                                 return_dtype=pl.Int64)
@@ -82,7 +90,10 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     trades = {(int(key[0]), str(key[1])): part
               for key, part in newer.partition_by(KEY, as_dict=True).items()}
     pairs = {(row["chain_id"], row["pair"]): row for row in tail.pairs.iter_rows(named=True)}
-    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains)
+    known = snapshot.tables.get("pairs")
+    new = tail.new_pairs if known is None else tail.new_pairs.join(
+        known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
+    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new)
 
 
 class LiveTail:
@@ -91,10 +102,14 @@ class LiveTail:
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
         self.tail: Tail | None = None
+        # The newest tail built on each recent snapshot: while the edge still serves an older
+        # snapshot than the newest tail's, it goes on serving the tail built on it.
+        self.tails: Kept = Kept(4)
         self.last_check: float | None = None
         self.healthy = True
         self.loaded_at: float | None = None
         self._views: Kept = Kept(4)
+        self._changed: asyncio.Future[None] | None = None
 
     def refresh(self) -> bool:
         """Load the tail live/TAIL names if it is new; True when it changed."""
@@ -104,6 +119,8 @@ class LiveTail:
             if pointer is None or (self.tail is not None and self.tail.seq == pointer["seq"]):
                 return False
             self.tail = load_tail(self.store, pointer)
+            self.tails.pop(self.tail.snapshot_id, None)
+            self.tails.keep(self.tail.snapshot_id, self.tail)
         except (StoreUnavailable, OSError) as err:
             self.healthy = False
             log.warning("live tail unreachable, keeping seq %s: %s",
@@ -117,15 +134,29 @@ class LiveTail:
         return True
 
     def view(self, snapshot: Snapshot | None) -> LiveView | None:
-        """What the current tail adds to `snapshot` (made once per snapshot and tail)."""
-        tail = self.tail
-        if tail is None or snapshot is None:
+        """What the newest tail not built on a later snapshot adds to `snapshot` (made once per
+        snapshot and tail)."""
+        if snapshot is None:
+            return None
+        usable = [t for t in self.tails.values() if t.since <= as_of_instant(snapshot)]
+        tail = max(usable, key=lambda t: t.seq, default=None)
+        if tail is None:
             return None
         key = (snapshot.snapshot_id, tail.seq)
         if key not in self._views:
             self._views.keep(key, _view(tail, snapshot))
         found: LiveView | None = self._views[key]
         return found
+
+    def changed(self) -> "asyncio.Future[None]":
+        """Resolved when the next tail is loaded (streams wait on it)."""
+        if self._changed is None or self._changed.done():
+            self._changed = asyncio.get_running_loop().create_future()
+        return self._changed
+
+    def _announce(self) -> None:
+        if self._changed is not None and not self._changed.done():
+            self._changed.set_result(None)
 
     def age_seconds(self) -> float | None:
         """Seconds between the tail's watermark and now."""
@@ -138,11 +169,14 @@ class LiveTail:
         while True:
             await asyncio.sleep(interval_s)
             try:
-                await asyncio.wait_for(asyncio.to_thread(self.refresh), holder.timeout_s)
+                if not await asyncio.wait_for(asyncio.to_thread(self.refresh),
+                                              holder.timeout_s):
+                    continue
                 tail, current = self.tail, holder.current
                 if tail is not None and current is not None and (
-                        tail.since.timestamp() > as_of_seconds(current)):
+                        tail.since > as_of_instant(current)):
                     await asyncio.wait_for(asyncio.to_thread(holder.refresh), holder.timeout_s)
+                self._announce()
             except TimeoutError:
                 self.healthy = False
             except Exception:

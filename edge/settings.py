@@ -30,6 +30,12 @@ class Settings:
     poll_s: float = 2.0
     # The live tail changes about every second: it is read more often than LATEST.
     live_poll_s: float = 0.2
+    # A market stream ends after this long (clients reconnect with Last-Event-ID), as Hermes
+    # ends its streams after a day; a client holds at most this many streams at once.
+    stream_max_s: float = 86_400.0
+    streams_per_client: int = 8
+    # An idle stream sends a comment this often, so that proxies keep it open.
+    stream_heartbeat_s: float = 15.0
     upstream_timeout_s: float = 5.0
     redis_url: str | None = None
     trusted_proxies: tuple[Network, ...] = ()
@@ -45,6 +51,9 @@ class Settings:
         env = os.environ.get
         return cls(home=default_home(), poll_s=float(env("CHAINTAPE_POLL_SECONDS", "2")),
                    live_poll_s=float(env("CHAINTAPE_LIVE_POLL_SECONDS", "0.2")),
+                   stream_max_s=float(env("CHAINTAPE_STREAM_MAX_SECONDS", "86400")),
+                   streams_per_client=int(env("CHAINTAPE_STREAMS_PER_CLIENT", "8")),
+                   stream_heartbeat_s=float(env("CHAINTAPE_STREAM_HEARTBEAT_SECONDS", "15")),
                    upstream_timeout_s=float(env("CHAINTAPE_UPSTREAM_TIMEOUT_SECONDS", "5")),
                    redis_url=env("CHAINTAPE_REDIS_URL") or None,
                    trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),

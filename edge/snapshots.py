@@ -47,7 +47,12 @@ def table(snapshot: Snapshot, name: str) -> pl.DataFrame:
 
 def as_of_seconds(snapshot: Snapshot) -> int:
     """The snapshot's watermark in unix seconds."""
-    return int(datetime.fromisoformat(snapshot.manifest.as_of).timestamp())
+    return int(as_of_instant(snapshot).timestamp())
+
+
+def as_of_instant(snapshot: Snapshot) -> datetime:
+    """The snapshot's watermark."""
+    return datetime.fromisoformat(snapshot.manifest.as_of)
 
 
 class SnapshotHolder:

@@ -345,9 +345,11 @@ def serve(host: str, port: int, interface: str) -> None:
     # set its own signal handling kept the inherited ones and would not stop.
     multiprocessing.set_start_method("spawn", force=True)
     _announce_once_listening(host, port)
+    # Streams never finish by themselves: stopping waits this long for them, then cuts them
+    # (their clients resume elsewhere with Last-Event-ID).
     Server("edge.app:create_app", address=host, port=port, interface=Interfaces(interface),
            factory=True, websockets=True, loop=Loops.uvloop, http=HTTPModes.http1,
-           runtime_mode=RuntimeModes.st, log_access=False,
+           runtime_mode=RuntimeModes.st, log_access=False, workers_kill_timeout=3,
            log_level=LogLevels.warning, working_dir=Path.cwd()).serve()
 
 
@@ -374,6 +376,8 @@ def _announce_once_listening(host: str, port: int) -> None:
 @main.command()
 @click.option("--fresh", is_flag=True, help="simulate the history again even if the lake has it")
 @click.option("--swaps", default=1_000_000, show_default=True, help="swaps in the history")
+@click.option("--days", default=7, show_default=True,
+              help="days of history (with --swaps, the live market's rate)")
 @click.option("--live/--frozen", "is_live", default=True, show_default=True,
               help="keep the market running in real time, refreshing as it lands")
 @click.option("--rpc", "rpc_url", default=None,
@@ -381,8 +385,8 @@ def _announce_once_listening(host: str, port: int) -> None:
 @click.option("--venues", "venues_file", default=None, type=click.Path(dir_okay=False),
               help="with --rpc: the venues file (docs/ingest.md)")
 @click.pass_context
-def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool, rpc_url: str | None,
-       venues_file: str | None) -> None:
+def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
+       rpc_url: str | None, venues_file: str | None) -> None:
     """Simulate (once), go live, materialise and publish, then serve and keep refreshing; or,
     with --rpc and --venues, follow a real chain instead of the simulator."""
     from sources.lake import Lake
@@ -400,7 +404,7 @@ def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool, rpc_url: str 
              f"{mark.watermark:%Y-%m-%d %H:%M:%S}Z (use --fresh to simulate again)")
     if not is_live:
         if simulating:
-            ctx.invoke(simulate, swaps=swaps)
+            ctx.invoke(simulate, swaps=swaps, days=days)
         if not _materialize(None):
             sys.exit(1)
         _serve_in_place()
@@ -410,7 +414,8 @@ def up(ctx: click.Context, fresh: bool, swaps: int, is_live: bool, rpc_url: str 
     try:
         # The history, then the live market in the same process (no replay of what it just
         # made); or the live market going on from the lake's last mark.
-        children["live market"] = (_child("simulate", "--swaps", str(swaps), "--live")
+        children["live market"] = (_child("simulate", "--swaps", str(swaps), "--days",
+                                          str(days), "--live")
                                    if simulating else _child("live"))
         _wait_for_live(lake)
         _serve_and_refresh(children, "live: the market runs, the lake sensor refreshes and "

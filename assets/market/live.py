@@ -3,6 +3,7 @@ and every pair's reserves valued at the lake's newest one, made by the functions
 makes them with (the swap legs, the trade rows, the pair state), so that the next snapshot
 holds exactly what the tail showed."""
 
+import functools
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -17,6 +18,7 @@ from assets.market.pair_trades import (
     leg_reads,
     trade_rows,
 )
+from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse
 from publish.live import Tail, publish_tail, read_pointer
 from publish.snapshot import Manifest, latest_manifest
@@ -29,6 +31,14 @@ PRICES_BEFORE = timedelta(hours=6)
 # How late a chain's events may land in the lake (after the snapshot's watermark, dated before
 # it) and still be in the tail: a lagging chain's are minutes late, a follower's seconds.
 LATE = timedelta(days=1)
+
+
+@functools.cache
+def pair_tokens_model() -> SqlModel:
+    """The batch's pair_tokens SQL model, loaded once."""
+    return load_models()["pair_tokens"]
+
+
 LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
                      "price_usd", "liquidity_usd", "native_usd", "base_price_native",
                      "quote_price_native")
@@ -63,7 +73,11 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
         pl.col("publish_time") > int((since - PRICES_BEFORE).timestamp()),
         pl.col("publish_time") <= int(as_of.timestamp()))
     prices = quote_price_rows(updates).collect()
-    frames = {"quote_prices": prices.lazy(), "pair_tokens": warehouse.scan("pair_tokens"),
+    # The pairs' sides as the batch's model makes them, from the lake as it now stands: a
+    # pair created since the snapshot trades live too.
+    model = pair_tokens_model()
+    pair_tokens = model.run({name: lake.scan(name) for name in model.tables}).lazy()
+    frames = {"quote_prices": prices.lazy(), "pair_tokens": pair_tokens,
               "chains": lake.scan("chains"), "tokens": lake.scan("tokens"),
               "liquidity_events": past("liquidity_events")}
     swaps = past("swaps").collect()
@@ -71,7 +85,8 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
     trades = trade_rows(legs.collect(), swaps.lazy(), assemble_liquidity_trades(frames), as_of)
     return Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(past("blocks")),
                 picked_at=picked_at, published_at=time.time(), trades=trades,
-                pairs=live_pairs(past("reserves"), warehouse, frames, as_of))
+                pairs=live_pairs(past("reserves"), warehouse, frames, as_of),
+                new_pairs=new_pairs(lake, then, as_of))
 
 
 def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],
@@ -92,6 +107,21 @@ def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, p
             .join(native_prices(frames, as_of), on="chain_id", how="left")
             .with_columns(**in_native("price_usd", "quote_usd"))
             .select(LIVE_PAIR_COLUMNS).sort(KEY).collect())
+
+
+NEW_PAIR_COLUMNS = ("chain_id", "address", "factory", "factory_type", "token0", "token1",
+                    "fee_bps", "created_block", "created_log_index", "created_tx", "created_at",
+                    "creator", "launchpad", "is_perp")
+
+
+def new_pairs(lake: Lake, then: Lake, as_of: datetime) -> pl.DataFrame:
+    """The pairs the lake holds that it did not hold at the snapshot's versions (`then`),
+    created by `as_of`, in creation order."""
+    return (lake.scan("pairs").filter(pl.col("created_at") <= as_of)
+            .join(then.scan("pairs").select("chain_id", "address"), on=["chain_id", "address"],
+                  how="anti")
+            .select(NEW_PAIR_COLUMNS)
+            .sort("chain_id", "created_block", "created_log_index").collect())
 
 
 def _chain_marks(blocks: pl.LazyFrame) -> dict[int, datetime]:

@@ -29,8 +29,9 @@ SWAPS = ("buy", "sell")
 def pair_trades(snapshot: Snapshot, view: LiveView | None, chain: ChainRef,
                 address: str) -> pl.DataFrame:
     """Every trade of a pair, oldest first, the live tail's included; 404 when the chain
-    indexes no such pair."""
-    if address not in pair_index(snapshot).get(chain.chain_id, {}):
+    indexes no such pair (a pair created since the snapshot is known from the live tail)."""
+    if address not in pair_index(snapshot).get(chain.chain_id, {}) and (
+            view is None or (chain.chain_id, address) not in view.created):
         raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
     return live_trades(snapshot, view, (chain.chain_id, address))
 

@@ -1,0 +1,200 @@
+"""Freshness: from the moment a swap is committed to the lake to the moment the edge serves it
+in its pair's trades and row, on the live default (`chaintape up`: the live market, the lake
+sensor's refreshes, the live tail and the edge) at the 10M-swaps-a-week rate, with the edge
+under paced load; then lookups paced at 1,000 requests/s while all of it runs.
+
+For every lake commit holding a swap, the commit's newest swap is followed: the lake's mark
+records when it was committed (`written_at`); the tail's pointer when its writer saw the mark
+and published the tail; the bench polls the edge every 20 ms until the swap is in its pair's
+newest trades and the pair row's last trade has reached it. Prints one JSON line.
+Needs wrk (`make bench-freshness` installs it).
+"""
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+import polars as pl
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = Path(sys.executable).parent / "chaintape"
+sys.path.insert(0, str(REPO))
+
+from bench.load import internal_key, paced  # noqa: E402
+from publish.live import read_pointer  # noqa: E402
+from publish.store import LocalStore  # noqa: E402
+from sources.lake import PROGRESS, Lake  # noqa: E402
+from tests.conftest import free_port, wait_http  # noqa: E402
+
+WEEK_10M_PER_DAY = 10_000_000 // 7
+# wrk walks the paths round-robin.
+SCRIPT = """wrk.headers["X-API-Key"] = "{key}"
+paths = {{{paths}}}
+local i = 0
+request = function()
+  i = i % #paths + 1
+  return wrk.format("GET", paths[i])
+end
+"""
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+def mark(lake_root: Path) -> dict | None:
+    try:
+        return json.loads((lake_root / PROGRESS).read_bytes())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def newest_swap(lake: Lake, after: datetime, until: datetime) -> dict | None:
+    """The newest swap of the lake dated in (after, until], with its chain, pair and place."""
+    day = until.date().isoformat()
+    found = (lake.scan("swaps", day)
+             .filter(pl.col("block_time") > after, pl.col("block_time") <= until)
+             .sort("block_time", "log_index").tail(1).collect())
+    return None if found.is_empty() else found.row(0, named=True)
+
+
+def served(client: httpx.Client, swap: dict) -> bool:
+    """Whether the edge shows `swap` in its pair's newest trades and its pair row's last trade
+    has reached it."""
+    base = f"/chains/{swap['chain_id']}/pairs/{swap['pair']}"
+    trades = client.get(base + "/trades", params={"limit": 20})
+    if trades.status_code != 200:
+        return False
+    mine = any(t["block_info"]["block_number"] == swap["block_number"]
+               and t["block_info"]["log_index"] == swap["log_index"]
+               for t in trades.json()["items"])
+    if not mine:
+        return False
+    row = client.get(base)
+    last = row.json().get("last_trade_at") if row.status_code == 200 else None
+    return last is not None and datetime.fromisoformat(last.replace("Z", "+00:00")) >= (
+        swap["block_time"].replace(microsecond=swap["block_time"].microsecond // 1000 * 1000))
+
+
+def follow(home: Path, client: httpx.Client, seconds: float) -> list[dict]:
+    """Follow every lake commit's newest swap for `seconds` until the edge serves it."""
+    lake_root, store = home / "lake", LocalStore(home / "store")
+    lake = Lake(lake_root)
+    seen = mark(lake_root)
+    pending: list[dict] = []
+    done: list[dict] = []
+    stop = time.time() + seconds
+    while time.time() < stop or pending:
+        now = mark(lake_root)
+        if time.time() < stop and now and seen and now["step"] != seen["step"]:
+            swap = newest_swap(lake, datetime.fromisoformat(seen["watermark"]),
+                               datetime.fromisoformat(now["watermark"]))
+            if swap is not None:
+                pending.append({"swap": swap, "committed": datetime.fromisoformat(
+                    now["written_at"]).timestamp(), "watermark": now["watermark"]})
+            seen = now
+        pointer = read_pointer(store) or {}
+        for item in list(pending):
+            if "picked" not in item and pointer.get("as_of") and datetime.fromisoformat(
+                    pointer["as_of"]) >= datetime.fromisoformat(item["watermark"]):
+                item["picked"], item["published"] = pointer["picked_at"], pointer["published_at"]
+            if served(client, item["swap"]):
+                item["served"] = time.time()
+                pending.remove(item)
+                done.append(item)
+            elif time.time() - item["committed"] > 120:
+                pending.remove(item)
+                done.append({**item, "served": None})
+        time.sleep(0.02)
+    return done
+
+
+def summary(done: list[dict]) -> dict:
+    """The lag distribution and where it goes."""
+    lags = [d["served"] - d["committed"] for d in done if d["served"] is not None]
+    parts = [d for d in done if d["served"] is not None and "picked" in d]
+    if not lags:
+        return {"swaps_followed": len(done), "served": 0}
+    return {
+        "swaps_followed": len(done), "served": len(lags),
+        "lag_median_s": percentile(lags, 0.5), "lag_p90_s": percentile(lags, 0.9),
+        "lag_p99_s": percentile(lags, 0.99), "lag_max_s": round(max(lags), 3),
+        "commit_to_picked_median_s": round(statistics.median(
+            d["picked"] - d["committed"] for d in parts), 3) if parts else None,
+        "picked_to_published_median_s": round(statistics.median(
+            d["published"] - d["picked"] for d in parts), 3) if parts else None,
+        "published_to_served_median_s": round(statistics.median(
+            d["served"] - d["published"] for d in parts), 3) if parts else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--home", default=str(REPO / "var" / "bench-freshness"))
+    parser.add_argument("--seconds", type=int, default=300,
+                        help="how long to follow the lake's commits")
+    parser.add_argument("--rate", type=int, default=500, help="load on the edge meanwhile")
+    args = parser.parse_args()
+    home = Path(args.home)
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+           "PORT": str(port)}
+    say(f"bench home {home}: one day of history at {WEEK_10M_PER_DAY:,} swaps a day, live")
+    up = subprocess.Popen([str(CLI), "up", "--days", "1", "--swaps", str(WEEK_10M_PER_DAY)],
+                          env=env, cwd=REPO, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_http(base + "/api/v1/status", timeout=1800)
+        while read_pointer(LocalStore(home / "store")) is None:
+            time.sleep(1)
+        key = internal_key(env)
+        with httpx.Client(base_url=base + "/api/v1", timeout=10,
+                          headers={"X-API-Key": key}) as client:
+            busiest = client.get("/pairs", params={"sort": "txns", "limit": 50}).json()["items"]
+            paths = [f"/api/v1/chains/{p['network']['chain_id']}/pairs/{p['pair_address']}"
+                     + suffix for p in busiest for suffix in ("", "/trades")]
+            script = SCRIPT.format(key=key, paths=", ".join(f'"{p}"' for p in paths))
+            load: dict = {}
+            loader = threading.Thread(target=lambda: load.update(
+                paced(base + paths[0], args.seconds, args.rate, script)))
+            say(f"following the lake's commits for {args.seconds}s, the edge at {args.rate} "
+                "requests/s")
+            loader.start()
+            done = follow(home, client, args.seconds)
+            loader.join()
+            say("lookups paced at 1,000 requests/s, live")
+            lookups = paced(base + paths[0], 30, 1000, script)
+            status = client.get("/status").json()
+        lake = Lake(home / "lake")
+        swaps_per_s = (lake.scan("swaps").filter(
+            pl.col("block_time") > datetime.fromtimestamp(time.time() - 3600).astimezone())
+            .select(pl.len()).collect().item() / 3600)
+        print(json.dumps({"bench": "freshness", "swaps_per_s": round(swaps_per_s, 2),
+                          **summary(done),
+                          "load": {"asked_per_s": args.rate, **load},
+                          "lookups_at_1000": lookups,
+                          "snapshot_trails_now_s": status["watermark"]["trails_now_seconds"],
+                          "live_trails_now_s": (status["live"] or {}).get(
+                              "trails_now_seconds")}), flush=True)
+    finally:
+        os.killpg(up.pid, signal.SIGTERM)
+        up.wait(60)
+
+
+if __name__ == "__main__":
+    main()
