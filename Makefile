@@ -14,17 +14,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The local EVM node and Solidity compiler of the ingest's tests, from the committed lockfile.
+# The page's charting library, and the local EVM node and Solidity compiler of the ingest's
+# tests, from the committed lockfile.
 $(NODE_STAMP): package-lock.json
 	command -v npm >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm)
 	npm ci --no-audit --no-fund --ignore-scripts
 	touch $(NODE_STAMP)
 
-up: $(STAMP)
+up: $(STAMP) $(NODE_STAMP)
 	PORT=$(PORT) $(BIN)/chaintape up
 
-test: $(STAMP) $(NODE_STAMP)
+# Headless Chromium and its driver, for the page's browser test.
+BROWSER := /usr/bin/chromedriver
+$(BROWSER):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+
+test: $(STAMP) $(NODE_STAMP) $(BROWSER)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest

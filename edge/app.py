@@ -15,6 +15,7 @@ from edge.layers.routing import Routing
 from edge.layers.settlement import Settlement
 from edge.llms import llms_txt
 from edge.openapi import openapi_yaml
+from edge.page import page_documents
 from edge.registry import API_PREFIX, Operation, Router, mount
 from edge.routes import boards, chains, farms, oracle, perps, platform, verdicts, wallets
 from edge.routes.market import pairs, search, streams, tokens, trades
@@ -35,13 +36,13 @@ def operations() -> list[Operation]:
 
 
 def documents(router: Router) -> dict[str, Response]:
-    """/openapi.yml and /llms.txt, at the root and under /api/v1."""
+    """/openapi.yml and /llms.txt, at the root and under /api/v1; the page at `/`."""
     made = {"/openapi.yml": Response(openapi_yaml(router.operations, _version()), 200,
                                      "application/yaml"),
             "/llms.txt": Response(llms_txt(router.operations, API_PREFIX), 200,
                                   "text/plain; charset=utf-8")}
     return {prefix + name: document for name, document in made.items()
-            for prefix in ("", API_PREFIX)}
+            for prefix in ("", API_PREFIX)} | page_documents()
 
 
 def create_app(store: ObjectStore | None = None, signer: CursorSigner | None = None,

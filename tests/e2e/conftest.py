@@ -1,11 +1,22 @@
-"""End-to-end fixtures: one simulated lake, materialised and published, and an edge over it."""
+"""End-to-end fixtures: one simulated lake, materialised and published, and an edge over it;
+and a real chain followed live."""
+
+import os
+import subprocess
+import time
 
 import httpx
 import pytest
 
+from core.feeds import FEED_BY_BASE
+from sources.evm.devnet import Devnet, start_node, v2_market
+from sources.evm.rpc import quantity
 from sources.lake import Lake
-from tests.conftest import edge_process, run_cli
+from tests.conftest import BIN, edge_process, run_cli
 from tests.edge.conftest import issue_key
+
+E18 = 10**18
+SWAP_TOPIC = "0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822"
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +49,57 @@ def api(home, edge):
 @pytest.fixture(scope="session")
 def lake(home) -> Lake:
     return Lake(home / "lake")
+
+
+def swap_id(receipt: dict) -> str:
+    """The stream event id of a receipt's Swap log (block:log)."""
+    log = next(entry for entry in receipt["logs"] if entry["topics"][0] == SWAP_TOPIC)
+    return f"{quantity(log['blockNumber'])}:{quantity(log['logIndex'])}"
+
+
+@pytest.fixture(scope="session")
+def evm_live(tmp_path_factory):
+    """A pair with liquidity and one buy, published; then the follower, the tail and an edge
+    keep running."""
+    home = tmp_path_factory.mktemp("streams-home")
+    node = start_node()
+    net = Devnet(node.url)
+    procs: list[subprocess.Popen] = []
+    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    try:
+        market = v2_market(net)
+        pepe = market.token("Pepe", "PEPE", 10**9 * E18)
+        pair = market.pair(pepe)
+        market.approve(0, market.quote, pepe)
+        weth_is_0 = sorted([pepe, market.quote])[0] == market.quote
+        reserves = (1_000 * E18, 1_000_000 * E18)
+        market.add_liquidity(pair, *(reserves if weth_is_0 else reserves[::-1]))
+        market.transfer(market.quote, 1, 100 * E18)
+        market.approve(1, market.quote, pepe)
+        first = market.swap(pair, market.quote, E18, 1)
+        venues = home / "venues.yaml"
+        venues.write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
+        procs.append(subprocess.Popen(
+            [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",
+             str(venues), "--follow", "--poll", "0.2", "--confirmations", "0"], env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        lake = Lake(home / "lake")
+        deadline = time.monotonic() + 120
+        while lake.progress() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        made = run_cli(["materialize"], home)
+        assert made.returncode == 0, made.stderr
+        procs.append(subprocess.Popen([str(BIN / "chaintape"), "tail", "--poll", "0.1"],
+                                      env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        with edge_process(home, CHAINTAPE_LIVE_POLL_SECONDS="0.1",
+                          CHAINTAPE_STREAM_HEARTBEAT_SECONDS="0.5") as base:
+            yield {"home": home, "base": base + "/api/v1", "market": market, "pepe": pepe,
+                   "pair": pair.lower(), "first": first, "chain_id": net.rpc.call("eth_chainId"),
+                   "net": net}
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(15)
+        net.close()
+        node.stop()

@@ -1,26 +1,18 @@
-"""The market streams over a real socket, fed by a real chain: a V2 market on an anvil node
-followed into the lake, one snapshot published, the live tail following the lake; swaps and a
-new pool mined after the snapshot reach the streams' clients."""
+"""The market streams over a real socket, fed by a real chain (the `evm_live` fixture): swaps
+and a new pool mined after the snapshot reach the streams' clients."""
 
-import os
+import json
 import socket
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 
 import httpx
-import pytest
 
-from core.feeds import FEED_BY_BASE
-from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import quantity
-from sources.lake import Lake
-from tests.conftest import BIN, edge_process, run_cli
+from tests.conftest import edge_process
+from tests.e2e.conftest import E18, swap_id
 from tests.edge.conftest import issue_key
-
-E18 = 10**18
-SWAP_TOPIC = "0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822"
 
 
 @dataclass
@@ -72,93 +64,46 @@ class Client:
         return [e["id"] for e in self.events if e.get("event") == "trade"]
 
 
-def swap_id(receipt: dict) -> str:
-    """The stream event id of a receipt's Swap log (block:log)."""
-    log = next(entry for entry in receipt["logs"] if entry["topics"][0] == SWAP_TOPIC)
-    return f"{quantity(log['blockNumber'])}:{quantity(log['logIndex'])}"
+def test_swaps_reach_the_pair_stream_and_a_reconnect_resumes_exactly_after_its_last_event(evm_live):
+    market, pair = evm_live["market"], evm_live["pair"]
+    chain_id = quantity(evm_live["chain_id"])
+    url = f"{evm_live['base']}/chains/{chain_id}/pairs/{pair}/stream"
+    lookup = f"{evm_live['base']}/chains/{chain_id}/pairs/{pair}/trades"
 
+    def newest(count: int) -> list[str]:
+        items = httpx.get(lookup, params={"limit": count}).json()["items"]
+        return [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
+                for t in items]
 
-@pytest.fixture(scope="module")
-def chain(tmp_path_factory):
-    """A pair with liquidity and one buy, published; then the follower, the tail and an edge
-    keep running."""
-    home = tmp_path_factory.mktemp("streams-home")
-    node = start_node()
-    net = Devnet(node.url)
-    procs: list[subprocess.Popen] = []
-    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
-    try:
-        market = v2_market(net)
-        pepe = market.token("Pepe", "PEPE", 10**9 * E18)
-        pair = market.pair(pepe)
-        market.approve(0, market.quote, pepe)
-        weth_is_0 = sorted([pepe, market.quote])[0] == market.quote
-        reserves = (1_000 * E18, 1_000_000 * E18)
-        market.add_liquidity(pair, *(reserves if weth_is_0 else reserves[::-1]))
-        market.transfer(market.quote, 1, 100 * E18)
-        market.approve(1, market.quote, pepe)
-        first = market.swap(pair, market.quote, E18, 1)
-        venues = home / "venues.yaml"
-        venues.write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
-        procs.append(subprocess.Popen(
-            [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",
-             str(venues), "--follow", "--poll", "0.2", "--confirmations", "0"], env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        lake = Lake(home / "lake")
-        deadline = time.monotonic() + 120
-        while lake.progress() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        made = run_cli(["materialize"], home)
-        assert made.returncode == 0, made.stderr
-        procs.append(subprocess.Popen([str(BIN / "chaintape"), "tail", "--poll", "0.1"],
-                                      env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL))
-        with edge_process(home, CHAINTAPE_LIVE_POLL_SECONDS="0.1",
-                          CHAINTAPE_STREAM_HEARTBEAT_SECONDS="0.5") as base:
-            yield {"home": home, "base": base + "/api/v1", "market": market, "pepe": pepe,
-                   "pair": pair.lower(), "first": first, "chain_id": net.rpc.call("eth_chainId"),
-                   "net": net}
-    finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(15)
-        net.close()
-        node.stop()
-
-
-def test_swaps_reach_the_pair_stream_and_a_reconnect_resumes_exactly_after_its_last_event(chain):
-    market, pair = chain["market"], chain["pair"]
-    chain_id = quantity(chain["chain_id"])
-    url = f"{chain['base']}/chains/{chain_id}/pairs/{pair}/stream"
+    latest = newest(1)[0]
     client = Client(url)
     opened = client.wait(lambda e: e.get("event") == "window")
     assert client.status == 200
-    # The snapshot's one buy: the opening window block counts it, and the stream starts after
-    # it (a new client starts from now).
-    assert opened["id"] == swap_id(chain["first"]) and client.trades() == []
+    # A new client starts from now: its opening window block is as of the newest trade, and
+    # it is sent no trade before it.
+    assert opened["id"] == latest and client.trades() == []
     buy = market.swap(pair, market.quote, 2 * E18, 1)
-    sell = market.swap(pair, chain["pepe"], 100 * E18, 1)
+    sell = market.swap(pair, evm_live["pepe"], 100 * E18, 1)
     client.wait(lambda e: e.get("id") == swap_id(sell) and e.get("event") == "trade")
     assert client.trades() == [swap_id(buy), swap_id(sell)]
-    window = client.wait(lambda e: e.get("event") == "window" and '"sells":1' in e["data"])
-    assert '"buys":2' in window["data"]
-    # Reconnecting after the buy: the sell alone, once; after the snapshot's buy: both.
+    window = client.wait(lambda e: e.get("event") == "window" and e.get("id") == swap_id(sell))
+    before, after = (json.loads(e["data"])["txn"]["h24"] for e in (opened, window))
+    assert (after["buys"], after["sells"]) == (before["buys"] + 1, before["sells"] + 1)
+    # Reconnecting after the buy: the sell alone, once; after the newest before them: both.
     again = Client(url, {"Last-Event-ID": swap_id(buy)})
     again.wait(lambda e: e.get("event") == "window")
     assert again.trades() == [swap_id(sell)]
-    whole = Client(url, {"Last-Event-ID": swap_id(chain["first"])})
+    whole = Client(url, {"Last-Event-ID": latest})
     whole.wait(lambda e: e.get("event") == "window")
     assert whole.trades() == [swap_id(buy), swap_id(sell)]
     # The same swaps are what the trades lookup serves, live.
-    listed = httpx.get(f"{chain['base']}/chains/{chain_id}/pairs/{pair}/trades").json()["items"]
-    assert [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
-            for t in listed[:2]] == [swap_id(sell), swap_id(buy)]
+    assert newest(2) == [swap_id(sell), swap_id(buy)]
 
 
-def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(chain):
-    market = chain["market"]
-    chain_id = quantity(chain["chain_id"])
-    client = Client(f"{chain['base']}/pairs/new/stream?chain={chain_id}")
+def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(evm_live):
+    market = evm_live["market"]
+    chain_id = quantity(evm_live["chain_id"])
+    client = Client(f"{evm_live['base']}/pairs/new/stream?chain={chain_id}")
     time.sleep(1.0)
     doge = market.token("Doge", "DOGE", 10**9 * E18)
     fresh = market.pair(doge).lower()
@@ -174,7 +119,7 @@ def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(chain):
     deadline = time.monotonic() + 20
     served: list = []
     while time.monotonic() < deadline and swap_id(bought) not in served:
-        answer = httpx.get(f"{chain['base']}/chains/{chain_id}/pairs/{fresh}/trades")
+        answer = httpx.get(f"{evm_live['base']}/chains/{chain_id}/pairs/{fresh}/trades")
         if answer.status_code == 200:
             served = [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
                       for t in answer.json()["items"]]
@@ -182,10 +127,10 @@ def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(chain):
     assert swap_id(bought) in served
 
 
-def test_a_reader_that_stops_reading_does_not_stall_the_others(chain):
-    market, pair = chain["market"], chain["pair"]
-    chain_id = quantity(chain["chain_id"])
-    host, port = chain["base"].split("//")[1].split("/")[0].split(":")
+def test_a_reader_that_stops_reading_does_not_stall_the_others(evm_live):
+    market, pair = evm_live["market"], evm_live["pair"]
+    chain_id = quantity(evm_live["chain_id"])
+    host, port = evm_live["base"].split("//")[1].split("/")[0].split(":")
     path = f"/api/v1/chains/{chain_id}/pairs/{pair}/stream"
     stuck = []
     for _ in range(3):
@@ -194,21 +139,21 @@ def test_a_reader_that_stops_reading_does_not_stall_the_others(chain):
         sock.connect((host, int(port)))
         sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
         stuck.append(sock)
-    key = issue_key(chain["home"], "internal")
-    client = Client(chain["base"].removesuffix("/api/v1") + path, {"X-API-Key": key})
+    key = issue_key(evm_live["home"], "internal")
+    client = Client(evm_live["base"].removesuffix("/api/v1") + path, {"X-API-Key": key})
     client.wait(lambda e: e.get("event") == "window")
     swaps = [market.swap(pair, market.quote, E18 // 100, 1) for _ in range(5)]
     client.wait(lambda e: e.get("id") == swap_id(swaps[-1]) and e.get("event") == "trade")
     assert client.trades() == [swap_id(s) for s in swaps]
-    assert httpx.get(chain["base"] + "/status", timeout=5).status_code == 200
+    assert httpx.get(evm_live["base"] + "/status", timeout=5).status_code == 200
     for sock in stuck:
         sock.close()
 
 
-def test_streams_are_bounded_per_client_and_idle_ones_get_heartbeats(chain):
-    chain_id = quantity(chain["chain_id"])
-    key = issue_key(chain["home"], "internal")
-    url = f"{chain['base']}/chains/{chain_id}/pairs/{chain['pair']}/stream"
+def test_streams_are_bounded_per_client_and_idle_ones_get_heartbeats(evm_live):
+    chain_id = quantity(evm_live["chain_id"])
+    key = issue_key(evm_live["home"], "internal")
+    url = f"{evm_live['base']}/chains/{chain_id}/pairs/{evm_live['pair']}/stream"
     held = [Client(url, {"X-API-Key": key}) for _ in range(8)]
     for client in held:
         client.wait(lambda e: e.get("event") == "window")
@@ -222,11 +167,11 @@ def test_streams_are_bounded_per_client_and_idle_ones_get_heartbeats(chain):
     assert held[0].comments and held[0].comments[0] == ": heartbeat"
 
 
-def test_a_stream_ends_after_the_longest_duration_and_says_so(chain):
-    chain_id = quantity(chain["chain_id"])
-    with edge_process(chain["home"], CHAINTAPE_STREAM_MAX_SECONDS="1.5",
+def test_a_stream_ends_after_the_longest_duration_and_says_so(evm_live):
+    chain_id = quantity(evm_live["chain_id"])
+    with edge_process(evm_live["home"], CHAINTAPE_STREAM_MAX_SECONDS="1.5",
                       CHAINTAPE_STREAM_HEARTBEAT_SECONDS="0.3") as base:
-        client = Client(f"{base}/api/v1/chains/{chain_id}/pairs/{chain['pair']}/stream")
+        client = Client(f"{base}/api/v1/chains/{chain_id}/pairs/{evm_live['pair']}/stream")
         end = client.wait(lambda e: e.get("event") == "end", timeout=10)
         assert '"max_duration"' in end["data"]
         deadline = time.monotonic() + 5
