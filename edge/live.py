@@ -40,7 +40,8 @@ trades_of = indexed("trades", ("chain_id", "pair"))
 class LiveView:
     """The tail as one snapshot sees it: its sequence number, the lake's watermark it reaches,
     each pair's trades after the snapshot's, each pair's valued reserves, how far each chain
-    reaches, and the pairs the snapshot lacks (`new_pairs`, in creation order)."""
+    reaches, the pairs the snapshot lacks (`new_pairs`, in creation order) and each wallet's
+    trades after the snapshot's."""
 
     seq: int
     as_of: datetime
@@ -48,6 +49,7 @@ class LiveView:
     pairs: dict[PairKey, dict[str, Any]]
     chains: dict[int, datetime]
     new_pairs: pl.DataFrame
+    wallet_trades: dict[PairKey, pl.DataFrame]
 
     @functools.cached_property
     def created(self) -> set[PairKey]:
@@ -65,15 +67,34 @@ class LiveView:
         return self.as_of.isoformat()
 
 
+def _frontier(snapshot: Snapshot, table: str) -> dict[int, int]:
+    rows = snapshot.tables.get(table)
+    if rows is None:
+        return {}
+    found = rows.group_by("chain_id").agg(pl.col("block_number").max())
+    return {int(c): int(b) for c, b in found.iter_rows()}
+
+
 @per_snapshot(kept=4)
 def frontier(snapshot: Snapshot) -> dict[int, int]:
-    """Each chain's highest block among the snapshot's trades: a chain's trades past it are
-    not in the snapshot (a chain's events reach the lake in block order)."""
-    trades = snapshot.tables.get("trades")
-    if trades is None:
-        return {}
-    found = trades.group_by("chain_id").agg(pl.col("block_number").max())
-    return {int(c): int(b) for c, b in found.iter_rows()}
+    """Each chain's highest block among the snapshot's pair trades: a chain's trades past it
+    are not in the snapshot (a chain's events reach the lake in block order, and every one
+    committed before the snapshot is in it)."""
+    return _frontier(snapshot, "trades")
+
+
+@per_snapshot(kept=4)
+def wallet_frontier(snapshot: Snapshot) -> dict[int, int]:
+    """The same for the snapshot's wallet trades."""
+    return _frontier(snapshot, "wallet_trades")
+
+
+def _past(rows: pl.DataFrame, reached: dict[int, int], key: list[str]) -> dict[PairKey, pl.DataFrame]:
+    """Rows past each chain's `reached` block, by `key`."""
+    since = pl.col("chain_id").replace_strict(reached, default=-1, return_dtype=pl.Int64)
+    newer = rows.filter(pl.col("block_number") > since)
+    return {(int(k[0]), str(k[1])): part
+            for k, part in newer.partition_by(key, as_dict=True).items()}
 
 
 def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
@@ -84,16 +105,13 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     as_of = as_of_instant(snapshot)
     if tail.since > as_of or tail.as_of <= as_of:
         return None
-    reached = pl.col("chain_id").replace_strict(frontier(snapshot), default=-1,
-                                                return_dtype=pl.Int64)
-    newer = tail.trades.filter(pl.col("block_number") > reached)
-    trades = {(int(key[0]), str(key[1])): part
-              for key, part in newer.partition_by(KEY, as_dict=True).items()}
+    trades = _past(tail.trades, frontier(snapshot), KEY)
+    wallets = _past(tail.wallet_trades, wallet_frontier(snapshot), ["chain_id", "wallet"])
     pairs = {(row["chain_id"], row["pair"]): row for row in tail.pairs.iter_rows(named=True)}
     known = snapshot.tables.get("pairs")
     new = tail.new_pairs if known is None else tail.new_pairs.join(
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
-    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new)
+    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets)
 
 
 class LiveTail:
@@ -185,11 +203,15 @@ class LiveTail:
 
 def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.DataFrame:
     """A pair's trade rows from the snapshot followed by those that arrived after it."""
-    rows = trades_of(snapshot).rows(key)
-    newer = None if view is None else view.trades.get(key)
+    return followed(trades_of(snapshot).rows(key), None if view is None else view.trades.get(key))
+
+
+def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
+    """A serving table's rows followed by the tail's (`newer`), in the table's columns and
+    types."""
     if newer is None or newer.is_empty():
         return rows
-    return pl.concat([rows, newer.select(rows.columns)], how="vertical_relaxed")
+    return pl.concat([rows, newer.select([pl.col(c).cast(t) for c, t in rows.schema.items()])])
 
 
 _rows: Kept = Kept(4096)

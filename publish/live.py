@@ -2,7 +2,8 @@
 
 A writer follows the lake and, after each of its commits, publishes the trades since the
 watermark of the snapshot it builds on and every pair's state at the lake's newest watermark
-and the pairs created since (`live/{seq}/trades.arrow`, `pairs.arrow`, `new_pairs.arrow`), then
+the pairs created since and the wallets' trades (`live/{seq}/trades.arrow`, `pairs.arrow`,
+`new_pairs.arrow`, `wallet_trades.arrow`), then
 flips `live/TAIL` to name them: any
 number of edges following the pointer serve the same tail, and a reader never sees half of one.
 """
@@ -40,6 +41,7 @@ class Tail:
     trades: pl.DataFrame
     pairs: pl.DataFrame
     new_pairs: pl.DataFrame
+    wallet_trades: pl.DataFrame
 
     def pointer(self) -> dict[str, object]:
         """The pointer naming this tail (everything but its tables)."""
@@ -58,7 +60,7 @@ def _arrow(frame: pl.DataFrame) -> bytes:
 def publish_tail(store: ObjectStore, tail: Tail) -> None:
     """Write the tail's tables, then the pointer; drop tails older than the kept ones."""
     for name, frame in (("trades", tail.trades), ("pairs", tail.pairs),
-                        ("new_pairs", tail.new_pairs)):
+                        ("new_pairs", tail.new_pairs), ("wallet_trades", tail.wallet_trades)):
         store.put(f"live/{tail.seq:012d}/{name}.arrow", _arrow(frame), ARROW, IMMUTABLE)
     store.put(TAIL, orjson.dumps(tail.pointer()), "application/json", REVALIDATE)
     old = [key for key in store.keys("live/") if key != TAIL
@@ -80,9 +82,9 @@ def load_tail(store: ObjectStore, pointer: dict[str, Any]) -> Tail:
     """The tail a pointer names, tables included."""
     seq = int(pointer["seq"])
     tables = {name: pl.read_ipc(io.BytesIO(store.get(f"live/{seq:012d}/{name}.arrow").body))
-              for name in ("trades", "pairs", "new_pairs")}
+              for name in ("trades", "pairs", "new_pairs", "wallet_trades")}
     return Tail(seq, pointer["snapshot_id"], datetime.fromisoformat(pointer["since"]),
                 datetime.fromisoformat(pointer["as_of"]),
                 {int(c): datetime.fromisoformat(at) for c, at in pointer["chains"].items()},
                 float(pointer["picked_at"]), float(pointer["published_at"]),
-                tables["trades"], tables["pairs"], tables["new_pairs"])
+                tables["trades"], tables["pairs"], tables["new_pairs"], tables["wallet_trades"])

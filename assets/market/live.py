@@ -1,7 +1,8 @@
-"""The live tail from the lake (publish/live.py): the pair trades since a snapshot's watermark
-and every pair's reserves valued at the lake's newest one, made by the functions the batch
-makes them with (the swap legs, the trade rows, the pair state), so that the next snapshot
-holds exactly what the tail showed."""
+"""The live tail from the lake (publish/live.py): the pair trades and wallet trades the latest
+snapshot lacks, every pair's reserves valued at the lake's newest watermark and the pairs
+created since, made by the functions the batch makes them with (the swap legs, the trade
+rows, the pair state, the wallet ledger's events), so that the next snapshot holds exactly
+what the tail showed."""
 
 import functools
 import time
@@ -19,6 +20,7 @@ from assets.market.pair_trades import (
     trade_rows,
 )
 from assets.sql_models import SqlModel, load_models
+from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
 from publish.live import Tail, publish_tail, read_pointer
 from publish.snapshot import Manifest, latest_manifest
@@ -82,11 +84,15 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
               "liquidity_events": past("liquidity_events")}
     swaps = past("swaps").collect()
     legs = assemble_legs(frames, swaps.lazy().with_row_index("swap").select(**leg_reads()))
-    trades = trade_rows(legs.collect(), swaps.lazy(), assemble_liquidity_trades(frames), as_of)
+    made = legs.collect()
+    trades = trade_rows(made, swaps.lazy(), assemble_liquidity_trades(frames), as_of)
+    wallet_frames = {**frames, "swap_legs": made.lazy(), "swaps": swaps.lazy(),
+                     "transfers": past("transfers")}
     return Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(past("blocks")),
                 picked_at=picked_at, published_at=time.time(), trades=trades,
                 pairs=live_pairs(past("reserves"), warehouse, frames, as_of),
-                new_pairs=new_pairs(lake, then, as_of))
+                new_pairs=new_pairs(lake, then, as_of),
+                wallet_trades=live_wallet_trades(wallet_frames, as_of))
 
 
 def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],

@@ -156,15 +156,17 @@ def _native(request: Request, params: Params) -> list[tuple[Feed, str]]:
 
 
 async def prices(request: Request, params: Params) -> Response:
-    """GET /prices: the latest price of each feed."""
+    """GET /prices: the latest price of each feed, live from the oracle (the answer is as of
+    its newest update)."""
     hub = _hub(request)
-    items = []
+    items, newest = [], 0
     for feed, asked in _native(request, params):
         update = feed.latest(hub)
         if update is None:
             raise ApiError("not_found", f"price feed {asked} has no price yet", "ids")
         items.append(oracle_price(asked, update))
-    return snapshot_json(request.state.snapshot, {"items": items})
+        newest = max(newest, update.publish_time)
+    return snapshot_json(request.state.snapshot, {"items": items}, wire(newest))
 
 
 async def prices_at(request: Request, params: Params) -> Response:

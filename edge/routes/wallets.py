@@ -17,15 +17,16 @@ from core.vocabulary import (
 )
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
+from edge.live import followed
 from edge.memo import Kept, per_snapshot
-from edge.paging import Listing, page
+from edge.paging import Listing, decode, page
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.chains import chain_states
 from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from edge.spans import Spans, frame_spans, indexed
-from publish.cursor import list_scope
+from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 from publish.wallets import (
     METRIC_FIELDS,
@@ -153,15 +154,34 @@ def trade_items(rows: pl.DataFrame) -> list[str]:
         block_number="block_number").struct.json_encode()).to_series().to_list()
 
 
+# A wallet trade's place in its chain: its block, its log, then its end of the event.
+WALLET_POSITION = ((pl.col("block_number") * (1 << 32) + pl.col("log_index")) * 4
+                   + pl.col("seq").cast(pl.Int64))
+
+
 async def list_trades(request: Request, params: Params) -> Response:
-    """A wallet's swaps and bare movements, newest first, paged with next_cursor."""
-    snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    head(snapshot, chain, address)
+    """A wallet's swaps and bare movements, newest first, the live tail's included; paged by
+    place with next_cursor, so trades arriving meanwhile never shift a page."""
+    snapshot, view = request.state.snapshot, request.state.live
+    chain, address = params["chain"], params["address"]
     key = (chain.chain_id, address)
-    listing = Listing("wallets/trades", lambda s: trades_of(s).rows(key).reverse(),
-                      list_scope(chain=chain.chain_id, wallet=address), render=trade_items,
-                      backward=False)
-    return await page(request, listing, params["limit"], params["cursor"])
+    newer = None if view is None else view.wallet_trades.get(key)
+    if newer is None:
+        head(snapshot, chain, address)
+    rows = followed(trades_of(snapshot).rows(key), newer).with_columns(position=WALLET_POSITION)
+    scope = list_scope(chain=chain.chain_id, wallet=address)
+    if params["cursor"] is not None:
+        at = decode(request, params["cursor"], "wallets/trades", scope).position[0]
+        rows = rows.filter(pl.col("position") < at)
+    chosen = rows.tail(params["limit"])
+    oldest = chosen["position"].min() if chosen.height else None
+    later = None
+    if isinstance(oldest, int) and rows.height > chosen.height:
+        later = request.state.signer.encode(Cursor(snapshot.snapshot_id, "wallets/trades", 0,
+                                                   scope, (oldest,), "older"))
+    body = {"items": [orjson.Fragment(item) for item in trade_items(chosen.reverse())],
+            "next_cursor": later}
+    return snapshot_json(snapshot, body, view and view.as_of_text)
 
 
 def chart_points(buckets: pl.DataFrame, window: str, as_of_s: int) -> list[dict[str, Any]]:

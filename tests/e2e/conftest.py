@@ -95,6 +95,7 @@ def evm_live(tmp_path_factory):
         with edge_process(home, CHAINTAPE_LIVE_POLL_SECONDS="0.1",
                           CHAINTAPE_STREAM_HEARTBEAT_SECONDS="0.5") as base:
             yield {"home": home, "base": base + "/api/v1", "market": market, "pepe": pepe,
+                   "key": {"X-API-Key": issue_key(home, "internal")},
                    "pair": pair.lower(), "first": first, "chain_id": net.rpc.call("eth_chainId"),
                    "net": net}
     finally:

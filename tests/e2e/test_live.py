@@ -99,6 +99,23 @@ def test_a_stalled_tail_keeps_the_edge_serving_what_it_has(live_home):
     assert status["live"]["trails_now_seconds"] > 0
 
 
+def test_two_edges_over_the_same_store_answer_the_same_bytes(live_home):
+    store = LocalStore(live_home / "store")
+    tail = load_tail(store, read_pointer(store))
+    busiest = (tail.trades.group_by("chain_id", "pair").len().sort("len", "pair")
+               .select("chain_id", "pair").rows()[-3:])
+    key = issue_key(live_home, "internal")
+    with edge_process(live_home, CHAINTAPE_LIVE_POLL_SECONDS="0.1") as one, \
+            edge_process(live_home, CHAINTAPE_LIVE_POLL_SECONDS="0.1") as two:
+        for chain, pair in busiest:
+            for suffix in ("", "/trades?limit=20", "/candles?resolution=5m"):
+                path = f"/api/v1/chains/{chain}/pairs/{pair}{suffix}"
+                a, b = (httpx.get(base + path, headers={"X-API-Key": key}) for base in (one, two))
+                assert a.status_code == b.status_code == 200
+                assert a.headers["x-data-as-of"] == b.headers["x-data-as-of"] == LIVE_UNTIL
+                assert a.content == b.content, path
+
+
 def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
     store = LocalStore(live_home / "store")
     first = latest_id(store)

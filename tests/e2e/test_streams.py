@@ -71,7 +71,7 @@ def test_swaps_reach_the_pair_stream_and_a_reconnect_resumes_exactly_after_its_l
     lookup = f"{evm_live['base']}/chains/{chain_id}/pairs/{pair}/trades"
 
     def newest(count: int) -> list[str]:
-        items = httpx.get(lookup, params={"limit": count}).json()["items"]
+        items = httpx.get(lookup, params={"limit": count}, headers=evm_live["key"]).json()["items"]
         return [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
                 for t in items]
 
@@ -119,7 +119,8 @@ def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(evm_live):
     deadline = time.monotonic() + 20
     served: list = []
     while time.monotonic() < deadline and swap_id(bought) not in served:
-        answer = httpx.get(f"{evm_live['base']}/chains/{chain_id}/pairs/{fresh}/trades")
+        answer = httpx.get(f"{evm_live['base']}/chains/{chain_id}/pairs/{fresh}/trades",
+                           headers=evm_live["key"])
         if answer.status_code == 200:
             served = [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
                       for t in answer.json()["items"]]
@@ -178,3 +179,89 @@ def test_a_stream_ends_after_the_longest_duration_and_says_so(evm_live):
         while time.monotonic() < deadline and not client.ended:
             time.sleep(0.05)
         assert client.ended
+
+
+def test_paging_live_trades_never_skips_or_repeats_and_prev_cursor_catches_up(evm_live):
+    market, pair = evm_live["market"], evm_live["pair"]
+    chain_id = quantity(evm_live["chain_id"])
+    lookup = f"{evm_live['base']}/chains/{chain_id}/pairs/{pair}/trades"
+
+    def ids(page: dict) -> list[str]:
+        return [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
+                for t in page["items"]]
+
+    def served(receipt: dict) -> None:
+        deadline = time.monotonic() + 20
+        while swap_id(receipt) not in ids(httpx.get(lookup, params={"limit": 5},
+                                                    headers=evm_live["key"]).json()):
+            assert time.monotonic() < deadline, "the swap was not served"
+            time.sleep(0.05)
+
+    made = [market.swap(pair, market.quote, E18 // 100, 1) for _ in range(3)]
+    served(made[-1])
+    everything = ids(httpx.get(lookup, params={"limit": 100}, headers=evm_live["key"]).json())
+    first = httpx.get(lookup, params={"limit": 2}, headers=evm_live["key"]).json()
+    assert ids(first) == [swap_id(made[2]), swap_id(made[1])]
+    later = [market.swap(pair, market.quote, E18 // 100, 1) for _ in range(2)]
+    served(later[-1])
+    # Older pages go on exactly after the first page, though two trades arrived since.
+    older = httpx.get(lookup, params={"limit": 2, "cursor": first["next_cursor"]},
+                      headers=evm_live["key"]).json()
+    assert ids(older) == everything[2:4]
+    # The newer cursor catches up with what arrived, newest first.
+    newer = httpx.get(lookup, params={"limit": 10, "cursor": first["prev_cursor"]},
+                      headers=evm_live["key"]).json()
+    assert ids(newer) == [swap_id(later[1]), swap_id(later[0])]
+
+
+def test_the_brief_etag_changes_exactly_when_its_content_does(evm_live):
+    market, pair = evm_live["market"], evm_live["pair"]
+    chain_id = quantity(evm_live["chain_id"])
+    brief = f"{evm_live['base']}/chains/{chain_id}/tokens/{evm_live['pepe']}/brief"
+    headers = evm_live["key"]
+    first = httpx.get(brief, headers=headers)
+    assert first.status_code == 200
+    tag = first.headers["etag"]
+    # New tails with nothing new for the token: the same brief, the same tag, 304.
+    time.sleep(1.0)
+    again = httpx.get(brief, headers={**headers, "If-None-Match": tag})
+    assert again.status_code == 304 and again.headers["etag"] == tag
+    receipt = market.swap(pair, market.quote, E18 // 100, 1)
+    deadline = time.monotonic() + 20
+    while True:
+        now = httpx.get(brief, headers={**headers, "If-None-Match": tag})
+        if now.status_code == 200:
+            break
+        assert time.monotonic() < deadline, "the brief never showed the swap"
+        time.sleep(0.05)
+    assert now.headers["etag"] != tag
+    assert swap_id(receipt) in {f"{t['block_info']['block_number']}:"
+                                f"{t['block_info']['log_index']}" for t in now.json()["trades"]}
+
+
+def test_a_wallets_trades_are_live_and_paged_by_place(evm_live):
+    market, pair = evm_live["market"], evm_live["pair"]
+    chain_id = quantity(evm_live["chain_id"])
+    wallet = evm_live["net"].accounts[1].lower()
+    lookup = f"{evm_live['base']}/chains/{chain_id}/wallets/{wallet}/trades"
+    receipt = market.swap(pair, market.quote, E18 // 100, 1)
+    block, log = (int(part) for part in swap_id(receipt).split(":"))
+    uid = f"{receipt['transactionHash']}:{log}:buy"
+    deadline = time.monotonic() + 20
+    while True:
+        items = httpx.get(lookup, params={"limit": 5}, headers=evm_live["key"]).json()["items"]
+        if items and items[0]["trade_uid"] == uid:
+            break
+        assert time.monotonic() < deadline, f"not served: {items[:1]}"
+        time.sleep(0.05)
+    assert items[0]["block_number"] == block and items[0]["side"] == "buy"
+    assert items[0]["pair_address"] == pair and items[0]["qty"] > 0
+    everything = [t["trade_uid"] for t in httpx.get(lookup, params={"limit": 100},
+                                                    headers=evm_live["key"]).json()["items"]]
+    first = httpx.get(lookup, params={"limit": 2}, headers=evm_live["key"]).json()
+    market.swap(pair, market.quote, E18 // 100, 1)
+    time.sleep(1.0)
+    # A trade arrived: the next page still goes on exactly after the first.
+    second = httpx.get(lookup, params={"limit": 2, "cursor": first["next_cursor"]},
+                       headers=evm_live["key"]).json()
+    assert [t["trade_uid"] for t in first["items"] + second["items"]] == everything[:4]

@@ -26,8 +26,10 @@ def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
     assert kept.get("big") is None and kept.bytes == 0
 
 
-def call(handler, snapshot: str, path: str, query: str = "") -> Response:
-    request = SimpleNamespace(state=SimpleNamespace(snapshot=SimpleNamespace(snapshot_id=snapshot)),
+def call(handler, snapshot: str, path: str, query: str = "", seq: int | None = None) -> Response:
+    live = None if seq is None else SimpleNamespace(seq=seq)
+    request = SimpleNamespace(state=SimpleNamespace(snapshot=SimpleNamespace(snapshot_id=snapshot),
+                                                    live=live),
                               path=path, raw_query=query)
     return asyncio.run(handler(request, {}))
 
@@ -47,6 +49,10 @@ def test_an_answer_is_computed_once_per_snapshot_and_url() -> None:
     assert call(handler, "memo-s2", "/memo", "limit=2").body == b"answer 2"
     assert call(handler, "memo-s1", "/memo", "limit=3").body == b"answer 3"
     assert calls == [("memo-s1", "limit=2"), ("memo-s2", "limit=2"), ("memo-s1", "limit=3")]
+    # A live tail over the same snapshot is other data: answered again, then kept for it.
+    assert call(handler, "memo-s1", "/memo", "limit=2", seq=7).body == b"answer 4"
+    assert call(handler, "memo-s1", "/memo", "limit=2", seq=7).body == b"answer 4"
+    assert call(handler, "memo-s1", "/memo", "limit=2", seq=8).body == b"answer 5"
 
 
 def test_only_plain_200_answers_are_kept() -> None:

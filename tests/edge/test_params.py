@@ -84,6 +84,9 @@ def test_every_operation_of_the_cost_table_is_declared_once_at_its_cost() -> Non
     # The oracle's native routes are not in the spec's table: their costs are ours (docs/oracle.md).
     expected.update({("GET", "/v1/status"): 0, ("GET", "/v1/feeds"): 10,
                      ("GET", "/v1/candles"): 30})
+    # Nor are the market streams, which are ours too (docs/live.md).
+    expected.update({("GET", "/chains/{chain}/pairs/{address}/stream"): 20,
+                     ("GET", "/pairs/new/stream"): 20})
     declared = {(op.method, op.path): op.cost_cu for op in OPERATIONS if op.metered}
     assert len(declared) == len([op for op in OPERATIONS if op.metered])
     assert declared == expected

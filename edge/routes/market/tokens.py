@@ -5,6 +5,7 @@ instead of six, with ETag)."""
 import hashlib
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -161,15 +162,19 @@ async def list_holders(request: Request, params: Params) -> Response:
 def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str) -> bytes:
     """What a token page needs in one document: the token, its verdict, its deepest pairs, its
     largest holders, the main pair's latest trades and its last day of hourly candles. It is
-    as of the snapshot's watermark, or the live tail's once the main pair has traded since:
-    the same data gives the same bytes, so its ETag changes exactly when what it shows does."""
+    as of the snapshot's watermark, or of the main pair's newest trade once it has traded
+    since: the same data gives the same bytes, so its ETag changes exactly when what it shows
+    does."""
     token = orjson.loads(token_row(snapshot, chain, address))
     pairs = _token_pairs(snapshot, chain.chain_id, address)
     holders = _holders(snapshot, chain.chain_id, address).head(BRIEF_HOLDERS)
     main = token["main_pair"]["address"]
     live = view if view is not None and (chain.chain_id, main) in view.trades else None
     trades = pair_trades(snapshot, live, chain, main) if main else None
-    end = as_of_seconds(snapshot) if live is None else live.as_of_ms // 1000
+    newest = None if live is None else live.trades[(chain.chain_id, main)]["at_ms"].max()
+    at = (snapshot.manifest.as_of if not isinstance(newest, int)
+          else datetime.fromtimestamp(newest / 1000, UTC).isoformat())
+    end = int(datetime.fromisoformat(at).timestamp())
     hour = RESOLUTION_SECONDS["1h"]
     return orjson.dumps({
         "token": token, "verdict": token["verdict"],
@@ -180,7 +185,7 @@ def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: s
             trades.tail(BRIEF_TRADES).reverse(), iso_second),
         "candles": {"resolution": "1h", "items": [] if trades is None else candles(
             trades, hour, end - BRIEF_CANDLES * hour, end)},
-        "as_of": snapshot.manifest.as_of if live is None else live.as_of_text,
+        "as_of": at,
     })
 
 
