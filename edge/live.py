@@ -6,14 +6,19 @@ import asyncio
 import functools
 import logging
 import time
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import orjson
 import polars as pl
 
+from core.fingerprints import keyed
+from core.vocabulary import PAIR_WINDOWS
 from core.windows import (
+    SWAP_SIDES,
     filled_windows,
     window_blocks,
     window_columns,
@@ -127,6 +132,8 @@ class LiveTail:
         self.healthy = True
         self.loaded_at: float | None = None
         self._views: Kept = Kept(4)
+        # Per snapshot, the newest tail whose view is made, and that view.
+        self._ready: Kept = Kept(4)
         self._changed: asyncio.Future[None] | None = None
 
     def refresh(self) -> bool:
@@ -162,9 +169,27 @@ class LiveTail:
             return None
         key = (snapshot.snapshot_id, tail.seq)
         if key not in self._views:
+            ready = self._ready.get(snapshot.snapshot_id)
+            if ready is not None and ready[0] != tail.seq:
+                # Not made yet for this tail: the last one made is served meanwhile.
+                return ready[1]  # type: ignore[no-any-return]
             self._views.keep(key, _view(tail, snapshot))
         found: LiveView | None = self._views[key]
         return found
+
+    def warm(self, snapshot: Snapshot | None) -> None:
+        """Make the view of the newest tail for `snapshot`, and the rows of the pairs asked
+        for lately, before requests are answered from it."""
+        if snapshot is None or self.tail is None:
+            return
+        tail = self.tail
+        key = (snapshot.snapshot_id, tail.seq)
+        if key not in self._views:
+            self._views.keep(key, _view(tail, snapshot))
+        view: LiveView | None = self._views[key]
+        if view is not None:
+            warm_pair_items(snapshot, view, list(_hot))
+        self._ready.keep(snapshot.snapshot_id, (tail.seq, view))
 
     def changed(self) -> "asyncio.Future[None]":
         """Resolved when the next tail is loaded (streams wait on it)."""
@@ -194,6 +219,7 @@ class LiveTail:
                 if tail is not None and current is not None and (
                         tail.since > as_of_instant(current)):
                     await asyncio.wait_for(asyncio.to_thread(holder.refresh), holder.timeout_s)
+                await asyncio.to_thread(self.warm, holder.current)
                 self._announce()
             except TimeoutError:
                 self.healthy = False
@@ -215,38 +241,83 @@ def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
 
 
 _rows: Kept = Kept(4096)
+_prepared: Kept = Kept(4096)
+# The pairs whose rows were asked for lately: each new tail's rows of these are made before the
+# tail is served, off the request path.
+_hot: Kept = Kept(512)
+LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000
 
 
-def live_pair_item(item: str, rows: pl.DataFrame, view: LiveView, key: PairKey,
-                   snapshot_id: str) -> bytes:
-    """A pair row (the snapshot's JSON `item`) with its live blocks recomputed as of the
-    tail's watermark from every trade of the pair (`rows`, the tail's included): windows,
-    txn, volume, price change, last trade, liquidity and token prices. A perp market's row is
-    the snapshot's (its figures come from its own feed, not from swaps)."""
-    memo = (snapshot_id, view.seq, key)
-    found = _rows.get(memo)
-    if found is not None:
-        return found  # type: ignore[no-any-return]
-    row: dict[str, Any] = orjson.loads(item)
-    if row["prop_data"]["is_perp"]:
-        return item.encode()
-    as_of_ms = view.as_of_ms
-    swaps = rows.lazy().select("chain_id", "pair", "at_ms", "maker", "volume_usd",
-                               "price_usd", side="tx_type")
-    wide = (pl.LazyFrame({"chain_id": [key[0]], "pair": [key[1]]})
+@per_snapshot(kept=4)
+def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
+    """Pair rows by chain id, then by address (built once per snapshot)."""
+    index: dict[int, dict[str, str]] = defaultdict(dict)
+    table = snapshot.tables.get("pairs")
+    if table is not None:
+        for chain_id, pair, item in table.select("chain_id", "pair", "item").iter_rows():
+            index[chain_id][pair] = item
+    return dict(index)
+
+
+def _as_swaps(rows: pl.DataFrame) -> pl.DataFrame:
+    """One pair's trade rows as core.windows reads them: the pair's keys as constants and the
+    maker as the batch's fingerprint of it (what the batch counts distinct)."""
+    return rows.select(pl.lit(0).alias("chain_id"), pl.lit(0).alias("pair"), "at_ms",
+                       "volume_usd", "price_usd", side="tx_type", maker=keyed("maker"))
+
+
+def _snapshot_swaps(snapshot: Snapshot,
+                    key: PairKey) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """A pair's swaps in the snapshot (made once per snapshot), their times and where its
+    priced swaps are."""
+    memo = (snapshot.snapshot_id, key)
+    found = _prepared.get(memo)
+    if found is None:
+        swaps = _as_swaps(trades_of(snapshot).rows(key))
+        priced = swaps.select(pl.col("price_usd").is_not_null()
+                              & pl.col("side").is_in(SWAP_SIDES)).to_series().to_numpy()
+        found = _prepared.keep(memo, (swaps, swaps["at_ms"].to_numpy(), np.flatnonzero(priced)))
+    return found
+
+
+def _read_swaps(snapshot: Snapshot, view: LiveView, key: PairKey) -> pl.LazyFrame:
+    """The pair's swaps the window figures read at the tail's watermark: those of the longest
+    window and the last priced swap before it (each window's opening price is the last one at
+    or before its start), the tail's included. Rows are in time order, so these are a suffix,
+    and the figures over them are the figures over every row."""
+    swaps, at, priced = _snapshot_swaps(snapshot, key)
+    start = int(np.searchsorted(at, view.as_of_ms - LONGEST_MS, side="right"))
+    before = priced[priced < start]
+    kept = swaps.slice(int(before[-1]) if len(before) else start)
+    newer = view.trades.get(key)
+    if newer is not None and not newer.is_empty():
+        kept = pl.concat([kept, _as_swaps(newer).cast(kept.schema)])
+    return kept.lazy()
+
+
+def _figures(swaps: pl.LazyFrame, pairs: int, as_of_ms: int) -> list[dict[str, Any]]:
+    """The live window fields (as the wire carries them), last trade and 24h txns of pairs
+    0..pairs-1 of `swaps` (their `pair` column), in that order: one computation for all."""
+    wide = (pl.LazyFrame({"chain_id": [0] * pairs, "pair": list(range(pairs))})
             .join(window_blocks(swaps, as_of_ms), on=KEY, how="left")
             .join(window_prices(swaps, as_of_ms), on=KEY, how="left")
             .with_columns(*filled_windows()).with_columns(**window_columns())
-            .select(fields=pl.struct([e.alias(n) for n, e in window_fields().items()])
+            .select("pair", fields=pl.struct([e.alias(n) for n, e in window_fields().items()])
                     .struct.json_encode(),
                     last_trade_at=pl.from_epoch("last_trade_ms", "ms").dt.strftime(ISO_MS),
                     txns_h24="txns_h24")
-            .collect().row(0, named=True))
-    row.update(orjson.loads(wide["fields"]))
-    row["last_trade_at"] = wide["last_trade_at"]
+            .sort("pair").collect())
+    return list(wide.iter_rows(named=True))
+
+
+def _patched(item: str, figures: dict[str, Any], view: LiveView, key: PairKey) -> bytes:
+    """The snapshot's pair row with its live figures."""
+    row: dict[str, Any] = orjson.loads(item)
+    row.update(orjson.loads(figures["fields"]))
+    row["last_trade_at"] = figures["last_trade_at"]
     row["last_updated_at"] = view.as_of.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     if row["status"] in ("active", "inactive"):
-        row["status"] = "active" if wide["txns_h24"] > 0 else "inactive"
+        row["status"] = "active" if figures["txns_h24"] > 0 else "inactive"
     state = view.pairs.get(key)
     if state is not None:
         row["liquidity_usd"] = state["liquidity_usd"]
@@ -254,4 +325,40 @@ def live_pair_item(item: str, rows: pl.DataFrame, view: LiveView, key: PairKey,
         base, quote = row["tokens"]
         base["price_usd"], base["price_native"] = state["price_usd"], state["base_price_native"]
         quote["price_usd"], quote["price_native"] = state["quote_usd"], state["quote_price_native"]
-    return _rows.keep(memo, orjson.dumps(row))
+    return orjson.dumps(row)
+
+
+def _is_perp(item: str) -> bool:
+    return bool(orjson.loads(item)["prop_data"]["is_perp"])
+
+
+def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) -> bytes:
+    """A pair row (the snapshot's JSON `item`) with its live blocks recomputed as of the
+    tail's watermark from its trades, the tail's included: windows, txn, volume, price
+    change, last trade, liquidity and token prices. A perp market's row is the snapshot's
+    (its figures come from its own feed, not from swaps)."""
+    _hot.keep(key, True)
+    memo = (snapshot.snapshot_id, view.seq, key)
+    found = _rows.get(memo)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    if _is_perp(item):
+        return item.encode()
+    figures = _figures(_read_swaps(snapshot, view, key), 1, view.as_of_ms)[0]
+    return _rows.keep(memo, _patched(item, figures, view, key))
+
+
+def warm_pair_items(snapshot: Snapshot, view: LiveView, keys: list[PairKey]) -> None:
+    """Make the live rows of many pairs at once (one computation: its fixed cost is most of
+    one pair's), kept for the requests to come."""
+    rows = pair_index(snapshot)
+    wanted = [(key, item) for key in keys
+              if (item := rows.get(key[0], {}).get(key[1])) is not None and not _is_perp(item)
+              and (snapshot.snapshot_id, view.seq, key) not in _rows]
+    if not wanted:
+        return
+    swaps = pl.concat([_read_swaps(snapshot, view, key).with_columns(pair=pl.lit(i))
+                       for i, (key, _) in enumerate(wanted)])
+    for (key, item), figures in zip(wanted, _figures(swaps, len(wanted), view.as_of_ms),
+                                    strict=True):
+        _rows.keep((snapshot.snapshot_id, view.seq, key), _patched(item, figures, view, key))

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -423,11 +424,39 @@ class Lake:
         except TableNotFoundError:
             return None
 
+    def past(self, table: str, frontier: Mapping[int, int]) -> pl.LazyFrame:
+        """A chain event table's rows past each chain's `frontier` block (a chain it does not
+        name: all its rows), in read order; only the files whose statistics say they may hold
+        such rows are read: those a writer added since, and what compaction made of them."""
+        spec = _spec(table)
+        delta = self._table(table)
+        if delta is None:
+            return pl.LazyFrame(schema=_polars_schema(spec.model))
+        def reached(chain: str) -> pl.Expr:
+            return pl.col(chain).replace_strict(frontier, default=-1, return_dtype=pl.Int64)
+
+        actions = _actions(delta).filter(
+            pl.col("max.block_number") > reached("partition.chain_id"))
+        files = self._ordered(table, spec, actions)[0]
+        if not files:
+            return pl.LazyFrame(schema=_polars_schema(spec.model))
+        hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
+        return (pl.scan_parquet(files, hive_partitioning=True, hive_schema=hive,
+                                storage_options=self._polars_storage() or None,
+                                missing_columns="insert")
+                .select(list(spec.model.to_schema().columns))
+                .filter(pl.col("block_number") > reached("chain_id")))
+
     def _files(self, table: str, delta: DeltaTable, spec: LakeTable,
                day: str | None = None) -> tuple[list[str], int]:
         actions = _actions(delta)
         if day is not None and not actions.is_empty():
             actions = actions.filter(pl.col("partition.date") == day)
+        return self._ordered(table, spec, actions)
+
+    def _ordered(self, table: str, spec: LakeTable,
+                 actions: pl.DataFrame) -> tuple[list[str], int]:
+        """Files of add actions in read order, and their bytes."""
         if actions.is_empty():
             return [], 0
         # Date first: a day's rows keep their place in the table however much later days grow,

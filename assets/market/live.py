@@ -30,9 +30,6 @@ from sources.lake import Lake
 # Oracle updates read before the tail's start: a swap is priced at its feed's latest update,
 # which the oracle's cadence (seconds) keeps well inside this.
 PRICES_BEFORE = timedelta(hours=6)
-# How late a chain's events may land in the lake (after the snapshot's watermark, dated before
-# it) and still be in the tail: a lagging chain's are minutes late, a follower's seconds.
-LATE = timedelta(days=1)
 
 
 @functools.cache
@@ -46,18 +43,10 @@ LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base_reserve", "quote_reserve", "quote
                      "quote_price_native")
 
 
-def _past(lake: Lake, table: str, frontier: dict[int, int], since: datetime,
-          as_of: datetime) -> pl.LazyFrame:
-    """A chain event table's rows committed after a snapshot: each chain's past its
-    `frontier` block (every row of a chain the snapshot lacks), up to the watermark `as_of`;
-    only the days from LATE before the snapshot's watermark `since` are read."""
-    first = (since - LATE).date().isoformat()
-    frames = [lake.scan(table, d) for d in lake.days(table) if d >= first]
-    if not frames:
-        return lake.scan(table).head(0)
-    reached = pl.col("chain_id").replace_strict(frontier, default=-1, return_dtype=pl.Int64)
-    return pl.concat(frames).filter(pl.col("block_time") <= as_of,
-                                    pl.col("block_number") > reached)
+@functools.lru_cache(maxsize=32)
+def frontier_at(root: str, version: int | None, table: str) -> dict[int, int]:
+    """Each chain's highest block in a lake table at a version (read once per snapshot)."""
+    return Lake(root, {table: version} if version is not None else {}).frontier(table)
 
 
 def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
@@ -69,7 +58,9 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
     then = Lake(lake.root, manifest.lake_versions)
 
     def past(table: str) -> pl.LazyFrame:
-        return _past(lake, table, then.frontier(table), since, as_of)
+        """What the snapshot lacks of a chain event table, up to the watermark."""
+        reached = frontier_at(str(lake.root), manifest.lake_versions.get(table), table)
+        return lake.past(table, reached).filter(pl.col("block_time") <= as_of)
 
     updates = lake.scan("oracle_updates").filter(
         pl.col("publish_time") > int((since - PRICES_BEFORE).timestamp()),

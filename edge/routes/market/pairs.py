@@ -10,8 +10,7 @@ import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import LiveView, live_pair_item, live_trades
-from edge.memo import per_snapshot
+from edge.live import LiveView, live_pair_item, pair_index
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.registry import Params
@@ -26,25 +25,13 @@ LOCK_FIGURES = {"security": ("locked_pct", "top_lock_provider", "earliest_unlock
                 "safety": ("lp_locked_pct",)}
 
 
-@per_snapshot(kept=4)
-def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
-    """Pair rows by chain id, then by address (built once per snapshot)."""
-    index: dict[int, dict[str, str]] = defaultdict(dict)
-    table = snapshot.tables.get("pairs")
-    if table is not None:
-        for chain_id, pair, item in table.select("chain_id", "pair", "item").iter_rows():
-            index[chain_id][pair] = item
-    return dict(index)
-
-
 def pair_item(snapshot: Snapshot, view: LiveView | None, key: tuple[int, str],
               item: str) -> bytes:
     """A pair row as served: the snapshot's, with its live blocks as of the tail's watermark
     when the tail adds to the snapshot."""
     if view is None:
         return item.encode()
-    return live_pair_item(item, live_trades(snapshot, view, key), view, key,
-                          snapshot.snapshot_id)
+    return live_pair_item(snapshot, view, key, item)
 
 
 async def get_pair(request: Request, params: Params) -> Response:

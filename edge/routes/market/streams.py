@@ -15,11 +15,11 @@ import polars as pl
 
 from edge.addresses import ChainRef
 from edge.http import Request, Response
-from edge.live import LiveTail, LiveView, live_trades
+from edge.live import LiveTail, LiveView, live_trades, pair_index
 from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
-from edge.routes.market.pairs import pair_index, pair_item
+from edge.routes.market.pairs import pair_item
 from edge.routes.market.trades import POSITION, iso_second, trade_items
 from edge.snapshots import SnapshotHolder
 from publish.snapshot import Snapshot

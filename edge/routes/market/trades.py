@@ -10,12 +10,11 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.live import LiveView, live_trades
+from edge.live import LiveView, live_trades, pair_index
 from edge.memo import kept_answers
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
-from edge.routes.market.pairs import pair_index
 from edge.snapshots import as_of_seconds, snapshot_json
 from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
