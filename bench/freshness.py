@@ -17,6 +17,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from datetime import datetime
@@ -29,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
-from bench.load import internal_key, paced  # noqa: E402
+from bench.load import DELAY, internal_key, wrk  # noqa: E402
 from publish.live import read_pointer  # noqa: E402
 from publish.store import LocalStore  # noqa: E402
 from sources.lake import PROGRESS, Lake  # noqa: E402
@@ -45,6 +46,17 @@ request = function()
   return wrk.format("GET", paths[i])
 end
 """
+
+
+def held(url: str, seconds: int, rate: int, script: str, connections: int = 50) -> dict:
+    """wrk at no more than `rate` requests/s: each connection waits its share of a second
+    after every answer (a slow answer lowers the rate, never raises it)."""
+    share = round(connections * 1000 / rate)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
+        lua.write(script + DELAY.format(delay_ms=share))
+        lua.flush()
+        return {**wrk(url, seconds, connections, Path(lua.name)), "connections": connections,
+                "delay_ms": share}
 
 
 def say(message: str) -> None:
@@ -171,14 +183,14 @@ def main() -> None:
             script = SCRIPT.format(key=key, paths=", ".join(f'"{p}"' for p in paths))
             load: dict = {}
             loader = threading.Thread(target=lambda: load.update(
-                paced(base + paths[0], args.seconds, args.rate, script)))
+                held(base + paths[0], args.seconds, args.rate, script)))
             say(f"following the lake's commits for {args.seconds}s, the edge at {args.rate} "
                 "requests/s")
             loader.start()
             done = follow(home, client, args.seconds)
             loader.join()
             say("lookups paced at 1,000 requests/s, live")
-            lookups = paced(base + paths[0], 30, 1000, script)
+            lookups = held(base + paths[0], 30, 1000, script)
             status = client.get("/status").json()
         lake = Lake(home / "lake")
         swaps_per_s = (lake.scan("swaps").filter(

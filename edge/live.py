@@ -5,6 +5,7 @@ watermark, with the figures' one definition (core.windows)."""
 import asyncio
 import functools
 import logging
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -158,35 +159,41 @@ class LiveTail:
         self.loaded_at = time.time()
         return True
 
+    def _usable(self, snapshot: Snapshot) -> Tail | None:
+        """The newest tail not built on a later snapshot than `snapshot`."""
+        # A copy: the tails change under the thread that loads them.
+        usable = [t for t in list(self.tails.values()) if t.since <= as_of_instant(snapshot)]
+        return max(usable, key=lambda t: t.seq, default=None)
+
     def view(self, snapshot: Snapshot | None) -> LiveView | None:
-        """What the newest tail not built on a later snapshot adds to `snapshot` (made once per
-        snapshot and tail)."""
+        """What the newest usable tail adds to `snapshot`: the view made for it off the
+        request path (`warm`), or, until one is, made here once per snapshot and tail."""
         if snapshot is None:
             return None
-        usable = [t for t in self.tails.values() if t.since <= as_of_instant(snapshot)]
-        tail = max(usable, key=lambda t: t.seq, default=None)
+        ready = self._ready.get(snapshot.snapshot_id)
+        if ready is not None:
+            found: LiveView | None = ready[1]
+            return found
+        tail = self._usable(snapshot)
         if tail is None:
             return None
         key = (snapshot.snapshot_id, tail.seq)
         if key not in self._views:
-            ready = self._ready.get(snapshot.snapshot_id)
-            if ready is not None and ready[0] != tail.seq:
-                # Not made yet for this tail: the last one made is served meanwhile.
-                return ready[1]  # type: ignore[no-any-return]
             self._views.keep(key, _view(tail, snapshot))
-        found: LiveView | None = self._views[key]
-        return found
+        made: LiveView | None = self._views[key]
+        return made
 
     def warm(self, snapshot: Snapshot | None) -> None:
-        """Make the view of the newest tail for `snapshot`, and the rows of the pairs asked
-        for lately, before requests are answered from it."""
-        if snapshot is None or self.tail is None:
+        """Make the view of the newest usable tail for `snapshot`, and the rows of the pairs
+        asked for lately, before requests are answered from it (until then they are from the
+        view made before)."""
+        if snapshot is None:
             return
-        tail = self.tail
-        key = (snapshot.snapshot_id, tail.seq)
-        if key not in self._views:
-            self._views.keep(key, _view(tail, snapshot))
-        view: LiveView | None = self._views[key]
+        tail = self._usable(snapshot)
+        ready = self._ready.get(snapshot.snapshot_id)
+        if tail is None or (ready is not None and ready[0] == tail.seq):
+            return
+        view = _view(tail, snapshot)
         if view is not None:
             warm_pair_items(snapshot, view, list(_hot))
         self._ready.keep(snapshot.snapshot_id, (tail.seq, view))
@@ -241,6 +248,9 @@ def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
 
 
 _rows: Kept = Kept(4096)
+# The rows are made on the event loop (a pair asked for first) and on the thread that warms a
+# new tail's: one at a time.
+_rows_lock = threading.Lock()
 _prepared: Kept = Kept(4096)
 # The pairs whose rows were asked for lately: each new tail's rows of these are made before the
 # tail is served, off the request path.
@@ -345,7 +355,10 @@ def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) 
     if _is_perp(item):
         return item.encode()
     figures = _figures(_read_swaps(snapshot, view, key), 1, view.as_of_ms)[0]
-    return _rows.keep(memo, _patched(item, figures, view, key))
+    made = _patched(item, figures, view, key)
+    with _rows_lock:
+        _rows.keep(memo, made)
+    return made
 
 
 def warm_pair_items(snapshot: Snapshot, view: LiveView, keys: list[PairKey]) -> None:
@@ -361,4 +374,6 @@ def warm_pair_items(snapshot: Snapshot, view: LiveView, keys: list[PairKey]) -> 
                        for i, (key, _) in enumerate(wanted)])
     for (key, item), figures in zip(wanted, _figures(swaps, len(wanted), view.as_of_ms),
                                     strict=True):
-        _rows.keep((snapshot.snapshot_id, view.seq, key), _patched(item, figures, view, key))
+        made = _patched(item, figures, view, key)
+        with _rows_lock:
+            _rows.keep((snapshot.snapshot_id, view.seq, key), made)
