@@ -30,22 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
-from bench.load import DELAY, internal_key, wrk  # noqa: E402
+from bench.load import DELAY, ROUND_ROBIN, internal_key, wrk  # noqa: E402
 from publish.live import read_pointer  # noqa: E402
 from publish.store import LocalStore  # noqa: E402
 from sources.lake import PROGRESS, Lake  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 WEEK_10M_PER_DAY = 10_000_000 // 7
-# wrk walks the paths round-robin.
-SCRIPT = """wrk.headers["X-API-Key"] = "{key}"
-paths = {{{paths}}}
-local i = 0
-request = function()
-  i = i % #paths + 1
-  return wrk.format("GET", paths[i])
-end
-"""
 
 
 def held(url: str, seconds: int, rate: int, script: str, connections: int = 50) -> dict:
@@ -180,7 +171,7 @@ def main() -> None:
             busiest = client.get("/pairs", params={"sort": "txns", "limit": 50}).json()["items"]
             paths = [f"/api/v1/chains/{p['network']['chain_id']}/pairs/{p['pair_address']}"
                      + suffix for p in busiest for suffix in ("", "/trades")]
-            script = SCRIPT.format(key=key, paths=", ".join(f'"{p}"' for p in paths))
+            script = ROUND_ROBIN.format(key=key, paths=", ".join(f'"{p}"' for p in paths))
             load: dict = {}
             loader = threading.Thread(target=lambda: load.update(
                 held(base + paths[0], args.seconds, args.rate, script)))

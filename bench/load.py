@@ -15,6 +15,15 @@ CLI = Path(sys.executable).parent / "chaintape"
 DELAY = "function delay() return {delay_ms} end\n"
 KEYED = """wrk.headers["X-API-Key"] = "{key}"
 """
+# A keyed walk of `paths`, round-robin.
+ROUND_ROBIN = """wrk.headers["X-API-Key"] = "{key}"
+paths = {{{paths}}}
+local i = 0
+request = function()
+  i = i % #paths + 1
+  return wrk.format("GET", paths[i])
+end
+"""
 
 
 def wrk(url: str, seconds: int, connections: int, script: Path) -> dict:

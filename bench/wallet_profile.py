@@ -23,19 +23,10 @@ CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
 from bench.edge import internal_key, paced, wrk  # noqa: E402
+from bench.load import ROUND_ROBIN  # noqa: E402
 from bench.oracle import prepared_home  # noqa: E402
 from core.home import home as home_of  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
-
-# wrk walks the paths round-robin.
-SCRIPT = """wrk.headers["X-API-Key"] = "{key}"
-paths = {{{paths}}}
-local i = 0
-request = function()
-  i = i % #paths + 1
-  return wrk.format("GET", paths[i])
-end
-"""
 
 
 def wallet_paths(home: Path, count: int) -> list[str]:
@@ -79,7 +70,7 @@ def main() -> None:
                 assert answer.status_code == 200, (path, answer.text)
                 sizes.append(len(answer.content))
         quoted = ",".join(f'"{p}"' for p in paths)
-        walk = SCRIPT.format(key=key, paths=quoted)
+        walk = ROUND_ROBIN.format(key=key, paths=quoted)
         with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
             script.write(walk)
             script.flush()

@@ -23,7 +23,7 @@ from assets.sql_models import SqlModel, load_models
 from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
 from publish.live import Tail, publish_tail, read_pointer
-from publish.snapshot import Manifest, latest_manifest
+from publish.snapshot import Manifest, latest_id, latest_manifest
 from publish.store import ObjectStore
 from sources.lake import Lake
 
@@ -136,12 +136,18 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     pointer = read_pointer(store)
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
     seen: tuple[object, str] | None = None
+    manifest: Manifest | None = None
     last_said = 0.0
     while not stop():
-        mark, manifest = lake.progress(), latest_manifest(store)
-        now = None if mark is None or manifest is None else (mark.watermark,
-                                                             manifest.snapshot_id)
-        if manifest is None or now is None or now == seen:
+        mark, latest = lake.progress(), latest_id(store)
+        now = None if mark is None or latest is None else (mark.watermark, latest)
+        if now is None or now == seen:
+            time.sleep(poll_s)
+            continue
+        # The manifest is read once per snapshot: it lists every part of every table.
+        if manifest is None or manifest.snapshot_id != latest:
+            manifest = latest_manifest(store)
+        if manifest is None:
             time.sleep(poll_s)
             continue
         picked = time.time()

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from core.feeds import FEED_BY_BASE
-from sources.evm.devnet import Devnet, start_node, v2_market
+from sources.evm.devnet import Devnet, V2Market, start_node, v2_market
 from sources.evm.rpc import quantity
 from sources.lake import Lake
 from tests.conftest import BIN, edge_process, run_cli
@@ -51,13 +51,28 @@ def lake(home) -> Lake:
     return Lake(home / "lake")
 
 
+def pepe_market(net: Devnet, trader_weth: int) -> tuple[V2Market, str, str]:
+    """A V2 market whose PEPE/WETH pool holds 1,000 WETH and 1,000,000 PEPE, and whose
+    account 1 holds `trader_weth` and may trade both: the market, PEPE and the pool."""
+    market = v2_market(net)
+    pepe = market.token("Pepe", "PEPE", 10**9 * E18)
+    pair = market.pair(pepe)
+    market.approve(0, market.quote, pepe)
+    weth_is_0 = sorted([pepe, market.quote])[0] == market.quote
+    reserves = (1_000 * E18, 1_000_000 * E18)
+    market.add_liquidity(pair, *(reserves if weth_is_0 else reserves[::-1]))
+    market.transfer(market.quote, 1, trader_weth)
+    market.approve(1, market.quote, pepe)
+    return market, pepe, pair
+
+
 def swap_id(receipt: dict) -> str:
     """The stream event id of a receipt's Swap log (block:log)."""
     log = next(entry for entry in receipt["logs"] if entry["topics"][0] == SWAP_TOPIC)
     return f"{quantity(log['blockNumber'])}:{quantity(log['logIndex'])}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def evm_live(tmp_path_factory):
     """A pair with liquidity and one buy, published; then the follower, the tail and an edge
     keep running."""
@@ -67,15 +82,7 @@ def evm_live(tmp_path_factory):
     procs: list[subprocess.Popen] = []
     env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
     try:
-        market = v2_market(net)
-        pepe = market.token("Pepe", "PEPE", 10**9 * E18)
-        pair = market.pair(pepe)
-        market.approve(0, market.quote, pepe)
-        weth_is_0 = sorted([pepe, market.quote])[0] == market.quote
-        reserves = (1_000 * E18, 1_000_000 * E18)
-        market.add_liquidity(pair, *(reserves if weth_is_0 else reserves[::-1]))
-        market.transfer(market.quote, 1, 100 * E18)
-        market.approve(1, market.quote, pepe)
+        market, pepe, pair = pepe_market(net, 100 * E18)
         first = market.swap(pair, market.quote, E18, 1)
         venues = home / "venues.yaml"
         venues.write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))

@@ -11,6 +11,7 @@ from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import quantity
 from sources.lake import Lake
 from tests.conftest import edge_process, run_cli
+from tests.e2e.conftest import pepe_market
 from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
@@ -25,15 +26,7 @@ def chain(tmp_path_factory):
     node = start_node()
     net = Devnet(node.url)
     try:
-        market = v2_market(net)
-        pepe = market.token("Pepe", "PEPE", 10**9 * E18)
-        pair = market.pair(pepe)
-        market.approve(0, market.quote, pepe)
-        weth_is_0 = sorted([pepe, market.quote])[0] == market.quote
-        reserves = (1_000 * E18, 1_000_000 * E18)
-        market.add_liquidity(pair, *(reserves if weth_is_0 else reserves[::-1]))
-        market.transfer(market.quote, 1, 10 * E18)
-        market.approve(1, market.quote, pepe)
+        market, pepe, pair = pepe_market(net, 10 * E18)
         buy = market.swap(pair, market.quote, E18, 1)
         sell = market.swap(pair, pepe, 400 * E18, 1)
         market.transfer(pepe, 2, 100 * E18)

@@ -15,6 +15,7 @@ from assets.wallets.assets import wallet_books
 from assets.wallets.books import LEDGER_INPUTS
 from assets.wallets.ledger import WORKING, account, chains_of, stored, wallet_events
 from assets.warehouse import Warehouse
+from publish.cursor import Cursor, default_signer
 from tests.e2e.test_market import walk
 
 
@@ -293,3 +294,18 @@ def test_a_book_check_run_alone_checks_the_stored_product(home, tmp_path):
     assert _check_results(result) == {"wallet_rounds": {"passed": False, "failures": 2},
                                       "wallet_traits": {"passed": True, "failures": 0}}
     assert result.get_asset_materialization_events() == []
+
+
+def test_a_wallet_trades_cursor_of_another_shape_is_refused_not_failed(api, home, busiest,
+                                                                        monkeypatch) -> None:
+    wallet = _first_trader(api, busiest)["address"]
+    first = api.get(f"/chains/ethereum/wallets/{wallet}/trades", params={"limit": 2}).json()
+    assert first["next_cursor"]
+    monkeypatch.setenv("CHAINTAPE_HOME", str(home))
+    signer = default_signer()
+    issued = signer.decode(first["next_cursor"])
+    # The same list and query, paged by offset as it once was: no place to go on from.
+    by_offset = signer.encode(Cursor(issued.snapshot_id, issued.list_name, 2, issued.scope))
+    answer = api.get(f"/chains/ethereum/wallets/{wallet}/trades",
+                     params={"limit": 2, "cursor": by_offset})
+    assert answer.status_code == 400 and answer.json()["param"] == "cursor"
