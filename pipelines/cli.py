@@ -130,6 +130,8 @@ def tail(poll: float) -> None:
 
     found = resources()
     store = open_store(found["store"].url)
+    # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     _say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
     try:
         follow(Lake(), found["warehouse"], store, poll, progress=lambda line: _say(f"  {line}"))
@@ -175,6 +177,8 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
         raise click.ClickException(f"{venues_file}: {err}") from None
     lake = Lake()
     rpc = Rpc(rpc_url)
+    # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         follower = Follower(rpc, config, lake, confirmations, batch_blocks, from_block,
                             progress=lambda line: _say(f"  {line}"))

@@ -51,6 +51,18 @@ def lake(home) -> Lake:
     return Lake(home / "lake")
 
 
+def stop(procs: list[subprocess.Popen]) -> None:
+    """Stop processes: each is asked, then killed if it has not stopped after 30 s."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def pepe_market(net: Devnet, trader_weth: int) -> tuple[V2Market, str, str]:
     """A V2 market whose PEPE/WETH pool holds 1,000 WETH and 1,000,000 PEPE, and whose
     account 1 holds `trader_weth` and may trade both: the market, PEPE and the pool."""
@@ -106,8 +118,6 @@ def evm_live(tmp_path_factory):
                    "pair": pair.lower(), "first": first, "chain_id": net.rpc.call("eth_chainId"),
                    "net": net}
     finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(15)
+        stop(procs)
         net.close()
         node.stop()

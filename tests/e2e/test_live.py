@@ -15,6 +15,7 @@ from publish.live import TAIL, load_tail, read_pointer
 from publish.snapshot import latest_id, load_snapshot
 from publish.store import LocalStore
 from tests.conftest import BIN, edge_process, run_cli
+from tests.e2e.conftest import stop
 from tests.e2e.test_incremental import close
 from tests.edge.conftest import issue_key
 
@@ -43,8 +44,7 @@ def _published_tail(home: Path) -> None:
         _wait(lambda: (read_pointer(store) or {}).get("snapshot_id") == latest_id(store), 120,
               "a tail")
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop([proc])
 
 
 @pytest.fixture(scope="module")
