@@ -320,9 +320,9 @@ def _figures(swaps: pl.LazyFrame, pairs: int, as_of_ms: int) -> list[dict[str, A
     return list(wide.iter_rows(named=True))
 
 
-def _patched(item: str, figures: dict[str, Any], view: LiveView, key: PairKey) -> bytes:
-    """The snapshot's pair row with its live figures."""
-    row: dict[str, Any] = orjson.loads(item)
+def _patched(row: dict[str, Any], figures: dict[str, Any], view: LiveView,
+             key: PairKey) -> bytes:
+    """The snapshot's pair row (decoded) with its live figures."""
     row.update(orjson.loads(figures["fields"]))
     row["last_trade_at"] = figures["last_trade_at"]
     row["last_updated_at"] = view.as_of.strftime("%Y-%m-%dT%H:%M:%S.000Z")
@@ -338,10 +338,6 @@ def _patched(item: str, figures: dict[str, Any], view: LiveView, key: PairKey) -
     return orjson.dumps(row)
 
 
-def _is_perp(item: str) -> bool:
-    return bool(orjson.loads(item)["prop_data"]["is_perp"])
-
-
 def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) -> bytes:
     """A pair row (the snapshot's JSON `item`) with its live blocks recomputed as of the
     tail's watermark from its trades, the tail's included: windows, txn, volume, price
@@ -352,10 +348,11 @@ def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) 
     found = _rows.get(memo)
     if found is not None:
         return found  # type: ignore[no-any-return]
-    if _is_perp(item):
+    row: dict[str, Any] = orjson.loads(item)
+    if row["prop_data"]["is_perp"]:
         return item.encode()
     figures = _figures(_read_swaps(snapshot, view, key), 1, view.as_of_ms)[0]
-    made = _patched(item, figures, view, key)
+    made = _patched(row, figures, view, key)
     with _rows_lock:
         _rows.keep(memo, made)
     return made
@@ -365,15 +362,16 @@ def warm_pair_items(snapshot: Snapshot, view: LiveView, keys: list[PairKey]) -> 
     """Make the live rows of many pairs at once (one computation: its fixed cost is most of
     one pair's), kept for the requests to come."""
     rows = pair_index(snapshot)
-    wanted = [(key, item) for key in keys
-              if (item := rows.get(key[0], {}).get(key[1])) is not None and not _is_perp(item)
-              and (snapshot.snapshot_id, view.seq, key) not in _rows]
+    wanted = [(key, row) for key in keys
+              if (item := rows.get(key[0], {}).get(key[1])) is not None
+              and (snapshot.snapshot_id, view.seq, key) not in _rows
+              and not (row := orjson.loads(item))["prop_data"]["is_perp"]]
     if not wanted:
         return
     swaps = pl.concat([_read_swaps(snapshot, view, key).with_columns(pair=pl.lit(i))
                        for i, (key, _) in enumerate(wanted)])
-    for (key, item), figures in zip(wanted, _figures(swaps, len(wanted), view.as_of_ms),
-                                    strict=True):
-        made = _patched(item, figures, view, key)
+    for (key, row), figures in zip(wanted, _figures(swaps, len(wanted), view.as_of_ms),
+                                   strict=True):
+        made = _patched(row, figures, view, key)
         with _rows_lock:
             _rows.keep((snapshot.snapshot_id, view.seq, key), made)

@@ -20,6 +20,7 @@ from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 TAIL = "live/TAIL"
 ARROW = "application/vnd.apache.arrow.file"
+TABLES = ("trades", "pairs", "new_pairs", "wallet_trades")
 # Tails kept behind the newest, so that an edge reading the pointer just before a flip still
 # finds the objects it names.
 KEPT = 8
@@ -59,14 +60,13 @@ def _arrow(frame: pl.DataFrame) -> bytes:
 
 def publish_tail(store: ObjectStore, tail: Tail) -> None:
     """Write the tail's tables, then the pointer; drop tails older than the kept ones."""
-    for name, frame in (("trades", tail.trades), ("pairs", tail.pairs),
-                        ("new_pairs", tail.new_pairs), ("wallet_trades", tail.wallet_trades)):
+    for name in TABLES:
+        frame: pl.DataFrame = getattr(tail, name)
         store.put(f"live/{tail.seq:012d}/{name}.arrow", _arrow(frame), ARROW, IMMUTABLE)
     store.put(TAIL, orjson.dumps(tail.pointer()), "application/json", REVALIDATE)
-    old = [key for key in store.keys("live/") if key != TAIL
-           and int(key.split("/")[1]) <= tail.seq - KEPT]
-    if old:
-        store.delete(old)
+    # The tail that falls out of the kept ones, by name: no listing of the store a publish.
+    if tail.seq >= KEPT:
+        store.delete([f"live/{tail.seq - KEPT:012d}/{name}.arrow" for name in TABLES])
 
 
 def read_pointer(store: ObjectStore) -> dict[str, Any] | None:
@@ -82,7 +82,7 @@ def load_tail(store: ObjectStore, pointer: dict[str, Any]) -> Tail:
     """The tail a pointer names, tables included."""
     seq = int(pointer["seq"])
     tables = {name: pl.read_ipc(io.BytesIO(store.get(f"live/{seq:012d}/{name}.arrow").body))
-              for name in ("trades", "pairs", "new_pairs", "wallet_trades")}
+              for name in TABLES}
     return Tail(seq, pointer["snapshot_id"], datetime.fromisoformat(pointer["since"]),
                 datetime.fromisoformat(pointer["as_of"]),
                 {int(c): datetime.fromisoformat(at) for c, at in pointer["chains"].items()},

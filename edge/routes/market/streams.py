@@ -3,6 +3,7 @@ pairs. A stream resumes after `Last-Event-ID` (a trade's or a pair's place in it
 `block:log`) with nothing lost or repeated, sends a comment when idle (a heartbeat), ends
 after the longest stream the edge allows, and each client holds a bounded number at once."""
 
+import abc
 import asyncio
 import contextlib
 import time
@@ -111,7 +112,7 @@ def _window(item: bytes) -> dict[str, Any]:
                         "price_native": t["price_native"]} for t in row["tokens"]]}
 
 
-class _Feed:
+class _Feed(abc.ABC):
     """What one stream has sent: the place of its last event (None until it is opened: a new
     client starts from the newest)."""
 
@@ -120,9 +121,9 @@ class _Feed:
         self.live = live
         self.after = after
 
+    @abc.abstractmethod
     def news(self) -> list[bytes]:
         """The events past what was sent, in order."""
-        raise NotImplementedError
 
     async def events(self, deadline: float, heartbeat_s: float) -> AsyncIterator[bytes]:
         """The news now, then after every new tail, with heartbeats, until `deadline`."""
@@ -228,34 +229,41 @@ def created_pairs(snapshot: Snapshot) -> pl.DataFrame:
                                                                              "position")
 
 
+def _event(chain_id: int, slug: str, pair: str, factory: str, factory_type: str,
+           tokens: tuple[str, str], fee_bps: int, created_at: str, place: tuple[int, int],
+           tx_hash: str, creator: str, launchpad: str | None,
+           is_perp: bool) -> tuple[int, int, str]:
+    """A new-pair event: its chain, its place (block, log) and its item."""
+    item = {"chain": {"slug": slug, "chain_id": chain_id}, "pair_address": pair,
+            "factory": factory, "factory_type": factory_type, "token0": tokens[0],
+            "token1": tokens[1], "fee_bps": fee_bps, "created_at": created_at,
+            "block_number": place[0], "log_index": place[1], "tx_hash": tx_hash,
+            "creator": creator, "launchpad": launchpad, "is_perp": is_perp}
+    return chain_id, (place[0] << 32) + place[1], orjson.dumps(item).decode()
+
+
 def _created(chain_id: int, slug: str, row: dict[str, Any]) -> tuple[int, int, str]:
-    """A published pair row as a new-pair event item, with its chain and place."""
+    """A published pair row as a new-pair event."""
     deployer, tokens = row["deployer"], sorted(row["tokens"], key=lambda t: t["position"])
-    item = {"chain": {"slug": slug, "chain_id": chain_id}, "pair_address": row["pair_address"],
-            "factory": row["dex"]["factory"], "factory_type": row["dex"]["factory_type"],
-            "token0": tokens[0]["address"], "token1": tokens[1]["address"],
-            "fee_bps": round(row["pair_fee"] * 10_000), "created_at": row["created_at"],
-            "block_number": deployer["block_number"], "log_index": deployer["log_index"],
-            "tx_hash": deployer["tx_hash"], "creator": deployer["address"],
-            "launchpad": (row["launchpad"] or {}).get("name"),
-            "is_perp": row["prop_data"]["is_perp"]}
-    return chain_id, (deployer["block_number"] << 32) + deployer["log_index"], \
-        orjson.dumps(item).decode()
+    return _event(chain_id, slug, row["pair_address"], row["dex"]["factory"],
+                  row["dex"]["factory_type"], (tokens[0]["address"], tokens[1]["address"]),
+                  round(row["pair_fee"] * 10_000), row["created_at"],
+                  (deployer["block_number"], deployer["log_index"]), deployer["tx_hash"],
+                  deployer["address"], (row["launchpad"] or {}).get("name"),
+                  row["prop_data"]["is_perp"])
 
 
 def _tail_created(view: LiveView, chain: ChainRef) -> pl.DataFrame:
     """The live tail's new pairs of a chain as new-pair events."""
     rows = view.new_pairs.filter(pl.col("chain_id") == chain.chain_id)
-    items = [(chain.chain_id, (r["created_block"] << 32) + r["created_log_index"], orjson.dumps({
-        "chain": {"slug": chain.slug, "chain_id": chain.chain_id}, "pair_address": r["address"],
-        "factory": r["factory"], "factory_type": r["factory_type"], "token0": r["token0"],
-        "token1": r["token1"], "fee_bps": r["fee_bps"],
-        "created_at": r["created_at"].strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
-        "block_number": r["created_block"], "log_index": r["created_log_index"],
-        "tx_hash": r["created_tx"], "creator": r["creator"], "launchpad": r["launchpad"],
-        "is_perp": r["is_perp"]}).decode()) for r in rows.iter_rows(named=True)]
-    return pl.DataFrame(items, schema={"chain_id": pl.Int64, "position": pl.Int64,
-                                       "item": pl.String}, orient="row")
+    events = [_event(chain.chain_id, chain.slug, r["address"], r["factory"], r["factory_type"],
+                     (r["token0"], r["token1"]), r["fee_bps"],
+                     r["created_at"].strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+                     (r["created_block"], r["created_log_index"]), r["created_tx"],
+                     r["creator"], r["launchpad"], r["is_perp"])
+              for r in rows.iter_rows(named=True)]
+    return pl.DataFrame(events, schema={"chain_id": pl.Int64, "position": pl.Int64,
+                                        "item": pl.String}, orient="row")
 
 
 HANDLERS = {("GET", "/chains/{chain}/pairs/{address}/stream"): pair_stream,
