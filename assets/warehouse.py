@@ -1,6 +1,6 @@
 """Where assets read the lake and read and write their products: each product a Delta Lake
-table under one root (a version per write, as-of reads by version), its files written by polars
-and committed with delta-rs."""
+table under one root, a directory or an S3 prefix (a version per write, as-of reads by version),
+its files written by polars and committed with delta-rs."""
 
 import json
 import os
@@ -9,6 +9,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
@@ -23,7 +24,8 @@ from polars.io.plugins import register_io_source
 
 from assets.domains import key
 from core.home import home
-from sources.lake import TABLES, Lake
+from publish.store import NotFound, S3Store, open_store
+from sources.lake import TABLES, Lake, polars_options, storage_options
 
 # The week's largest products, which others read back in full (every swap as a leg, every
 # wallet's ledger, positions and rounds): stored uncompressed, they are read back faster and
@@ -51,7 +53,7 @@ HISTORY = 256
 LOG_RETENTION = {"delta.logRetentionDuration": "interval 1 day"}
 
 # The lake versions each warehouse's `as_of` product pinned, by the product's log's state.
-_PINNED: dict[Path, tuple[int, dict[str, int]]] = {}
+_PINNED: dict[str, tuple[int, dict[str, int]]] = {}
 
 
 def parquet_options(name: str) -> dict:
@@ -60,11 +62,10 @@ def parquet_options(name: str) -> dict:
             "statistics": name not in WITHOUT_STATISTICS}
 
 
-def default_root() -> Path:
-    """$CHAINTAPE_WAREHOUSE, else $CHAINTAPE_HOME/warehouse, else ./var/warehouse."""
-    if os.environ.get("CHAINTAPE_WAREHOUSE"):
-        return Path(os.environ["CHAINTAPE_WAREHOUSE"])
-    return home() / "warehouse"
+def default_root() -> str:
+    """$CHAINTAPE_WAREHOUSE (a directory or s3://bucket/prefix), else $CHAINTAPE_HOME/warehouse,
+    else ./var/warehouse."""
+    return os.environ.get("CHAINTAPE_WAREHOUSE") or str(home() / "warehouse")
 
 
 class Warehouse(dg.ConfigurableResource):
@@ -73,34 +74,58 @@ class Warehouse(dg.ConfigurableResource):
     lake_root: str
     root: str
 
+    @property
+    def remote(self) -> bool:
+        """Whether the products live under an S3 prefix rather than in a directory."""
+        return self.root.startswith("s3://")
+
     def lake(self) -> Lake:
         """The raw lake as this run reads it: at the versions the `as_of` product pinned (the
         lake's last complete batch when the run began), so every product of a run sees the same
         lake however much a live writer adds meanwhile."""
-        path = self.path("as_of")
         try:
-            # A new commit adds a file to the log, which changes the directory's time.
-            stamp = (path / "_delta_log").stat().st_mtime_ns
+            stamp = self._stamp("as_of")
         except FileNotFoundError:
             return self.pin()
         # Read once per `as_of` product, not once per scan of a lake table.
-        if _PINNED.get(path, (None,))[0] != stamp:
-            files = self.files("as_of")[None]
-            versions = pl.read_parquet(files, columns=["lake_versions"]).item()
-            _PINNED[path] = (stamp, json.loads(versions))
-        return Lake(self.lake_root, _PINNED[path][1])
+        where = self.uri("as_of")
+        if _PINNED.get(where, (None,))[0] != stamp:
+            versions = self.read(self.files("as_of")[None]).select("lake_versions").collect()
+            _PINNED[where] = (stamp, json.loads(versions.item()))
+        return Lake(self.lake_root, _PINNED[where][1])
+
+    def _stamp(self, name: str) -> int:
+        """What changes with every commit to a product: its log directory's time (a commit adds
+        a file to it), or on S3 its version."""
+        if self.remote:
+            if not self.exists(name):
+                raise FileNotFoundError(self.uri(name))
+            return self.version(name)
+        return (self.path(name) / "_delta_log").stat().st_mtime_ns
 
     def pin(self) -> Lake:
         """The raw lake at its last complete batch, for the asset that pins a run's lake."""
         return Lake(self.lake_root).pinned()
 
     def path(self, name: str) -> Path:
-        """The directory of a product's Delta table."""
+        """The directory of a product's Delta table (in a warehouse on a filesystem)."""
         return Path(self.root) / name
+
+    def uri(self, name: str) -> str:
+        """Where a product's Delta log and files live."""
+        return f"{self.root.rstrip('/')}/{name}"
 
     def exists(self, name: str) -> bool:
         """Whether a product has been written."""
-        return DeltaTable.is_deltatable(str(self.path(name)))
+        return DeltaTable.is_deltatable(self.uri(name), storage_options=self._storage())
+
+    def read(self, files: list[str]) -> pl.LazyFrame:
+        """Some of a product's data files (as `files` names them), lazily, in order."""
+        return pl.scan_parquet(files, storage_options=polars_options(self._storage() or {})
+                               or None)
+
+    def _storage(self) -> dict[str, str] | None:
+        return storage_options() if self.remote else None
 
     def version(self, name: str) -> int:
         """A product's current version."""
@@ -115,8 +140,7 @@ class Warehouse(dg.ConfigurableResource):
             return self.lake().scan(name)
         if name in BY_DAY:
             return self._days(name, version)
-        files = self.files(name, version)
-        return pl.scan_parquet(files[None])
+        return self.read(self.files(name, version)[None])
 
     def scan_day(self, name: str, day: str) -> pl.LazyFrame:
         """A raw table's rows of one day (YYYY-MM-DD)."""
@@ -126,7 +150,7 @@ class Warehouse(dg.ConfigurableResource):
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""
         files = self.files(name)
-        return pl.scan_parquet([path for day in sorted(days) for path in files[day]])
+        return self.read([path for day in sorted(days) for path in files[day]])
 
     def files(self, name: str, version: int | None = None) -> dict[str | None, list[str]]:
         """A product's data files at `version` (else its latest), by day for a product made a
@@ -135,14 +159,14 @@ class Warehouse(dg.ConfigurableResource):
         column = f"partition.{DAY}"
         by_day = pl.col(column) if column in actions.columns else pl.lit(None, pl.String)
         grouped = actions.group_by(by_day.alias("day")).agg(pl.col("path").sort())
-        root = self.path(name)
-        return {day: [str(root / path) for path in paths] for day, paths in grouped.iter_rows()}
+        root = self.uri(name)
+        return {day: [f"{root}/{path}" for path in paths] for day, paths in grouped.iter_rows()}
 
     def _table(self, name: str, version: int | None = None) -> DeltaTable:
-        path = self.path(name)
-        if not DeltaTable.is_deltatable(str(path)):
-            raise FileNotFoundError(f"product {name!r} is not materialised yet ({path})")
-        return DeltaTable(str(path), version=version)
+        if not self.exists(name):
+            raise FileNotFoundError(f"product {name!r} is not materialised yet "
+                                    f"({self.uri(name)})")
+        return DeltaTable(self.uri(name), version=version, storage_options=self._storage())
 
     def _days(self, name: str, version: int | None) -> pl.LazyFrame:
         """A product made a day at a time: the files of the days its lake table holds, in
@@ -157,7 +181,7 @@ class Warehouse(dg.ConfigurableResource):
         if not days:
             raise FileNotFoundError(f"product {name!r} has no days: the lake's "
                                     f"{BY_DAY[name]} table is empty")
-        return pl.scan_parquet([path for day in days for path in files[day]])
+        return self.read([path for day in days for path in files[day]])
 
     def clock(self) -> dict:
         """The `as_of` product's one row: the watermark and the instants derived from it."""
@@ -171,29 +195,76 @@ class Warehouse(dg.ConfigurableResource):
         """Replace a product (or its day) in one Delta commit and return the new version; a
         lazy frame streams into its file, computed and written batch by batch. A failed write
         commits nothing: readers keep the previous version."""
-        table = self.path(name)
-        place = table / f"{DAY}={day}" if day is not None else table
-        place.mkdir(parents=True, exist_ok=True)
+        part = (f"{DAY}={day}/" if day is not None else "") + f"part-{uuid.uuid4().hex}.parquet"
         # A directory of its own: a sink that fails can still open its file after reporting the
-        # failure, which then cannot land once the directory is gone.
-        writing = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=table))
+        # failure, which then cannot land once the directory is gone. Beside the table on a
+        # filesystem, so that the finished file is renamed into place.
+        scratch = None
+        if not self.remote:
+            scratch = self.path(name)
+            scratch.mkdir(parents=True, exist_ok=True)
+        writing = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=scratch))
         tmp = writing / "product"
-        path = place / f"part-{uuid.uuid4().hex}.parquet"
         try:
             if isinstance(frame, pl.LazyFrame):
                 storable(frame).sink_parquet(tmp, **parquet_options(name))
             else:
                 storable(frame).write_parquet(tmp, **parquet_options(name))
-            os.replace(tmp, path)
+            written = _Written.of(tmp, part, day)
+            self._place(name, tmp, part)
         finally:
             _remove(writing)
         try:
-            version = _commit(table, path, day)
+            version = self._commit(name, written)
         except BaseException:
-            path.unlink(missing_ok=True)
+            self._unplace(name, part)
             raise
         self.vacuum(name)
         return version
+
+    def _objects(self) -> S3Store:
+        store = open_store(self.root)
+        assert isinstance(store, S3Store), self.root
+        return store
+
+    def _place(self, name: str, tmp: Path, part: str) -> None:
+        """Move a written file to its place in a product's table (not yet committed)."""
+        if self.remote:
+            self._objects().put_file(f"{name}/{part}", tmp)
+            return
+        path = self.path(name) / part
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, path)
+
+    def _unplace(self, name: str, part: str) -> None:
+        if self.remote:
+            self._objects().delete([f"{name}/{part}"])
+        else:
+            (self.path(name) / part).unlink(missing_ok=True)
+
+    def _commit(self, name: str, written: "_Written") -> int:
+        """Commit one placed file as the whole of a product's table (or of its day's
+        partition), creating the table with the file's schema the first time; returns the
+        version."""
+        day = written.day
+        add = AddAction(written.part, written.size, {DAY: day} if day is not None else {},
+                        written.modified_ms, True, json.dumps({"numRecords": written.rows}))
+        partitions = [DAY] if day is not None else None
+        meta = CommitProperties(custom_metadata={"chaintape": "product"})
+        schema = delta_schema(written.schema, day is not None)
+        if not self.exists(name):
+            create_table_with_add_actions(self.uri(name), schema, [add], mode="append",
+                                          partition_by=partitions, configuration=LOG_RETENTION,
+                                          commit_properties=meta,
+                                          storage_options=self._storage())
+            return 0
+        delta = self._table(name)
+        delta.create_write_transaction(
+            [add], mode="overwrite", schema=schema, partition_by=partitions,
+            partition_filters=[(DAY, "=", day)] if day is not None else None,
+            commit_properties=meta)
+        delta.update_incremental()
+        return delta.version()
 
     def vacuum(self, name: str, retention: timedelta = RETENTION) -> list[str]:
         """Delete the files of a product's versions replaced more than `retention` ago (the
@@ -210,13 +281,16 @@ class Warehouse(dg.ConfigurableResource):
         """Record that these data files of a product passed its schema check under `rules`
         (a file's name is never reused, so it names the rows checked); files no longer live
         are forgotten."""
-        table = self.path(name)
+        table = self.uri(name) + "/"
         live = {path for paths in self.files(name).values() for path in paths}
-        record = {"rules": rules, "files": sorted(
-            (set(self._passed(name, rules)) | set(files)) & live)}
+        record = {"rules": rules, "files": [f.removeprefix(table) for f in sorted(
+            (set(self._passed(name, rules)) | set(files)) & live)]}
+        if self.remote:
+            self._objects().put(f"{CHECKED}/{name}.json", json.dumps(record).encode(),
+                                "application/json", "no-store")
+            return
         place = Path(self.root) / CHECKED / f"{name}.json"
         place.parent.mkdir(parents=True, exist_ok=True)
-        record["files"] = [Path(f).relative_to(table).as_posix() for f in record["files"]]
         with tempfile.NamedTemporaryFile("w", dir=place.parent, delete=False) as tmp:
             json.dump(record, tmp)
         os.replace(tmp.name, place)
@@ -231,18 +305,25 @@ class Warehouse(dg.ConfigurableResource):
 
     def _passed(self, name: str, rules: str) -> list[str]:
         try:
-            record = json.loads((Path(self.root) / CHECKED / f"{name}.json").read_text())
-        except FileNotFoundError:
+            if self.remote:
+                body = self._objects().get(f"{CHECKED}/{name}.json").body
+            else:
+                body = (Path(self.root) / CHECKED / f"{name}.json").read_bytes()
+        except (FileNotFoundError, NotFound):
             return []
+        record = json.loads(body)
         if record["rules"] != rules:
             return []
-        return [str(self.path(name) / path) for path in record["files"]]
+        return [f"{self.uri(name)}/{path}" for path in record["files"]]
 
     def products(self) -> list[str]:
         """The products written so far."""
-        root = Path(self.root)
-        return sorted(p.name for p in root.iterdir() if self.exists(p.name)) \
-            if root.exists() else []
+        if self.remote:
+            names = self._objects().children("")
+        else:
+            root = Path(self.root)
+            names = [p.name for p in root.iterdir()] if root.exists() else []
+        return sorted(name for name in names if self.exists(name))
 
     def maintain(self, name: str) -> list[str]:
         """Vacuum a product past the retention window, then delete the files no version names
@@ -266,28 +347,23 @@ def _depended_on(name: str) -> None:
                          f"{wanted.to_user_string()}: add it to the asset's deps")
 
 
-def _commit(table: Path, path: Path, day: str | None) -> int:
-    """Commit one written file as the whole of a product's table (or of its day's partition),
-    creating the table with the file's schema the first time; returns the version."""
-    schema = delta_schema(pq.read_schema(path), day is not None)
-    rows = pq.read_metadata(path).num_rows
-    add = AddAction(path.relative_to(table).as_posix(), path.stat().st_size,
-                    {DAY: day} if day is not None else {},
-                    int(path.stat().st_mtime * 1000), True, json.dumps({"numRecords": rows}))
-    partitions = [DAY] if day is not None else None
-    meta = CommitProperties(custom_metadata={"chaintape": "product"})
-    if not DeltaTable.is_deltatable(str(table)):
-        create_table_with_add_actions(str(table), schema, [add], mode="append",
-                                      partition_by=partitions, configuration=LOG_RETENTION,
-                                      commit_properties=meta)
-        return 0
-    delta = DeltaTable(str(table))
-    delta.create_write_transaction(
-        [add], mode="overwrite", schema=schema, partition_by=partitions,
-        partition_filters=[(DAY, "=", day)] if day is not None else None,
-        commit_properties=meta)
-    delta.update_incremental()
-    return delta.version()
+@dataclass(frozen=True)
+class _Written:
+    """A product's file as written, before it is placed: its place in the table (`part`), its
+    day, schema, rows, size and time."""
+
+    part: str
+    day: str | None
+    schema: pa.Schema
+    rows: int
+    size: int
+    modified_ms: int
+
+    @staticmethod
+    def of(path: Path, part: str, day: str | None) -> "_Written":
+        stat = path.stat()
+        return _Written(part, day, pq.read_schema(path), pq.read_metadata(path).num_rows,
+                        stat.st_size, int(stat.st_mtime * 1000))
 
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)

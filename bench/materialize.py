@@ -106,11 +106,11 @@ def products_seconds(domain: str) -> tuple[float, dict[str, float], dict]:
     from assets.warehouse import default_root
 
     keys, upstream = selections(domain)
-    if any(not DeltaTable.is_deltatable(str(default_root() / k.path[-1])) for k in upstream):
+    if any(not DeltaTable.is_deltatable(f"{default_root()}/{k.path[-1]}") for k in upstream):
         say(f"materialising {len(upstream)} upstream products first (untimed) ...")
         _run(upstream)
     for key in keys:
-        shutil.rmtree(default_root() / key.path[-1], ignore_errors=True)
+        shutil.rmtree(Path(default_root()) / key.path[-1], ignore_errors=True)
     say(f"materialising the {domain} products ...")
     return _run(keys)
 

@@ -39,7 +39,7 @@ def main() -> None:
     from assets.warehouse import Warehouse, default_root, parquet_options
     from checks.products import piece_outcome
 
-    warehouse = Warehouse(root=str(default_root()), lake_root=str(args.home / "lake"))
+    warehouse = Warehouse(root=default_root(), lake_root=str(args.home / "lake"))
     clock = warehouse.clock()
     tokens, pools = (warehouse.scan(t).collect() for t in ("token_rows", "pair_tokens"))
     frames = warehouse.frames(LEDGER_INPUTS)

@@ -16,7 +16,7 @@ def resources() -> dict:
     """The resources every asset and check may ask for."""
     return {
         "warehouse": Warehouse(lake_root=Lake().root,
-                               root=str(Path(warehouse_root()).absolute())),
+                               root=_absolute(warehouse_root())),
         "store": Store(url=_absolute(default_url())),
     }
 

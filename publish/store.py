@@ -140,6 +140,11 @@ class S3Store:
                                             ContentType=content_type, CacheControl=cache_control)
         return str(answer["ETag"])
 
+    def put_file(self, key: str, path: Path) -> None:
+        """Upload a file of any size (in parts when large); visible whole once done."""
+        with _translated():
+            self.client.upload_file(str(path), self.bucket, self._key(key))
+
     def get(self, key: str) -> StoredObject:
         """The object with the headers S3 stored."""
         with _translated(key):

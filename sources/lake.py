@@ -118,7 +118,7 @@ class Lake:
         self.remote = "://" in root
         self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
         self.versions = dict(versions) if versions is not None else None
-        self.storage = _storage_options() if self.remote else {}
+        self.storage = storage_options() if self.remote else {}
         # Up to when every table is complete, for a lake pinned to a writer's batch.
         self.watermark: datetime | None = None
 
@@ -190,7 +190,7 @@ class Lake:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
         hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
         frame = pl.scan_parquet(files, hive_partitioning=bool(hive), hive_schema=hive or None,
-                                storage_options=self._polars_storage() or None,
+                                storage_options=polars_options(self.storage) or None,
                                 missing_columns="insert").select(columns)
         if size > KEPT_BYTES:
             return frame
@@ -442,7 +442,7 @@ class Lake:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
         hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
         return (pl.scan_parquet(files, hive_partitioning=True, hive_schema=hive,
-                                storage_options=self._polars_storage() or None,
+                                storage_options=polars_options(self.storage) or None,
                                 missing_columns="insert")
                 .select(list(spec.model.to_schema().columns))
                 .filter(pl.col("block_number") > reached("chain_id")))
@@ -488,9 +488,6 @@ class Lake:
         bucket, _, key = self.uri(name).removeprefix("s3://").partition("/")
         return bucket, key
 
-    def _polars_storage(self) -> dict[str, str]:
-        return {k.lower(): v for k, v in self.storage.items()}
-
 
 def _properties() -> WriterProperties:
     """zstd, as the lake's files were before they were Delta tables."""
@@ -518,10 +515,12 @@ def _days(actions: pl.DataFrame) -> list[str]:
     return [] if actions.is_empty() else actions["partition.date"].unique().sort().to_list()
 
 
-def _storage_options() -> dict[str, str]:
-    """S3 settings from the environment: the endpoint (moto, MinIO), region and credentials."""
+def storage_options() -> dict[str, str]:
+    """S3 settings from the environment, as delta-rs takes them: the endpoint (moto, MinIO),
+    region and credentials."""
     options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-               # One writer per table: the lake's writers never commit to a table together.
+               # One writer per table: the lake's writers never commit to a table together,
+               # nor do two steps to one product.
                "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
@@ -531,6 +530,11 @@ def _storage_options() -> dict[str, str]:
         if os.environ.get(name):
             options[name] = os.environ[name]
     return options
+
+
+def polars_options(storage: dict[str, str]) -> dict[str, str]:
+    """The same settings as polars' readers take them."""
+    return {k.lower(): v for k, v in storage.items()}
 
 
 def _spec(table: str) -> LakeTable:

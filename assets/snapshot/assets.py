@@ -74,12 +74,12 @@ class Unchecked(Mapping[str, pl.DataFrame]):
     run without its checks): what a publish checks itself, each read when asked."""
 
     def __init__(self, products: Products) -> None:
-        warehouse = products.warehouse
+        warehouse = self.warehouse = products.warehouse
         self.files = {name: files for name in PRODUCT_SCHEMAS if (files := warehouse.unchecked(
             name, rules_of(name), products.versions[name]))}
 
     def __getitem__(self, name: str) -> pl.DataFrame:
-        return pl.read_parquet(self.files[name])
+        return self.warehouse.read(self.files[name]).collect()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.files)
@@ -117,7 +117,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, versi
         for day in sorted(legs.keys() | events.keys()):
             if wanted is not None and day not in wanted:
                 continue
-            day_legs = (pl.scan_parquet(legs[day]) if day in legs
+            day_legs = (warehouse.read(legs[day]) if day in legs
                         else warehouse.scan("swap_legs", version).head(0))
             yield day, trade_rows(day_legs.collect(), swaps, events.get(day, quiet), as_of)
 

@@ -99,3 +99,50 @@ def test_vacuum_keeps_the_versions_inside_the_window_and_drops_the_rest(tmp_path
     deleted = warehouse.vacuum("p", retention=timedelta(0))
     assert len(deleted) == 2 and len(_data_files(warehouse, "p")) == 1
     assert warehouse.scan("p").collect().item() == 2
+
+
+def _objects(s3, bucket: str, prefix: str) -> list[str]:
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    return sorted(o["Key"][len(prefix):] for o in listed)
+
+
+def test_a_warehouse_on_s3_writes_versions_days_and_check_records_as_objects(s3_env) -> None:
+    """The same warehouse under an s3:// prefix (a real S3 endpoint): versions, days, the check
+    record and a failed write that leaves neither a commit nor an object behind."""
+    import boto3
+
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="products")
+    warehouse = Warehouse(root="s3://products/wh", lake_root="s3://products/lake")
+    assert warehouse.remote and warehouse.products() == []
+    assert warehouse.write("p", pl.DataFrame({"n": [1, 2]})) == 0
+    assert warehouse.write("p", streamed(iter([pl.DataFrame({"n": [3]}),
+                                               pl.DataFrame({"n": [4]})]))) == 1
+    assert warehouse.scan("p", version=0).collect()["n"].to_list() == [1, 2]
+    assert warehouse.scan("p").collect()["n"].to_list() == [3, 4]
+    warehouse.write("d", pl.DataFrame({"x": [2]}), day="2026-11-02")
+    warehouse.write("d", pl.DataFrame({"x": [1]}), day="2026-11-01")
+    assert warehouse.product_days("d", ["2026-11-02", "2026-11-01"]).collect()["x"].to_list() \
+        == [1, 2]
+    assert warehouse.products() == ["d", "p"]
+    parts = [k for k in _objects(s3, "products", "wh/p/") if k.endswith(".parquet")]
+    assert len(parts) == 2 and all(k.startswith("part-") for k in parts)
+
+    def failing():
+        yield pl.DataFrame({"n": [9]})
+        raise RuntimeError("the second frame could not be made")
+
+    with pytest.raises(RuntimeError, match="second frame"):
+        warehouse.write("p", streamed(failing()))
+    assert warehouse.version("p") == 1 and warehouse.scan("p").collect()["n"].to_list() == [3, 4]
+    assert [k for k in _objects(s3, "products", "wh/p/") if k.endswith(".parquet")] == parts
+
+    latest = warehouse.files("p")[None]
+    assert warehouse.unchecked("p", "rules-1") == latest
+    warehouse.passed("p", latest, "rules-1")
+    assert warehouse.unchecked("p", "rules-1") == [] and "_checked/p.json" in _objects(
+        s3, "products", "wh/")
+    assert warehouse.unchecked("p", "rules-2") == latest  # other rules: not checked by them
+    assert len(warehouse.vacuum("p", retention=timedelta(0))) == 1
+    assert [k for k in _objects(s3, "products", "wh/p/") if k.endswith(".parquet")] == [
+        latest[0].rsplit("/", 1)[1]]

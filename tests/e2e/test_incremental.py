@@ -83,7 +83,7 @@ def products(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
         if not warehouse.exists(name):
             continue
         for day, files in sorted(warehouse.files(name).items(), key=lambda kv: kv[0] or ""):
-            made[name if day is None else f"{name}/{day}"] = pl.read_parquet(files)
+            made[name if day is None else f"{name}/{day}"] = warehouse.read(files).collect()
     return made
 
 

@@ -1,7 +1,8 @@
 """The pipeline on a cluster by configuration: the Dagster instance on Postgres (the machine's
 server, a database of the test's own), steps on two Celery worker processes through a real
-redis-server broker; every product equal to an in-process build, both workers ran steps, and a
-worker killed mid-step has that step run by the other."""
+redis-server broker, the lake, the warehouse and the snapshots on S3 (a moto server); every
+product equal to an in-process build, both workers ran steps, and a worker killed mid-step has
+that step run by the other."""
 
 import os
 import re
@@ -11,9 +12,11 @@ import time
 import uuid
 from pathlib import Path
 
+import boto3
 import pytest
 
 from assets.warehouse import Warehouse
+from sources.lake import Lake
 from tests.conftest import BIN, free_port, run_cli
 from tests.e2e.test_incremental import close, products, rows
 
@@ -82,9 +85,8 @@ def stop(workers: dict[str, subprocess.Popen]) -> None:
             process.wait(30)
 
 
-def assert_same_products(lake_root: str, a: Path, b: Path) -> None:
-    made = products(Warehouse(lake_root=lake_root, root=str(a / "warehouse")))
-    rebuilt = products(Warehouse(lake_root=lake_root, root=str(b / "warehouse")))
+def assert_same_products(made_in: Warehouse, rebuilt_in: Warehouse) -> None:
+    made, rebuilt = products(made_in), products(rebuilt_in)
     assert made.keys() == rebuilt.keys()
     for name, frame in made.items():
         assert frame.schema == rebuilt[name].schema, name
@@ -105,13 +107,28 @@ def local(small_lake, tmp_path_factory) -> Path:
     return home
 
 
+def on_s3(lake: Lake, bucket: str) -> str:
+    """A copy of a lake's directory under s3://bucket/lake (its Delta logs name their files
+    relative to the table, so the tree copied as it is is the same lake)."""
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=bucket)
+    root = Path(lake.root)
+    for path in root.rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), bucket, f"lake/{path.relative_to(root).as_posix()}")
+    return f"s3://{bucket}/lake"
+
+
 def test_two_workers_build_what_one_process_builds_though_one_is_killed(small_lake, local,
                                                                         broker, database,
-                                                                        tmp_path):
+                                                                        s3_env, tmp_path):
     """Both workers run steps; one is then killed with SIGKILL in the middle of a step, which
-    the other runs; every product equals the one-process build."""
+    the other runs; every product equals the one-process build. The lake, the warehouse and
+    the snapshots are on S3."""
     home = cluster_home(tmp_path, database)
-    env = {"CHAINTAPE_LAKE": small_lake.root, "CHAINTAPE_EXECUTOR": "celery",
+    lake = on_s3(small_lake, "cluster")
+    env = {"CHAINTAPE_LAKE": lake, "CHAINTAPE_WAREHOUSE": "s3://cluster/warehouse",
+           "CHAINTAPE_STORE": "s3://cluster/store", "CHAINTAPE_EXECUTOR": "celery",
            "CHAINTAPE_CELERY_BROKER": broker, "CHAINTAPE_CELERY_REDELIVER_SECONDS": "5"}
     workers = start_workers(home, env, ("one", "two"))
     full = {**os.environ, **env, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
@@ -139,4 +156,8 @@ def test_two_workers_build_what_one_process_builds_though_one_is_killed(small_la
     assert taken - finished
     assert taken - finished <= set(re.findall(r"Task execute_plan\[([0-9a-f-]+)\] succeeded",
                                               two))
-    assert_same_products(small_lake.root, home, local)
+    assert_same_products(Warehouse(lake_root=lake, root="s3://cluster/warehouse"),
+                         Warehouse(lake_root=small_lake.root, root=str(local / "warehouse")))
+    assert Lake(lake).read("swaps").height == small_lake.read("swaps").height
+    # The run's snapshot was published to the bucket.
+    assert boto3.client("s3").get_object(Bucket="cluster", Key="store/snapshots/LATEST")["Body"].read()
