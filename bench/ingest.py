@@ -5,26 +5,42 @@
    empty lake: blocks/s and logs/s.
 2. `follow`: the follower runs with --follow while a block of swaps is mined every
    `--every` seconds; for each block, the time from its mining (the mining call's return) to
-   the lake's mark covering it (the batch committed and visible to every reader)."""
+   the lake's mark covering it (the batch committed and visible to every reader).
+3. `served`: the lake made into a snapshot (`chaintape materialize`), then the follower, the
+   live tail writer (`chaintape tail`) and an edge (`chaintape serve`) running while a block of
+   swaps is mined every `--every` seconds; for each block, the time from its mining to the
+   edge serving its last swap in its pair's newest trades with the pair row's last trade at
+   the block's time (polled every 20 ms, the bench's only load on the edge)."""
 
 import argparse
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import yaml
 
-from core.feeds import FEED_BY_BASE
-from sources.evm.config import parse
-from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_market
-from sources.evm.ingest import Follower
-from sources.evm.rpc import Rpc
-from sources.lake import Lake
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.freshness import served  # noqa: E402
+from bench.load import CLI, internal_key  # noqa: E402
+from core.feeds import FEED_BY_BASE  # noqa: E402
+from sources.evm.config import parse  # noqa: E402
+from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_market  # noqa: E402
+from sources.evm.families.uniswap_v2 import SWAP  # noqa: E402
+from sources.evm.ingest import Follower  # noqa: E402
+from sources.evm.rpc import Rpc  # noqa: E402
+from sources.lake import Lake  # noqa: E402
+from tests.conftest import free_port, wait_http  # noqa: E402
 
 E18 = 10**18
 TRADERS = range(1, 10)
@@ -107,18 +123,85 @@ def main() -> None:
                     "logs_per_s": round(logs / seconds, 1), "rpc_requests": rpc.calls,
                     "batch_blocks": args.batch_blocks}), flush=True)
                 lags = follow_lags(market, made, follower, lake, args)
+                print(json.dumps({
+                    "bench": "ingest", "stage": "follow", "blocks": len(lags),
+                    "swaps_per_block": args.swaps_per_block, "every_s": args.every,
+                    "mined_to_lake_ms": spread(lags)}), flush=True)
+                said = served_lags(market, made, follower, Path(home), args)
             print(json.dumps({
-                "bench": "ingest", "stage": "follow", "blocks": len(lags),
+                "bench": "ingest", "stage": "served", "blocks": len(said),
                 "swaps_per_block": args.swaps_per_block, "every_s": args.every,
-                "mined_to_lake_ms": {
-                    "median": round(1000 * statistics.median(lags), 1),
-                    "p99": round(1000 * statistics.quantiles(lags, n=100, method="inclusive")[98],
-                                 1),
-                    "max": round(1000 * max(lags), 1)},
+                "mined_to_served_ms": spread([s for s in said if s is not None]),
+                "not_served_in_60s": sum(s is None for s in said),
                 "targets": {"mined_to_served_s": {"median": 3, "p99": 10}}}), flush=True)
     finally:
         net.close()
         node.stop()
+
+
+def spread(lags: list[float]) -> dict[str, float]:
+    """Median, p99 and largest, in milliseconds."""
+    if not lags:
+        return {}
+    return {"median": round(1000 * statistics.median(lags), 1),
+            "p99": round(1000 * statistics.quantiles(lags, n=100, method="inclusive")[98], 1)
+            if len(lags) > 1 else round(1000 * lags[0], 1),
+            "max": round(1000 * max(lags), 1)}
+
+
+def last_swap(net: Devnet, block: int) -> dict:
+    """A mined block's last swap as the edge names it: its chain, pair, place and time."""
+    logs = net.rpc.call("eth_getLogs", {"fromBlock": hex(block), "toBlock": hex(block),
+                                        "topics": [SWAP]})
+    header = net.rpc.call("eth_getBlockByNumber", hex(block), False)
+    return {"chain_id": int(net.rpc.call("eth_chainId"), 16), "pair": logs[-1]["address"].lower(),
+            "block_number": block, "log_index": int(logs[-1]["logIndex"], 16),
+            "block_time": datetime.fromtimestamp(int(header["timestamp"], 16), UTC)}
+
+
+def served_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, home: Path,
+                args: argparse.Namespace) -> list[float | None]:
+    """The lake (in `home`) made into a snapshot, then the follower, the tail writer and an
+    edge running while a block is mined every `--every` seconds: each block's time from mined
+    to served (None when not within 60 s)."""
+    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+           "CHAINTAPE_LIVE_POLL_SECONDS": "0.1"}
+    say("  materialising the lake into a snapshot ...")
+    subprocess.run([str(CLI), "materialize"], env=env, cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
+    port = free_port()
+    procs = [subprocess.Popen([str(CLI), *command], env=env, cwd=REPO, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for command in (["tail", "--poll", "0.1"], ["serve", "--port", str(port)])]
+    stop = threading.Event()
+    runner = threading.Thread(target=follower.run, kwargs={
+        "follow": True, "poll_s": 0.1, "stop": stop.is_set}, daemon=True)
+    lags: list[float | None] = []
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_http(base + "/api/v1/status", timeout=300)
+        with httpx.Client(base_url=base + "/api/v1", timeout=10,
+                          headers={"X-API-Key": internal_key(env)}) as client:
+            runner.start()
+            say(f"  mining a block of {args.swaps_per_block} swaps every {args.every}s, "
+                "each followed to the edge")
+            for k in range(args.follow_blocks):
+                time.sleep(args.every)
+                mine_swaps(market, made, args.swaps_per_block,
+                           args.blocks + args.follow_blocks + k)
+                mined = time.perf_counter()
+                swap = last_swap(market.net, market.net.block_number())
+                while not served(client, swap) and time.perf_counter() - mined < 60:
+                    time.sleep(0.02)
+                lag = time.perf_counter() - mined
+                lags.append(lag if lag < 60 else None)
+    finally:
+        stop.set()
+        runner.join(30)
+        for proc in procs:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(60)
+    return lags
 
 
 def follow_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, lake: Lake,
