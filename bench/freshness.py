@@ -6,7 +6,9 @@ under paced load; then lookups paced at 1,000 requests/s while all of it runs.
 For every lake commit holding a swap, the commit's newest swap is followed: the lake's mark
 records when it was committed (`written_at`); the tail's pointer when its writer saw the mark
 and published the tail; the bench polls the edge every 20 ms until the swap is in its pair's
-newest trades and the pair row's last trade has reached it. Prints one JSON line.
+newest trades and the pair row's last trade has reached it. Meanwhile the CPU each part of
+the system takes is read from /proc (`cpu_cores`: CPU seconds over the window's seconds, per
+role). Prints one JSON line.
 Needs wrk (`make bench-freshness` installs it).
 """
 
@@ -57,6 +59,69 @@ def say(message: str) -> None:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+ROLES = (("refreshes", ("dagster",)), ("edge", (" serve", "granian")),
+         ("tail writer", (" tail",)), ("live market", ("simulate", " live")))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def role_of(command: str) -> str | None:
+    """What a process of `chaintape up` is, by its command line (None: ask its parent)."""
+    return next((role for role, marks in ROLES if any(m in command for m in marks)), None)
+
+
+def cpu_by_process(session: int) -> dict[int, tuple[str, float]]:
+    """Each process of a session (and this bench's own, with wrk): its role and CPU seconds. A
+    process whose command line does not say (a server's or a run's worker processes) has its
+    nearest ancestor's role."""
+    seen = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue
+        pid, parent, sid = int(entry.name), int(fields[1]), int(fields[3])
+        mine = pid == os.getpid() or parent == os.getpid()
+        if sid == session or mine:
+            own = "load (wrk, this bench)" if mine else role_of(command)
+            seen[pid] = (parent, own, (int(fields[11]) + int(fields[12])) / TICK)
+
+    def role(pid: int) -> str:
+        parent, own, _ = seen[pid]
+        return own or (role(parent) if parent in seen else "other")
+
+    return {pid: (role(pid), cpu) for pid, (_, _, cpu) in seen.items()}
+
+
+class CpuWatch:
+    """CPU seconds per role from start to stop, read every half second (a process that ends
+    between two readings loses its last half second)."""
+
+    def __init__(self, session: int) -> None:
+        self.session, self.first = session, cpu_by_process(session)
+        self.last = dict(self.first)
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.5):
+            self.last.update(cpu_by_process(self.session))
+
+    def stop(self) -> dict[str, float]:
+        """Cores each role used on average over the window."""
+        self.done.set()
+        self.thread.join()
+        seconds = time.monotonic() - self.started
+        used: dict[str, float] = {}
+        for pid, (role, cpu) in self.last.items():
+            used[role] = used.get(role, 0.0) + cpu - self.first.get(pid, (role, 0.0))[1]
+        return {role: round(cpu / seconds, 2) for role, cpu in sorted(used.items())}
 
 
 def mark(lake_root: Path) -> dict | None:
@@ -178,7 +243,9 @@ def main() -> None:
             say(f"following the lake's commits for {args.seconds}s, the edge at {args.rate} "
                 "requests/s")
             loader.start()
+            watch = CpuWatch(up.pid)
             done = follow(home, client, args.seconds)
+            cpu_cores = watch.stop()
             loader.join()
             say("lookups paced at 1,000 requests/s, live")
             lookups = held(base + paths[0], 30, 1000, script)
@@ -190,7 +257,7 @@ def main() -> None:
         print(json.dumps({"bench": "freshness", "swaps_per_s": round(swaps_per_s, 2),
                           **summary(done),
                           "load": {"asked_per_s": args.rate, **load},
-                          "lookups_at_1000": lookups,
+                          "lookups_at_1000": lookups, "cpu_cores": cpu_cores,
                           "snapshot_trails_now_s": status["watermark"]["trails_now_seconds"],
                           "live_trails_now_s": (status["live"] or {}).get(
                               "trails_now_seconds")}), flush=True)

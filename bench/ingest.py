@@ -6,11 +6,12 @@
 2. `follow`: the follower runs with --follow while a block of swaps is mined every
    `--every` seconds; for each block, the time from its mining (the mining call's return) to
    the lake's mark covering it (the batch committed and visible to every reader).
-3. `served`: the lake made into a snapshot (`chaintape materialize`), then the follower, the
-   live tail writer (`chaintape tail`) and an edge (`chaintape serve`) running while a block of
-   swaps is mined every `--every` seconds; for each block, the time from its mining to the
-   edge serving its last swap in its pair's newest trades with the pair row's last trade at
-   the block's time (polled every 20 ms, the bench's only load on the edge)."""
+3. `served`: `chaintape up --rpc … --venues …` over the same lake, as a user runs it (the
+   follower with --follow at its default poll, a first snapshot, the Dagster daemon's
+   refreshes as batches land, the live tail writer and the edge), while a block of swaps is
+   mined every `--every` seconds; for each block, the time from its mining to the edge serving
+   its last swap in its pair's newest trades with the pair row's last trade at the block's
+   time (polled every 20 ms, the bench's only load on the edge)."""
 
 import argparse
 import json
@@ -127,7 +128,7 @@ def main() -> None:
                     "bench": "ingest", "stage": "follow", "blocks": len(lags),
                     "swaps_per_block": args.swaps_per_block, "every_s": args.every,
                     "mined_to_lake_ms": spread(lags)}), flush=True)
-                said = served_lags(market, made, follower, Path(home), args)
+                said = served_lags(market, made, Path(home), node.url, args)
             print(json.dumps({
                 "bench": "ingest", "stage": "served", "blocks": len(said),
                 "swaps_per_block": args.swaps_per_block, "every_s": args.every,
@@ -159,30 +160,25 @@ def last_swap(net: Devnet, block: int) -> dict:
             "block_time": datetime.fromtimestamp(int(header["timestamp"], 16), UTC)}
 
 
-def served_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, home: Path,
+def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_url: str,
                 args: argparse.Namespace) -> list[float | None]:
-    """The lake (in `home`) made into a snapshot, then the follower, the tail writer and an
-    edge running while a block is mined every `--every` seconds: each block's time from mined
-    to served (None when not within 60 s)."""
-    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
-           "CHAINTAPE_LIVE_POLL_SECONDS": "0.1"}
-    say("  materialising the lake into a snapshot ...")
-    subprocess.run([str(CLI), "materialize"], env=env, cwd=REPO, check=True,
-                   stdout=subprocess.DEVNULL)
+    """`chaintape up` following the node into the lake in `home`, while a block is mined every
+    `--every` seconds: each block's time from mined to served (None when not within 60 s)."""
     port = free_port()
-    procs = [subprocess.Popen([str(CLI), *command], env=env, cwd=REPO, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for command in (["tail", "--poll", "0.1"], ["serve", "--port", str(port)])]
-    stop = threading.Event()
-    runner = threading.Thread(target=follower.run, kwargs={
-        "follow": True, "poll_s": 0.1, "stop": stop.is_set}, daemon=True)
+    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+           "PORT": str(port)}
+    venues = home / "venues.yaml"
+    venues.write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
+    say("  chaintape up --rpc … --venues … (a first snapshot, then serving) ...")
+    up = subprocess.Popen([str(CLI), "up", "--rpc", rpc_url, "--venues", str(venues)], env=env,
+                          cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
     lags: list[float | None] = []
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_http(base + "/api/v1/status", timeout=300)
+        wait_http(base + "/api/v1/status", timeout=600)
         with httpx.Client(base_url=base + "/api/v1", timeout=10,
                           headers={"X-API-Key": internal_key(env)}) as client:
-            runner.start()
             say(f"  mining a block of {args.swaps_per_block} swaps every {args.every}s, "
                 "each followed to the edge")
             for k in range(args.follow_blocks):
@@ -196,11 +192,8 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], follower: Followe
                 lag = time.perf_counter() - mined
                 lags.append(lag if lag < 60 else None)
     finally:
-        stop.set()
-        runner.join(30)
-        for proc in procs:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(60)
+        os.killpg(up.pid, signal.SIGTERM)
+        up.wait(60)
     return lags
 
 

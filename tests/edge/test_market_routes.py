@@ -23,10 +23,17 @@ def pair_item(chain: dict, address: str, verdict: str) -> dict:
             "safety": {"is_honeypot": False, "lp_locked_pct": 60.0, "lp_burned_pct": 10.0}}
 
 
-@pytest.fixture
-def market(tmp_path, monkeypatch):
-    """An edge over two chains (one EVM, one base58) with one pair each; the second is blocked."""
-    monkeypatch.setenv("CHAINTAPE_HOME", str(tmp_path))
+@pytest.fixture(scope="module")
+def market(tmp_path_factory):
+    """An edge over two chains (one EVM, one base58) with one pair each; the second is blocked
+    (one for the module: every test only reads)."""
+    tmp_path = tmp_path_factory.mktemp("market")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("CHAINTAPE_HOME", str(tmp_path))
+        yield from _market(tmp_path)
+
+
+def _market(tmp_path):
     rows = [pair_item(chain_record(0), EVM_PAIR, "ok"),
             pair_item(chain_record(1), B58_PAIR, "blocked")]
     frame = pl.DataFrame({"chain_id": [1000, 1001], "pair": [EVM_PAIR, B58_PAIR],
