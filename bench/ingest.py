@@ -14,6 +14,7 @@
    time (polled every 20 ms, the bench's only load on the edge)."""
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -104,7 +105,7 @@ def main() -> None:
                 say(f"  made {block + 1:,} blocks of {args.swaps_per_block} swaps "
                     f"[{time.perf_counter() - began:.0f}s]")
         venues = parse(yaml.safe_load(market.venues_file(FEED_BY_BASE["ETH"].feed_id)))
-        with tempfile.TemporaryDirectory() as home:
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
             os.environ["CHAINTAPE_HOME"] = home
             lake = Lake(Path(home) / "lake")
             head = net.block_number()
@@ -194,6 +195,10 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
     finally:
         os.killpg(up.pid, signal.SIGTERM)
         up.wait(60)
+        # What the daemon started and did not stop with it (a refresh's run), before the home
+        # is removed under it.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(up.pid, signal.SIGKILL)
     return lags
 
 
