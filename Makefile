@@ -30,10 +30,12 @@ BROWSER := /usr/bin/chromedriver
 $(BROWSER):
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 
+# Two test processes, each taking whole files (a file's fixtures stay in one process): much of
+# the suite waits on servers, nodes and subprocesses, so two run in little more than one's time.
 test: $(STAMP) $(NODE_STAMP) $(BROWSER)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The SQL models on Spark in local mode as well (pyspark and a Java runtime: not in `test`).
 test-spark: $(STAMP)

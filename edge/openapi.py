@@ -35,7 +35,8 @@ def _operation(op: Operation) -> dict[str, Any]:
     headers: dict[str, dict[str, Any]] = {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}}
     ok = {"description": "OK", "headers": headers,
           "content": {STREAMS.get((op.method, op.path), "application/json"): {
-              "schema": RESPONSES.get((op.method, op.path), {"type": "object"})}}}
+              "schema": RESPONSES.get((op.method, op.path), {
+                  "type": "string" if (op.method, op.path) in STREAMS else "object"})}}}
     if op.metered:
         headers.update({h: {"$ref": f"#/components/headers/{h.replace('-', '')}"}
                               for h in RATE_HEADERS})

@@ -465,4 +465,5 @@ RESPONSES.update({
                                  "items": {"type": "array", "items": CANDLE}}),
 })
 # Operations that answer with a stream: the media type, and the schema of each event's data.
-STREAMS = {("GET", "/v2/updates/price/stream"): "text/event-stream"}
+STREAMS = {("GET", path): "text/event-stream" for path in (
+    "/v2/updates/price/stream", "/pairs/new/stream", "/chains/{chain}/pairs/{address}/stream")}

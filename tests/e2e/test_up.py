@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 
+import dagster as dg
 import httpx
 import pytest
 
@@ -22,6 +23,7 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
     up = subprocess.Popen([str(BIN / "chaintape"), "up", "--swaps", "3000"], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     said: list[str] = []
+    heard: list[float] = []
     listening = threading.Event()
 
     def read() -> None:
@@ -29,6 +31,7 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
             for line in up.stderr:
                 said.append(line)
                 if line.startswith(f"edge listening on http://127.0.0.1:{port}"):
+                    heard.append(time.time())
                     listening.set()
 
     reader = threading.Thread(target=read, daemon=True)
@@ -73,9 +76,14 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
     # Stopping `up` stops everything it started: nothing is left listening.
     with pytest.raises(httpx.TransportError):
         httpx.get(f"http://127.0.0.1:{port}/api/v1/status", timeout=2)
-    # Published before it served: the snapshot's step is said done ahead of the announcement.
-    published_at = next(i for i, line in enumerate(said) if "done" in line and "publish__snapshot" in line)
-    assert published_at < next(i for i, line in enumerate(said) if line.startswith("edge listening on"))
+    # Published before it served: the first run's snapshot step succeeded (as its instance
+    # recorded it) before the edge said it listens.
+    instance = dg.DagsterInstance.from_config(str(tmp_path / "dagster"))
+    first = instance.get_runs(ascending=True, limit=1)[0]
+    published = [e.timestamp for e in instance.all_logs(first.run_id)
+                 if e.dagster_event is not None and e.step_key == "publish__snapshot"
+                 and e.dagster_event.event_type_value == "STEP_SUCCESS"]
+    assert len(published) == 1 and published[0] < heard[0]
 
 
 def test_serve_says_it_listens_only_once_it_accepts_connections(home) -> None:

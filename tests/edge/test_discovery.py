@@ -57,6 +57,11 @@ def test_openapi_documents_mounted_operations_with_their_cost(edge) -> None:
     limit = next(p for p in documented[("GET", "/chains")]["parameters"] if p["name"] == "limit")
     assert limit["schema"] == {"type": "integer", "format": "int32", "minimum": 1,
                                "maximum": 100, "default": 10}
+    # The Server-Sent Events operations answer text/event-stream, every other JSON.
+    streams = {key for key, op in documented.items()
+               if "text/event-stream" in op["responses"]["200"]["content"]}
+    assert streams == {("GET", "/v2/updates/price/stream"), ("GET", "/pairs/new/stream"),
+                       ("GET", "/chains/{chain}/pairs/{address}/stream")}
 
 
 def test_llms_txt_lists_what_is_served_and_nothing_else(edge) -> None:
