@@ -56,9 +56,11 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-quantile, None when it falls on a swap never served."""
     ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+    value = ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return None if value == float("inf") else round(value, 3)
 
 
 ROLES = (("refreshes", ("dagster",)), ("edge", (" serve", "granian")),
@@ -144,7 +146,7 @@ def served(client: httpx.Client, swap: dict) -> bool:
     """Whether the edge shows `swap` in its pair's newest trades and its pair row's last trade
     has reached it."""
     base = f"/chains/{swap['chain_id']}/pairs/{swap['pair']}"
-    trades = client.get(base + "/trades", params={"limit": 20})
+    trades = client.get(base + "/trades", params={"limit": 100})
     if trades.status_code != 200:
         return False
     mine = any(t["block_info"]["block_number"] == swap["block_number"]
@@ -192,15 +194,17 @@ def follow(home: Path, client: httpx.Client, seconds: float) -> list[dict]:
 
 
 def summary(done: list[dict]) -> dict:
-    """The lag distribution and where it goes."""
+    """The lag distribution (a swap not served within 120 s counted as later than any served)
+    and where it goes."""
     lags = [d["served"] - d["committed"] for d in done if d["served"] is not None]
     parts = [d for d in done if d["served"] is not None and "picked" in d]
     if not lags:
         return {"swaps_followed": len(done), "served": 0}
+    every = lags + [float("inf")] * (len(done) - len(lags))
     return {
         "swaps_followed": len(done), "served": len(lags),
-        "lag_median_s": percentile(lags, 0.5), "lag_p90_s": percentile(lags, 0.9),
-        "lag_p99_s": percentile(lags, 0.99), "lag_max_s": round(max(lags), 3),
+        "lag_median_s": percentile(every, 0.5), "lag_p90_s": percentile(every, 0.9),
+        "lag_p99_s": percentile(every, 0.99), "lag_max_s": percentile(every, 1.0),
         "commit_to_picked_median_s": round(statistics.median(
             d["picked"] - d["committed"] for d in parts), 3) if parts else None,
         "picked_to_published_median_s": round(statistics.median(
