@@ -1,13 +1,31 @@
 """A Dagster logger that prints one line per finished step and check: progress on a terminal."""
 
+import io
 import logging
+import os
 import sys
 import time
+from typing import TextIO
 
 import dagster as dg
 
 _SHOWN = {"STEP_SUCCESS": "done", "STEP_FAILURE": "FAILED", "STEP_SKIPPED": "skipped",
           "ASSET_CHECK_EVALUATION": "check"}
+
+
+def _terminal() -> TextIO:
+    """Standard error as the command found it. A run captures the process's standard error into
+    its compute log and mirrors it back with `tail -F`, which drops what arrives in its last
+    second (dagster-io/dagster#23336): the last steps' lines. Without a descriptor (under a
+    test's capture), standard error itself."""
+    try:
+        return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return sys.stderr
+
+
+# Taken when the module is imported, before any run captures descriptor 2.
+_TERMINAL = _terminal()
 
 
 class _StepLines(logging.Handler):
@@ -27,7 +45,7 @@ class _StepLines(logging.Handler):
             label = "check passed" if data.passed else "CHECK FAILED"
             what = f"{data.asset_key.to_user_string()}:{data.check_name}"
         elapsed = time.perf_counter() - self.started
-        print(f"  [{elapsed:6.1f}s] {label:<12} {what}", file=sys.stderr, flush=True)
+        print(f"  [{elapsed:6.1f}s] {label:<12} {what}", file=_TERMINAL, flush=True)
 
 
 @dg.logger

@@ -110,3 +110,18 @@ def test_serve_on_a_port_taken_says_so_and_fails(home) -> None:
     assert done.returncode != 0
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "edge listening" not in done.stderr
+
+
+def test_step_lines_reach_the_terminal_around_the_runs_capture(home) -> None:
+    """A run captures standard error into its compute log and mirrors it back with `tail -F`,
+    which drops what arrives in its last second (the last steps' lines): the step lines go to
+    the terminal directly, so every one is said and none passes through the capture."""
+    done = run_cli(["materialize", "--select", "chains/config"], home)
+    assert done.returncode == 0, done.stderr
+    said = [line.split("] ", 1)[1].split() for line in done.stderr.splitlines() if "s] " in line]
+    assert said == [["done", "chains__config"],
+                    ["check", "passed", "chains/config:schema_and_meaning_rules"],
+                    ["done", "chains__config_schema_and_meaning_rules"]]
+    run = dg.DagsterInstance.from_config(str(home / "dagster")).get_runs(limit=1)[0]
+    captured = list((home / "dagster" / "storage" / run.run_id).rglob("*.err"))
+    assert captured and all("chains__config" not in path.read_text() for path in captured)
