@@ -1,6 +1,5 @@
 """A Dagster logger that prints one line per finished step and check: progress on a terminal."""
 
-import io
 import logging
 import os
 import sys
@@ -16,11 +15,11 @@ _SHOWN = {"STEP_SUCCESS": "done", "STEP_FAILURE": "FAILED", "STEP_SKIPPED": "ski
 def _terminal() -> TextIO:
     """Standard error as the command found it. A run captures the process's standard error into
     its compute log and mirrors it back with `tail -F`, which drops what arrives in its last
-    second (dagster-io/dagster#23336): the last steps' lines. Without a descriptor (under a
-    test's capture), standard error itself."""
+    second (dagster-io/dagster#23336): the last steps' lines. Without a descriptor (a test's
+    capture, a Celery worker's logging proxy), standard error itself."""
     try:
         return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
-    except (OSError, ValueError, io.UnsupportedOperation):
+    except (AttributeError, OSError, ValueError):
         return sys.stderr
 
 
