@@ -4,7 +4,6 @@ import logging
 import os
 import sys
 import time
-from typing import TextIO
 
 import dagster as dg
 
@@ -12,15 +11,15 @@ _SHOWN = {"STEP_SUCCESS": "done", "STEP_FAILURE": "FAILED", "STEP_SKIPPED": "ski
           "ASSET_CHECK_EVALUATION": "check"}
 
 
-def _terminal() -> TextIO:
-    """Standard error as the command found it. A run captures the process's standard error into
-    its compute log and mirrors it back with `tail -F`, which drops what arrives in its last
-    second (dagster-io/dagster#23336): the last steps' lines. Without a descriptor (a test's
-    capture, a Celery worker's logging proxy), standard error itself."""
+def _terminal() -> int | None:
+    """A descriptor of standard error as the command found it. A run captures the process's
+    standard error into its compute log and mirrors it back with `tail -F`, which drops what
+    arrives in its last second (dagster-io/dagster#23336): the last steps' lines. None without
+    a descriptor (a test's capture, a Celery worker's logging proxy)."""
     try:
-        return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+        return os.dup(sys.stderr.fileno())
     except (AttributeError, OSError, ValueError):
-        return sys.stderr
+        return None
 
 
 # Taken when the module is imported, before any run captures descriptor 2.
@@ -44,7 +43,11 @@ class _StepLines(logging.Handler):
             label = "check passed" if data.passed else "CHECK FAILED"
             what = f"{data.asset_key.to_user_string()}:{data.check_name}"
         elapsed = time.perf_counter() - self.started
-        print(f"  [{elapsed:6.1f}s] {label:<12} {what}", file=_TERMINAL, flush=True)
+        line = f"  [{elapsed:6.1f}s] {label:<12} {what}\n"
+        if _TERMINAL is None:
+            print(line, end="", file=sys.stderr, flush=True)
+        else:
+            os.write(_TERMINAL, line.encode())
 
 
 @dg.logger
