@@ -3,6 +3,7 @@ publishes and serves over a real socket, and keeps publishing as the market land
 `chaintape serve` says of where it listens."""
 
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -112,10 +113,15 @@ def test_serve_on_a_port_taken_says_so_and_fails(home) -> None:
     assert "edge listening" not in done.stderr
 
 
-def test_step_lines_reach_the_terminal_around_the_runs_capture(home) -> None:
+def test_step_lines_reach_the_terminal_around_the_runs_capture(home, tmp_path) -> None:
     """A run captures standard error into its compute log and mirrors it back with `tail -F`,
     which drops what arrives in its last second (the last steps' lines): the step lines go to
-    the terminal directly, so every one is said and none passes through the capture."""
+    the terminal directly, so every one is said and none passes through the capture. On a copy
+    of the shared home: a product written again there would no longer be the one its snapshot
+    recorded."""
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy, ignore=shutil.ignore_patterns("edge-parts", "store"))
+    home = copy
     done = run_cli(["materialize", "--select", "chains/config"], home)
     assert done.returncode == 0, done.stderr
     said = [line.split("] ", 1)[1].split() for line in done.stderr.splitlines() if "s] " in line]
