@@ -9,7 +9,7 @@ import polars as pl
 
 from assets.days import DAYS
 from assets.domains import PRODUCTS, keys, product_key
-from assets.warehouse import BY_DAY, Warehouse
+from assets.warehouse import BY_DAY, Warehouse, materialized
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
@@ -39,6 +39,21 @@ def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
     """The blocking schema check of a product whose own step checks it as it is made."""
     return dg.AssetCheckSpec(SCHEMA_CHECK, asset=key, blocking=True,
                              description=_described(PRODUCT_SCHEMAS[name]))
+
+
+def schema_checked(name: str) -> list[dg.AssetCheckSpec]:
+    """The schema check of a product its own step checks as it is made (`checked`)."""
+    return [schema_check_spec(name, product_key(name))]
+
+
+def checked(warehouse: Warehouse, name: str,
+            frame: pl.DataFrame | pl.LazyFrame) -> dg.MaterializeResult:
+    """Store a product, then check what was stored against its schema of record in the same
+    step: a check of its own would cost the product a second step, which on workers is a
+    trip through the broker."""
+    stored = materialized(warehouse, name, frame)
+    return dg.MaterializeResult(metadata=stored.metadata, check_results=[
+        as_result(stored_outcome(warehouse, name), product_key(name), SCHEMA_CHECK)])
 
 
 def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:

@@ -2,9 +2,11 @@
 
 import dagster as dg
 
+from assets.checks import checked, schema_checked
 from assets.domains import PRODUCTS, keys
 from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse, materialized
+from checks.products import PRODUCT_SCHEMAS
 from sources.lake import TABLES
 
 
@@ -25,13 +27,15 @@ def _sql_asset(model: SqlModel) -> dg.AssetsDefinition:
     if unknown:
         raise ValueError(f"{model.path}: reads unknown tables {', '.join(unknown)}")
 
+    checks = schema_checked(model.name) if model.name in PRODUCT_SCHEMAS else []
+    made = checked if checks else materialized
+
     @dg.asset(name=model.name, key_prefix=model.domain, group_name=model.domain,
               deps=keys(*model.tables), description=model.description,
               metadata={"grain": model.grain, "sql_path": str(model.path)},
-              kinds={"sql", "polars"})
+              kinds={"sql", "polars"}, check_specs=checks)
     def _model(warehouse: Warehouse) -> dg.MaterializeResult:
         watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
-        return materialized(warehouse, model.name,
-                            model.run(warehouse.frames(model.tables), watermark))
+        return made(warehouse, model.name, model.run(warehouse.frames(model.tables), watermark))
 
     return _model

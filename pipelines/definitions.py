@@ -21,7 +21,8 @@ python_assets = [a for a in dg.load_assets_from_modules([
     oracle_assets, snapshot_assets]) if isinstance(a, dg.AssetsDefinition)]
 model_assets = sql_assets()
 # Products whose own step checks them as they are made carry their checks already.
-checked_in_step = {check.asset_key.path[-1] for a in python_assets for check in a.check_keys}
+checked_in_step = {check.asset_key.path[-1] for a in [*python_assets, *model_assets]
+                   for check in a.check_keys}
 
 # In one process by default: a step per process would cost each of the ninety-odd steps an
 # interpreter and the imports, several times the work of most of them. On a cluster, by

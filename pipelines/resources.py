@@ -28,15 +28,33 @@ def _absolute(url: str) -> str:
 def executor() -> dg.ExecutorDefinition:
     """Where a run's steps execute: in the run's own process (the default), or, with
     CHAINTAPE_EXECUTOR=celery, on Celery workers through the broker CHAINTAPE_CELERY_BROKER
-    (results in CHAINTAPE_CELERY_BACKEND, by default the broker)."""
+    (results in CHAINTAPE_CELERY_BACKEND, by default the broker), whose results the run looks
+    at every CHAINTAPE_CELERY_POLL_SECONDS."""
     kind = os.environ.get("CHAINTAPE_EXECUTOR", "in_process")
     if kind == "in_process":
         return dg.in_process_executor
     if kind != "celery":
         raise ValueError(f"CHAINTAPE_EXECUTOR={kind!r}: expected in_process or celery")
-    from dagster_celery import celery_executor
+    from dagster_celery import celery_executor, core_execution_loop
 
+    # dagster-celery looks at its tasks' results, and submits the steps a finished one
+    # unblocks, once a second (its TICK_SECONDS, no setting): along the graph's chains of
+    # sub-second steps that wait, not the work, was most of a run on workers.
+    core_execution_loop.TICK_SECONDS = poll_seconds()  # type: ignore[assignment]
     return celery_executor.configured(celery_config())
+
+
+def poll_seconds() -> float:
+    """How often a run on Celery workers looks for finished steps (CHAINTAPE_CELERY_POLL_SECONDS,
+    by default 0.05: each look is one result read per running step, from the broker's store)."""
+    value = os.environ.get("CHAINTAPE_CELERY_POLL_SECONDS", "0.05")
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 60:
+        raise ValueError(f"CHAINTAPE_CELERY_POLL_SECONDS={value!r}: expected seconds in (0, 60]")
+    return seconds
 
 
 def celery_config() -> dict:

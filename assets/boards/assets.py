@@ -17,6 +17,7 @@ from assets.boards.seasons import (
     season_liquidity,
     season_pair_flows,
 )
+from assets.checks import checked, schema_checked
 from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
 
@@ -63,7 +64,8 @@ def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
           deps=keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
-                     "chain_records", "as_of"))
+                     "chain_records", "as_of"),
+          check_specs=schema_checked("board_rows"))
 def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """The live board: protocol rows per chain and chain rows, ranked, with movement, growth,
     badges, and the rows it refuses to rank with their reason."""
@@ -72,12 +74,13 @@ def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     frame = assemble_board(frames["board_pairs"], frames["board_row_buyers"],
                            frames["board_routed"], frames["venues"], frames["chain_records"],
                            history_start(warehouse), warehouse.clock()["as_of"], METHODOLOGY)
-    return materialized(warehouse, "board_rows", frame)
+    return checked(warehouse, "board_rows", frame)
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
           deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
-                     "pair_tokens", "quote_prices", "chain_records", "heads", "as_of"))
+                     "pair_tokens", "quote_prices", "chain_records", "heads", "as_of"),
+          check_specs=schema_checked("season_boards"))
 def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every season board the lake reaches: the running season's recomputed each run, a closed
     season's computed once and then carried over unchanged (the previous product is kept as
@@ -118,4 +121,4 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     # Frozen rows keep the columns they were frozen with, which a later product may extend.
     frame = pl.concat(boards, how="diagonal_relaxed").sort("season", *BOARD_KEY, nulls_last=True)
     warehouse.write("season_boards_before", before if before is not None else frame.clear())
-    return materialized(warehouse, "season_boards", frame)
+    return checked(warehouse, "season_boards", frame)

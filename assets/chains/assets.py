@@ -3,14 +3,16 @@
 import dagster as dg
 import polars as pl
 
+from assets.checks import checked, schema_checked
 from assets.domains import keys
-from assets.warehouse import Warehouse, materialized
+from assets.warehouse import Warehouse
 from core import vocabulary
 
 GROUP = "chains"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("chain_records"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("chain_records"),
+          check_specs=schema_checked("config"))
 def config(warehouse: Warehouse) -> dg.MaterializeResult:
     """What /config lists besides the chains: every value the service accepts in a request."""
     records = warehouse.scan("chain_records").select("min_liquidity_usd").collect()
@@ -22,4 +24,4 @@ def config(warehouse: Warehouse) -> dg.MaterializeResult:
         "min_liquidity_usd": [float(records.select(pl.col("min_liquidity_usd").min()).item()
                                     or 0.0)],
     })
-    return materialized(warehouse, "config", frame)
+    return checked(warehouse, "config", frame)

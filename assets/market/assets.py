@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import polars as pl
 
+from assets.checks import checked, schema_checked
 from assets.days import DAYS
 from assets.domains import keys
 from assets.market.holders import assemble_holders
@@ -153,12 +154,13 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys(*PAIR_ROW_INPUTS, "as_of"))
+          deps=keys(*PAIR_ROW_INPUTS, "as_of"),
+          check_specs=schema_checked("pair_rows"))
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
-    return materialized(warehouse, "pair_rows",
-                        assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
+    return checked(warehouse, "pair_rows",
+                   assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
 
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
@@ -184,11 +186,12 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
                                           "days": ", ".join(context.partition_keys)})
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
+          check_specs=schema_checked("holder_balances"))
 def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
     """What every address holds of every token at the lake's watermark (pools and the mint
     address are not holders)."""
-    return materialized(warehouse, "holder_balances", assemble_holders(
+    return checked(warehouse, "holder_balances", assemble_holders(
         warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
 
 
@@ -197,26 +200,29 @@ TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "to
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys(*TOKEN_ROW_INPUTS, "as_of"))
+          deps=keys(*TOKEN_ROW_INPUTS, "as_of"),
+          check_specs=schema_checked("token_rows"))
 def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token on every chain it trades on (spec 2.2), with its verdict and wire JSON."""
     as_of = warehouse.clock()["as_of"]
-    return materialized(warehouse, "token_rows",
-                        assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
+    return checked(warehouse, "token_rows",
+                   assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("token_registry", "token_rows"))
+          deps=keys("token_registry", "token_rows"),
+          check_specs=schema_checked("registry_tokens"))
 def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token the canonical registry knows, with its market block and instances."""
-    return materialized(warehouse, "registry_tokens", assemble_registry(
+    return checked(warehouse, "registry_tokens", assemble_registry(
         warehouse.scan("token_registry"), warehouse.scan("token_rows").collect()))
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("liquidity_events", "pair_tokens", "quote_prices"))
+          deps=keys("liquidity_events", "pair_tokens", "quote_prices"),
+          check_specs=schema_checked("liquidity_trades"))
 def liquidity_trades(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every liquidity event of every pair as a priced pair trade (spec 2.7): with the swap
     legs, the trades the edge pages."""
-    return materialized(warehouse, "liquidity_trades", assemble_liquidity_trades(
+    return checked(warehouse, "liquidity_trades", assemble_liquidity_trades(
         warehouse.frames(("liquidity_events", "pair_tokens", "quote_prices"))))

@@ -3,23 +3,26 @@
 import dagster as dg
 import polars as pl
 
+from assets.checks import checked, schema_checked
 from assets.domains import keys
-from assets.warehouse import Warehouse, materialized
+from assets.warehouse import Warehouse
 from core.vocabulary import ORACLE_HISTORY_S
 
 GROUP = "oracle"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_feeds"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_feeds"),
+          check_specs=schema_checked("feed_catalog"))
 def feed_catalog(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every price feed with its attributes, schedule and exponent, by the service's own id
     (the lake's `oracle_feeds`, checked and in id order)."""
-    return materialized(warehouse, "feed_catalog",
-                        warehouse.scan("oracle_feeds").sort("feed_id").collect())
+    return checked(warehouse, "feed_catalog",
+                   warehouse.scan("oracle_feeds").sort("feed_id").collect())
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("oracle_updates", "as_of"))
+          deps=keys("oracle_updates", "as_of"),
+          check_specs=schema_checked("oracle_history"))
 def oracle_history(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every update of the history window (ORACLE_HISTORY_S up to the watermark), per feed in
     publish order: what /prices/at and /v2/updates/price/{publish_time} read."""
@@ -27,4 +30,4 @@ def oracle_history(warehouse: Warehouse) -> dg.MaterializeResult:
     frame = (warehouse.scan("oracle_updates")
              .filter(pl.col("publish_time").is_between(as_of_s - ORACLE_HISTORY_S, as_of_s))
              .sort("feed_id", "publish_time").collect())
-    return materialized(warehouse, "oracle_history", frame)
+    return checked(warehouse, "oracle_history", frame)

@@ -4,12 +4,12 @@ per window), funding and profiles."""
 import dagster as dg
 import polars as pl
 
-from assets.checks import schema_check_spec
+from assets.checks import checked, schema_check_spec, schema_checked
 from assets.domains import keys
 from assets.wallets.books import FOLDS, LEDGER_INPUTS, BooksRun
 from assets.wallets.funding import assemble_funding
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
-from assets.warehouse import Warehouse, materialized
+from assets.warehouse import Warehouse
 
 GROUP = "wallets"
 
@@ -67,17 +67,19 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("transfers", "chains", "tokens", "quote_prices", "as_of"))
+          deps=keys("transfers", "chains", "tokens", "quote_prices", "as_of"),
+          check_specs=schema_checked("wallet_funding"))
 def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every native-token transfer into a wallet, priced: who funded it and when."""
     frame = assemble_funding(warehouse.frames(("transfers", "chains", "tokens",
                                                "quote_prices")), warehouse.clock()["as_of"])
-    return materialized(warehouse, "wallet_funding", frame)
+    return checked(warehouse, "wallet_funding", frame)
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
           deps=keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
-                     "pair_risk", "tokens", "address_labels", "chain_records"))
+                     "pair_risk", "tokens", "address_labels", "chain_records"),
+          check_specs=schema_checked("wallet_profiles"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
     activity (its metrics records are the wallet's ranking rows)."""
@@ -92,14 +94,15 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         "chains": warehouse.scan("chain_records").select("chain_id", "slug").collect(),
     }
     frame = assemble_profiles(parts)
-    return materialized(warehouse, "wallet_profiles", frame.drop(
+    return checked(warehouse, "wallet_profiles", frame.drop(
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("wallet_profiles", "wallet_windows"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("wallet_profiles", "wallet_windows"),
+          check_specs=schema_checked("wallet_rankings"))
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     """One ranking row per wallet and window: what GET /wallets filters and sorts on, that
     window's metrics, and the wallet's parts of the list item (spec 2.5)."""
     profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS).collect()
     frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
-    return materialized(warehouse, "wallet_rankings", frame)
+    return checked(warehouse, "wallet_rankings", frame)

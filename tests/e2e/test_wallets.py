@@ -15,6 +15,7 @@ from assets.wallets.assets import wallet_books
 from assets.wallets.books import LEDGER_INPUTS
 from assets.wallets.ledger import WORKING, account, chains_of, stored, wallet_events
 from assets.warehouse import Warehouse
+from checks.products import rules_of
 from publish.cursor import Cursor, default_signer
 from tests.e2e.test_market import walk
 
@@ -278,6 +279,34 @@ def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
     made = {m.asset_key.path[-1] for m in result.get_asset_materialization_events()}
     assert made == set(BOOKS)
     assert (warehouse.version("wallet_profiles"), warehouse.files("wallet_profiles")) == profiles
+
+
+def test_a_product_checked_in_its_own_step_blocks_what_reads_it_when_it_fails(
+        home, tmp_path, monkeypatch):
+    # Two profiles in cluster -1: the bound ge=0 of the profile's cluster fails twice, in the
+    # profiles' own step; the rankings, which read them, are not made.
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    whole = assets.wallets.assets.assemble_profiles
+
+    def broken(parts):
+        profiles = whole(parts)
+        return profiles.with_columns(cluster_id=pl.when(pl.int_range(pl.len()) < 2)
+                                     .then(-1).otherwise("cluster_id"))
+
+    monkeypatch.setattr(assets.wallets.assets, "assemble_profiles", broken)
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    rankings = warehouse.version("wallet_rankings")
+    result = dg.materialize(
+        [assets.wallets.assets.wallet_profiles, assets.wallets.assets.wallet_rankings],
+        resources={"warehouse": warehouse}, raise_on_error=False)
+    assert not result.success
+    assert _check_results(result) == {"wallet_profiles": {"passed": False, "failures": 2}}
+    assert [m.asset_key.path[-1] for m in result.get_asset_materialization_events()] == [
+        "wallet_profiles"]
+    assert warehouse.version("wallet_rankings") == rankings
+    # No pass is recorded for the stored profiles: a publish would check them and refuse.
+    assert warehouse.unchecked("wallet_profiles", rules_of("wallet_profiles")) == \
+        warehouse.files("wallet_profiles")[None]
 
 
 def test_a_book_check_run_alone_checks_the_stored_product(home, tmp_path):
