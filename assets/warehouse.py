@@ -2,6 +2,7 @@
 table under one root, a directory or an S3 prefix (a version per write, as-of reads by version),
 its files written by polars and committed with delta-rs."""
 
+import functools
 import json
 import os
 import shutil
@@ -25,7 +26,7 @@ from polars.io.plugins import register_io_source
 from assets.domains import key
 from core.home import home
 from publish.store import NotFound, S3Store, open_store
-from sources.lake import TABLES, Lake, polars_options, storage_options
+from sources.lake import TABLES, Lake, is_remote, polars_options, storage_options
 
 # The week's largest products, which others read back in full (every swap as a leg, every
 # wallet's ledger, positions and rounds): stored uncompressed, they are read back faster and
@@ -77,7 +78,7 @@ class Warehouse(dg.ConfigurableResource):
     @property
     def remote(self) -> bool:
         """Whether the products live under an S3 prefix rather than in a directory."""
-        return self.root.startswith("s3://")
+        return is_remote(self.root)
 
     def lake(self) -> Lake:
         """The raw lake as this run reads it: at the versions the `as_of` product pinned (the
@@ -223,9 +224,7 @@ class Warehouse(dg.ConfigurableResource):
         return version
 
     def _objects(self) -> S3Store:
-        store = open_store(self.root)
-        assert isinstance(store, S3Store), self.root
-        return store
+        return _object_store(self.root, os.environ.get("AWS_ENDPOINT_URL"))
 
     def _place(self, name: str, tmp: Path, part: str) -> None:
         """Move a written file to its place in a product's table (not yet committed)."""
@@ -331,6 +330,17 @@ class Warehouse(dg.ConfigurableResource):
         deleted = self.vacuum(name)
         return deleted + self._table(name).vacuum(
             retention_hours=1, full=True, dry_run=False, enforce_retention_duration=False)
+
+
+@functools.cache
+def _object_store(root: str, endpoint: str | None) -> S3Store:
+    """The store of a warehouse's prefix: one client per root for the process (boto3's clients
+    are safe to share between threads), and another once `endpoint` (which `open_store` reads
+    from the environment) names another server."""
+    store = open_store(root)
+    if not isinstance(store, S3Store):
+        raise ValueError(f"warehouse {root!r}: expected s3://bucket/prefix")
+    return store
 
 
 def _depended_on(name: str) -> None:

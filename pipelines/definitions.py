@@ -24,7 +24,7 @@ model_assets = sql_assets()
 checked_in_step = {check.asset_key.path[-1] for a in [*python_assets, *model_assets]
                    for check in a.check_keys}
 
-# In one process by default: a step per process would cost each of the ninety-odd steps an
+# In one process by default: a step per process would cost each of the forty-odd steps an
 # interpreter and the imports, several times the work of most of them. On a cluster, by
 # configuration, the steps go to Celery workers (docs/deploy.md).
 everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all(),

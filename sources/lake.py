@@ -115,7 +115,7 @@ class Lake:
     def __init__(self, root: Path | str | None = None,
                  versions: dict[str, int] | None = None) -> None:
         root = str(root) if root is not None else default_root()
-        self.remote = "://" in root
+        self.remote = is_remote(root)
         self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
         self.versions = dict(versions) if versions is not None else None
         self.storage = storage_options() if self.remote else {}
@@ -513,6 +513,12 @@ def _actions(delta: DeltaTable) -> pl.DataFrame:
 def _days(actions: pl.DataFrame) -> list[str]:
     """The dates of add actions, each once, in order."""
     return [] if actions.is_empty() else actions["partition.date"].unique().sort().to_list()
+
+
+def is_remote(root: str) -> bool:
+    """Whether a root names an object store prefix (s3://bucket/prefix) rather than a
+    directory."""
+    return "://" in root
 
 
 def storage_options() -> dict[str, str]:
