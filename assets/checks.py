@@ -1,7 +1,9 @@
 """Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
 
-from collections.abc import Callable, Set
+import inspect
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass, field
+from typing import Any
 
 import dagster as dg
 import pandera.polars as pa
@@ -44,6 +46,31 @@ def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
 def schema_checked(name: str) -> list[dg.AssetCheckSpec]:
     """The schema check of a product its own step checks as it is made (`checked`)."""
     return [schema_check_spec(name, product_key(name))]
+
+
+def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: Any
+                  ) -> Callable[[Callable[[Warehouse], dg.MaterializeResult]], dg.AssetsDefinition]:
+    """The asset of the product its function makes (`name`, else the function's), checked
+    against its schema of record in the same step (`checked`); its check selected alone, from
+    the UI or a job, checks the stored product instead of making it again."""
+    def decorate(make: Callable[[Warehouse], dg.MaterializeResult]) -> dg.AssetsDefinition:
+        product = name or make.__name__
+        key = product_key(product)
+        spec.setdefault("description", inspect.cleandoc(make.__doc__ or ""))
+
+        @dg.multi_asset(name=f"{key.path[0]}__{product}", can_subset=True,
+                        specs=[dg.AssetSpec(key, deps=deps, group_name=key.path[0], **spec)],
+                        check_specs=schema_checked(product))
+        def _product(context: dg.AssetExecutionContext, warehouse: Warehouse
+                     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+            if key in context.selected_asset_keys:
+                yield make(warehouse)
+            else:
+                yield as_result(stored_outcome(warehouse, product), key, SCHEMA_CHECK)
+
+        return _product
+
+    return decorate
 
 
 def checked(warehouse: Warehouse, name: str,

@@ -1,8 +1,10 @@
 """Turns every SQL model into a Dagster asset whose dependencies come from its lineage."""
 
+from typing import Any
+
 import dagster as dg
 
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.domains import PRODUCTS, keys
 from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse, materialized
@@ -27,15 +29,16 @@ def _sql_asset(model: SqlModel) -> dg.AssetsDefinition:
     if unknown:
         raise ValueError(f"{model.path}: reads unknown tables {', '.join(unknown)}")
 
-    checks = schema_checked(model.name) if model.name in PRODUCT_SCHEMAS else []
-    made = checked if checks else materialized
-
-    @dg.asset(name=model.name, key_prefix=model.domain, group_name=model.domain,
-              deps=keys(*model.tables), description=model.description,
-              metadata={"grain": model.grain, "sql_path": str(model.path)},
-              kinds={"sql", "polars"}, check_specs=checks)
     def _model(warehouse: Warehouse) -> dg.MaterializeResult:
         watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
-        return made(warehouse, model.name, model.run(warehouse.frames(model.tables), watermark))
+        frame = model.run(warehouse.frames(model.tables), watermark)
+        if model.name in PRODUCT_SCHEMAS:
+            return checked(warehouse, model.name, frame)
+        return materialized(warehouse, model.name, frame)
 
-    return _model
+    spec: dict[str, Any] = {"description": model.description, "kinds": {"sql", "polars"},
+                            "metadata": {"grain": model.grain, "sql_path": str(model.path)}}
+    if model.name in PRODUCT_SCHEMAS:
+        return product_asset(deps=keys(*model.tables), name=model.name, **spec)(_model)
+    return dg.asset(name=model.name, key_prefix=model.domain, group_name=model.domain,
+                    deps=keys(*model.tables), **spec)(_model)

@@ -17,7 +17,7 @@ from assets.boards.seasons import (
     season_liquidity,
     season_pair_flows,
 )
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
 
@@ -62,10 +62,8 @@ def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "board_row_buyers", frame.rename({"buyers": "buyers_now"}))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
-                     "chain_records", "as_of"),
-          check_specs=schema_checked("board_rows"))
+@product_asset(deps=keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
+                     "chain_records", "as_of"))
 def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """The live board: protocol rows per chain and chain rows, ranked, with movement, growth,
     badges, and the rows it refuses to rank with their reason."""
@@ -77,10 +75,8 @@ def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     return checked(warehouse, "board_rows", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
-                     "pair_tokens", "quote_prices", "chain_records", "heads", "as_of"),
-          check_specs=schema_checked("season_boards"))
+@product_asset(deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
+                     "pair_tokens", "quote_prices", "chain_records", "heads", "as_of"))
 def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every season board the lake reaches: the running season's recomputed each run, a closed
     season's computed once and then carried over unchanged (the previous product is kept as

@@ -3,7 +3,7 @@
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.domains import keys
 from assets.warehouse import Warehouse
 from core import vocabulary
@@ -11,8 +11,7 @@ from core import vocabulary
 GROUP = "chains"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("chain_records"),
-          check_specs=schema_checked("config"))
+@product_asset(deps=keys("chain_records"))
 def config(warehouse: Warehouse) -> dg.MaterializeResult:
     """What /config lists besides the chains: every value the service accepts in a request."""
     records = warehouse.scan("chain_records").select("min_liquidity_usd").collect()

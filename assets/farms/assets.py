@@ -3,7 +3,7 @@
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.domains import keys
 from assets.farms.rows import assemble_farms
 from assets.market.pair_rows import lp_supply
@@ -12,10 +12,8 @@ from assets.warehouse import Warehouse
 GROUP = "farms"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("farm_pools", "liquidity_events", "address_labels", "tokens", "pair_rows",
-                    "token_rows", "as_of"),
-          check_specs=schema_checked("farm_rows"))
+@product_asset(deps=keys("farm_pools", "liquidity_events", "address_labels", "tokens", "pair_rows",
+                    "token_rows", "as_of"))
 def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every farm (chain, contract, pid): TVL and APRs, verification, lifecycle and the data
     quality flags that say what its figures are worth."""

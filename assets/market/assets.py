@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.days import DAYS
 from assets.domains import keys
 from assets.market.holders import assemble_holders
@@ -153,9 +153,7 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
                    "swap_legs", "pair_activity", "pair_risk")
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys(*PAIR_ROW_INPUTS, "as_of"),
-          check_specs=schema_checked("pair_rows"))
+@product_asset(deps=keys(*PAIR_ROW_INPUTS, "as_of"))
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
@@ -186,8 +184,7 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
                                           "days": ", ".join(context.partition_keys)})
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
-          check_specs=schema_checked("holder_balances"))
+@product_asset(deps=keys(*HOLDER_INPUTS, "as_of"))
 def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
     """What every address holds of every token at the lake's watermark (pools and the mint
     address are not holders)."""
@@ -199,9 +196,7 @@ TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "to
                     "quote_prices", "pair_rows", "token_activity", "holder_balances")
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys(*TOKEN_ROW_INPUTS, "as_of"),
-          check_specs=schema_checked("token_rows"))
+@product_asset(deps=keys(*TOKEN_ROW_INPUTS, "as_of"))
 def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token on every chain it trades on (spec 2.2), with its verdict and wire JSON."""
     as_of = warehouse.clock()["as_of"]
@@ -209,18 +204,14 @@ def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
                    assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("token_registry", "token_rows"),
-          check_specs=schema_checked("registry_tokens"))
+@product_asset(deps=keys("token_registry", "token_rows"))
 def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token the canonical registry knows, with its market block and instances."""
     return checked(warehouse, "registry_tokens", assemble_registry(
         warehouse.scan("token_registry"), warehouse.scan("token_rows").collect()))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("liquidity_events", "pair_tokens", "quote_prices"),
-          check_specs=schema_checked("liquidity_trades"))
+@product_asset(deps=keys("liquidity_events", "pair_tokens", "quote_prices"))
 def liquidity_trades(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every liquidity event of every pair as a priced pair trade (spec 2.7): with the swap
     legs, the trades the edge pages."""

@@ -3,7 +3,7 @@
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.domains import keys
 from assets.warehouse import Warehouse
 from core.vocabulary import ORACLE_HISTORY_S
@@ -11,8 +11,7 @@ from core.vocabulary import ORACLE_HISTORY_S
 GROUP = "oracle"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_feeds"),
-          check_specs=schema_checked("feed_catalog"))
+@product_asset(deps=keys("oracle_feeds"))
 def feed_catalog(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every price feed with its attributes, schedule and exponent, by the service's own id
     (the lake's `oracle_feeds`, checked and in id order)."""
@@ -20,9 +19,7 @@ def feed_catalog(warehouse: Warehouse) -> dg.MaterializeResult:
                    warehouse.scan("oracle_feeds").sort("feed_id").collect())
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("oracle_updates", "as_of"),
-          check_specs=schema_checked("oracle_history"))
+@product_asset(deps=keys("oracle_updates", "as_of"))
 def oracle_history(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every update of the history window (ORACLE_HISTORY_S up to the watermark), per feed in
     publish order: what /prices/at and /v2/updates/price/{publish_time} read."""

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.checks import checked, schema_checked
+from assets.checks import checked, product_asset
 from assets.domains import keys
 from assets.perps.history import daily_liquidations, history_points, market_list
 from assets.warehouse import Warehouse
@@ -10,9 +10,7 @@ from assets.warehouse import Warehouse
 GROUP = "perps"
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("perp_markets", "perp_snapshots", "venues", "chains", "as_of"),
-          check_specs=schema_checked("perp_list"))
+@product_asset(deps=keys("perp_markets", "perp_snapshots", "venues", "chains", "as_of"))
 def perp_list(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every perp market with the perp block of its pair row (GET /perps)."""
     frame = market_list(warehouse.scan("perp_markets"), warehouse.scan("perp_snapshots"),
@@ -21,17 +19,14 @@ def perp_list(warehouse: Warehouse) -> dg.MaterializeResult:
     return checked(warehouse, "perp_list", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("perp_snapshots", "as_of"),
-          check_specs=schema_checked("perp_history"))
+@product_asset(deps=keys("perp_snapshots", "as_of"))
 def perp_history(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each market's history points at 5 minutes and an hour."""
     return checked(warehouse, "perp_history", history_points(
         warehouse.scan("perp_snapshots"), warehouse.clock()["as_of"]))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("liquidations", "liquidation_heartbeats", "as_of"),
-          check_specs=schema_checked("liquidation_days"))
+@product_asset(deps=keys("liquidations", "liquidation_heartbeats", "as_of"))
 def liquidation_days(warehouse: Warehouse) -> dg.MaterializeResult:
     """Liquidations per UTC day, per market and for the whole venue, while the feed was alive."""
     return checked(warehouse, "liquidation_days", daily_liquidations(

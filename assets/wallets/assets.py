@@ -4,7 +4,7 @@ per window), funding and profiles."""
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, schema_check_spec, schema_checked
+from assets.checks import checked, product_asset, schema_check_spec
 from assets.domains import keys
 from assets.wallets.books import FOLDS, LEDGER_INPUTS, BooksRun
 from assets.wallets.funding import assemble_funding
@@ -66,9 +66,7 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     yield from run.results(products)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("transfers", "chains", "tokens", "quote_prices", "as_of"),
-          check_specs=schema_checked("wallet_funding"))
+@product_asset(deps=keys("transfers", "chains", "tokens", "quote_prices", "as_of"))
 def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every native-token transfer into a wallet, priced: who funded it and when."""
     frame = assemble_funding(warehouse.frames(("transfers", "chains", "tokens",
@@ -76,10 +74,8 @@ def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
     return checked(warehouse, "wallet_funding", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
-                     "pair_risk", "tokens", "address_labels", "chain_records"),
-          check_specs=schema_checked("wallet_profiles"))
+@product_asset(deps=keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
+                     "pair_risk", "tokens", "address_labels", "chain_records"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
     activity (its metrics records are the wallet's ranking rows)."""
@@ -98,8 +94,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("wallet_profiles", "wallet_windows"),
-          check_specs=schema_checked("wallet_rankings"))
+@product_asset(deps=keys("wallet_profiles", "wallet_windows"))
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     """One ranking row per wallet and window: what GET /wallets filters and sorts on, that
     window's metrics, and the wallet's parts of the list item (spec 2.5)."""

@@ -309,6 +309,24 @@ def test_a_product_checked_in_its_own_step_blocks_what_reads_it_when_it_fails(
         warehouse.files("wallet_profiles")[None]
 
 
+def test_a_products_check_run_alone_checks_the_stored_product(home, tmp_path) -> None:
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    profiles = warehouse.scan("wallet_profiles").collect()
+    # Three profiles in cluster -1, written outside a run: the bound ge=0 fails three times.
+    warehouse.write("wallet_profiles", profiles.with_columns(
+        cluster_id=pl.when(pl.int_range(pl.len()) < 3).then(-1).otherwise("cluster_id")))
+    version = warehouse.version("wallet_profiles")
+    result = dg.materialize([assets.wallets.assets.wallet_profiles],
+                            selection=dg.AssetSelection.checks(dg.AssetCheckKey(
+                                dg.AssetKey(["wallets", "wallet_profiles"]),
+                                "schema_and_meaning_rules")),
+                            resources={"warehouse": warehouse}, raise_on_error=False)
+    assert _check_results(result) == {"wallet_profiles": {"passed": False, "failures": 3}}
+    assert result.get_asset_materialization_events() == []
+    assert warehouse.version("wallet_profiles") == version
+
+
 def test_a_book_check_run_alone_checks_the_stored_product(home, tmp_path):
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
