@@ -64,7 +64,11 @@ def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: A
         def _product(context: dg.AssetExecutionContext, warehouse: Warehouse
                      ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
             if key in context.selected_asset_keys:
-                yield make(warehouse)
+                made = make(warehouse)
+                if dg.AssetCheckKey(key, SCHEMA_CHECK) not in context.selected_asset_check_keys:
+                    # Made without its check (deselected in the UI): the product alone.
+                    made = dg.MaterializeResult(metadata=made.metadata)
+                yield made
             else:
                 yield as_result(stored_outcome(warehouse, product), key, SCHEMA_CHECK)
 

@@ -327,6 +327,20 @@ def test_a_products_check_run_alone_checks_the_stored_product(home, tmp_path) ->
     assert warehouse.version("wallet_profiles") == version
 
 
+def test_a_product_made_without_its_check_reports_no_check(home, tmp_path) -> None:
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    version = warehouse.version("wallet_rankings")
+    result = dg.materialize([assets.wallets.assets.wallet_rankings],
+                            selection=dg.AssetSelection.assets(
+                                dg.AssetKey(["wallets", "wallet_rankings"])).without_checks(),
+                            resources={"warehouse": warehouse})
+    assert result.get_asset_check_evaluations() == []
+    assert [m.asset_key.path[-1] for m in result.get_asset_materialization_events()] == [
+        "wallet_rankings"]
+    assert warehouse.version("wallet_rankings") == version + 1
+
+
 def test_a_book_check_run_alone_checks_the_stored_product(home, tmp_path):
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
