@@ -1,5 +1,6 @@
 """Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
 
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ import polars as pl
 
 from assets.days import DAYS
 from assets.domains import PRODUCTS, keys, product_key
-from assets.warehouse import BY_DAY, Warehouse, materialized
+from assets.warehouse import BY_DAY, Warehouse
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
@@ -43,48 +44,41 @@ def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
                              description=_described(PRODUCT_SCHEMAS[name]))
 
 
-def schema_checked(name: str) -> list[dg.AssetCheckSpec]:
-    """The schema check of a product its own step checks as it is made (`checked`)."""
-    return [schema_check_spec(name, product_key(name))]
-
-
 def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: Any
                   ) -> Callable[[Callable[[Warehouse], dg.MaterializeResult]], dg.AssetsDefinition]:
-    """The asset of the product its function makes (`name`, else the function's), checked
-    against its schema of record in the same step (`checked`); its check selected alone, from
-    the UI or a job, checks the stored product instead of making it again."""
+    """The asset of the product its function stores (`name`, else the function's), with its
+    blocking checks (its schema of record and the rules across products reported under it) run
+    in the same step, after the product is stored: a check of its own would cost a second step,
+    which on workers is a trip through the broker. Its checks selected alone, from the UI or a
+    job, check the stored product instead of making it again."""
     def decorate(make: Callable[[Warehouse], dg.MaterializeResult]) -> dg.AssetsDefinition:
         product = name or make.__name__
         key = product_key(product)
+        rules = [rule for rule in CROSS_RULES if rule.product == product]
+        outcomes: dict[str, Callable[[Warehouse], Outcome]] = {
+            SCHEMA_CHECK: lambda warehouse: stored_outcome(warehouse, product),
+            **{rule.name: functools.partial(cross_outcome, rule=rule) for rule in rules}}
         spec.setdefault("description", inspect.cleandoc(make.__doc__ or ""))
+        read = [*deps, *(d for rule in rules for d in _rule_deps(rule) if d not in deps)]
 
         @dg.multi_asset(name=f"{key.path[0]}__{product}", can_subset=True,
-                        specs=[dg.AssetSpec(key, deps=deps, group_name=key.path[0], **spec)],
-                        check_specs=schema_checked(product))
+                        specs=[dg.AssetSpec(key, deps=read, group_name=key.path[0], **spec)],
+                        check_specs=[schema_check_spec(product, key),
+                                     *(_rule_spec(rule) for rule in rules)])
         def _product(context: dg.AssetExecutionContext, warehouse: Warehouse
                      ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-            if key in context.selected_asset_keys:
-                made = make(warehouse)
-                if dg.AssetCheckKey(key, SCHEMA_CHECK) not in context.selected_asset_check_keys:
-                    # Made without its check (deselected in the UI): the product alone.
-                    made = dg.MaterializeResult(metadata=made.metadata)
-                yield made
+            asked = {check.name for check in context.selected_asset_check_keys}
+            made = make(warehouse) if key in context.selected_asset_keys else None
+            results = [as_result(outcome(warehouse), key, check)
+                       for check, outcome in outcomes.items() if check in asked]
+            if made is None:
+                yield from results
             else:
-                yield as_result(stored_outcome(warehouse, product), key, SCHEMA_CHECK)
+                yield dg.MaterializeResult(metadata=made.metadata, check_results=results)
 
         return _product
 
     return decorate
-
-
-def checked(warehouse: Warehouse, name: str,
-            frame: pl.DataFrame | pl.LazyFrame) -> dg.MaterializeResult:
-    """Store a product, then check what was stored against its schema of record in the same
-    step: a check of its own would cost the product a second step, which on workers is a
-    trip through the broker."""
-    stored = materialized(warehouse, name, frame)
-    return dg.MaterializeResult(metadata=stored.metadata, check_results=[
-        as_result(stored_outcome(warehouse, name), product_key(name), SCHEMA_CHECK)])
 
 
 def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
@@ -99,12 +93,12 @@ def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
     return outcome
 
 
-def product_checks(checked_in_step: Set[str] = frozenset()) -> list[dg.AssetChecksDefinition]:
-    """One blocking schema check per product (but those `checked_in_step`, whose own step
-    checks them: `schema_check_spec`), the chain records' lake cross-check, and every rule
-    across products."""
+def product_checks(carried: Set[dg.AssetCheckKey] = frozenset()
+                   ) -> list[dg.AssetChecksDefinition]:
+    """One blocking schema check per product, the chain records' lake cross-check, and every
+    rule across products; but those `carried` by the products' own steps (`product_asset`)."""
     checks = [_schema_check(name, product_key(name)) for name in PRODUCT_SCHEMAS
-              if name not in checked_in_step]
+              if dg.AssetCheckKey(product_key(name), SCHEMA_CHECK) not in carried]
 
     @dg.asset_check(asset=product_key("chain_records"), name="counts_agree_with_lake",
                     blocking=True, additional_deps=keys("pairs", "swaps", "heads", "as_of"))
@@ -116,7 +110,8 @@ def product_checks(checked_in_step: Set[str] = frozenset()) -> list[dg.AssetChec
             warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
         return as_result(outcome)
 
-    return [*checks, chain_counts, *(_cross_check(rule) for rule in CROSS_RULES)]
+    return [*checks, chain_counts, *(_cross_check(rule) for rule in CROSS_RULES
+                                     if _rule_spec(rule).key not in carried)]
 
 
 @dataclass(frozen=True)
@@ -164,19 +159,30 @@ CROSS_RULES = (
 )
 
 
-def _cross_check(rule: CrossRule) -> dg.AssetChecksDefinition:
+def _rule_deps(rule: CrossRule) -> list[dg.AssetKey]:
     # Inputs the product's own run writes (its previous state) are not assets to depend on.
-    deps = keys(*(name for name in rule.reads if name != rule.product
+    return keys(*(name for name in rule.reads if name != rule.product
                   and (name in TABLES or name in PRODUCTS)))
 
+
+def _rule_spec(rule: CrossRule) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec(rule.name, asset=product_key(rule.product), blocking=True,
+                             description=rule.description)
+
+
+def cross_outcome(warehouse: Warehouse, rule: CrossRule) -> Outcome:
+    """A rule across products checked on the stored tables it reads."""
+    frames = [warehouse.clock()["as_of"] if name == "as_of"
+              else warehouse.scan(name).select(rule.columns.get(name) or pl.all()).collect()
+              for name in rule.reads]
+    return failed(rule.reported or rule.product, rule.name, rule.rule(*frames))
+
+
+def _cross_check(rule: CrossRule) -> dg.AssetChecksDefinition:
     @dg.asset_check(asset=product_key(rule.product), name=rule.name, blocking=True,
-                    additional_deps=deps, description=rule.description)
+                    additional_deps=_rule_deps(rule), description=rule.description)
     def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
-        frames = [warehouse.clock()["as_of"] if name == "as_of"
-                  else warehouse.scan(name).select(rule.columns.get(name) or pl.all()).collect()
-                  for name in rule.reads]
-        rows = rule.rule(*frames)
-        return as_result(failed(rule.reported or rule.product, rule.name, rows))
+        return as_result(cross_outcome(warehouse, rule))
 
     return _check
 

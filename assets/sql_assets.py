@@ -4,7 +4,7 @@ from typing import Any
 
 import dagster as dg
 
-from assets.checks import checked, product_asset
+from assets.checks import product_asset
 from assets.domains import PRODUCTS, keys
 from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse, materialized
@@ -31,10 +31,8 @@ def _sql_asset(model: SqlModel) -> dg.AssetsDefinition:
 
     def _model(warehouse: Warehouse) -> dg.MaterializeResult:
         watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
-        frame = model.run(warehouse.frames(model.tables), watermark)
-        if model.name in PRODUCT_SCHEMAS:
-            return checked(warehouse, model.name, frame)
-        return materialized(warehouse, model.name, frame)
+        return materialized(warehouse, model.name,
+                            model.run(warehouse.frames(model.tables), watermark))
 
     spec: dict[str, Any] = {"description": model.description, "kinds": {"sql", "polars"},
                             "metadata": {"grain": model.grain, "sql_path": str(model.path)}}

@@ -23,7 +23,7 @@ from deltalake import CommitProperties, DeltaTable, Schema
 from deltalake.transaction import AddAction, create_table_with_add_actions
 from polars.io.plugins import register_io_source
 
-from assets.domains import key
+from assets.domains import PRODUCTS, key
 from core.home import home
 from publish.store import NotFound, S3Store, open_store
 from sources.lake import TABLES, Lake, is_remote, polars_options, storage_options
@@ -348,6 +348,8 @@ def _depended_on(name: str) -> None:
         step = dg.AssetExecutionContext.get()
     except dg.DagsterInvariantViolationError:
         return  # not an asset's step: a check, a test or a bench reads what it likes
+    if name not in TABLES and name not in PRODUCTS:
+        return  # no asset's: a product's own record of its previous state
     definition = step.assets_def
     wanted = key(name)
     # Its own products: those it makes, and those its checks read when run without them.

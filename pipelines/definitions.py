@@ -20,9 +20,8 @@ python_assets = [a for a in dg.load_assets_from_modules([
     market_assets, chains_assets, wallets_assets, boards_assets, farms_assets, perps_assets,
     oracle_assets, snapshot_assets]) if isinstance(a, dg.AssetsDefinition)]
 model_assets = sql_assets()
-# Products whose own step checks them as they are made carry their checks already.
-checked_in_step = {check.asset_key.path[-1] for a in [*python_assets, *model_assets]
-                   for check in a.check_keys}
+# Checks a product's own step runs as it is made are carried by its asset already.
+carried = {check for a in [*python_assets, *model_assets] for check in a.check_keys}
 
 # In one process by default: a step per process would cost each of the forty-odd steps an
 # interpreter and the imports, several times the work of most of them. On a cluster, by
@@ -33,7 +32,7 @@ cadence_jobs, cadence_schedules = schedules()
 
 defs = dg.Definitions(
     assets=[*lake_specs(), *python_assets, *model_assets],
-    asset_checks=product_checks(checked_in_step),
+    asset_checks=product_checks(carried),
     jobs=[everything, *cadence_jobs, lake_maintenance],
     schedules=[*cadence_schedules, maintenance_schedule],
     sensors=[lake_sensor(everything.name)],

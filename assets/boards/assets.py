@@ -17,7 +17,7 @@ from assets.boards.seasons import (
     season_liquidity,
     season_pair_flows,
 )
-from assets.checks import checked, product_asset
+from assets.checks import product_asset
 from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
 
@@ -62,8 +62,8 @@ def board_row_buyers(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "board_row_buyers", frame.rename({"buyers": "buyers_now"}))
 
 
-@product_asset(deps=keys("board_pairs", "board_row_buyers", "board_routed", "venues", "heads",
-                     "chain_records", "as_of"))
+@product_asset(deps=keys("board_pairs", "board_row_buyers", "board_routed", "venues",
+                         "heads", "chain_records", "as_of"))
 def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """The live board: protocol rows per chain and chain rows, ranked, with movement, growth,
     badges, and the rows it refuses to rank with their reason."""
@@ -72,11 +72,12 @@ def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     frame = assemble_board(frames["board_pairs"], frames["board_row_buyers"],
                            frames["board_routed"], frames["venues"], frames["chain_records"],
                            history_start(warehouse), warehouse.clock()["as_of"], METHODOLOGY)
-    return checked(warehouse, "board_rows", frame)
+    return materialized(warehouse, "board_rows", frame)
 
 
-@product_asset(deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots", "reserves",
-                     "pair_tokens", "quote_prices", "chain_records", "heads", "as_of"))
+@product_asset(deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots",
+                         "reserves", "pair_tokens", "quote_prices", "chain_records", "heads",
+                         "as_of"))
 def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every season board the lake reaches: the running season's recomputed each run, a closed
     season's computed once and then carried over unchanged (the previous product is kept as
@@ -117,4 +118,4 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     # Frozen rows keep the columns they were frozen with, which a later product may extend.
     frame = pl.concat(boards, how="diagonal_relaxed").sort("season", *BOARD_KEY, nulls_last=True)
     warehouse.write("season_boards_before", before if before is not None else frame.clear())
-    return checked(warehouse, "season_boards", frame)
+    return materialized(warehouse, "season_boards", frame)

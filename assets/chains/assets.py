@@ -3,9 +3,9 @@
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, product_asset
+from assets.checks import product_asset
 from assets.domains import keys
-from assets.warehouse import Warehouse
+from assets.warehouse import Warehouse, materialized
 from core import vocabulary
 
 GROUP = "chains"
@@ -23,4 +23,4 @@ def config(warehouse: Warehouse) -> dg.MaterializeResult:
         "min_liquidity_usd": [float(records.select(pl.col("min_liquidity_usd").min()).item()
                                     or 0.0)],
     })
-    return checked(warehouse, "config", frame)
+    return materialized(warehouse, "config", frame)

@@ -3,17 +3,17 @@
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, product_asset
+from assets.checks import product_asset
 from assets.domains import keys
 from assets.farms.rows import assemble_farms
 from assets.market.pair_rows import lp_supply
-from assets.warehouse import Warehouse
+from assets.warehouse import Warehouse, materialized
 
 GROUP = "farms"
 
 
-@product_asset(deps=keys("farm_pools", "liquidity_events", "address_labels", "tokens", "pair_rows",
-                    "token_rows", "as_of"))
+@product_asset(deps=keys("farm_pools", "liquidity_events", "address_labels", "tokens",
+                         "pair_rows", "token_rows", "as_of"))
 def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every farm (chain, contract, pid): TVL and APRs, verification, lifecycle and the data
     quality flags that say what its figures are worth."""
@@ -31,4 +31,4 @@ def farm_rows(warehouse: Warehouse) -> dg.MaterializeResult:
               .group_by("chain_id", "address").agg(pl.col("name").first()).collect())
     supply = lp_supply(warehouse.scan("liquidity_events"), as_of).collect()
     frame = assemble_farms(warehouse.scan("farm_pools"), pools, supply, tokens, labels, as_of)
-    return checked(warehouse, "farm_rows", frame)
+    return materialized(warehouse, "farm_rows", frame)

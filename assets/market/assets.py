@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, product_asset
+from assets.checks import product_asset
 from assets.days import DAYS
 from assets.domains import keys
 from assets.market.holders import assemble_holders
@@ -157,8 +157,8 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
-    return checked(warehouse, "pair_rows",
-                   assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
+    return materialized(warehouse, "pair_rows",
+                        assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
 
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
@@ -188,7 +188,7 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
 def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
     """What every address holds of every token at the lake's watermark (pools and the mint
     address are not holders)."""
-    return checked(warehouse, "holder_balances", assemble_holders(
+    return materialized(warehouse, "holder_balances", assemble_holders(
         warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
 
 
@@ -200,14 +200,14 @@ TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "to
 def token_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token on every chain it trades on (spec 2.2), with its verdict and wire JSON."""
     as_of = warehouse.clock()["as_of"]
-    return checked(warehouse, "token_rows",
-                   assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
+    return materialized(warehouse, "token_rows",
+                        assemble_tokens(warehouse.frames(TOKEN_ROW_INPUTS), as_of))
 
 
 @product_asset(deps=keys("token_registry", "token_rows"))
 def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every token the canonical registry knows, with its market block and instances."""
-    return checked(warehouse, "registry_tokens", assemble_registry(
+    return materialized(warehouse, "registry_tokens", assemble_registry(
         warehouse.scan("token_registry"), warehouse.scan("token_rows").collect()))
 
 
@@ -215,5 +215,5 @@ def registry_tokens(warehouse: Warehouse) -> dg.MaterializeResult:
 def liquidity_trades(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every liquidity event of every pair as a priced pair trade (spec 2.7): with the swap
     legs, the trades the edge pages."""
-    return checked(warehouse, "liquidity_trades", assemble_liquidity_trades(
+    return materialized(warehouse, "liquidity_trades", assemble_liquidity_trades(
         warehouse.frames(("liquidity_events", "pair_tokens", "quote_prices"))))

@@ -3,9 +3,9 @@
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, product_asset
+from assets.checks import product_asset
 from assets.domains import keys
-from assets.warehouse import Warehouse
+from assets.warehouse import Warehouse, materialized
 from core.vocabulary import ORACLE_HISTORY_S
 
 GROUP = "oracle"
@@ -15,8 +15,8 @@ GROUP = "oracle"
 def feed_catalog(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every price feed with its attributes, schedule and exponent, by the service's own id
     (the lake's `oracle_feeds`, checked and in id order)."""
-    return checked(warehouse, "feed_catalog",
-                   warehouse.scan("oracle_feeds").sort("feed_id").collect())
+    return materialized(warehouse, "feed_catalog",
+                        warehouse.scan("oracle_feeds").sort("feed_id").collect())
 
 
 @product_asset(deps=keys("oracle_updates", "as_of"))
@@ -27,4 +27,4 @@ def oracle_history(warehouse: Warehouse) -> dg.MaterializeResult:
     frame = (warehouse.scan("oracle_updates")
              .filter(pl.col("publish_time").is_between(as_of_s - ORACLE_HISTORY_S, as_of_s))
              .sort("feed_id", "publish_time").collect())
-    return checked(warehouse, "oracle_history", frame)
+    return materialized(warehouse, "oracle_history", frame)

@@ -4,12 +4,12 @@ per window), funding and profiles."""
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked, product_asset, schema_check_spec
+from assets.checks import product_asset, schema_check_spec
 from assets.domains import keys
 from assets.wallets.books import FOLDS, LEDGER_INPUTS, BooksRun
 from assets.wallets.funding import assemble_funding
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
-from assets.warehouse import Warehouse
+from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
 
@@ -71,11 +71,11 @@ def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every native-token transfer into a wallet, priced: who funded it and when."""
     frame = assemble_funding(warehouse.frames(("transfers", "chains", "tokens",
                                                "quote_prices")), warehouse.clock()["as_of"])
-    return checked(warehouse, "wallet_funding", frame)
+    return materialized(warehouse, "wallet_funding", frame)
 
 
 @product_asset(deps=keys("wallet_traits", "wallet_windows", "wallet_funding", "pair_tokens",
-                     "pair_risk", "tokens", "address_labels", "chain_records"))
+                         "pair_risk", "tokens", "address_labels", "chain_records"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
     activity (its metrics records are the wallet's ranking rows)."""
@@ -90,7 +90,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         "chains": warehouse.scan("chain_records").select("chain_id", "slug").collect(),
     }
     frame = assemble_profiles(parts)
-    return checked(warehouse, "wallet_profiles", frame.drop(
+    return materialized(warehouse, "wallet_profiles", frame.drop(
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
 
 
@@ -100,4 +100,4 @@ def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     window's metrics, and the wallet's parts of the list item (spec 2.5)."""
     profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS).collect()
     frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
-    return checked(warehouse, "wallet_rankings", frame)
+    return materialized(warehouse, "wallet_rankings", frame)

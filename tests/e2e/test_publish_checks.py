@@ -2,11 +2,13 @@
 product changed outside such a run is checked by the publish, which refuses it if it fails."""
 
 import shutil
+from datetime import timedelta
 
 import dagster as dg
 import polars as pl
 import pytest
 
+import assets.farms.assets
 from assets.snapshot.assets import Products, Store, Unchecked, snapshot
 from assets.warehouse import Warehouse
 from checks.products import rules_of
@@ -43,3 +45,37 @@ def test_a_run_records_every_products_pass_and_a_publish_checks_only_what_change
     assert list(Unchecked(Products(warehouse))) == ["pair_rows"]
     assert dg.materialize([snapshot], resources={"warehouse": warehouse, "store": store}).success
     assert len(snapshot_ids(open_store(store.url))) == len(before) + 1
+
+
+def test_a_rule_across_products_failing_in_its_products_step_blocks_the_publish(
+        home, tmp_path, monkeypatch) -> None:
+    # Two farms observed three hours before the watermark yet not marked stale: the rule
+    # no_stale_farm_shown_fresh (bound: two hours) finds both in the farm rows' own step, and
+    # the snapshot, which reads them, is not published.
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    shutil.copytree(home / "store", tmp_path / "store")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    as_of = warehouse.clock()["as_of"]
+    whole = assets.farms.assets.assemble_farms
+
+    def fresh_looking(*args):
+        farms = whole(*args)
+        early = pl.int_range(pl.len()) < 2
+        return farms.with_columns(
+            updated_at=pl.when(early).then(pl.lit(as_of - timedelta(hours=3)))
+            .otherwise("updated_at").cast(farms.schema["updated_at"]),
+            stale=pl.when(early).then(False).otherwise("stale"))
+
+    monkeypatch.setattr(assets.farms.assets, "assemble_farms", fresh_looking)
+    store = Store(url=str(tmp_path / "store"))
+    before = snapshot_ids(open_store(store.url))
+    result = dg.materialize([assets.farms.assets.farm_rows, snapshot],
+                            resources={"warehouse": warehouse, "store": store},
+                            raise_on_error=False)
+    assert not result.success
+    evaluations = {e.check_name: (e.passed, e.metadata["failure_count"].value)
+                   for e in result.get_asset_check_evaluations()}
+    assert evaluations["no_stale_farm_shown_fresh"] == (False, 2)
+    assert [m.asset_key.path[-1] for m in result.get_asset_materialization_events()] == [
+        "farm_rows"]
+    assert snapshot_ids(open_store(store.url)) == before

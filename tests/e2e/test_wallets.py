@@ -300,7 +300,10 @@ def test_a_product_checked_in_its_own_step_blocks_what_reads_it_when_it_fails(
         [assets.wallets.assets.wallet_profiles, assets.wallets.assets.wallet_rankings],
         resources={"warehouse": warehouse}, raise_on_error=False)
     assert not result.success
-    assert _check_results(result) == {"wallet_profiles": {"passed": False, "failures": 2}}
+    # Both checks ran in the step: the schema's failed, the rule across products held.
+    assert {e.check_name: (e.passed, e.metadata["failure_count"].value)
+            for e in result.get_asset_check_evaluations()} == {
+        "schema_and_meaning_rules": (False, 2), "positions_add_up": (True, 0)}
     assert [m.asset_key.path[-1] for m in result.get_asset_materialization_events()] == [
         "wallet_profiles"]
     assert warehouse.version("wallet_rankings") == rankings
