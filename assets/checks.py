@@ -93,12 +93,16 @@ def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
     return outcome
 
 
-def product_checks(carried: Set[dg.AssetCheckKey] = frozenset()
-                   ) -> list[dg.AssetChecksDefinition]:
-    """One blocking schema check per product, the chain records' lake cross-check, and every
-    rule across products; but those `carried` by the products' own steps (`product_asset`)."""
-    checks = [_schema_check(name, product_key(name)) for name in PRODUCT_SCHEMAS
-              if dg.AssetCheckKey(product_key(name), SCHEMA_CHECK) not in carried]
+def product_checks(carried: Set[dg.AssetCheckKey]) -> list[dg.AssetChecksDefinition]:
+    """The checks no product's own step runs: the schema check of each product made a day at a
+    time (on the days' partitions), and the chain records' counts against the lake. Every other
+    check is `carried` by its product's asset (`product_asset`, the wallet books): one missing
+    is an error, not a product left unchecked."""
+    every = {*(dg.AssetCheckKey(product_key(name), SCHEMA_CHECK) for name in PRODUCT_SCHEMAS
+               if name not in BY_DAY), *(_rule_spec(rule).key for rule in CROSS_RULES)}
+    if every - carried:
+        raise ValueError("checks no step runs: " + ", ".join(
+            sorted(key.to_user_string() for key in every - carried)))
 
     @dg.asset_check(asset=product_key("chain_records"), name="counts_agree_with_lake",
                     blocking=True, additional_deps=keys("pairs", "swaps", "heads", "as_of"))
@@ -110,8 +114,7 @@ def product_checks(carried: Set[dg.AssetCheckKey] = frozenset()
             warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
         return as_result(outcome)
 
-    return [*checks, chain_counts, *(_cross_check(rule) for rule in CROSS_RULES
-                                     if _rule_spec(rule).key not in carried)]
+    return [*(_day_check(name, product_key(name)) for name in BY_DAY), chain_counts]
 
 
 @dataclass(frozen=True)
@@ -178,29 +181,8 @@ def cross_outcome(warehouse: Warehouse, rule: CrossRule) -> Outcome:
     return failed(rule.reported or rule.product, rule.name, rule.rule(*frames))
 
 
-def _cross_check(rule: CrossRule) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=product_key(rule.product), name=rule.name, blocking=True,
-                    additional_deps=_rule_deps(rule), description=rule.description)
-    def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
-        return as_result(cross_outcome(warehouse, rule))
-
-    return _check
-
-
 def _described(model: type[pa.DataFrameModel]) -> str:
     return f"{model.__name__}: types, bounds and the spec's meaning rules"
-
-
-def _schema_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
-    if name in BY_DAY:
-        return _day_check(name, key)
-
-    @dg.asset_check(asset=key, name=SCHEMA_CHECK, blocking=True,
-                    description=_described(PRODUCT_SCHEMAS[name]))
-    def _check(warehouse: Warehouse) -> dg.AssetCheckResult:
-        return as_result(stored_outcome(warehouse, name))
-
-    return _check
 
 
 def _day_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:

@@ -15,6 +15,7 @@ from assets.checks import product_checks
 from assets.market import assets as market_assets
 from assets.market.assets import swap_legs
 from assets.warehouse import Warehouse
+from pipelines.definitions import carried
 from sources.lake import Lake
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
@@ -217,7 +218,7 @@ def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypat
     monkeypatch.setattr(market_assets, "assemble_legs", broken)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     check = dg.AssetCheckKey(dg.AssetKey(["market", "swap_legs"]), "schema_and_meaning_rules")
-    [definition] = [c for c in product_checks() if check in c.check_keys]
+    [definition] = [c for c in product_checks(carried) if check in c.check_keys]
     outcomes = {}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("days", days)

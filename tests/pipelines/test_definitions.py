@@ -5,8 +5,12 @@ means to add, remove or rename one edits that list in the same commit."""
 
 from pathlib import Path
 
+import dagster as dg
+import pytest
+
+from assets.checks import product_checks
 from assets.domains import PRODUCTS
-from pipelines.definitions import defs
+from pipelines.definitions import carried, defs
 
 EXPECTED = Path(__file__).with_name("definitions.txt")
 
@@ -34,3 +38,11 @@ def test_every_product_is_keyed_by_the_one_domain_mapping() -> None:
     products = {line.split(" ", 1)[1] for line in defined() if line.startswith("asset ")
                 and not line.startswith("asset lake/")}
     assert products == {f"{domain}/{name}" for name, domain in PRODUCTS.items()}
+
+
+def test_a_check_no_step_runs_is_refused_by_name() -> None:
+    # The farm rows' rule, as though its asset no longer carried it.
+    rule = dg.AssetCheckKey(dg.AssetKey(["farms", "farm_rows"]), "no_stale_farm_shown_fresh")
+    assert rule in carried
+    with pytest.raises(ValueError, match="farms/farm_rows:no_stale_farm_shown_fresh"):
+        product_checks(carried - {rule})
