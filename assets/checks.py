@@ -1,4 +1,5 @@
-"""Blocking Dagster asset checks: every product's schema of record, plus the lake cross-check."""
+"""Blocking Dagster asset checks: every product's schema of record and the rules across products,
+run in the product's own step (`product_asset`), plus the day partitions' and the lake's checks."""
 
 import functools
 import inspect
@@ -58,11 +59,12 @@ def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: A
         outcomes: dict[str, Callable[[Warehouse], Outcome]] = {
             SCHEMA_CHECK: lambda warehouse: stored_outcome(warehouse, product),
             **{rule.name: functools.partial(cross_outcome, rule=rule) for rule in rules}}
-        spec.setdefault("description", inspect.cleandoc(make.__doc__ or ""))
+        described = {"description": inspect.cleandoc(make.__doc__ or ""), **spec}
         read = [*deps, *(d for rule in rules for d in _rule_deps(rule) if d not in deps)]
 
         @dg.multi_asset(name=f"{key.path[0]}__{product}", can_subset=True,
-                        specs=[dg.AssetSpec(key, deps=read, group_name=key.path[0], **spec)],
+                        specs=[dg.AssetSpec(key, deps=read, group_name=key.path[0],
+                                            **described)],
                         check_specs=[schema_check_spec(product, key),
                                      *(_rule_spec(rule) for rule in rules)])
         def _product(context: dg.AssetExecutionContext, warehouse: Warehouse
