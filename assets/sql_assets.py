@@ -30,9 +30,7 @@ def _sql_asset(model: SqlModel) -> dg.AssetsDefinition:
         raise ValueError(f"{model.path}: reads unknown tables {', '.join(unknown)}")
 
     def _model(warehouse: Warehouse) -> dg.MaterializeResult:
-        watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
-        return materialized(warehouse, model.name,
-                            model.run(warehouse.frames(model.tables), watermark))
+        return materialized(warehouse, model.name, model.run(warehouse.frames(model.tables)))
 
     spec: dict[str, Any] = {"description": model.description, "kinds": {"sql", "polars"},
                             "metadata": {"grain": model.grain, "sql_path": str(model.path)}}

@@ -3,7 +3,6 @@
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,7 @@ READ_DIALECT = "postgres"
 # the day to now, the day before it (rank movement) and the day a week before (weekly growth).
 BOARD_PERIODS = {"now": (0, 86_400), "d1": (86_400, 172_800), "d7": (604_800, 691_200)}
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.+)$")
-# Models may import the shared macros (`assets/macros.jinja`).
-_JINJA = jinja2.Environment(loader=jinja2.FileSystemLoader(SQL_ROOT),
-                            undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-_JINJA.filters["seconds_before"] = lambda instant, seconds: (
-    instant - timedelta(seconds=seconds)).isoformat()
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 class SqlModelError(ValueError):
@@ -46,9 +41,6 @@ def model_context() -> dict:
         "rug_pulled_share": 0.9,
         # Figures of a chain whose indexer trails its head by more than this are stale.
         "stale_lag_seconds": 120,
-        # The lake's watermark when the run knows it (see SqlModel.run); None when a model is
-        # only rendered, parsed or transpiled.
-        "watermark": None,
     }
 
 
@@ -106,11 +98,11 @@ class SqlModel:
                     names.add(source.name)
         return tuple(sorted(names))
 
-    def transpile(self, dialect: str = "spark", watermark: datetime | None = None) -> str:
+    def transpile(self, dialect: str = "spark") -> str:
         """The query for another engine, rewritten where that engine would read it otherwise
         (see `portable`); unsupported constructs raise."""
         try:
-            parsed = sqlglot.parse_one(self.render(watermark=watermark), read=READ_DIALECT)
+            parsed = sqlglot.parse_one(self.render(), read=READ_DIALECT)
             return portable(parsed, dialect, self.path).sql(
                 dialect=dialect, unsupported_level=ErrorLevel.RAISE)
         except sqlglot.errors.SqlglotError as err:
@@ -124,27 +116,24 @@ class SqlModel:
             raise SqlModelError(f"{self.path}: no frame for {', '.join(sorted(missing))}")
         return {name: frames[name] for name in self.tables}
 
-    def run(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
-            watermark: datetime | None = None) -> pl.DataFrame:
-        """Execute with polars' SQL engine over `frames` (one per table in the lineage). The
-        `watermark` (the `as_of` table's instant) lets a model bound its scans by a literal."""
+    def run(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
+        """Execute with polars' SQL engine over `frames` (one per table in the lineage)."""
         context = pl.SQLContext(self._inputs(frames))
         try:
             # Joins run in the order the model writes them: polars' reordering by estimated
             # cardinality can pair two tables on a shared chain id alone (a cross product).
-            return context.execute(self.render(watermark=watermark), eager=False).collect(
+            return context.execute(self.render(), eager=False).collect(
                 optimizations=pl.QueryOptFlags(join_order=False))
         except (pl.exceptions.PolarsError, pl.exceptions.SQLInterfaceError) as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 
 
-    def run_duckdb(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
-                   watermark: datetime | None = None) -> pl.DataFrame:
+    def run_duckdb(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
         """Execute on DuckDB, the query transpiled to its dialect by sqlglot: the same model
         on a second engine, whose answer must equal polars'."""
         import duckdb
 
-        query = self.transpile("duckdb", watermark)
+        query = self.transpile("duckdb")
         with duckdb.connect() as db:
             for name, frame in self._inputs(frames).items():
                 db.register(name, _collected(frame).to_arrow())
@@ -154,11 +143,11 @@ class SqlModel:
                 raise SqlModelError(f"{self.path}: {err}") from err
 
 
-    def run_spark(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame], spark: Any,
-                  watermark: datetime | None = None) -> pl.DataFrame:
+    def run_spark(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
+                  spark: Any) -> pl.DataFrame:
         """Execute on Spark (a SparkSession), the query transpiled by sqlglot: each frame a
         temporary view, the answer back as a polars frame."""
-        query = self.transpile("spark", watermark)
+        query = self.transpile("spark")
         for name, frame in self._inputs(frames).items():
             data = _collected(frame)
             # Spark has no unsigned integers: each is widened to the next signed type.

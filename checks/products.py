@@ -16,6 +16,7 @@ from checks.schemas.market import (
     PairRow,
     RegistryToken,
     SwapLeg,
+    TokenBasis,
     TokenRow,
 )
 from checks.schemas.oracle import OracleFeedRow, OracleHistoryRow
@@ -36,6 +37,7 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "chain_records": ChainRecord,
     "config": Config,
     "pair_rows": PairRow,
+    "token_basis": TokenBasis,
     "token_rows": TokenRow,
     "registry_tokens": RegistryToken,
     "holder_balances": HolderBalance,

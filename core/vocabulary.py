@@ -47,6 +47,8 @@ UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"
 
 # Token statuses 999 and 1000 are terminal (spec 3): such a token is condemned whatever its score.
 TERMINAL_TOKEN_STATUSES = [999, 1000]
+# A sell tax at or above this share puts a pair and its base token on watch.
+HIGH_SELL_TAX = 0.10
 # A wallet's ledger sides: a swap's, then a transfer's.
 SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")

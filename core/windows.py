@@ -1,6 +1,7 @@
-"""A pair's window figures (spec 2.3) ending at a watermark: each window's swaps, buys and sells,
-their USD volume and distinct wallets, and its price change; one definition, called by the
-batch's pair products over every swap and by the edge over one pair's swaps and the live tail.
+"""A pair's and a token's window figures (spec 2.3, 2.2) ending at a watermark: each window's
+swaps, buys and sells, their USD volume and distinct wallets, and its price change; one
+definition, called by the batch's pair and token products over every swap and by the edge over
+one pair's or token's swaps and the live tail.
 
 Swaps come as rows with `chain_id`, the key (`pair`), `at_ms` (block time in unix
 milliseconds), `side` (`buy` or `sell`; other trade types are not swaps and are left out),
@@ -52,6 +53,22 @@ def window_blocks(swaps: pl.LazyFrame, as_of_ms: int, key: str = "pair") -> pl.L
             (pl.col(f"buys_{w}") > 0).sum().cast(pl.Int64).alias(f"buyers_{w}"),
             (pl.col(f"sells_{w}") > 0).sum().cast(pl.Int64).alias(f"sellers_{w}"),
             (count[w] > 0).sum().cast(pl.Int64).alias(f"makers_{w}"))])
+
+
+def seen_from_quote() -> pl.Expr:
+    """A swap's side as its pair's quote token sees it: a buy of the base sells the quote (the
+    quote comes into the pool) and a sell of the base buys it."""
+    return pl.col("side").replace({"buy": "sell", "sell": "buy"})
+
+
+def token_swaps(swaps: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
+    """Every swap once for its pair's base and once, sides swapped, for its quote (`token`),
+    as window_blocks reads them keyed by token."""
+    sided = swaps.join(pair_tokens.select("chain_id", "pair", "base", "quote"),
+                       on=["chain_id", "pair"])
+    return pl.concat([sided.drop("quote").rename({"base": "token"}),
+                      sided.drop("base").rename({"quote": "token"})
+                      .with_columns(side=seen_from_quote())])
 
 
 def around(frame: pl.LazyFrame, at: str, values: tuple[str, ...], cutoffs: Mapping[str, Any],

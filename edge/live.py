@@ -47,7 +47,7 @@ class LiveView:
     """The tail as one snapshot sees it: its sequence number, the lake's watermark it reaches,
     each pair's trades after the snapshot's, each pair's valued reserves, how far each chain
     reaches, the pairs the snapshot lacks (`new_pairs`, in creation order) and each wallet's
-    trades after the snapshot's."""
+    trades after the snapshot's and the price feeds' prices and changes at the watermark."""
 
     seq: int
     as_of: datetime
@@ -56,6 +56,7 @@ class LiveView:
     chains: dict[int, datetime]
     new_pairs: pl.DataFrame
     wallet_trades: dict[PairKey, pl.DataFrame]
+    feeds: pl.DataFrame
 
     @functools.cached_property
     def created(self) -> set[PairKey]:
@@ -117,7 +118,7 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     known = snapshot.tables.get("pairs")
     new = tail.new_pairs if known is None else tail.new_pairs.join(
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
-    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets)
+    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets, tail.feeds)
 
 
 class LiveTail:

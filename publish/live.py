@@ -2,10 +2,10 @@
 
 A writer follows the lake and, after each of its commits, publishes the trades since the
 watermark of the snapshot it builds on and every pair's state at the lake's newest watermark
-the pairs created since and the wallets' trades (`live/{seq}/trades.arrow`, `pairs.arrow`,
-`new_pairs.arrow`, `wallet_trades.arrow`), then
-flips `live/TAIL` to name them: any
-number of edges following the pointer serve the same tail, and a reader never sees half of one.
+the pairs created since, the wallets' trades and the price feeds' prices and changes at that
+watermark (`live/{seq}/trades.arrow`, `pairs.arrow`, `new_pairs.arrow`, `wallet_trades.arrow`,
+`feeds.arrow`), then flips `live/TAIL` to name them: any number of edges following the pointer
+serve the same tail, and a reader never sees half of one.
 """
 
 import io
@@ -20,7 +20,7 @@ from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 TAIL = "live/TAIL"
 ARROW = "application/vnd.apache.arrow.file"
-TABLES = ("trades", "pairs", "new_pairs", "wallet_trades")
+TABLES = ("trades", "pairs", "new_pairs", "wallet_trades", "feeds")
 # Tails kept behind the newest, so that an edge reading the pointer just before a flip still
 # finds the objects it names.
 KEPT = 8
@@ -43,6 +43,7 @@ class Tail:
     pairs: pl.DataFrame
     new_pairs: pl.DataFrame
     wallet_trades: pl.DataFrame
+    feeds: pl.DataFrame
 
     def pointer(self) -> dict[str, object]:
         """The pointer naming this tail (everything but its tables)."""
@@ -87,4 +88,5 @@ def load_tail(store: ObjectStore, pointer: dict[str, Any]) -> Tail:
                 datetime.fromisoformat(pointer["as_of"]),
                 {int(c): datetime.fromisoformat(at) for c, at in pointer["chains"].items()},
                 float(pointer["picked_at"]), float(pointer["published_at"]),
-                tables["trades"], tables["pairs"], tables["new_pairs"], tables["wallet_trades"])
+                tables["trades"], tables["pairs"], tables["new_pairs"], tables["wallet_trades"],
+                tables["feeds"])

@@ -8,7 +8,7 @@ import orjson
 import polars as pl
 
 from assets.boards.rows import BOARD_KEY
-from assets.market.pair_rows import prices_at
+from core.quotes import prices_at
 
 SEASON_FIGURES = ("volume", "buy_volume", "liquidity_last", "liquidity_peak",
                   "quality_liquidity", "txns", "buyers", "new_pairs")

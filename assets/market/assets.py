@@ -11,11 +11,13 @@ from assets.checks import product_asset
 from assets.days import DAYS
 from assets.domains import keys
 from assets.market.holders import assemble_holders
-from assets.market.pair_rows import KEY, assemble, prices_at
+from assets.market.pair_rows import KEY, assemble
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
+from assets.market.token_rows import token_basis as token_basis_rows
 from assets.warehouse import Warehouse, materialized
-from core.windows import around, as_swaps, window_blocks
+from core.quotes import prices_at
+from core.windows import around, as_swaps, token_swaps, window_blocks
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -148,6 +150,20 @@ def pair_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "pair_activity", frame)
 
 
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "pair_tokens", "as_of"),
+          metadata={"grain": "one row per token with at least one swap in the longest window "
+                             "(chain_id, token)"})
+def token_activity(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Each token's window block over all its pairs, ending at the lake's watermark: a swap
+    buys the token when the token left the pool (a sell of the base buys the quote), with USD
+    volume and distinct buyers, sellers and makers across pairs (one definition with the
+    edge's live rows and the pairs': core.windows)."""
+    as_of_ms = int(warehouse.clock()["as_of"].timestamp() * 1000)
+    swaps = token_swaps(as_swaps(warehouse.scan("swap_legs")), warehouse.scan("pair_tokens"))
+    frame = window_blocks(swaps, as_of_ms, key="token").sort("chain_id", "token").collect()
+    return materialized(warehouse, "token_activity", frame)
+
+
 PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", "lp_locks",
                    "perp_markets", "perp_snapshots", "quote_prices", "pair_tokens", "pair_state",
                    "swap_legs", "pair_activity", "pair_risk")
@@ -192,8 +208,20 @@ def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
         warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
 
 
-TOKEN_ROW_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",
-                    "quote_prices", "pair_rows", "token_activity", "holder_balances")
+TOKEN_BASIS_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",
+                      "holder_balances")
+
+
+@product_asset(deps=keys(*TOKEN_BASIS_INPUTS))
+def token_basis(warehouse: Warehouse) -> dg.MaterializeResult:
+    """What each token's row takes from its contract, the registry, its profile and its
+    holders: the part no trade changes, published for the edge's live token rows."""
+    return materialized(warehouse, "token_basis",
+                        token_basis_rows(warehouse.frames(TOKEN_BASIS_INPUTS))
+                        .sort("chain_id", "address").collect())
+
+
+TOKEN_ROW_INPUTS = ("token_basis", "quote_prices", "pair_rows", "token_activity")
 
 
 @product_asset(deps=keys(*TOKEN_ROW_INPUTS, "as_of"))

@@ -22,6 +22,8 @@ from assets.market.pair_trades import (
 from assets.sql_models import SqlModel, load_models
 from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
+from core.quotes import oracle_changes
+from core.vocabulary import PAIR_WINDOWS
 from publish.live import Tail, publish_tail, read_pointer
 from publish.snapshot import Manifest, latest_id, latest_manifest
 from publish.store import ObjectStore
@@ -38,7 +40,7 @@ def pair_tokens_model() -> SqlModel:
     return load_models()["pair_tokens"]
 
 
-LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
+LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base", "quote", "base_reserve", "quote_reserve", "quote_usd",
                      "price_usd", "liquidity_usd", "native_usd", "base_price_native",
                      "quote_price_native")
 
@@ -62,10 +64,8 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
         reached = frontier_at(str(lake.root), manifest.lake_versions.get(table), table)
         return lake.past(table, reached).filter(pl.col("block_time") <= as_of)
 
-    updates = lake.scan("oracle_updates").filter(
-        pl.col("publish_time") > int((since - PRICES_BEFORE).timestamp()),
-        pl.col("publish_time") <= int(as_of.timestamp()))
-    prices = quote_price_rows(updates).collect()
+    prices = quote_price_rows(lake.scan("oracle_updates").filter(
+        _within(since, as_of))).collect()
     # The pairs' sides as the batch's model makes them, from the lake as it now stands: a
     # pair created since the snapshot trades live too.
     model = pair_tokens_model()
@@ -83,16 +83,33 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
                 picked_at=picked_at, published_at=time.time(), trades=trades,
                 pairs=live_pairs(past("reserves"), warehouse, frames, as_of),
                 new_pairs=new_pairs(lake, then, as_of),
-                wallet_trades=live_wallet_trades(wallet_frames, as_of))
+                wallet_trades=live_wallet_trades(wallet_frames, as_of),
+                feeds=live_feeds(lake, as_of))
+
+
+def _within(start: datetime, end: datetime) -> pl.Expr:
+    """Oracle updates after `start` (and the ones before it that price it) up to `end`."""
+    return pl.col("publish_time").is_between(int((start - PRICES_BEFORE).timestamp()),
+                                             int(end.timestamp()), closed="right")
+
+
+def live_feeds(lake: Lake, as_of: datetime) -> pl.DataFrame:
+    """Every price feed's USD price at `as_of` and its change over every window, by the token
+    rows' own `oracle_changes`, from the updates about each window's start and `as_of`."""
+    starts = [as_of - timedelta(seconds=s) for s in (0, *PAIR_WINDOWS.values())]
+    updates = lake.scan("oracle_updates").filter(
+        pl.any_horizontal([_within(start, start) for start in starts]))
+    return oracle_changes(quote_price_rows(updates), as_of).sort("feed_id").collect()
 
 
 def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],
                as_of: datetime) -> pl.DataFrame:
-    """Every pair's reserves at `as_of` (its latest in the tail's `reserves`, else the
-    warehouse's pair state), valued at `as_of` as the pair state values them, with its chain's
-    native price."""
+    """Every pair's tokens and reserves at `as_of` (its latest in the tail's `reserves`, else
+    the warehouse's pair state), valued at `as_of` as the pair state values them, with its
+    chain's native price."""
     pairs = frames["pair_tokens"].select(
-        *KEY, "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
+        *KEY, "base", "quote", "base_is_token0", "base_decimals", "quote_decimals",
+        "quote_feed_id")
     moved = (reserves.sort("chain_id", "block_number", "log_index")
              .group_by(KEY, maintain_order=True).agg(pl.col("reserve0").last(), pl.col("reserve1").last()))
     kept = (warehouse.scan("pair_state").select(*KEY, "base_reserve", "quote_reserve")
@@ -103,6 +120,7 @@ def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, p
             .with_columns(liquidity_usd=liquidity())
             .join(native_prices(frames, as_of), on="chain_id", how="left")
             .with_columns(**in_native("price_usd", "quote_usd"))
+            .join(pairs.select(*KEY, "base", "quote"), on=KEY, how="left")
             .select(LIVE_PAIR_COLUMNS).sort(KEY).collect())
 
 

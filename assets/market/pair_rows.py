@@ -5,7 +5,8 @@ from datetime import datetime, timedelta
 import polars as pl
 
 import core.windows
-from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
+from core.quotes import prices_at
+from core.vocabulary import HIGH_SELL_TAX, PAIR_WINDOWS
 from core.windows import (
     around,
     as_swaps,
@@ -14,9 +15,9 @@ from core.windows import (
     window_columns,
     window_fields,
 )
+from core.wire import iso, status_text
 
 KEY = ["chain_id", "pair"]
-ISO = "%Y-%m-%dT%H:%M:%S%.3fZ"
 SCORE_TITLES = ((80, "good"), (50, "fair"), (20, "poor"), (0, "dangerous"))
 # Risk signals: (kind, group, severity, weight in score points, condition column).
 SIGNALS = (
@@ -29,34 +30,14 @@ SIGNALS = (
     ("thin_liquidity", "liquidity", "low", 10.0, "thin_liquidity"),
     ("unverified_contract", "contract", "low", 5.0, "unverified_contract"),
 )
-HIGH_SELL_TAX = 0.10
 # Share of the LP supply locked or burned under which a pair's liquidity counts as unlocked.
 LOCKED_ENOUGH = 0.5
-
-
-def status_text(column: str) -> pl.Expr:
-    """A token's numeric status as the wire's text: `active`, `unresolved`, or the terminal
-    number itself (`999`, `1000`)."""
-    code = pl.col(column)
-    return (pl.when(code == 0).then(pl.lit("active")).when(code == 1).then(pl.lit("unresolved"))
-            .otherwise(code.cast(pl.String)))
-
-
-def is_terminal(column: str) -> pl.Expr:
-    """Whether a numeric token status is terminal (999 or 1000)."""
-    return pl.col(column).is_in(TERMINAL_TOKEN_STATUSES)
 
 
 def trending(makers: pl.Expr, volume: pl.Expr, thin: pl.Expr) -> pl.Expr:
     """The trending score of a window: distinct makers times the log of the volume, a tenth of
     that for a pool under its chain's minimum liquidity."""
     return makers * (1.0 + volume).log() * pl.when(thin).then(0.1).otherwise(1.0)
-
-
-def iso(column: str | pl.Expr) -> pl.Expr:
-    """A UTC timestamp as the wire's ISO 8601 text (milliseconds, Z)."""
-    expr = pl.col(column) if isinstance(column, str) else column
-    return expr.dt.strftime(ISO)
 
 
 def holding(low: str, high: str, current: str | pl.Expr, as_of: datetime) -> dict[str, pl.Expr]:
@@ -88,12 +69,6 @@ def window_prices(legs: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
         last_trade_at=instant("last_trade_ms"), range_low_at=instant("range_low_ms"),
         range_high_at=instant("range_high_ms")).drop("last_trade_ms", "range_low_ms",
                                                      "range_high_ms")
-
-
-def prices_at(prices: pl.LazyFrame, ts: int) -> pl.LazyFrame:
-    """Each price feed's latest USD price at or before unix second `ts`."""
-    return (prices.filter(pl.col("ts") <= ts)
-            .group_by("feed_id").agg(pl.col("price_usd").sort_by("ts").last()))
 
 
 def native_prices(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.LazyFrame:

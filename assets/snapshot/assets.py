@@ -135,6 +135,7 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     `legs_version`), each built when the one before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
+    yield ServingTable("token_basis", frames["token_basis"], ("chain_id", "address"))
     yield ServingTable("registry", frames["registry_tokens"], ("token_id",))
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),

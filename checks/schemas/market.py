@@ -187,6 +187,26 @@ class RegistryToken(pa.DataFrameModel):
             pl.col("item").str.json_path_match("$.id") == pl.col("token_id"))
 
 
+class TokenBasis(pa.DataFrameModel):
+    """What a token's row takes from its contract, the registry, its profile and its holders
+    (the part the edge's live rows share): supplies and holdings are never negative."""
+
+    chain_id: int = pa.Field(gt=0)
+    address: str = pa.Field(str_length={"min_value": 1, "max_value": 128})
+    decimals: int = pa.Field(ge=0)
+    total_supply: float | None = pa.Field(nullable=True, ge=0)
+    max_supply: float | None = pa.Field(nullable=True, ge=0)
+    circulating_supply: float | None = pa.Field(nullable=True, ge=0)
+    holders: int | None = pa.Field(nullable=True, ge=0)
+    top10: float | None = pa.Field(nullable=True, ge=0)
+    token_id: str | None = pa.Field(nullable=True)
+
+    class Config:
+        strict = False
+        coerce = True
+        unique = ["chain_id", "address"]
+
+
 class HolderBalance(pa.DataFrameModel):
     """What one address holds of one token: only positive balances are holdings."""
 

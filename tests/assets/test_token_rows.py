@@ -7,16 +7,11 @@ import polars as pl
 import pytest
 
 from assets.market.holders import assemble_holders
-from assets.market.token_rows import (
-    holder_stats,
-    log_part,
-    pair_rollup,
-    plain_decimal,
-    token_pairs,
-)
-from assets.sql_models import load_models
+from assets.market.token_rows import holder_stats
 from checks.outcome import validate
 from checks.schemas.market import ZERO_ID, TokenRow
+from core.token_market import log_part, pair_rollup, plain_decimal, token_pairs
+from core.windows import as_swaps, token_swaps, window_blocks
 
 AS_OF = datetime(2026, 11, 20, 12, tzinfo=UTC)
 RAW = pl.Decimal(38, 0)
@@ -128,12 +123,10 @@ def test_a_token_buys_when_it_leaves_the_pool_on_either_side() -> None:
         "maker_key": pl.Series([1, 2, 1], dtype=pl.UInt64), "side": ["buy", "sell", "buy"],
         "volume_usd": [10.0, 4.0, 6.0],
         "block_time": [AS_OF - timedelta(minutes=m) for m in (90, 30, 2)]})
-    frames = {"swap_legs": legs, "as_of": pl.DataFrame({"as_of": [AS_OF]}),
-              "pair_tokens": pl.DataFrame({"chain_id": [1], "pair": ["P"], "base": ["X"],
-                                           "quote": ["W"]})}
-    model = load_models()["token_activity"]
-    got = {r["token"]: r for r in model.run({n: frames[n].lazy() for n in model.tables})
-           .iter_rows(named=True)}
+    pair_tokens = pl.LazyFrame({"chain_id": [1], "pair": ["P"], "base": ["X"], "quote": ["W"]})
+    swaps = token_swaps(as_swaps(legs.with_columns(price_usd=pl.lit(1.0)).lazy()), pair_tokens)
+    got = {r["token"]: r for r in window_blocks(swaps, int(AS_OF.timestamp() * 1000), "token")
+           .collect().iter_rows(named=True)}
     x, w = got["X"], got["W"]
     assert (x["buys_h24"], x["sells_h24"], x["buyers_h24"], x["sellers_h24"]) == (2, 1, 1, 1)
     assert (w["buys_h24"], w["sells_h24"], w["buyers_h24"], w["sellers_h24"]) == (1, 2, 1, 1)

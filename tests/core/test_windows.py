@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from core.windows import window_blocks, window_prices
+from core.windows import token_swaps, window_blocks, window_prices
 
 AS_OF_MS = int(datetime(2026, 11, 20, tzinfo=UTC).timestamp() * 1000)
 DAY_MS = 86_400_000
@@ -62,3 +62,22 @@ def test_a_pair_younger_than_a_window_opens_at_its_first_swap() -> None:
                     (AS_OF_MS - 50_000, "sell", "b", 1.0, 3.0)])
     row = window_prices(swaps, AS_OF_MS).collect().row(0, named=True)
     assert row["price_change_h24"] == row["price_change_m5"] == (3.0 / 4.0 - 1.0) * 100.0
+
+
+def test_a_token_counts_its_swaps_across_pairs_from_its_own_side() -> None:
+    # Pools p (X base, W quote) and q (W base, Y quote). In p, a buys X (W leaves: a sells W);
+    # in q, a buys W and b sells W. W's day: a sold once and bought once, b sold once.
+    swaps = pl.concat([
+        _swaps([(AS_OF_MS - 60_000, "buy", "a", 10.0, 1.0)]),
+        _swaps([(AS_OF_MS - 30_000, "buy", "a", 4.0, 2.0),
+                (AS_OF_MS - 20_000, "sell", "b", 1.0, 2.0)]).with_columns(pair=pl.lit("q"))])
+    pair_tokens = pl.LazyFrame({"chain_id": [1, 1], "pair": ["p", "q"], "base": ["X", "W"],
+                                "quote": ["W", "Y"]})
+    rows = {r["token"]: r for r in window_blocks(token_swaps(swaps, pair_tokens), AS_OF_MS,
+                                                 "token").collect().iter_rows(named=True)}
+    w = rows["W"]
+    assert (w["txns_h24"], w["buys_h24"], w["sells_h24"]) == (3, 1, 2)
+    assert (w["buy_volume_h24_usd"], w["sell_volume_h24_usd"]) == (4.0, 11.0)
+    assert (w["buyers_h24"], w["sellers_h24"], w["makers_h24"]) == (1, 2, 2)
+    # Y is only ever a quote: a's buy of W sells Y, b's sell of W buys it.
+    assert (rows["Y"]["buys_h24"], rows["Y"]["sells_h24"], rows["X"]["buys_h24"]) == (1, 1, 1)

@@ -30,11 +30,10 @@ def _same(polars_answer: pl.DataFrame, other_answer: pl.DataFrame, name: str) ->
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_polars_and_duckdb_agree(warehouse, name):
     model = MODELS[name]
-    watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
     frames = warehouse.frames(model.tables)
-    polars_answer = model.run(frames, watermark)
+    polars_answer = model.run(frames)
     assert polars_answer.height > 0, name
-    _same(polars_answer, model.run_duckdb(frames, watermark), name)
+    _same(polars_answer, model.run_duckdb(frames), name)
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +52,8 @@ def spark():
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_polars_and_spark_agree(warehouse, spark, name):
     model = MODELS[name]
-    watermark = warehouse.clock()["as_of"] if "as_of" in model.tables else None
     frames = warehouse.frames(model.tables)
-    _same(model.run(frames, watermark), model.run_spark(frames, spark, watermark), name)
+    _same(model.run(frames), model.run_spark(frames, spark), name)
 
 
 def test_spark_reads_epochs_and_ordered_distinct_arrays_as_postgres_means_them():
@@ -68,11 +66,11 @@ def test_spark_reads_epochs_and_ordered_distinct_arrays_as_postgres_means_them()
 
 def test_an_engine_difference_is_caught(warehouse):
     """The comparison fails when one engine's answer differs in a single value."""
-    model = MODELS["token_activity"]
-    answer = model.run(warehouse.frames(model.tables), warehouse.clock()["as_of"])
+    model = MODELS["board_pairs"]
+    answer = model.run(warehouse.frames(model.tables))
     float_column = next(c for c, t in answer.schema.items() if t.is_float())
     changed = answer.with_columns(pl.when(pl.int_range(pl.len()) == 0)
                                   .then(pl.col(float_column) * (1 + 1e-6) + 1e-6)
                                   .otherwise(pl.col(float_column)).alias(float_column))
     with pytest.raises(AssertionError):
-        _same(answer, changed, "token_activity")
+        _same(answer, changed, "board_pairs")

@@ -5,7 +5,7 @@ instead of six, with ETag)."""
 import hashlib
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -16,6 +16,7 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
+from edge.live_tokens import live_token_row
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -63,11 +64,21 @@ def token_row(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     return item
 
 
+def token_now(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str) -> str:
+    """A token's full row as of the live tail's watermark when a tail adds to the snapshot
+    (its market figures live), else the snapshot's; 404 when the chain lists no such token."""
+    item = token_row(snapshot, chain, address)
+    live = None if view is None else live_token_row(snapshot, view, (chain.chain_id, address))
+    return item if live is None else with_blocks(pl.DataFrame([live]), True, True)[0]
+
+
 async def get_token(request: Request, params: Params) -> Response:
-    """A token on one chain: its market row with the market block and its deployments."""
-    snapshot = request.state.snapshot
-    item = token_row(snapshot, params["chain"], params["address"])
-    return Response(item.encode(), headers=snapshot_headers(snapshot))
+    """A token on one chain: its market row with the market block and its deployments, its
+    figures live."""
+    snapshot, view = request.state.snapshot, request.state.live
+    item = token_now(snapshot, view, params["chain"], params["address"])
+    as_of = None if view is None else view.as_of_text
+    return Response(item.encode(), headers=snapshot_headers(snapshot, as_of))
 
 
 async def get_registry_token(request: Request, params: Params) -> Response:
@@ -94,8 +105,7 @@ async def get_token_by_slug(request: Request, params: Params) -> Response:
 async def batch_tokens(request: Request, params: Params) -> Response:
     """Token rows for up to 50 (chain, address) items, one read per chain; an item nobody
     indexes comes back with found false and never fails the batch."""
-    snapshot = request.state.snapshot
-    index = token_index(snapshot)
+    snapshot, view = request.state.snapshot, request.state.live
     wanted = params["body"]["items"]
     answers: list[dict[str, Any]] = []
     by_chain: dict[str, ChainRef | None] = {}
@@ -109,13 +119,14 @@ async def batch_tokens(request: Request, params: Params) -> Response:
         if ref is not None:
             try:
                 address = normalize(address, ref.address_format)
-                item = index.get((ref.chain_id, address))
+                item = token_now(snapshot, view, ref, address)
             except ApiError:
                 pass
         answers.append({"chain": ref.slug if ref else asked["chain"], "address": address,
                         "found": item is not None,
                         "token": None if item is None else orjson.Fragment(item)})
-    return snapshot_json(snapshot, {"items": answers})
+    return snapshot_json(snapshot, {"items": answers},
+                         None if view is None else view.as_of_text)
 
 
 def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
@@ -162,18 +173,15 @@ async def list_holders(request: Request, params: Params) -> Response:
 def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str) -> bytes:
     """What a token page needs in one document: the token, its verdict, its deepest pairs, its
     largest holders, the main pair's latest trades and its last day of hourly candles. It is
-    as of the snapshot's watermark, or of the main pair's newest trade once it has traded
-    since: the same data gives the same bytes, so its ETag changes exactly when what it shows
-    does."""
-    token = orjson.loads(token_row(snapshot, chain, address))
+    as of the live tail's watermark when a tail adds to the snapshot (the token's figures are
+    live), else of the snapshot's: the same data gives the same bytes, so its ETag changes
+    exactly when what it shows does."""
+    token = orjson.loads(token_now(snapshot, view, chain, address))
     pairs = _token_pairs(snapshot, chain.chain_id, address)
     holders = _holders(snapshot, chain.chain_id, address).head(BRIEF_HOLDERS)
     main = token["main_pair"]["address"]
-    live = view if view is not None and (chain.chain_id, main) in view.trades else None
-    trades = pair_trades(snapshot, live, chain, main) if main else None
-    newest = None if live is None else live.trades[(chain.chain_id, main)]["at_ms"].max()
-    at = (snapshot.manifest.as_of if not isinstance(newest, int)
-          else datetime.fromtimestamp(newest / 1000, UTC).isoformat())
+    trades = pair_trades(snapshot, view, chain, main) if main else None
+    at = snapshot.manifest.as_of if view is None else view.as_of_text
     end = int(datetime.fromisoformat(at).timestamp())
     hour = RESOLUTION_SECONDS["1h"]
     return orjson.dumps({
