@@ -32,6 +32,9 @@ _swaps: Kept = Kept(256)
 # Per snapshot, tail and token, its live row (item, market and instances).
 _rows: Kept = Kept(4096)
 _rows_lock = threading.Lock()
+# The tokens whose rows were asked for lately: each new tail's rows of these are made before
+# the tail is served, off the request path.
+_hot: Kept = Kept(256)
 
 
 @per_snapshot(kept=4)
@@ -173,6 +176,7 @@ def live_token_row(snapshot: Snapshot, view: LiveView, key: TokenKey) -> dict[st
     """A token's row (`item`, `market`, `instances`) as of the tail's watermark; None when it
     is the snapshot's (no tail adds to it, or a snapshot without the basis), or when the
     snapshot lists no such token."""
+    _hot.keep(key, True)
     memo = (snapshot.snapshot_id, view.seq, key)
     found: dict[str, Any] | None = _rows.get(memo)
     if found is not None:
@@ -192,3 +196,9 @@ def live_token_row(snapshot: Snapshot, view: LiveView, key: TokenKey) -> dict[st
             _rows.keep((snapshot.snapshot_id, view.seq, (row["chain_id"], row["address"])), row)
     return next((r for r in made.iter_rows(named=True)
                  if (r["chain_id"], r["address"]) == key), None)
+
+
+def warm_token_rows(snapshot: Snapshot, view: LiveView) -> None:
+    """Make the live rows of the tokens asked for lately, kept for the requests to come."""
+    for key in list(_hot):
+        live_token_row(snapshot, view, key)

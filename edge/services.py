@@ -9,6 +9,7 @@ from core.home import secret
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
 from edge.live import LiveTail, LiveView
+from edge.live_tokens import warm_token_rows
 from edge.metering import open_meter
 from edge.notary import Notary
 from edge.oracle.live import LiveOracle
@@ -39,7 +40,7 @@ class Services:
         self.admissions = Admissions(self.keys, self.meter, self.cashier,
                                      settings.trusted_proxies)
         self.oracle = LiveOracle(settings.oracle_upstream)
-        self.live = LiveTail(store)
+        self.live = LiveTail(store, warmers=[warm_token_rows])
         self._followers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:

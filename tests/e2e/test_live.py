@@ -154,6 +154,8 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         assert {v[3] for v in live.values()} == {LIVE_UNTIL}
         tokens = snapshot.tables["tokens"].select("chain_id", "address").rows()
         live_tokens = {key: client.get(f"/chains/{key[0]}/tokens/{key[1]}") for key in tokens}
+        registry = snapshot.tables["registry"]["token_id"].to_list()
+        live_registry = {t: client.get(f"/tokens/{t}") for t in registry}
         # The next snapshot, from the same lake: the edge follows it, and the tail, built on
         # the first, adds nothing to it.
         done = run_cli(["materialize"], live_home)
@@ -165,6 +167,7 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         assert client.get("/status").json()["live"]["serving"] is False
         later = _pair_views(client, pairs)
         later_tokens = {key: client.get(f"/chains/{key[0]}/tokens/{key[1]}") for key in tokens}
+        later_registry = {t: client.get(f"/tokens/{t}") for t in registry}
     assert {v[3] for v in later.values()} == {"2026-11-25T12:20:00Z"}
     assert {r.headers["x-data-as-of"] for r in live_tokens.values()} == {LIVE_UNTIL}
     differing = {}
@@ -177,6 +180,10 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         if diff:
             differing[key] = diff
     assert differing == {}
+    # A registry token's market and instances are its instances' live ones.
+    assert registry and {r.status_code for r in live_registry.values()} == {200}
+    assert {t: d for t in registry
+            if (d := _differences(live_registry[t].json(), later_registry[t].json()))} == {}
     first_tokens = dict(zip(tokens, snapshot.tables["tokens"]["item"].to_list(), strict=True))
     assert sum(orjson.loads(first_tokens[k])["windows"] != live_tokens[k].json()["windows"]
                for k in tokens) > 0

@@ -16,7 +16,7 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
-from edge.live_tokens import live_token_row
+from edge.live_tokens import basis_index, live_token_row, pairs_by_token
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -81,6 +81,22 @@ async def get_token(request: Request, params: Params) -> Response:
     return Response(item.encode(), headers=snapshot_headers(snapshot, as_of))
 
 
+def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Response:
+    """A registry token's answer: its `market` and `instances` live (those of its instances'
+    live rows) when a tail adds to the snapshot and the token trades, else the snapshot's."""
+    if view is None or pairs_by_token(snapshot) is None:
+        return Response(item.encode(), headers=snapshot_headers(snapshot))
+    token = orjson.loads(item)
+    instances = basis_index(snapshot)[1].get(token["id"], [])
+    live = next((row for key in instances
+                 if (row := live_token_row(snapshot, view, key)) is not None), None)
+    if live is None:
+        return Response(item.encode(), headers=snapshot_headers(snapshot))
+    token.update(market=orjson.Fragment(live["market"]),
+                 instances=orjson.Fragment(live["instances"]))
+    return Response(orjson.dumps(token), headers=snapshot_headers(snapshot, view.as_of_text))
+
+
 async def get_registry_token(request: Request, params: Params) -> Response:
     """A registry token by its uuid; the all-zero id names no token."""
     snapshot = request.state.snapshot
@@ -90,7 +106,7 @@ async def get_registry_token(request: Request, params: Params) -> Response:
     item = None if token_id == ZERO_ID else registry_index(snapshot)[0].get(token_id)
     if item is None:
         raise ApiError("not_found", f"the registry knows no token {token_id}", "id")
-    return Response(item.encode(), headers=snapshot_headers(snapshot))
+    return registry_now(snapshot, request.state.live, item)
 
 
 async def get_token_by_slug(request: Request, params: Params) -> Response:
@@ -99,7 +115,7 @@ async def get_token_by_slug(request: Request, params: Params) -> Response:
     item = registry_index(snapshot)[1].get(params["slug"].lower())
     if item is None:
         raise ApiError("not_found", f"the registry knows no token {params['slug']!r}", "slug")
-    return Response(item.encode(), headers=snapshot_headers(snapshot))
+    return registry_now(snapshot, request.state.live, item)
 
 
 async def batch_tokens(request: Request, params: Params) -> Response:
