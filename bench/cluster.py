@@ -5,11 +5,13 @@ A week's lake of `--swaps` swaps is simulated once; then `chaintape materialize`
 product in one process, and again with CHAINTAPE_EXECUTOR=celery on `--workers` workers (the
 instance on a fresh Postgres database, a redis-server broker on a spare port). Each step's time
 comes from the run's Dagster step stats: summed by product family, with the swaps of the lake,
-it gives the swaps per second one worker sustains for that family."""
+it gives the swaps per second one worker sustains for that family. The two are run `--rounds`
+times, alternated, and the ratio is that of their medians."""
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,6 +21,10 @@ from collections import defaultdict
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.conftest import free_port  # noqa: E402
 
 
 def say(line: str) -> None:
@@ -49,10 +55,62 @@ def families(dagster_home: Path) -> dict[str, float]:
     return dict(spent)
 
 
+def in_process(base: dict, home: Path) -> tuple[float, dict[str, float]]:
+    """Materialise every product in one process; its wall time and seconds per family."""
+    seconds = cli(["materialize"], {**base, "CHAINTAPE_HOME": str(home),
+                                    "DAGSTER_HOME": str(home / "dagster")})
+    return seconds, families(home / "dagster")
+
+
+def on_workers(base: dict, home: Path, workers: int) -> tuple[float, dict[str, float], list[int]]:
+    """Materialise every product on `workers` Celery workers (a redis-server broker on a spare
+    port, the instance on a fresh Postgres database); its wall time, seconds per family and the
+    steps each worker ran."""
+    port = free_port()
+    broker = f"redis://127.0.0.1:{port}/0"
+    redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--appendonly", "no"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    database = f"chaintape_bench_{uuid.uuid4().hex[:12]}"
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-c"]
+    subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True, capture_output=True)
+    (home / "dagster").mkdir(parents=True)
+    (home / "dagster" / "dagster.yaml").write_text(
+        "telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_url: "
+        f"postgresql+psycopg2://postgres@127.0.0.1:5432/{database}\n")
+    env = {**base, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+           "CHAINTAPE_EXECUTOR": "celery", "CHAINTAPE_CELERY_BROKER": broker}
+    started = []
+    try:
+        for n in range(workers):
+            with open(home / f"worker{n}.log", "w") as out:
+                started.append(subprocess.Popen(
+                    [str(BIN / "chaintape"), "worker", "--name", f"w{n}@bench"], env=env,
+                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+        while not all("ready." in (home / f"worker{n}.log").read_text()
+                      for n in range(workers)):
+            time.sleep(0.2)
+        seconds = cli(["materialize"], env)
+        spent = families(home / "dagster")
+        ran = [(home / f"worker{n}.log").read_text().count("succeeded in")
+               for n in range(workers)]
+    finally:
+        for worker in started:
+            os.killpg(worker.pid, 15)
+            worker.wait(30)
+        redis.terminate()
+        subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
+                       capture_output=True)
+    return seconds, spent, ran
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--swaps", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="in-process and on-workers runs, alternated; the ratio is their "
+                             "median's (one run on a shared 2-core machine varies by ~20%%)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -61,54 +119,24 @@ def main() -> None:
         say(f"simulating a week of {args.swaps:,} swaps")
         cli(["simulate", "--swaps", str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"],
             {**base, "CHAINTAPE_HOME": str(root / "sim")})
-        local = root / "in-process"
-        say("materialising in one process")
-        local_s = cli(["materialize"], {**base, "CHAINTAPE_HOME": str(local),
-                                        "DAGSTER_HOME": str(local / "dagster")})
-        local_families = families(local / "dagster")
-
-        port = 20000 + os.getpid() % 20000
-        broker = f"redis://127.0.0.1:{port}/0"
-        redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                                  "--save", "", "--appendonly", "no"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        database = f"chaintape_bench_{uuid.uuid4().hex[:12]}"
-        psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-c"]
-        subprocess.run([*psql, f"CREATE DATABASE {database}"], check=True, capture_output=True)
-        cluster = root / "cluster"
-        (cluster / "dagster").mkdir(parents=True)
-        (cluster / "dagster" / "dagster.yaml").write_text(
-            "telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_url: "
-            f"postgresql+psycopg2://postgres@127.0.0.1:5432/{database}\n")
-        env = {**base, "CHAINTAPE_HOME": str(cluster), "DAGSTER_HOME": str(cluster / "dagster"),
-               "CHAINTAPE_EXECUTOR": "celery", "CHAINTAPE_CELERY_BROKER": broker}
-        workers = []
-        try:
-            for n in range(args.workers):
-                log = cluster / f"worker{n}.log"
-                with open(log, "w") as out:
-                    workers.append(subprocess.Popen(
-                        [str(BIN / "chaintape"), "worker", "--name", f"w{n}@bench"], env=env,
-                        stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
-            while not all("ready." in (cluster / f"worker{n}.log").read_text()
-                          for n in range(args.workers)):
-                time.sleep(0.2)
-            say(f"materialising on {args.workers} Celery workers")
-            cluster_s = cli(["materialize"], env)
-            cluster_families = families(cluster / "dagster")
-            ran = [(cluster / f"worker{n}.log").read_text().count("succeeded in")
-                   for n in range(args.workers)]
-        finally:
-            for worker in workers:
-                os.killpg(worker.pid, 15)
-                worker.wait(30)
-            redis.terminate()
-            subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
-                           capture_output=True)
+        rounds = []
+        for n in range(args.rounds):
+            say(f"round {n + 1}/{args.rounds}: materialising in one process")
+            local_s, local_families = in_process(base, root / f"in-process-{n}")
+            say(f"round {n + 1}/{args.rounds}: materialising on {args.workers} Celery workers")
+            cluster_s, cluster_families, ran = on_workers(base, root / f"cluster-{n}",
+                                                          args.workers)
+            rounds.append({"in_process_seconds": round(local_s, 1),
+                           "celery_seconds": round(cluster_s, 1),
+                           "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran})
+            say(json.dumps(rounds[-1]))
+        local_med = statistics.median(r["in_process_seconds"] for r in rounds)
+        cluster_med = statistics.median(r["celery_seconds"] for r in rounds)
         print(json.dumps({
             "bench": "cluster", "swaps": args.swaps, "workers": args.workers,
-            "in_process_seconds": round(local_s, 1), "celery_seconds": round(cluster_s, 1),
-            "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran,
+            "rounds": rounds, "in_process_seconds": local_med, "celery_seconds": cluster_med,
+            "ratio": round(cluster_med / local_med, 2),
+            "ratio_median_of_rounds": statistics.median(r["ratio"] for r in rounds),
             "target_ratio": 1.3}), flush=True)
         print(json.dumps({
             "bench": "cluster", "stage": "capacity", "swaps": args.swaps,

@@ -1,7 +1,8 @@
 """Freshness: from the moment a swap is committed to the lake to the moment the edge serves it
 in its pair's trades and row, on the live default (`chaintape up`: the live market, the lake
 sensor's refreshes, the live tail and the edge) at the 10M-swaps-a-week rate, with the edge
-under paced load; then lookups paced at 1,000 requests/s while all of it runs.
+under paced load (the busiest pairs' rows and trades and their tokens' rows, round robin);
+then those lookups paced at 1,000 requests/s while all of it runs.
 
 For every lake commit holding a swap, the commit's newest swap is followed: the lake's mark
 records when it was committed (`written_at`); the tail's pointer when its writer saw the mark
@@ -240,6 +241,9 @@ def main() -> None:
             busiest = client.get("/pairs", params={"sort": "txns", "limit": 50}).json()["items"]
             paths = [f"/api/v1/chains/{p['network']['chain_id']}/pairs/{p['pair_address']}"
                      + suffix for p in busiest for suffix in ("", "/trades")]
+            # Their tokens' rows too, quotes included (a quote's row reads all its pairs).
+            paths += sorted({f"/api/v1/chains/{p['network']['chain_id']}/tokens/{t['address']}"
+                             for p in busiest for t in p["tokens"]})
             script = ROUND_ROBIN.format(key=key, paths=", ".join(f'"{p}"' for p in paths))
             load: dict = {}
             loader = threading.Thread(target=lambda: load.update(

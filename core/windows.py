@@ -24,23 +24,59 @@ def cutoffs_ms(as_of_ms: int) -> dict[str, int]:
     return {w: as_of_ms - s * 1000 for w, s in PAIR_WINDOWS.items()}
 
 
-def window_blocks(swaps: pl.LazyFrame, as_of_ms: int, key: str = "pair") -> pl.LazyFrame:
-    """Per chain and `key`, every window's txns, buys, sells, buy and sell volume and distinct
-    buyers, sellers and makers (a key with no swap in the longest window has no row).
+def window_ranges(as_of_ms: int) -> dict[str, tuple[int, int]]:
+    """Each pair window ending at the watermark, as (start, end]: the swaps it counts."""
+    return {w: (c, as_of_ms) for w, c in cutoffs_ms(as_of_ms).items()}
 
-    Swaps are summed per maker first, so distinct wallets are plain counts of per-maker rows."""
-    cut = cutoffs_ms(as_of_ms)
-    inside = {w: pl.col("at_ms") > c for w, c in cut.items()}
+
+def left_ranges(since_ms: int, as_of_ms: int) -> dict[str, tuple[int, int]]:
+    """What falls out of each window when the watermark moves from `since_ms` to `as_of_ms`:
+    the swaps in (since - window, as_of - window], none past `since_ms`."""
+    return {w: (since_ms - s * 1000, min(as_of_ms - s * 1000, since_ms))
+            for w, s in PAIR_WINDOWS.items()}
+
+
+MAKER_FIGURES = tuple(f"{f}_{w}" for w in PAIR_WINDOWS
+                      for f in ("buys", "sells", "buy_usd", "sell_usd"))
+
+
+def maker_sums(swaps: pl.LazyFrame, ranges: Mapping[str, tuple[int, int]],
+               key: str = "pair") -> pl.LazyFrame:
+    """Per chain, `key` and maker with a swap in any range: each window's buys, sells and their
+    USD volume, counting the swaps whose `at_ms` is in that window's (start, end]. Sums of
+    makers' sums over disjoint swaps are the sums over all."""
+    inside = {w: (pl.col("at_ms") > lo) & (pl.col("at_ms") <= hi) for w, (lo, hi) in ranges.items()}
     buy, sell = pl.col("side") == "buy", pl.col("side") == "sell"
     usd = pl.col("volume_usd").fill_null(0.0)
-    rows = swaps.filter(pl.col("at_ms") > min(cut.values()), pl.col("at_ms") <= as_of_ms,
-                        pl.col("side").is_in(SWAP_SIDES))
-    per_maker = rows.group_by("chain_id", key, "maker").agg(
+    rows = swaps.filter(pl.any_horizontal(*inside.values()), pl.col("side").is_in(SWAP_SIDES))
+    return rows.group_by("chain_id", key, "maker").agg(
         *[figure for w in PAIR_WINDOWS for figure in (
             (inside[w] & buy).sum().cast(pl.Int64).alias(f"buys_{w}"),
             (inside[w] & sell).sum().cast(pl.Int64).alias(f"sells_{w}"),
             usd.filter(inside[w] & buy).sum().alias(f"buy_usd_{w}"),
             usd.filter(inside[w] & sell).sum().alias(f"sell_usd_{w}"))])
+
+
+def merged_sums(parts: list[tuple[pl.LazyFrame, int]], key: str = "pair") -> pl.LazyFrame:
+    """Makers' sums added (sign 1) and taken away (sign -1) into one row per chain, `key` and
+    maker."""
+    signed = pl.concat([part.select("chain_id", key, "maker",
+                                    *[pl.col(c) * sign for c in MAKER_FIGURES])
+                        for part, sign in parts])
+    return signed.group_by("chain_id", key, "maker").agg(*[pl.col(c).sum()
+                                                           for c in MAKER_FIGURES])
+
+
+def _exact_zeros(frame: pl.LazyFrame, pairs: list[tuple[str, str]]) -> pl.LazyFrame:
+    """Each sum (second of a pair) exactly 0 where its count (first) is: what was added and
+    then taken away leaves a float's rounding behind, not nothing."""
+    return frame.with_columns(*[pl.when(pl.col(count) == 0).then(0.0).otherwise(pl.col(total))
+                                .alias(total) for count, total in pairs])
+
+
+def blocks_of(per_maker: pl.LazyFrame, key: str = "pair") -> pl.LazyFrame:
+    """Per chain and `key`, every window's txns, buys, sells, buy and sell volume and distinct
+    buyers, sellers and makers, from its makers' sums (`maker_sums`)."""
     count = {w: pl.col(f"buys_{w}") + pl.col(f"sells_{w}") for w in PAIR_WINDOWS}
     return per_maker.group_by("chain_id", key).agg(
         *[figure for w in PAIR_WINDOWS for figure in (
@@ -55,10 +91,46 @@ def window_blocks(swaps: pl.LazyFrame, as_of_ms: int, key: str = "pair") -> pl.L
             (count[w] > 0).sum().cast(pl.Int64).alias(f"makers_{w}"))])
 
 
-def seen_from_quote() -> pl.Expr:
-    """A swap's side as its pair's quote token sees it: a buy of the base sells the quote (the
-    quote comes into the pool) and a sell of the base buys it."""
-    return pl.col("side").replace({"buy": "sell", "sell": "buy"})
+def window_blocks(swaps: pl.LazyFrame, as_of_ms: int, key: str = "pair") -> pl.LazyFrame:
+    """Per chain and `key`, every window's txns, buys, sells, buy and sell volume and distinct
+    buyers, sellers and makers (a key with no swap in the longest window has no row).
+
+    Swaps are summed per maker first, so distinct wallets are plain counts of per-maker rows."""
+    return blocks_of(maker_sums(swaps, window_ranges(as_of_ms), key), key)
+
+
+BLOCK_FIGURES = tuple(f.format(w=w) for w in PAIR_WINDOWS for f in (
+    "txns_{w}", "buys_{w}", "sells_{w}", "volume_{w}_usd", "buy_volume_{w}_usd",
+    "sell_volume_{w}_usd", "buyers_{w}", "sellers_{w}", "makers_{w}"))
+
+
+def moved_blocks(blocks: pl.LazyFrame, sums: pl.LazyFrame,
+                 moved: list[tuple[pl.LazyFrame, int]], key: str = "pair") -> pl.LazyFrame:
+    """The window blocks at a later watermark from those at an earlier one (`blocks`, made by
+    `blocks_of` from the makers' sums `sums`) and the makers' sums that entered the windows
+    (sign 1) or left them (sign -1) since. Every figure of a block adds up its makers' parts,
+    so only the makers that moved are summed again: the block less their old part plus their
+    new one."""
+    delta = merged_sums(moved, key)
+    old = sums.join(delta.select("chain_id", key, "maker"), on=["chain_id", key, "maker"],
+                    how="semi")
+    new = _exact_zeros(merged_sums([(old, 1), (delta, 1)], key), [
+        (f"{count}_{w}", f"{usd}_{w}") for w in PAIR_WINDOWS
+        for count, usd in (("buys", "buy_usd"), ("sells", "sell_usd"))])
+    signed = pl.concat([part.select("chain_id", key, *[pl.col(c) * sign for c in BLOCK_FIGURES])
+                        for part, sign in ((blocks, 1), (blocks_of(old, key), -1),
+                                           (blocks_of(new, key), 1))])
+    summed = signed.group_by("chain_id", key).agg(*[pl.col(c).sum() for c in BLOCK_FIGURES])
+    return _exact_zeros(summed, [(f"{count}_{w}", total.format(w=w)) for w in PAIR_WINDOWS
+                                 for count, total in (("txns", "volume_{w}_usd"),
+                                                      ("buys", "buy_volume_{w}_usd"),
+                                                      ("sells", "sell_volume_{w}_usd"))])
+
+
+def seen_from_quote(side: str = "side") -> pl.Expr:
+    """A swap's side (column `side`) as its pair's quote token sees it: a buy of the base sells
+    the quote (the quote comes into the pool) and a sell of the base buys it."""
+    return pl.col(side).replace({"buy": "sell", "sell": "buy"})
 
 
 def token_swaps(swaps: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:

@@ -1,19 +1,31 @@
 """A token's row live (spec 2.2): its pairs' rows with their live reserves and prices, its
-swaps across those pairs (the snapshot's and the tail's) and its feed's prices at the tail's
-watermark, made into the row by the batch's own `token_market` over the basis the snapshot
-published (contract, registry, profile, holders)."""
+window block and its feed's prices at the tail's watermark, made into the row by the batch's
+own `token_market` over the basis the snapshot published (contract, registry, profile,
+holders). The window block is core.windows' over the token's swaps across its pairs, moved from
+the snapshot's watermark (made once per snapshot) by what left the windows since and the
+tail's swaps (`moved_blocks`): a token's pairs may hold most of a chain's swaps, summed once
+per snapshot, not on every tail."""
 
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 import polars as pl
 
 from core.fingerprints import keyed
 from core.token_market import pair_rollup, token_market, token_pairs
 from core.vocabulary import PAIR_WINDOWS
-from core.windows import seen_from_quote, window_blocks
+from core.windows import (
+    blocks_of,
+    left_ranges,
+    maker_sums,
+    moved_blocks,
+    seen_from_quote,
+    window_ranges,
+)
 from edge.live import LONGEST_MS, LiveView, live_pair_item, pair_index, trades_of
 from edge.memo import Kept, per_snapshot
 from edge.snapshots import as_of_instant
@@ -27,7 +39,8 @@ PAIR_COLUMNS = ("chain_id", "pair", "ticker", "venue_id", "liquidity_usd", "crea
                 "quote_price_usd", *[f"price_change_{w}" for w in PAIR_WINDOWS])
 ROW_COLUMNS = ("chain_id", "address", "item", "market", "instances")
 
-# Per snapshot and token, its swaps in the snapshot that a window can still reach.
+# Per snapshot and token, its swaps in the snapshot that a window can still reach, its makers'
+# window sums and its window block at the snapshot's watermark.
 _swaps: Kept = Kept(256)
 # Per snapshot, tail and token, its live row (item, market and instances).
 _rows: Kept = Kept(4096)
@@ -63,43 +76,74 @@ def basis_index(snapshot: Snapshot) -> tuple[Spans, dict[str, list[TokenKey]]]:
     return frame_spans(basis, ("chain_id", "address")), dict(instances)
 
 
-def _sided(rows: pl.DataFrame, key: TokenKey, quote: bool) -> pl.DataFrame:
-    """One pair's trade rows as window_blocks reads a token's swaps: keyed by the token, the
-    maker as the batch's fingerprint, the side as the token sees it."""
-    swaps = rows.select(pl.lit(key[0]).alias("chain_id"), pl.lit(key[1]).alias("token"),
-                        "at_ms", "volume_usd", "price_usd", side="tx_type", maker=keyed("maker"))
-    return swaps.with_columns(side=seen_from_quote()) if quote else swaps
+def _sided(rows: pl.DataFrame, key: TokenKey, quoted: list[str]) -> pl.DataFrame:
+    """Trade rows of the token's pairs as core.windows reads its swaps: keyed by the token, the
+    maker as the batch's fingerprint, the side as the token sees it (swapped in the pairs it is
+    the quote of, `quoted`)."""
+    return rows.select(
+        pl.lit(key[0]).alias("chain_id"), pl.lit(key[1]).alias("token"), "at_ms",
+        "volume_usd", "price_usd", maker=keyed("maker"),
+        side=pl.when(pl.col("pair").is_in(quoted)).then(seen_from_quote("tx_type"))
+        .otherwise(pl.col("tx_type")))
 
 
-def _snapshot_swaps(snapshot: Snapshot, key: TokenKey,
-                    pairs: pl.DataFrame) -> pl.DataFrame | None:
-    """The token's swaps in the snapshot inside the longest window of its watermark (a later
-    watermark's windows start later), across its pairs; made once per snapshot."""
+def _quoted(key: TokenKey, pairs: pl.DataFrame) -> list[str]:
+    """The pairs the token is the quote of."""
+    return pairs.filter(pl.col("quote") == key[1])["pair"].to_list()
+
+
+@dataclass(frozen=True)
+class AtSnapshot:
+    """A token's swaps in the snapshot that a window can still reach (in time order, with
+    their times), its makers' window sums and its window block at the snapshot's watermark."""
+
+    swaps: pl.DataFrame
+    at_ms: np.ndarray
+    sums: pl.DataFrame
+    blocks: pl.DataFrame
+
+    def within(self, ranges: dict[str, tuple[int, int]]) -> pl.DataFrame:
+        """The swaps in any of the (start, end] ranges, each once."""
+        spans = sorted((lo, hi) for lo, hi in ranges.values() if lo < hi)
+        merged: list[list[int]] = []
+        for lo, hi in spans:
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        cuts = [np.searchsorted(self.at_ms, edge, side="right") for span in merged
+                for edge in span]
+        return pl.concat([self.swaps.clear(), *[self.swaps.slice(int(a), int(b - a))
+                                                for a, b in zip(cuts[::2], cuts[1::2],
+                                                                strict=True)]])
+
+
+def _at_snapshot(snapshot: Snapshot, key: TokenKey, pairs: pl.DataFrame) -> AtSnapshot:
+    """The token's figures at the snapshot's watermark (see `AtSnapshot`); made once per
+    snapshot."""
     memo = (snapshot.snapshot_id, key)
     found = _swaps.get(memo)
     if found is None:
-        start = int(as_of_instant(snapshot).timestamp() * 1000) - LONGEST_MS
+        at = int(as_of_instant(snapshot).timestamp() * 1000)
         trades = trades_of(snapshot)
-        parts = [_sided(trades.rows((key[0], pair)).filter(pl.col("at_ms") > start), key,
-                        quote == key[1])
-                 for pair, quote in pairs.select("pair", "quote").iter_rows()]
-        found = _swaps.keep(memo, pl.concat(parts) if parts else None)
+        rows = pl.concat([trades.empty(), *[trades.rows((key[0], pair))
+                                            for pair in pairs["pair"].to_list()]])
+        swaps = _sided(rows.filter(pl.col("at_ms") > at - LONGEST_MS), key,
+                       _quoted(key, pairs)).sort("at_ms", maintain_order=True)
+        sums = maker_sums(swaps.lazy(), window_ranges(at), "token").collect()
+        with _rows_lock:
+            found = _swaps.keep(memo, AtSnapshot(swaps, swaps["at_ms"].to_numpy(), sums,
+                                                 blocks_of(sums.lazy(), "token").collect()))
     return found
 
 
-def _swaps_of(snapshot: Snapshot, view: LiveView, key: TokenKey,
-              pairs: pl.DataFrame) -> pl.DataFrame | None:
-    """The token's swaps a window can reach at the tail's watermark: the snapshot's and the
-    tail's, across its pairs."""
-    parts = [_snapshot_swaps(snapshot, key, pairs)]
-    for pair, quote in pairs.select("pair", "quote").iter_rows():
-        newer = view.trades.get((key[0], pair))
-        if newer is not None and not newer.is_empty():
-            parts.append(_sided(newer, key, quote == key[1]))
-    found = [p for p in parts if p is not None]
-    if not found:
+def _added(view: LiveView, key: TokenKey, pairs: pl.DataFrame) -> pl.DataFrame | None:
+    """The token's swaps in the tail, across its pairs."""
+    newer = [rows for pair in pairs["pair"].to_list()
+             if (rows := view.trades.get((key[0], pair))) is not None and not rows.is_empty()]
+    if not newer:
         return None
-    return pl.concat([p.cast(found[0].schema) for p in found])
+    return _sided(pl.concat(newer, how="diagonal_relaxed"), key, _quoted(key, pairs))
 
 
 def _live_pairs(snapshot: Snapshot, view: LiveView, key: TokenKey, seen: Spans) -> pl.DataFrame:
@@ -134,71 +178,93 @@ def _live_pairs(snapshot: Snapshot, view: LiveView, key: TokenKey, seen: Spans) 
 
 
 def _with_main_changes(snapshot: Snapshot, view: LiveView, pairs: pl.DataFrame,
-                       main: str) -> pl.DataFrame:
-    """The pair rows with the main pair's price changes live (the token's price changes when
+                       mains: set[tuple[int, str]]) -> pl.DataFrame:
+    """The pair rows with their main pairs' price changes live (a token's price changes when
     no feed prices it)."""
-    item = pair_index(snapshot).get(int(pairs["chain_id"][0]), {}).get(main)
-    if item is None:
+    index = pair_index(snapshot)
+    changes = [{"chain_id": chain_id, "pair": pair, **{
+        f"live_{w}": change for w, change in orjson.loads(live_pair_item(
+            snapshot, view, (chain_id, pair), item))["price_change"].items()}}
+        for chain_id, pair in sorted(mains)
+        if (item := index.get(chain_id, {}).get(pair)) is not None]
+    if not changes:
         return pairs
-    row = orjson.loads(live_pair_item(snapshot, view, (int(pairs["chain_id"][0]), main), item))
-    is_main = pl.col("pair") == main
-    return pairs.with_columns(
-        *[pl.when(is_main).then(pl.lit(row["price_change"][w], pl.Float64))
-          .otherwise(pl.col(f"price_change_{w}")).alias(f"price_change_{w}")
-          for w in PAIR_WINDOWS])
+    live = pl.DataFrame(changes).cast({f"live_{w}": pl.Float64 for w in PAIR_WINDOWS})
+    return (pairs.join(live.cast({"chain_id": pairs.schema["chain_id"]}), on=["chain_id", "pair"],
+                       how="left")
+            .with_columns(*[pl.coalesce(f"live_{w}", f"price_change_{w}")
+                            .alias(f"price_change_{w}") for w in PAIR_WINDOWS])
+            .drop([f"live_{w}" for w in PAIR_WINDOWS]))
 
 
 def _made(snapshot: Snapshot, view: LiveView, keys: list[TokenKey],
           seen: Spans, basis: Spans) -> pl.DataFrame:
-    """The live rows of a token's instances (one computation for all of them)."""
-    pairs, swaps = [], []
-    for key in keys:
-        rows = _live_pairs(snapshot, view, key, seen)
-        if rows.is_empty():
-            continue
-        main = (pair_rollup(token_pairs(rows.lazy())).filter(pl.col("address") == key[1])
-                .select("main_pair").collect().item())
-        pairs.append(_with_main_changes(snapshot, view, rows, main))
-        found = _swaps_of(snapshot, view, key, rows)
-        if found is not None:
-            swaps.append(found)
-    if not pairs:
+    """The live rows of many tokens (with every registry instance among them) in one
+    computation: its fixed cost is most of one token's."""
+    live = {key: rows for key in keys
+            if not (rows := _live_pairs(snapshot, view, key, seen)).is_empty()}
+    if not live:
         return pl.DataFrame(schema=dict.fromkeys(ROW_COLUMNS, pl.String))
-    bases = pl.concat([basis.rows(key) for key in keys])
-    activity = (window_blocks(pl.concat(swaps).lazy(), view.as_of_ms, key="token") if swaps
-                else pl.LazyFrame(schema={"chain_id": pl.Int64, "token": pl.String}))
-    rows = token_market(bases.lazy(), pl.concat(pairs, how="diagonal_relaxed").lazy(),
+    # A pair of two of the tokens is one pair row, as in the batch.
+    pairs = pl.concat(list(live.values()), how="diagonal_relaxed").unique(
+        ["chain_id", "pair"], keep="first", maintain_order=True)
+    rollup = pair_rollup(token_pairs(pairs.lazy())).select(
+        "chain_id", "address", "main_pair").collect()
+    mains = {(c, m) for c, a, m in rollup.iter_rows() if (c, a) in live and m is not None}
+    then = [_at_snapshot(snapshot, key, rows) for key, rows in live.items()]
+    since = int(as_of_instant(snapshot).timestamp() * 1000)
+    left = left_ranges(since, view.as_of_ms)
+    schema = then[0].swaps.schema
+    added = [a.cast(schema) for key, rows in live.items()
+             if (a := _added(view, key, rows)) is not None]
+    activity = moved_blocks(
+        pl.concat([t.blocks for t in then]).lazy(), pl.concat([t.sums for t in then]).lazy(),
+        [(maker_sums(pl.concat([t.within(left) for t in then]).lazy(), left, "token"), -1),
+         (maker_sums(pl.concat([then[0].swaps.clear(), *added]).lazy(),
+                     window_ranges(view.as_of_ms), "token"), 1)], "token")
+    rows = token_market(pl.concat([basis.rows(key) for key in live]).lazy(),
+                        _with_main_changes(snapshot, view, pairs, mains).lazy(),
                         activity, view.feeds.lazy(), view.as_of)
     return rows.select(ROW_COLUMNS)
 
 
-def live_token_row(snapshot: Snapshot, view: LiveView, key: TokenKey) -> dict[str, Any] | None:
-    """A token's row (`item`, `market`, `instances`) as of the tail's watermark; None when it
-    is the snapshot's (no tail adds to it, or a snapshot without the basis), or when the
-    snapshot lists no such token."""
-    _hot.keep(key, True)
-    memo = (snapshot.snapshot_id, view.seq, key)
-    found: dict[str, Any] | None = _rows.get(memo)
-    if found is not None:
-        return found
+def live_token_rows(snapshot: Snapshot, view: LiveView,
+                    wanted: list[TokenKey]) -> dict[TokenKey, dict[str, Any]]:
+    """Tokens' rows (`item`, `market`, `instances`) as of the tail's watermark, those not made
+    yet for this tail made in one computation; a token is left out when its row is the
+    snapshot's (a snapshot without the basis) or the snapshot lists no such token."""
     seen = pairs_by_token(snapshot)
     if seen is None:
-        return None
+        return {}
     basis, instances = basis_index(snapshot)
-    own = basis.rows(key)
-    if own.is_empty():
-        return None
-    token_id = own["token_id"][0]
-    keys = sorted(instances.get(token_id, [key])) if token_id is not None else [key]
-    made = _made(snapshot, view, keys, seen, basis)
-    with _rows_lock:
-        for row in made.iter_rows(named=True):
-            _rows.keep((snapshot.snapshot_id, view.seq, (row["chain_id"], row["address"])), row)
-    return next((r for r in made.iter_rows(named=True)
-                 if (r["chain_id"], r["address"]) == key), None)
+    found: dict[TokenKey, dict[str, Any]] = {}
+    todo: set[TokenKey] = set()
+    for key in wanted:
+        _hot.keep(key, True)
+        row = _rows.get((snapshot.snapshot_id, view.seq, key))
+        if row is not None:
+            found[key] = row
+            continue
+        own = basis.rows(key)
+        if not own.is_empty():
+            token_id = own["token_id"][0]
+            todo.update(instances.get(token_id, [key]) if token_id is not None else [key])
+    if todo:
+        made = _made(snapshot, view, sorted(todo), seen, basis)
+        with _rows_lock:
+            for row in made.iter_rows(named=True):
+                key = (row["chain_id"], row["address"])
+                _rows.keep((snapshot.snapshot_id, view.seq, key), row)
+                if key in wanted:
+                    found[key] = row
+    return found
+
+
+def live_token_row(snapshot: Snapshot, view: LiveView, key: TokenKey) -> dict[str, Any] | None:
+    """A token's row as of the tail's watermark (see `live_token_rows`), or None."""
+    return live_token_rows(snapshot, view, [key]).get(key)
 
 
 def warm_token_rows(snapshot: Snapshot, view: LiveView) -> None:
     """Make the live rows of the tokens asked for lately, kept for the requests to come."""
-    for key in list(_hot):
-        live_token_row(snapshot, view, key)
+    live_token_rows(snapshot, view, list(_hot))

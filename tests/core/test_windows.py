@@ -3,8 +3,18 @@
 from datetime import UTC, datetime
 
 import polars as pl
+import pytest
 
-from core.windows import token_swaps, window_blocks, window_prices
+from core.windows import (
+    blocks_of,
+    left_ranges,
+    maker_sums,
+    moved_blocks,
+    token_swaps,
+    window_blocks,
+    window_prices,
+    window_ranges,
+)
 
 AS_OF_MS = int(datetime(2026, 11, 20, tzinfo=UTC).timestamp() * 1000)
 DAY_MS = 86_400_000
@@ -81,3 +91,28 @@ def test_a_token_counts_its_swaps_across_pairs_from_its_own_side() -> None:
     assert (w["buyers_h24"], w["sellers_h24"], w["makers_h24"]) == (1, 2, 2)
     # Y is only ever a quote: a's buy of W sells Y, b's sell of W buys it.
     assert (rows["Y"]["buys_h24"], rows["Y"]["sells_h24"], rows["X"]["buys_h24"]) == (1, 1, 1)
+
+
+def test_window_sums_move_to_a_later_watermark_by_what_entered_and_what_left() -> None:
+    minute = 60_000
+    then, now = AS_OF_MS, AS_OF_MS + 2 * minute
+    held = _swaps([
+        (then - 6 * minute, "buy", "a", 1.0, 1.0),      # in h1 at both; never in m5
+        (then - 4 * minute, "sell", "a", 2.0, 1.0),     # in m5 then, out of it now
+        (then - 270_000, "sell", "e", 0.2, 1.0),        # e's two sells leave m5 too
+        (then - 4 * minute, "sell", "e", 0.1, 1.0),
+        (then - minute, "buy", "b", 4.0, 1.0),          # in m5 at both
+        (then - DAY_MS + minute, "sell", "d", 16.0, 1.0),  # in h24 then, out of it now
+    ])
+    arrived = _swaps([(then + minute, "buy", "c", 8.0, 1.0)])
+    sums = maker_sums(held, window_ranges(then))
+    row = moved_blocks(blocks_of(sums), sums, [(maker_sums(held, left_ranges(then, now)), -1),
+                                               (maker_sums(arrived, window_ranges(now)), 1)]
+                       ).collect().row(0, named=True)
+    # m5 now: b's buy of 4 and c's of 8; the sells that left sum to exactly nothing.
+    assert (row["buys_m5"], row["sells_m5"], row["buy_volume_m5_usd"]) == (2, 0, 12.0)
+    assert (row["sell_volume_m5_usd"], row["sellers_m5"], row["makers_m5"]) == (0.0, 0, 2)
+    # h24 now: everything but d's sell.
+    assert (row["txns_h24"], row["buys_h24"], row["sells_h24"], row["makers_h24"]) == (6, 3, 3, 4)
+    assert row["sell_volume_h24_usd"] == pytest.approx(2.3)
+    assert (row["sellers_h24"], row["buyers_h24"]) == (2, 3)

@@ -154,6 +154,11 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         assert {v[3] for v in live.values()} == {LIVE_UNTIL}
         tokens = snapshot.tables["tokens"].select("chain_id", "address").rows()
         live_tokens = {key: client.get(f"/chains/{key[0]}/tokens/{key[1]}") for key in tokens}
+        batch = client.post("/tokens/batch", json={"items": [
+            {"chain": str(c), "address": a} for c, a in tokens[:20]]})
+        assert batch.headers["x-data-as-of"] == LIVE_UNTIL
+        assert [i["token"] for i in batch.json()["items"]] == [
+            live_tokens[k].json() for k in tokens[:20]]
         registry = snapshot.tables["registry"]["token_id"].to_list()
         live_registry = {t: client.get(f"/tokens/{t}") for t in registry}
         # The next snapshot, from the same lake: the edge follows it, and the tail, built on

@@ -2,6 +2,7 @@
 registry tokens by id and slug, batches, a token's pairs and holders, and the brief (one call
 instead of six, with ETag)."""
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
-from edge.live_tokens import basis_index, live_token_row, pairs_by_token
+from edge.live_tokens import basis_index, live_token_row, live_token_rows, pairs_by_token
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -119,28 +120,36 @@ async def get_token_by_slug(request: Request, params: Params) -> Response:
 
 
 async def batch_tokens(request: Request, params: Params) -> Response:
-    """Token rows for up to 50 (chain, address) items, one read per chain; an item nobody
-    indexes comes back with found false and never fails the batch."""
+    """Token rows for up to 50 (chain, address) items, one read per chain and their live rows
+    made in one computation; an item nobody indexes comes back with found false and never
+    fails the batch."""
     snapshot, view = request.state.snapshot, request.state.live
-    wanted = params["body"]["items"]
-    answers: list[dict[str, Any]] = []
     by_chain: dict[str, ChainRef | None] = {}
-    for asked in wanted:
-        if asked["chain"] not in by_chain:
+    asked: list[tuple[str, ChainRef | None, str]] = []
+    for item in params["body"]["items"]:
+        if item["chain"] not in by_chain:
             try:
-                by_chain[asked["chain"]] = resolve_chain(snapshot, asked["chain"], "chain")
+                by_chain[item["chain"]] = resolve_chain(snapshot, item["chain"], "chain")
             except ApiError:
-                by_chain[asked["chain"]] = None
-        ref, address, item = by_chain[asked["chain"]], asked["address"], None
+                by_chain[item["chain"]] = None
+        ref, address = by_chain[item["chain"]], item["address"]
         if ref is not None:
-            try:
+            with contextlib.suppress(ApiError):
                 address = normalize(address, ref.address_format)
-                item = token_now(snapshot, view, ref, address)
-            except ApiError:
-                pass
-        answers.append({"chain": ref.slug if ref else asked["chain"], "address": address,
-                        "found": item is not None,
-                        "token": None if item is None else orjson.Fragment(item)})
+        asked.append((item["chain"], ref, address))
+    if view is not None:
+        index = token_index(snapshot)
+        live_token_rows(snapshot, view, [(ref.chain_id, address) for _, ref, address in asked
+                                         if ref is not None and (ref.chain_id, address) in index])
+    answers: list[dict[str, Any]] = []
+    for chain, ref, address in asked:
+        found = None
+        if ref is not None:
+            with contextlib.suppress(ApiError):
+                found = token_now(snapshot, view, ref, address)
+        answers.append({"chain": ref.slug if ref else chain, "address": address,
+                        "found": found is not None,
+                        "token": None if found is None else orjson.Fragment(found)})
     return snapshot_json(snapshot, {"items": answers},
                          None if view is None else view.as_of_text)
 
