@@ -8,7 +8,6 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -123,14 +122,10 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
 
 
 class LiveTail:
-    """The newest tail published, followed like LATEST; losing the store keeps the last one.
-    Each new tail's rows of the pairs asked for lately, and what each of `warmers` makes of it,
-    are made before it is served."""
+    """The newest tail published, followed like LATEST; losing the store keeps the last one."""
 
-    def __init__(self, store: ObjectStore,
-                 warmers: Sequence[Callable[[Snapshot, "LiveView"], None]] = ()) -> None:
+    def __init__(self, store: ObjectStore) -> None:
         self.store = store
-        self.warmers = tuple(warmers)
         self.tail: Tail | None = None
         # The newest tail built on each recent snapshot: while the edge still serves an older
         # snapshot than the newest tail's, it goes on serving the tail built on it.
@@ -202,8 +197,6 @@ class LiveTail:
         view = _view(tail, snapshot)
         if view is not None:
             warm_pair_items(snapshot, view, list(_hot))
-            for warmer in self.warmers:
-                warmer(snapshot, view)
         self._ready.keep(snapshot.snapshot_id, (tail.seq, view))
 
     def changed(self) -> "asyncio.Future[None]":

@@ -45,6 +45,8 @@ _swaps: Kept = Kept(256)
 # Per snapshot, tail and token, its live row (item, market and instances).
 _rows: Kept = Kept(4096)
 _rows_lock = threading.Lock()
+# Per snapshot and token, its newest live row.
+_newest: Kept = Kept(4096)
 # The tokens whose rows were asked for lately: each new tail's rows of these are made before
 # the tail is served, off the request path.
 _hot: Kept = Kept(256)
@@ -230,9 +232,10 @@ def _made(snapshot: Snapshot, view: LiveView, keys: list[TokenKey],
 
 def live_token_rows(snapshot: Snapshot, view: LiveView,
                     wanted: list[TokenKey]) -> dict[TokenKey, dict[str, Any]]:
-    """Tokens' rows (`item`, `market`, `instances`) as of the tail's watermark, those not made
-    yet for this tail made in one computation; a token is left out when its row is the
-    snapshot's (a snapshot without the basis) or the snapshot lists no such token."""
+    """Tokens' rows (`item`, `market`, `instances`, and `as_of`, the tail's watermark) as of
+    the tail's watermark, those not made yet for this tail made in one computation; a token is
+    left out when its row is the snapshot's (a snapshot without the basis) or the snapshot
+    lists no such token."""
     seen = pairs_by_token(snapshot)
     if seen is None:
         return {}
@@ -254,17 +257,24 @@ def live_token_rows(snapshot: Snapshot, view: LiveView,
         with _rows_lock:
             for row in made.iter_rows(named=True):
                 key = (row["chain_id"], row["address"])
+                row["as_of"] = view.as_of_text
                 _rows.keep((snapshot.snapshot_id, view.seq, key), row)
+                _newest.pop((snapshot.snapshot_id, key), None)
+                _newest.keep((snapshot.snapshot_id, key), row)
                 if key in wanted:
                     found[key] = row
     return found
 
 
-def live_token_row(snapshot: Snapshot, view: LiveView, key: TokenKey) -> dict[str, Any] | None:
-    """A token's row as of the tail's watermark (see `live_token_rows`), or None."""
-    return live_token_rows(snapshot, view, [key]).get(key)
+def made_token_row(snapshot: Snapshot, view: LiveView, key: TokenKey) -> dict[str, Any] | None:
+    """The token's newest live row made on `snapshot` (for this tail or, while this one's is
+    being made, an earlier one: its `as_of` says which); None when none is yet."""
+    _hot.keep(key, True)
+    found: dict[str, Any] | None = _rows.get((snapshot.snapshot_id, view.seq, key))
+    return found if found is not None else _newest.get((snapshot.snapshot_id, key))
 
 
-def warm_token_rows(snapshot: Snapshot, view: LiveView) -> None:
+def warm_token_rows(snapshot: Snapshot | None, view: LiveView | None) -> None:
     """Make the live rows of the tokens asked for lately, kept for the requests to come."""
-    live_token_rows(snapshot, view, list(_hot))
+    if snapshot is not None and view is not None:
+        live_token_rows(snapshot, view, list(_hot))

@@ -3,6 +3,7 @@ lifecycle, started and stopped the same way under RSGI and ASGI."""
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass
 
 from core.home import secret
@@ -20,6 +21,8 @@ from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore
+
+log = logging.getLogger("chaintape.edge")
 
 
 class Services:
@@ -40,7 +43,7 @@ class Services:
         self.admissions = Admissions(self.keys, self.meter, self.cashier,
                                      settings.trusted_proxies)
         self.oracle = LiveOracle(settings.oracle_upstream)
-        self.live = LiveTail(store, warmers=[warm_token_rows])
+        self.live = LiveTail(store)
         self._followers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -49,8 +52,21 @@ class Services:
         await asyncio.to_thread(self.live.refresh)
         self._followers = [
             asyncio.ensure_future(self.holder.follow(self.settings.poll_s)),
-            asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder))]
+            asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder)),
+            asyncio.ensure_future(self._warm_tokens())]
         self.oracle.start()
+
+    async def _warm_tokens(self) -> None:
+        """For each new tail, make the live rows of the tokens asked for lately, apart from the
+        pairs' (a pair's row is served as soon as its tail is; a token's, which reads all its
+        pairs, may trail it by a tail meanwhile, and says so in its `x-data-as-of`)."""
+        while True:
+            await self.live.changed()
+            snapshot = self.holder.current
+            try:
+                await asyncio.to_thread(warm_token_rows, snapshot, self.live.view(snapshot))
+            except Exception:
+                log.exception("making the live token rows failed; retrying on the next tail")
 
     async def stop(self) -> None:
         """Stop following and stop the oracle's tasks."""

@@ -2,6 +2,7 @@
 registry tokens by id and slug, batches, a token's pairs and holders, and the brief (one call
 instead of six, with ETag)."""
 
+import asyncio
 import contextlib
 import hashlib
 import re
@@ -17,7 +18,7 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
-from edge.live_tokens import basis_index, live_token_row, live_token_rows, pairs_by_token
+from edge.live_tokens import basis_index, live_token_rows, made_token_row, pairs_by_token
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -65,11 +66,23 @@ def token_row(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     return item
 
 
-def token_now(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str) -> str:
-    """A token's full row as of the live tail's watermark when a tail adds to the snapshot
-    (its market figures live), else the snapshot's; 404 when the chain lists no such token."""
-    item = token_row(snapshot, chain, address)
-    live = None if view is None else live_token_row(snapshot, view, (chain.chain_id, address))
+async def live_rows(snapshot: Snapshot, view: LiveView | None, keys: list[tuple[int, str]],
+                    exact: bool = False) -> dict[tuple[int, str], dict[str, Any]]:
+    """The tokens' live rows: each the newest made on the snapshot (it may trail the tail by
+    one while the next is made, and its `as_of` says so), or, `exact`, this tail's; the
+    missing ones made in one computation off the event loop."""
+    if view is None:
+        return {}
+    found = {} if exact else {k: row for k in keys
+                              if (row := made_token_row(snapshot, view, k)) is not None}
+    missing = [k for k in keys if k not in found]
+    if missing:
+        found.update(await asyncio.to_thread(live_token_rows, snapshot, view, missing))
+    return found
+
+
+def with_live(item: str, live: dict[str, Any] | None) -> str:
+    """A token's snapshot row, or its live one."""
     return item if live is None else with_blocks(pl.DataFrame([live]), True, True)[0]
 
 
@@ -77,25 +90,27 @@ async def get_token(request: Request, params: Params) -> Response:
     """A token on one chain: its market row with the market block and its deployments, its
     figures live."""
     snapshot, view = request.state.snapshot, request.state.live
-    item = token_now(snapshot, view, params["chain"], params["address"])
-    as_of = None if view is None else view.as_of_text
-    return Response(item.encode(), headers=snapshot_headers(snapshot, as_of))
+    chain: ChainRef = params["chain"]
+    key = (chain.chain_id, params["address"])
+    item = token_row(snapshot, chain, key[1])
+    live = (await live_rows(snapshot, view, [key])).get(key)
+    return Response(with_live(item, live).encode(),
+                    headers=snapshot_headers(snapshot, None if live is None else live["as_of"]))
 
 
-def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Response:
+async def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Response:
     """A registry token's answer: its `market` and `instances` live (those of its instances'
     live rows) when a tail adds to the snapshot and the token trades, else the snapshot's."""
-    if view is None or pairs_by_token(snapshot) is None:
-        return Response(item.encode(), headers=snapshot_headers(snapshot))
     token = orjson.loads(item)
-    instances = basis_index(snapshot)[1].get(token["id"], [])
-    live = next((row for key in instances
-                 if (row := live_token_row(snapshot, view, key)) is not None), None)
+    instances = basis_index(snapshot)[1].get(token["id"], []) if view is not None and (
+        pairs_by_token(snapshot) is not None) else []
+    rows = await live_rows(snapshot, view, instances[:1])
+    live = next(iter(rows.values()), None)
     if live is None:
         return Response(item.encode(), headers=snapshot_headers(snapshot))
     token.update(market=orjson.Fragment(live["market"]),
                  instances=orjson.Fragment(live["instances"]))
-    return Response(orjson.dumps(token), headers=snapshot_headers(snapshot, view.as_of_text))
+    return Response(orjson.dumps(token), headers=snapshot_headers(snapshot, live["as_of"]))
 
 
 async def get_registry_token(request: Request, params: Params) -> Response:
@@ -107,7 +122,7 @@ async def get_registry_token(request: Request, params: Params) -> Response:
     item = None if token_id == ZERO_ID else registry_index(snapshot)[0].get(token_id)
     if item is None:
         raise ApiError("not_found", f"the registry knows no token {token_id}", "id")
-    return registry_now(snapshot, request.state.live, item)
+    return await registry_now(snapshot, request.state.live, item)
 
 
 async def get_token_by_slug(request: Request, params: Params) -> Response:
@@ -116,7 +131,7 @@ async def get_token_by_slug(request: Request, params: Params) -> Response:
     item = registry_index(snapshot)[1].get(params["slug"].lower())
     if item is None:
         raise ApiError("not_found", f"the registry knows no token {params['slug']!r}", "slug")
-    return registry_now(snapshot, request.state.live, item)
+    return await registry_now(snapshot, request.state.live, item)
 
 
 async def batch_tokens(request: Request, params: Params) -> Response:
@@ -137,21 +152,20 @@ async def batch_tokens(request: Request, params: Params) -> Response:
             with contextlib.suppress(ApiError):
                 address = normalize(address, ref.address_format)
         asked.append((item["chain"], ref, address))
-    if view is not None:
-        index = token_index(snapshot)
-        live_token_rows(snapshot, view, [(ref.chain_id, address) for _, ref, address in asked
-                                         if ref is not None and (ref.chain_id, address) in index])
+    index = token_index(snapshot)
+    listed = [(ref.chain_id, address) for _, ref, address in asked
+              if ref is not None and (ref.chain_id, address) in index]
+    live = await live_rows(snapshot, view, listed)
     answers: list[dict[str, Any]] = []
     for chain, ref, address in asked:
-        found = None
-        if ref is not None:
-            with contextlib.suppress(ApiError):
-                found = token_now(snapshot, view, ref, address)
+        key = None if ref is None else (ref.chain_id, address)
+        found = None if key not in index else with_live(index[key], live.get(key))
         answers.append({"chain": ref.slug if ref else chain, "address": address,
                         "found": found is not None,
                         "token": None if found is None else orjson.Fragment(found)})
-    return snapshot_json(snapshot, {"items": answers},
-                         None if view is None else view.as_of_text)
+    # As of the oldest live row it holds (a row made for an earlier tail is older).
+    as_of = min((row["as_of"] for row in live.values()), default=None)
+    return snapshot_json(snapshot, {"items": answers}, as_of)
 
 
 def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
@@ -195,13 +209,14 @@ async def list_holders(request: Request, params: Params) -> Response:
     return await token_listing(request, params, "tokens/holders", _holders)
 
 
-def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str) -> bytes:
+def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: str,
+          live: dict[str, Any] | None) -> bytes:
     """What a token page needs in one document: the token, its verdict, its deepest pairs, its
     largest holders, the main pair's latest trades and its last day of hourly candles. It is
     as of the live tail's watermark when a tail adds to the snapshot (the token's figures are
     live), else of the snapshot's: the same data gives the same bytes, so its ETag changes
-    exactly when what it shows does."""
-    token = orjson.loads(token_now(snapshot, view, chain, address))
+    exactly when what it shows does (`live`: the token's live row for the tail)."""
+    token = orjson.loads(with_live(token_row(snapshot, chain, address), live))
     pairs = _token_pairs(snapshot, chain.chain_id, address)
     holders = _holders(snapshot, chain.chain_id, address).head(BRIEF_HOLDERS)
     main = token["main_pair"]["address"]
@@ -241,7 +256,10 @@ async def get_brief(request: Request, params: Params) -> Response:
     key = (snapshot.snapshot_id, view and view.seq, chain.chain_id, params["address"])
     kept = _briefs.get(key)
     if kept is None:
-        body = brief(snapshot, view, chain, params["address"])
+        token = (chain.chain_id, params["address"])
+        token_row(snapshot, chain, token[1])
+        live = (await live_rows(snapshot, view, [token], exact=True)).get(token)
+        body = brief(snapshot, view, chain, token[1], live)
         kept = _briefs.keep(key, (body, _etag(body), orjson.loads(body)["as_of"]))
     body, etag, as_of = kept
     headers = [*snapshot_headers(snapshot, as_of), ("etag", etag),
