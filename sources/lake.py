@@ -3,7 +3,7 @@
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -82,6 +82,8 @@ PROGRESS = "_progress.json"
 RETENTION = timedelta(hours=2)
 # A partition with more files than this is rewritten as one by the maintenance job.
 COMPACT_ABOVE_FILES = 8
+# A writer's commit refused because compaction committed meanwhile is tried this many times.
+COMMIT_TRIES = 5
 # A table of at most this size is read once per version and kept: a week's liquidity events are
 # a few thousand rows in over a thousand daily files, which cost more to open than to hold.
 KEPT_BYTES = 32 * 2**20
@@ -400,15 +402,19 @@ class Lake:
     def _commit(self, table: str, spec: LakeTable, data: pl.DataFrame,
                 mode: Literal["append", "overwrite"], predicate: str | None) -> int:
         partitions = spec.partition_columns() or None
-        if mode == "append":
-            write_deltalake(self.uri(table), _ordered(data), partition_by=partitions,
-                            mode="append", storage_options=self.storage or None,
-                            writer_properties=_properties())
-        else:
-            write_deltalake(self.uri(table), _ordered(data), partition_by=partitions,
-                            mode="overwrite", predicate=predicate,
-                            storage_options=self.storage or None,
-                            writer_properties=_properties())
+        rows = _ordered(data)
+
+        def write(target: str | DeltaTable) -> None:
+            if mode == "append":
+                write_deltalake(target, rows, partition_by=partitions, mode="append",
+                                storage_options=self.storage or None,
+                                writer_properties=_properties())
+            else:
+                write_deltalake(target, rows, partition_by=partitions, mode="overwrite",
+                                predicate=predicate, storage_options=self.storage or None,
+                                writer_properties=_properties())
+
+        committed([lambda: write(self.uri(table))] * COMMIT_TRIES)
         version = DeltaTable(self.uri(table), storage_options=self.storage or None).version()
         return int(version)
 
@@ -487,6 +493,20 @@ class Lake:
     def _object(self, name: str) -> tuple[str, str]:
         bucket, _, key = self.uri(name).removeprefix("s3://").partition("/")
         return bucket, key
+
+
+def committed(attempts: list[Callable[[], None]]) -> None:
+    """Run the first attempt whose commit is not refused. Delta refuses a commit when a
+    concurrent one removed files of the version it started from (the lake's compaction
+    rewriting a crowded partition): nothing of it was committed, so trying again against the
+    new version writes it once. The last attempt's refusal is raised."""
+    for attempt in attempts[:-1]:
+        try:
+            attempt()
+            return
+        except CommitFailedError:
+            continue
+    attempts[-1]()
 
 
 def _properties() -> WriterProperties:

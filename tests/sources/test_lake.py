@@ -207,6 +207,34 @@ def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
     assert blocks == [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110]
 
 
+def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, monkeypatch):
+    import sources.lake as module
+
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps(1))
+    for step in range(1, COMPACT_ABOVE_FILES + 2):
+        lake.append("swaps", later(swaps(1), step, step))
+    real, refused = module.write_deltalake, []
+
+    def racing(target, data, **options):
+        # The compaction commits after the append read the table: Delta refuses the append.
+        if options.get("mode") == "append" and not refused:
+            started = DeltaTable(str(target))
+            assert Lake(tmp_path).compact("swaps") == 1
+            try:
+                return real(started, data, **options)
+            except module.CommitFailedError:
+                refused.append(True)
+                raise
+        return real(target, data, **options)
+
+    monkeypatch.setattr(module, "write_deltalake", racing)
+    lake.append("swaps", later(swaps(1), 100, 200))
+    assert refused
+    blocks = Lake(tmp_path).read("swaps")["block_number"].to_list()
+    assert blocks == [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110]
+
+
 def test_a_table_dropped_and_written_again_is_read_again(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
