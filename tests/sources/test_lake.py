@@ -26,6 +26,15 @@ def swaps(n: int = 3, amount: int = 5, first_block: int = 10) -> pl.DataFrame:
     })
 
 
+def crowded(root) -> Lake:
+    """A lake whose one swaps partition holds more files than compaction leaves alone."""
+    lake = Lake(root)
+    lake.write("swaps", swaps(1))
+    for step in range(1, COMPACT_ABOVE_FILES + 2):
+        lake.append("swaps", later(swaps(1), step, step))
+    return lake
+
+
 def later(frame: pl.DataFrame, blocks: int, seconds: int) -> pl.DataFrame:
     return frame.with_columns(block_number=pl.col("block_number") + blocks,
                               block_time=pl.col("block_time") + timedelta(seconds=seconds))
@@ -146,10 +155,7 @@ def test_a_pinned_lake_reads_the_versions_of_its_last_complete_batch(tmp_path):
 
 
 def test_compaction_keeps_rows_and_their_order_and_vacuum_keeps_retained_versions(tmp_path):
-    lake = Lake(tmp_path)
-    lake.write("swaps", swaps(1))
-    for step in range(1, COMPACT_ABOVE_FILES + 2):
-        lake.append("swaps", later(swaps(1), step, step))
+    lake = crowded(tmp_path)
     before = lake.read("swaps")
     assert len(lake.files("swaps")) == COMPACT_ABOVE_FILES + 2
     version = lake.version("swaps")
@@ -188,11 +194,8 @@ def test_the_lake_works_the_same_on_s3(s3_env):
 def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
     import sources.lake as module
 
-    lake = Lake(tmp_path)
-    lake.write("swaps", swaps(1))
-    for step in range(1, COMPACT_ABOVE_FILES + 2):
-        lake.append("swaps", later(swaps(1), step, step))
-    real, raced = module.write_deltalake, []
+    lake, raced = crowded(tmp_path), []
+    real = module.write_deltalake
 
     def racing(target, data, **options):
         # A live writer's append lands after the compaction read its partition.
@@ -210,11 +213,8 @@ def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
 def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, monkeypatch):
     import sources.lake as module
 
-    lake = Lake(tmp_path)
-    lake.write("swaps", swaps(1))
-    for step in range(1, COMPACT_ABOVE_FILES + 2):
-        lake.append("swaps", later(swaps(1), step, step))
-    real, refused = module.write_deltalake, []
+    lake, refused = crowded(tmp_path), []
+    real = module.write_deltalake
 
     def racing(target, data, **options):
         # The compaction commits after the append read the table: Delta refuses the append.
