@@ -57,14 +57,12 @@ def maker_sums(swaps: pl.LazyFrame, ranges: Mapping[str, tuple[int, int]],
             usd.filter(inside[w] & sell).sum().alias(f"sell_usd_{w}"))])
 
 
-def merged_sums(parts: list[tuple[pl.LazyFrame, int]], key: str = "pair") -> pl.LazyFrame:
-    """Makers' sums added (sign 1) and taken away (sign -1) into one row per chain, `key` and
-    maker."""
-    signed = pl.concat([part.select("chain_id", key, "maker",
-                                    *[pl.col(c) * sign for c in MAKER_FIGURES])
+def _signed_sums(parts: list[tuple[pl.LazyFrame, int]], by: tuple[str, ...],
+                 figures: tuple[str, ...]) -> pl.LazyFrame:
+    """The parts' `figures` added (sign 1) and taken away (sign -1), one row per `by`."""
+    signed = pl.concat([part.select(*by, *[pl.col(c) * sign for c in figures])
                         for part, sign in parts])
-    return signed.group_by("chain_id", key, "maker").agg(*[pl.col(c).sum()
-                                                           for c in MAKER_FIGURES])
+    return signed.group_by(*by).agg(*[pl.col(c).sum() for c in figures])
 
 
 def _exact_zeros(frame: pl.LazyFrame, pairs: list[tuple[str, str]]) -> pl.LazyFrame:
@@ -111,16 +109,14 @@ def moved_blocks(blocks: pl.LazyFrame, sums: pl.LazyFrame,
     (sign 1) or left them (sign -1) since. Every figure of a block adds up its makers' parts,
     so only the makers that moved are summed again: the block less their old part plus their
     new one."""
-    delta = merged_sums(moved, key)
-    old = sums.join(delta.select("chain_id", key, "maker"), on=["chain_id", key, "maker"],
-                    how="semi")
-    new = _exact_zeros(merged_sums([(old, 1), (delta, 1)], key), [
+    makers = ("chain_id", key, "maker")
+    delta = _signed_sums(moved, makers, MAKER_FIGURES)
+    old = sums.join(delta.select(makers), on=list(makers), how="semi")
+    new = _exact_zeros(_signed_sums([(old, 1), (delta, 1)], makers, MAKER_FIGURES), [
         (f"{count}_{w}", f"{usd}_{w}") for w in PAIR_WINDOWS
         for count, usd in (("buys", "buy_usd"), ("sells", "sell_usd"))])
-    signed = pl.concat([part.select("chain_id", key, *[pl.col(c) * sign for c in BLOCK_FIGURES])
-                        for part, sign in ((blocks, 1), (blocks_of(old, key), -1),
-                                           (blocks_of(new, key), 1))])
-    summed = signed.group_by("chain_id", key).agg(*[pl.col(c).sum() for c in BLOCK_FIGURES])
+    summed = _signed_sums([(blocks, 1), (blocks_of(old, key), -1), (blocks_of(new, key), 1)],
+                          ("chain_id", key), BLOCK_FIGURES)
     return _exact_zeros(summed, [(f"{count}_{w}", total.format(w=w)) for w in PAIR_WINDOWS
                                  for count, total in (("txns", "volume_{w}_usd"),
                                                       ("buys", "buy_volume_{w}_usd"),

@@ -78,6 +78,12 @@ def basis_index(snapshot: Snapshot) -> tuple[Spans, dict[str, list[TokenKey]]]:
     return frame_spans(basis, ("chain_id", "address")), dict(instances)
 
 
+def instances_of(snapshot: Snapshot, token_id: str) -> list[TokenKey]:
+    """A registry token's instances the snapshot's basis lists (none for a snapshot without
+    it)."""
+    return [] if pairs_by_token(snapshot) is None else basis_index(snapshot)[1].get(token_id, [])
+
+
 def _sided(rows: pl.DataFrame, key: TokenKey, quoted: list[str]) -> pl.DataFrame:
     """Trade rows of the token's pairs as core.windows reads its swaps: keyed by the token, the
     maker as the batch's fingerprint, the side as the token sees it (swapped in the pairs it is

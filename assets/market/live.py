@@ -64,8 +64,12 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
         reached = frontier_at(str(lake.root), manifest.lake_versions.get(table), table)
         return lake.past(table, reached).filter(pl.col("block_time") <= as_of)
 
-    prices = quote_price_rows(lake.scan("oracle_updates").filter(
-        _within(since, as_of))).collect()
+    # One read of the oracle: the updates that price the tail's swaps and those about each
+    # window's start, which the feeds' changes read.
+    starts = [as_of - timedelta(seconds=s) for s in PAIR_WINDOWS.values()]
+    updates = quote_price_rows(lake.scan("oracle_updates").filter(pl.any_horizontal(
+        _within(since, as_of), *[_within(start, start) for start in starts]))).collect()
+    prices = updates.filter(_within(since, as_of, "ts"))
     # The pairs' sides as the batch's model makes them, from the lake as it now stands: a
     # pair created since the snapshot trades live too.
     model = pair_tokens_model()
@@ -84,22 +88,13 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
                 pairs=live_pairs(past("reserves"), warehouse, frames, as_of),
                 new_pairs=new_pairs(lake, then, as_of),
                 wallet_trades=live_wallet_trades(wallet_frames, as_of),
-                feeds=live_feeds(lake, as_of))
+                feeds=oracle_changes(updates.lazy(), as_of).sort("feed_id").collect())
 
 
-def _within(start: datetime, end: datetime) -> pl.Expr:
+def _within(start: datetime, end: datetime, column: str = "publish_time") -> pl.Expr:
     """Oracle updates after `start` (and the ones before it that price it) up to `end`."""
-    return pl.col("publish_time").is_between(int((start - PRICES_BEFORE).timestamp()),
-                                             int(end.timestamp()), closed="right")
-
-
-def live_feeds(lake: Lake, as_of: datetime) -> pl.DataFrame:
-    """Every price feed's USD price at `as_of` and its change over every window, by the token
-    rows' own `oracle_changes`, from the updates about each window's start and `as_of`."""
-    starts = [as_of - timedelta(seconds=s) for s in (0, *PAIR_WINDOWS.values())]
-    updates = lake.scan("oracle_updates").filter(
-        pl.any_horizontal([_within(start, start) for start in starts]))
-    return oracle_changes(quote_price_rows(updates), as_of).sort("feed_id").collect()
+    return pl.col(column).is_between(int((start - PRICES_BEFORE).timestamp()),
+                                     int(end.timestamp()), closed="right")
 
 
 def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],

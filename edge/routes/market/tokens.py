@@ -18,7 +18,7 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
-from edge.live_tokens import basis_index, live_token_rows, made_token_row, pairs_by_token
+from edge.live_tokens import instances_of, live_token_rows, made_token_row
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -102,9 +102,7 @@ async def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> 
     """A registry token's answer: its `market` and `instances` live (those of its instances'
     live rows) when a tail adds to the snapshot and the token trades, else the snapshot's."""
     token = orjson.loads(item)
-    instances = basis_index(snapshot)[1].get(token["id"], []) if view is not None and (
-        pairs_by_token(snapshot) is not None) else []
-    rows = await live_rows(snapshot, view, instances[:1])
+    rows = await live_rows(snapshot, view, instances_of(snapshot, token["id"])[:1])
     live = next(iter(rows.values()), None)
     if live is None:
         return Response(item.encode(), headers=snapshot_headers(snapshot))
