@@ -1,31 +1,20 @@
 """Follows the live tail (publish/live.py) and serves the dynamic lookups fresher than the
-snapshot: a pair's trades, candles and row from the snapshot's rows and what arrived after its
-watermark, with the figures' one definition (core.windows)."""
+snapshot: a pair's trades and candles from the snapshot's rows and what arrived after its
+watermark, and its row and its tokens' rows with the live figures the tail's writer made with
+the batch's functions (assets/market/live_rows.py): an edge computes no figure itself."""
 
 import asyncio
 import functools
 import logging
-import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import orjson
 import polars as pl
 
-from core.fingerprints import keyed
-from core.vocabulary import PAIR_WINDOWS
-from core.windows import (
-    SWAP_SIDES,
-    filled_windows,
-    window_blocks,
-    window_columns,
-    window_fields,
-    window_prices,
-)
 from edge.memo import Kept, per_snapshot
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import indexed
@@ -35,7 +24,6 @@ from publish.store import ObjectStore, StoreUnavailable
 
 log = logging.getLogger("chaintape.edge")
 KEY = ["chain_id", "pair"]
-ISO_MS = "%Y-%m-%dT%H:%M:%S%.3fZ"
 PairKey = tuple[int, str]
 
 # Where each pair's trades sit in the trades table's parts (each sorted by pair, block, log).
@@ -46,8 +34,10 @@ trades_of = indexed("trades", ("chain_id", "pair"))
 class LiveView:
     """The tail as one snapshot sees it: its sequence number, the lake's watermark it reaches,
     each pair's trades after the snapshot's, each pair's valued reserves, how far each chain
-    reaches, the pairs the snapshot lacks (`new_pairs`, in creation order) and each wallet's
-    trades after the snapshot's and the price feeds' prices and changes at the watermark."""
+    reaches, the pairs the snapshot lacks (`new_pairs`, in creation order), each wallet's
+    trades after the snapshot's, the price feeds' prices and changes at the watermark, the
+    window figures of the pairs whose windows moved and each token's live row (`item`,
+    `market`, `instances` and `as_of`, the watermark)."""
 
     seq: int
     as_of: datetime
@@ -57,6 +47,8 @@ class LiveView:
     new_pairs: pl.DataFrame
     wallet_trades: dict[PairKey, pl.DataFrame]
     feeds: pl.DataFrame
+    figures: dict[PairKey, dict[str, Any]]
+    tokens: dict[tuple[int, str], dict[str, Any]]
 
     @functools.cached_property
     def created(self) -> set[PairKey]:
@@ -118,7 +110,12 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     known = snapshot.tables.get("pairs")
     new = tail.new_pairs if known is None else tail.new_pairs.join(
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
-    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets, tail.feeds)
+    figures = {(row["chain_id"], row["pair"]): row
+               for row in tail.pair_figures.iter_rows(named=True)}
+    tokens = {(row["chain_id"], row["address"]): {**row, "as_of": tail.as_of.isoformat()}
+              for row in tail.tokens.iter_rows(named=True)}
+    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets, tail.feeds,
+                    figures, tokens)
 
 
 class LiveTail:
@@ -185,9 +182,8 @@ class LiveTail:
         return made
 
     def warm(self, snapshot: Snapshot | None) -> None:
-        """Make the view of the newest usable tail for `snapshot`, and the rows of the pairs
-        asked for lately, before requests are answered from it (until then they are from the
-        view made before)."""
+        """Make the view of the newest usable tail for `snapshot` before requests are answered
+        from it (until then they are from the view made before)."""
         if snapshot is None:
             return
         tail = self._usable(snapshot)
@@ -195,8 +191,6 @@ class LiveTail:
         if tail is None or (ready is not None and ready[0] == tail.seq):
             return
         view = _view(tail, snapshot)
-        if view is not None:
-            warm_pair_items(snapshot, view, list(_hot))
         self._ready.keep(snapshot.snapshot_id, (tail.seq, view))
 
     def changed(self) -> "asyncio.Future[None]":
@@ -248,15 +242,8 @@ def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
     return pl.concat([rows, newer.select([pl.col(c).cast(t) for c, t in rows.schema.items()])])
 
 
+# Per snapshot, tail and pair, its row as served.
 _rows: Kept = Kept(4096)
-# The rows are made on the event loop (a pair asked for first) and on the thread that warms a
-# new tail's: one at a time.
-_rows_lock = threading.Lock()
-_prepared: Kept = Kept(4096)
-# The pairs whose rows were asked for lately: each new tail's rows of these are made before the
-# tail is served, off the request path.
-_hot: Kept = Kept(512)
-LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000
 
 
 @per_snapshot(kept=4)
@@ -270,65 +257,15 @@ def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
     return dict(index)
 
 
-def _as_swaps(rows: pl.DataFrame) -> pl.DataFrame:
-    """One pair's trade rows as core.windows reads them: the pair's keys as constants and the
-    maker as the batch's fingerprint of it (what the batch counts distinct)."""
-    return rows.select(pl.lit(0).alias("chain_id"), pl.lit(0).alias("pair"), "at_ms",
-                       "volume_usd", "price_usd", side="tx_type", maker=keyed("maker"))
-
-
-def _snapshot_swaps(snapshot: Snapshot,
-                    key: PairKey) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
-    """A pair's swaps in the snapshot (made once per snapshot), their times and where its
-    priced swaps are."""
-    memo = (snapshot.snapshot_id, key)
-    found = _prepared.get(memo)
-    if found is None:
-        swaps = _as_swaps(trades_of(snapshot).rows(key))
-        priced = swaps.select(pl.col("price_usd").is_not_null()
-                              & pl.col("side").is_in(SWAP_SIDES)).to_series().to_numpy()
-        found = _prepared.keep(memo, (swaps, swaps["at_ms"].to_numpy(), np.flatnonzero(priced)))
-    return found
-
-
-def _read_swaps(snapshot: Snapshot, view: LiveView, key: PairKey) -> pl.LazyFrame:
-    """The pair's swaps the window figures read at the tail's watermark: those of the longest
-    window and the last priced swap before it (each window's opening price is the last one at
-    or before its start), the tail's included. Rows are in time order, so these are a suffix,
-    and the figures over them are the figures over every row."""
-    swaps, at, priced = _snapshot_swaps(snapshot, key)
-    start = int(np.searchsorted(at, view.as_of_ms - LONGEST_MS, side="right"))
-    before = priced[priced < start]
-    kept = swaps.slice(int(before[-1]) if len(before) else start)
-    newer = view.trades.get(key)
-    if newer is not None and not newer.is_empty():
-        kept = pl.concat([kept, _as_swaps(newer).cast(kept.schema)])
-    return kept.lazy()
-
-
-def _figures(swaps: pl.LazyFrame, pairs: int, as_of_ms: int) -> list[dict[str, Any]]:
-    """The live window fields (as the wire carries them), last trade and 24h txns of pairs
-    0..pairs-1 of `swaps` (their `pair` column), in that order: one computation for all."""
-    wide = (pl.LazyFrame({"chain_id": [0] * pairs, "pair": list(range(pairs))})
-            .join(window_blocks(swaps, as_of_ms), on=KEY, how="left")
-            .join(window_prices(swaps, as_of_ms), on=KEY, how="left")
-            .with_columns(*filled_windows()).with_columns(**window_columns())
-            .select("pair", fields=pl.struct([e.alias(n) for n, e in window_fields().items()])
-                    .struct.json_encode(),
-                    last_trade_at=pl.from_epoch("last_trade_ms", "ms").dt.strftime(ISO_MS),
-                    txns_h24="txns_h24")
-            .sort("pair").collect())
-    return list(wide.iter_rows(named=True))
-
-
-def _patched(row: dict[str, Any], figures: dict[str, Any], view: LiveView,
-             key: PairKey) -> bytes:
-    """The snapshot's pair row (decoded) with its live figures."""
-    row.update(orjson.loads(figures["fields"]))
-    row["last_trade_at"] = figures["last_trade_at"]
+def _patched(row: dict[str, Any], view: LiveView, key: PairKey) -> bytes:
+    """The snapshot's pair row (decoded) with its live figures and valued reserves."""
+    figures = view.figures.get(key)
+    if figures is not None:
+        row.update(orjson.loads(figures["fields"]))
+        row["last_trade_at"] = figures["last_trade_at"]
+        if row["status"] in ("active", "inactive"):
+            row["status"] = "active" if figures["txns_h24"] > 0 else "inactive"
     row["last_updated_at"] = view.as_of.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    if row["status"] in ("active", "inactive"):
-        row["status"] = "active" if figures["txns_h24"] > 0 else "inactive"
     state = view.pairs.get(key)
     if state is not None:
         row["liquidity_usd"] = state["liquidity_usd"]
@@ -340,11 +277,10 @@ def _patched(row: dict[str, Any], figures: dict[str, Any], view: LiveView,
 
 
 def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) -> bytes:
-    """A pair row (the snapshot's JSON `item`) with its live blocks recomputed as of the
-    tail's watermark from its trades, the tail's included: windows, txn, volume, price
-    change, last trade, liquidity and token prices. A perp market's row is the snapshot's
-    (its figures come from its own feed, not from swaps)."""
-    _hot.keep(key, True)
+    """A pair row (the snapshot's JSON `item`) as of the tail's watermark: the window figures
+    the tail's writer made when its windows moved (windows, txn, volume, price change, last
+    trade), its liquidity and token prices. A perp market's row is the snapshot's (its
+    figures come from its own feed, not from swaps)."""
     memo = (snapshot.snapshot_id, view.seq, key)
     found = _rows.get(memo)
     if found is not None:
@@ -352,27 +288,6 @@ def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) 
     row: dict[str, Any] = orjson.loads(item)
     if row["prop_data"]["is_perp"]:
         return item.encode()
-    figures = _figures(_read_swaps(snapshot, view, key), 1, view.as_of_ms)[0]
-    made = _patched(row, figures, view, key)
-    with _rows_lock:
-        _rows.keep(memo, made)
+    made = _patched(row, view, key)
+    _rows.keep(memo, made)
     return made
-
-
-def warm_pair_items(snapshot: Snapshot, view: LiveView, keys: list[PairKey]) -> None:
-    """Make the live rows of many pairs at once (one computation: its fixed cost is most of
-    one pair's), kept for the requests to come."""
-    rows = pair_index(snapshot)
-    wanted = [(key, row) for key in keys
-              if (item := rows.get(key[0], {}).get(key[1])) is not None
-              and (snapshot.snapshot_id, view.seq, key) not in _rows
-              and not (row := orjson.loads(item))["prop_data"]["is_perp"]]
-    if not wanted:
-        return
-    swaps = pl.concat([_read_swaps(snapshot, view, key).with_columns(pair=pl.lit(i))
-                       for i, (key, _) in enumerate(wanted)])
-    for (key, row), figures in zip(wanted, _figures(swaps, len(wanted), view.as_of_ms),
-                                   strict=True):
-        made = _patched(row, figures, view, key)
-        with _rows_lock:
-            _rows.keep((snapshot.snapshot_id, view.seq, key), made)

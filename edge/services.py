@@ -10,7 +10,6 @@ from core.home import secret
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
 from edge.live import LiveTail, LiveView
-from edge.live_tokens import warm_token_rows
 from edge.metering import open_meter
 from edge.notary import Notary
 from edge.oracle.live import LiveOracle
@@ -52,21 +51,8 @@ class Services:
         await asyncio.to_thread(self.live.refresh)
         self._followers = [
             asyncio.ensure_future(self.holder.follow(self.settings.poll_s)),
-            asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder)),
-            asyncio.ensure_future(self._warm_tokens())]
+            asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder))]
         self.oracle.start()
-
-    async def _warm_tokens(self) -> None:
-        """For each new tail, make the live rows of the tokens asked for lately, apart from the
-        pairs' (a pair's row is served as soon as its tail is; a token's, which reads all its
-        pairs, may trail it by a tail meanwhile, and says so in its `x-data-as-of`)."""
-        while True:
-            await self.live.changed()
-            snapshot = self.holder.current
-            try:
-                await asyncio.to_thread(warm_token_rows, snapshot, self.live.view(snapshot))
-            except Exception:
-                log.exception("making the live token rows failed; retrying on the next tail")
 
     async def stop(self) -> None:
         """Stop following and stop the oracle's tasks."""

@@ -20,7 +20,7 @@ from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 TAIL = "live/TAIL"
 ARROW = "application/vnd.apache.arrow.file"
-TABLES = ("trades", "pairs", "new_pairs", "wallet_trades", "feeds")
+TABLES = ("trades", "pairs", "new_pairs", "wallet_trades", "feeds", "pair_figures", "tokens")
 # Tails kept behind the newest, so that an edge reading the pointer just before a flip still
 # finds the objects it names.
 KEPT = 8
@@ -30,7 +30,8 @@ KEPT = 8
 class Tail:
     """One published tail: its sequence number, the snapshot it builds on and that snapshot's
     watermark (`since`), the lake's watermark it reaches (`as_of`, per chain in `chains`), when
-    its writer saw that watermark and when it published the tail, and its tables."""
+    its writer saw that watermark and when it published the tail, and its tables (the live rows
+    `pair_figures` and `tokens` are empty when the snapshot lacks what they are made from)."""
 
     seq: int
     snapshot_id: str
@@ -44,6 +45,8 @@ class Tail:
     new_pairs: pl.DataFrame
     wallet_trades: pl.DataFrame
     feeds: pl.DataFrame
+    pair_figures: pl.DataFrame
+    tokens: pl.DataFrame
 
     def pointer(self) -> dict[str, object]:
         """The pointer naming this tail (everything but its tables)."""
@@ -55,7 +58,7 @@ class Tail:
 
 def _arrow(frame: pl.DataFrame) -> bytes:
     out = io.BytesIO()
-    frame.write_ipc(out, compression="uncompressed")
+    frame.write_ipc(out, compression="lz4")
     return out.getvalue()
 
 
@@ -88,5 +91,4 @@ def load_tail(store: ObjectStore, pointer: dict[str, Any]) -> Tail:
                 datetime.fromisoformat(pointer["as_of"]),
                 {int(c): datetime.fromisoformat(at) for c, at in pointer["chains"].items()},
                 float(pointer["picked_at"]), float(pointer["published_at"]),
-                tables["trades"], tables["pairs"], tables["new_pairs"], tables["wallet_trades"],
-                tables["feeds"])
+                *[tables[name] for name in TABLES])

@@ -510,17 +510,22 @@ class Snapshot:
 
 def load_snapshot(store: ObjectStore, snapshot_id: str,
                   loaded: MutableMapping[str, pl.DataFrame] | None = None,
-                  mapped: Path | None = None) -> Snapshot:
-    """Read a snapshot's manifest, documents and serving tables; a part already in `loaded`
-    (by its object's key, as an earlier snapshot that shares it left it there) is not read
-    again. With `mapped` (a local directory), each part is kept there as an uncompressed Arrow
-    file and memory-mapped: its pages stay in the OS page cache, shared by every process
-    that maps it, rather than in this process's heap."""
+                  mapped: Path | None = None, only: Iterable[str] | None = None) -> Snapshot:
+    """Read a snapshot's manifest, documents and serving tables (`only` these tables and no
+    documents, when given); a part already in `loaded` (by its object's key, as an earlier
+    snapshot that shares it left it there) is not read again. With `mapped` (a local
+    directory), each part is kept there as an uncompressed Arrow file and memory-mapped: its
+    pages stay in the OS page cache, shared by every process that maps it, rather than in this
+    process's heap."""
     raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
     manifest = Manifest(**raw)
     base = f"snapshots/{snapshot_id}"
-    documents = {name: store.get(f"{base}/{key}").body for name, key in manifest.documents.items()}
-    documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
+    wanted = None if only is None else set(only)
+    documents: dict[str, bytes] = {}
+    if wanted is None:
+        documents = {name: store.get(f"{base}/{key}").body
+                     for name, key in manifest.documents.items()}
+        documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
     cache: MutableMapping[str, pl.DataFrame] = {} if loaded is None else loaded
 
     def part(key: str) -> Part:
@@ -532,5 +537,6 @@ def load_snapshot(store: ObjectStore, snapshot_id: str,
         return Part(key, frame)
 
     parts = {name: [part(p["object"]) for p in meta["parts"]]
-             for name, meta in {**manifest.lists, **manifest.tables}.items() if "parts" in meta}
+             for name, meta in {**manifest.lists, **manifest.tables}.items()
+             if "parts" in meta and (wanted is None or name in wanted)}
     return Snapshot(manifest, documents, parts)

@@ -1,17 +1,21 @@
 """The live tail from the lake (publish/live.py): the pair trades and wallet trades the latest
-snapshot lacks, every pair's reserves valued at the lake's newest watermark and the pairs
-created since, made by the functions the batch makes them with (the swap legs, the trade
-rows, the pair state, the wallet ledger's events), so that the next snapshot holds exactly
-what the tail showed."""
+snapshot lacks, every pair's reserves valued at the lake's newest watermark, the pairs created
+since and the live rows (assets/market/live_rows.py), made by the functions the batch makes
+them with (the swap legs, the trade rows, the pair state, the wallet ledger's events, the
+window blocks, the token rows), so that the next snapshot holds exactly what the tail showed."""
 
 import functools
+import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import polars as pl
 
 from assets.market.assets import in_tokens, liquidity, quote_price_rows, valued
+from assets.market.live_rows import READS, AtSnapshot, LiveRows, live_rows
 from assets.market.pair_rows import KEY, in_native, native_prices
 from assets.market.pair_trades import (
     assemble_legs,
@@ -25,10 +29,11 @@ from assets.warehouse import Warehouse
 from core.quotes import oracle_changes
 from core.vocabulary import PAIR_WINDOWS
 from publish.live import Tail, publish_tail, read_pointer
-from publish.snapshot import Manifest, latest_id, latest_manifest
+from publish.snapshot import Manifest, latest_id, load_snapshot
 from publish.store import ObjectStore
 from sources.lake import Lake
 
+log = logging.getLogger("chaintape.live")
 # Oracle updates read before the tail's start: a swap is priced at its feed's latest update,
 # which the oracle's cadence (seconds) keeps well inside this.
 PRICES_BEFORE = timedelta(hours=6)
@@ -51,10 +56,28 @@ def frontier_at(root: str, version: int | None, table: str) -> dict[int, int]:
     return Lake(root, {table: version} if version is not None else {}).frontier(table)
 
 
-def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
+@dataclass(frozen=True)
+class Basis:
+    """A snapshot as the tails built on it read it: its manifest and what the live rows are
+    made from (None when it lacks the tables)."""
+
+    manifest: Manifest
+    at: AtSnapshot | None
+
+
+def basis_of(store: ObjectStore, snapshot_id: str) -> Basis:
+    """Read a snapshot's manifest and make what its tails' live rows are made from."""
+    snapshot = load_snapshot(store, snapshot_id, only=READS)
+    made = AtSnapshot.of(snapshot) if set(READS) <= set(snapshot.tables) else None
+    return Basis(snapshot.manifest, made)
+
+
+def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int,
               picked_at: float) -> Tail:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
-    `manifest` describes: what the lake at the snapshot's versions did not hold."""
+    `basis` describes: what the lake at the snapshot's versions did not hold, and the live
+    rows at the lake's watermark."""
+    manifest = basis.manifest
     since = datetime.fromisoformat(manifest.as_of)
     as_of = lake.watermark or since
     then = Lake(lake.root, manifest.lake_versions)
@@ -83,12 +106,15 @@ def live_tail(lake: Lake, warehouse: Warehouse, manifest: Manifest, seq: int,
     trades = trade_rows(made, swaps.lazy(), assemble_liquidity_trades(frames), as_of)
     wallet_frames = {**frames, "swap_legs": made.lazy(), "swaps": swaps.lazy(),
                      "transfers": past("transfers")}
+    pairs = live_pairs(past("reserves"), warehouse, frames, as_of)
+    created = new_pairs(lake, then, as_of)
+    feeds = oracle_changes(updates.lazy(), as_of).sort("feed_id").collect()
+    rows = (LiveRows.none() if basis.at is None
+            else live_rows(basis.at, trades, pairs, created, feeds, as_of))
     return Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(past("blocks")),
-                picked_at=picked_at, published_at=time.time(), trades=trades,
-                pairs=live_pairs(past("reserves"), warehouse, frames, as_of),
-                new_pairs=new_pairs(lake, then, as_of),
-                wallet_trades=live_wallet_trades(wallet_frames, as_of),
-                feeds=oracle_changes(updates.lazy(), as_of).sort("feed_id").collect())
+                picked_at=picked_at, published_at=time.time(), trades=trades, pairs=pairs,
+                new_pairs=created, wallet_trades=live_wallet_trades(wallet_frames, as_of),
+                feeds=feeds, pair_figures=rows.pair_figures, tokens=rows.tokens)
 
 
 def _within(start: datetime, end: datetime, column: str = "publish_time") -> pl.Expr:
@@ -145,30 +171,40 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
            stop: Callable[[], bool] = lambda: False,
            progress: Callable[[str], None] = lambda _: None) -> None:
     """Publish a tail after every new lake mark or snapshot, until `stop` says so; numbering
-    goes on from the last tail published."""
+    goes on from the last tail published. A new snapshot is read and prepared in a thread of
+    its own while tails go on being built on the one before (they hold more trades, and their
+    rows are the same), so a snapshot landing does not hold a tail up."""
     pointer = read_pointer(store)
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
     seen: tuple[object, str] | None = None
-    manifest: Manifest | None = None
+    basis: Basis | None = None
+    making: Future[Basis] | None = None
     last_said = 0.0
-    while not stop():
-        mark, latest = lake.progress(), latest_id(store)
-        now = None if mark is None or latest is None else (mark.watermark, latest)
-        if now is None or now == seen:
-            time.sleep(poll_s)
-            continue
-        # The manifest is read once per snapshot: it lists every part of every table.
-        if manifest is None or manifest.snapshot_id != latest:
-            manifest = latest_manifest(store)
-        if manifest is None:
-            time.sleep(poll_s)
-            continue
-        picked = time.time()
-        tail = live_tail(lake.pinned(), warehouse, manifest, seq, picked)
-        publish_tail(store, tail)
-        seen, seq = now, seq + 1
-        if time.monotonic() - last_said > 60:
-            progress(f"live tail {tail.seq:,}: {tail.trades.height:,} trades since "
-                     f"{tail.since:%H:%M:%S}, as of {tail.as_of:%H:%M:%S}, published "
-                     f"{tail.published_at - picked:.2f}s after the lake's mark")
-            last_said = time.monotonic()
+    with ThreadPoolExecutor(1, thread_name_prefix="snapshot-basis") as pool:
+        while not stop():
+            latest = latest_id(store)
+            if making is None and latest is not None and (
+                    basis is None or basis.manifest.snapshot_id != latest):
+                making = pool.submit(basis_of, store, latest)
+            if making is not None and (making.done() or basis is None):
+                try:
+                    basis = making.result()
+                except Exception as err:
+                    # A snapshot pruned or torn under the reader: the next poll reads LATEST.
+                    log.warning("could not read snapshot %s for the live tail: %s", latest, err)
+                making = None
+            mark = lake.progress()
+            if mark is None or basis is None or (
+                    mark.watermark, basis.manifest.snapshot_id) == seen:
+                time.sleep(poll_s)
+                continue
+            now = (mark.watermark, basis.manifest.snapshot_id)
+            picked = time.time()
+            tail = live_tail(lake.pinned(), warehouse, basis, seq, picked)
+            publish_tail(store, tail)
+            seen, seq = now, seq + 1
+            if time.monotonic() - last_said > 60:
+                progress(f"live tail {tail.seq:,}: {tail.trades.height:,} trades since "
+                         f"{tail.since:%H:%M:%S}, as of {tail.as_of:%H:%M:%S}, published "
+                         f"{tail.published_at - picked:.2f}s after the lake's mark")
+                last_said = time.monotonic()

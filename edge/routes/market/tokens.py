@@ -2,7 +2,6 @@
 registry tokens by id and slug, batches, a token's pairs and holders, and the brief (one call
 instead of six, with ETag)."""
 
-import asyncio
 import contextlib
 import hashlib
 import re
@@ -18,7 +17,7 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
-from edge.live_tokens import instances_of, live_token_rows, made_token_row
+from edge.live_tokens import instances_of, live_token_rows
 from edge.memo import Kept, per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -66,24 +65,9 @@ def token_row(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     return item
 
 
-async def live_rows(snapshot: Snapshot, view: LiveView | None, keys: list[tuple[int, str]],
-                    exact: bool = False) -> dict[tuple[int, str], dict[str, Any]]:
-    """The tokens' live rows: each the newest made on the snapshot (it may trail the tail by
-    one while the next is made, and its `as_of` says so), or, `exact`, this tail's; the
-    missing ones made in one computation off the event loop."""
-    if view is None:
-        return {}
-    found = {} if exact else {k: row for k in keys
-                              if (row := made_token_row(snapshot, view, k)) is not None}
-    missing = [k for k in keys if k not in found]
-    if missing:
-        found.update(await asyncio.to_thread(live_token_rows, snapshot, view, missing))
-    return found
-
-
 def with_live(item: str, live: dict[str, Any] | None) -> str:
     """A token's snapshot row, or its live one."""
-    return item if live is None else with_blocks(pl.DataFrame([live]), True, True)[0]
+    return item if live is None else spliced(live["item"], live["market"], live["instances"])
 
 
 async def get_token(request: Request, params: Params) -> Response:
@@ -93,16 +77,16 @@ async def get_token(request: Request, params: Params) -> Response:
     chain: ChainRef = params["chain"]
     key = (chain.chain_id, params["address"])
     item = token_row(snapshot, chain, key[1])
-    live = (await live_rows(snapshot, view, [key])).get(key)
+    live = live_token_rows(view, [key]).get(key)
     return Response(with_live(item, live).encode(),
                     headers=snapshot_headers(snapshot, None if live is None else live["as_of"]))
 
 
-async def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Response:
+def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Response:
     """A registry token's answer: its `market` and `instances` live (those of its instances'
     live rows) when a tail adds to the snapshot and the token trades, else the snapshot's."""
     token = orjson.loads(item)
-    rows = await live_rows(snapshot, view, instances_of(snapshot, token["id"])[:1])
+    rows = live_token_rows(view, instances_of(snapshot, token["id"])[:1])
     live = next(iter(rows.values()), None)
     if live is None:
         return Response(item.encode(), headers=snapshot_headers(snapshot))
@@ -120,7 +104,7 @@ async def get_registry_token(request: Request, params: Params) -> Response:
     item = None if token_id == ZERO_ID else registry_index(snapshot)[0].get(token_id)
     if item is None:
         raise ApiError("not_found", f"the registry knows no token {token_id}", "id")
-    return await registry_now(snapshot, request.state.live, item)
+    return registry_now(snapshot, request.state.live, item)
 
 
 async def get_token_by_slug(request: Request, params: Params) -> Response:
@@ -129,12 +113,12 @@ async def get_token_by_slug(request: Request, params: Params) -> Response:
     item = registry_index(snapshot)[1].get(params["slug"].lower())
     if item is None:
         raise ApiError("not_found", f"the registry knows no token {params['slug']!r}", "slug")
-    return await registry_now(snapshot, request.state.live, item)
+    return registry_now(snapshot, request.state.live, item)
 
 
 async def batch_tokens(request: Request, params: Params) -> Response:
-    """Token rows for up to 50 (chain, address) items, one read per chain and their live rows
-    made in one computation; an item nobody indexes comes back with found false and never
+    """Token rows for up to 50 (chain, address) items, one read per chain, their figures live;
+    an item nobody indexes comes back with found false and never
     fails the batch."""
     snapshot, view = request.state.snapshot, request.state.live
     by_chain: dict[str, ChainRef | None] = {}
@@ -153,7 +137,7 @@ async def batch_tokens(request: Request, params: Params) -> Response:
     index = token_index(snapshot)
     listed = [(ref.chain_id, address) for _, ref, address in asked
               if ref is not None and (ref.chain_id, address) in index]
-    live = await live_rows(snapshot, view, listed)
+    live = live_token_rows(view, listed)
     answers: list[dict[str, Any]] = []
     for chain, ref, address in asked:
         key = None if ref is None else (ref.chain_id, address)
@@ -161,9 +145,8 @@ async def batch_tokens(request: Request, params: Params) -> Response:
         answers.append({"chain": ref.slug if ref else chain, "address": address,
                         "found": found is not None,
                         "token": None if found is None else orjson.Fragment(found)})
-    # As of the oldest live row it holds (a row made for an earlier tail is older).
-    as_of = min((row["as_of"] for row in live.values()), default=None)
-    return snapshot_json(snapshot, {"items": answers}, as_of)
+    return snapshot_json(snapshot, {"items": answers},
+                         next((row["as_of"] for row in live.values()), None))
 
 
 def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
@@ -256,7 +239,7 @@ async def get_brief(request: Request, params: Params) -> Response:
     if kept is None:
         token = (chain.chain_id, params["address"])
         token_row(snapshot, chain, token[1])
-        live = (await live_rows(snapshot, view, [token], exact=True)).get(token)
+        live = live_token_rows(view, [token]).get(token)
         body = brief(snapshot, view, chain, token[1], live)
         kept = _briefs.keep(key, (body, _etag(body), orjson.loads(body)["as_of"]))
     body, etag, as_of = kept
@@ -274,12 +257,14 @@ def with_blocks(rows: pl.DataFrame, market: bool, instances: bool) -> list[str]:
         return items
     markets = rows["market"].to_list() if market else [None] * len(items)
     deployments = rows["instances"].to_list() if instances else [None] * len(items)
-    out = []
-    for item, m, d in zip(items, markets, deployments, strict=True):
-        extra = (f',"market":{m}' if m is not None else "") + (
-            f',"instances":{d}' if d is not None else "")
-        out.append(item[:-1] + extra + "}")
-    return out
+    return [spliced(item, m, d) for item, m, d in zip(items, markets, deployments, strict=True)]
+
+
+def spliced(item: str, market: str | None, instances: str | None) -> str:
+    """A token item with its market and instances blocks (JSON, when given) spliced in."""
+    extra = (f',"market":{market}' if market is not None else "") + (
+        f',"instances":{instances}' if instances is not None else "")
+    return item[:-1] + extra + "}"
 
 
 def token_query(params: Params) -> TokenQuery:

@@ -1,0 +1,213 @@
+"""The live rows a tail carries (publish/live.py): the window figures of every pair whose
+windows moved since the snapshot and every token's row, at the tail's watermark, made once by
+the tail's writer for every edge with the batch's own functions (core.windows,
+core.token_market) over the snapshot's rows and the tail's swaps.
+
+The window blocks are moved, not summed again: the snapshot's are made once per snapshot from
+its makers' sums, and each tail's from them by what left each window since the snapshot's
+watermark and the tail's swaps (`moved_blocks`). A pair whose windows no swap entered or left
+keeps the snapshot's figures, so only the moved ones are carried."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import polars as pl
+
+from core.fingerprints import keyed
+from core.token_market import token_market
+from core.vocabulary import PAIR_WINDOWS
+from core.windows import (
+    SWAP_SIDES,
+    blocks_of,
+    filled_windows,
+    left_ranges,
+    maker_sums,
+    moved_blocks,
+    token_swaps,
+    window_columns,
+    window_fields,
+    window_prices,
+    window_ranges,
+)
+from core.wire import ISO
+from publish.snapshot import Snapshot
+
+KEY = ["chain_id", "pair"]
+LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000
+# What token_market reads of a pair row.
+PAIR_COLUMNS = ("chain_id", "pair", "ticker", "venue_id", "liquidity_usd", "created_at",
+                "is_scam", "rugged", "verdict", "score", "base", "quote", "base_price_usd",
+                "quote_price_usd", *[f"price_change_{w}" for w in PAIR_WINDOWS])
+TOKEN_COLUMNS = ("chain_id", "address", "item", "market", "instances")
+FIGURE_COLUMNS = ("chain_id", "pair", "fields", "last_trade_at", "txns_h24")
+# The tables a writer reads of a snapshot to make the live rows.
+READS = ("trades", "pairs", "token_basis")
+
+
+def as_swaps(trades: pl.DataFrame) -> pl.DataFrame:
+    """Trade rows (the trades serving table's, or the tail's) as core.windows reads swaps: the
+    maker as the batch's fingerprint of it (what the batch counts distinct)."""
+    return trades.select("chain_id", "pair", "at_ms", "volume_usd", "price_usd",
+                         side="tx_type", maker=keyed("maker"))
+
+
+@dataclass(frozen=True)
+class Timed:
+    """Swaps in time order (each key's in block and log order) and their times."""
+
+    swaps: pl.DataFrame
+    at_ms: np.ndarray
+
+    @classmethod
+    def of(cls, swaps: pl.DataFrame) -> "Timed":
+        """The swaps sorted by time, ties kept in their order."""
+        ordered = swaps.sort("at_ms", maintain_order=True)
+        return cls(ordered, ordered["at_ms"].to_numpy())
+
+    def within(self, ranges: dict[str, tuple[int, int]]) -> pl.DataFrame:
+        """The swaps in any of the (start, end] ranges, each once."""
+        spans = sorted((lo, hi) for lo, hi in ranges.values() if lo < hi)
+        merged: list[list[int]] = []
+        for lo, hi in spans:
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        cuts = [int(np.searchsorted(self.at_ms, edge, side="right")) for span in merged
+                for edge in span]
+        return pl.concat([self.swaps.clear(), *[self.swaps.slice(a, b - a)
+                                                for a, b in zip(cuts[::2], cuts[1::2],
+                                                                strict=True)]])
+
+
+@dataclass(frozen=True)
+class AtSnapshot:
+    """What a snapshot holds that the windows can still reach, for every pair and token: the
+    swaps of the longest window before its watermark and each pair's last priced swap before
+    that (a window opens at the last price at or before its start), the makers' window sums
+    and window blocks at its watermark, its pair rows and its token basis."""
+
+    snapshot_id: str
+    since_ms: int
+    pairs: Timed
+    pair_sums: pl.DataFrame
+    pair_blocks: pl.DataFrame
+    tokens: Timed
+    token_sums: pl.DataFrame
+    token_blocks: pl.DataFrame
+    pair_rows: pl.DataFrame
+    basis: pl.DataFrame
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> "AtSnapshot":
+        """Made once per snapshot from its trades, pairs and token basis tables."""
+        since_ms = int(datetime.fromisoformat(snapshot.manifest.as_of).timestamp() * 1000)
+        trades = snapshot.tables["trades"]
+        start = since_ms - LONGEST_MS
+        # A pair's rows are in time order across the table's parts.
+        before = (trades.filter(pl.col("at_ms") <= start, pl.col("price_usd").is_not_null(),
+                                pl.col("tx_type").is_in(SWAP_SIDES))
+                  .group_by(KEY, maintain_order=True).last())
+        swaps = as_swaps(pl.concat([before, trades.filter(pl.col("at_ms") > start)]))
+        rows = snapshot.tables["pairs"].select(PAIR_COLUMNS)
+        sided = token_swaps(swaps.lazy(), rows.lazy()).collect()
+        ranges = window_ranges(since_ms)
+        pair_sums = maker_sums(swaps.lazy(), ranges).collect()
+        token_sums = maker_sums(sided.lazy(), ranges, "token").collect()
+        return cls(snapshot.snapshot_id, since_ms, Timed.of(swaps), pair_sums,
+                   blocks_of(pair_sums.lazy()).collect(), Timed.of(sided), token_sums,
+                   blocks_of(token_sums.lazy(), "token").collect(), rows,
+                   snapshot.tables["token_basis"])
+
+
+@dataclass(frozen=True)
+class LiveRows:
+    """A tail's live rows: the moved pairs' window figures (as the wire carries them) and every
+    token's row."""
+
+    pair_figures: pl.DataFrame
+    tokens: pl.DataFrame
+
+    @classmethod
+    def none(cls) -> "LiveRows":
+        """No live rows: the snapshot's are served."""
+        return cls(pl.DataFrame(schema={"chain_id": pl.Int64, "pair": pl.String,
+                                        "fields": pl.String, "last_trade_at": pl.String,
+                                        "txns_h24": pl.Int64}),
+                   pl.DataFrame(schema={"chain_id": pl.Int64, **dict.fromkeys(
+                       TOKEN_COLUMNS[1:], pl.String)}))
+
+
+def _moved(at: AtSnapshot, timed: Timed, added: pl.DataFrame, as_of_ms: int,
+           key: str) -> tuple[pl.LazyFrame, pl.DataFrame]:
+    """The window blocks by `key` at `as_of_ms`, moved from the snapshot's (`timed` and its
+    sums and blocks) by what left the windows and the tail's swaps (`added`), and the keys that
+    moved."""
+    left = left_ranges(at.since_ms, as_of_ms)
+    gone = timed.within(left)
+    sums, blocks = (at.pair_sums, at.pair_blocks) if key == "pair" else (at.token_sums,
+                                                                        at.token_blocks)
+    moved = moved_blocks(blocks.lazy(), sums.lazy(), [
+        (maker_sums(gone.lazy(), left, key), -1),
+        (maker_sums(added.lazy(), window_ranges(as_of_ms), key), 1)], key)
+    keys = pl.concat([gone.select("chain_id", key), added.select("chain_id", key)]).unique()
+    return moved, keys
+
+
+def _pair_figures(at: AtSnapshot, added: pl.DataFrame, as_of_ms: int) -> pl.DataFrame:
+    """The window figures of the pairs whose windows moved: their blocks moved, their prices
+    over their swaps the windows reach, the tail's included."""
+    blocks, keys = _moved(at, at.pairs, added, as_of_ms, "pair")
+    swaps = pl.concat([at.pairs.swaps.join(keys, on=KEY, how="semi"),
+                       added.sort("at_ms", maintain_order=True)])
+    return (keys.lazy().join(blocks, on=KEY, how="left")
+            .join(window_prices(swaps.lazy(), as_of_ms), on=KEY, how="left")
+            .with_columns(*filled_windows()).with_columns(**window_columns())
+            .select(*KEY, *[f"price_change_{w}" for w in PAIR_WINDOWS], "txns_h24",
+                    fields=pl.struct([e.alias(n) for n, e in window_fields().items()])
+                    .struct.json_encode(),
+                    last_trade_at=pl.from_epoch("last_trade_ms", "ms").dt.strftime(ISO))
+            .sort(KEY).collect())
+
+
+def _live_pairs(at: AtSnapshot, state: pl.DataFrame, new_pairs: pl.DataFrame,
+                figures: pl.DataFrame) -> pl.DataFrame:
+    """Every pair row with its reserves valued at the tail's watermark and its live price
+    changes, and the pools created since the snapshot (liquidity and swaps only: the snapshot
+    has not judged their risk, so they are never the main pair unless nothing else is)."""
+    valued = state.select(*KEY, live_liquidity="liquidity_usd", live_base="price_usd",
+                          live_quote="quote_usd", valued=pl.lit(True))
+    changes = figures.select(*KEY, **{f"live_{w}": f"price_change_{w}" for w in PAIR_WINDOWS})
+    live = {"liquidity_usd": "live_liquidity", "base_price_usd": "live_base",
+            "quote_price_usd": "live_quote", **{f"price_change_{w}": f"live_{w}"
+                                                for w in PAIR_WINDOWS}}
+    rows = (at.pair_rows.join(valued, on=KEY, how="left").join(changes, on=KEY, how="left")
+            .with_columns(*[pl.when(pl.col("valued")).then(pl.col(v)).otherwise(pl.col(c))
+                            .alias(c) for c, v in list(live.items())[:3]],
+                          *[pl.coalesce(v, c).alias(c) for c, v in list(live.items())[3:]])
+            .select(PAIR_COLUMNS))
+    created = (new_pairs.select("chain_id", "created_at", pair="address")
+               .join(rows.select(KEY), on=KEY, how="anti")
+               .join(state.select(*KEY, "base", "quote", "liquidity_usd",
+                                  base_price_usd="price_usd", quote_price_usd="quote_usd"),
+                     on=KEY)
+               .with_columns(rugged=pl.lit(False)))
+    return pl.concat([rows, created.cast({c: t for c, t in rows.schema.items()
+                                          if c in created.columns})], how="diagonal")
+
+
+def live_rows(at: AtSnapshot, trades: pl.DataFrame, state: pl.DataFrame,
+              new_pairs: pl.DataFrame, feeds: pl.DataFrame, as_of: datetime) -> LiveRows:
+    """The live rows at `as_of` from the snapshot's (`at`), the tail's trades past it, every
+    pair's valued state (`state`, with its tokens), the pools created since and the feeds'
+    prices and changes."""
+    as_of_ms = int(as_of.timestamp() * 1000)
+    added = as_swaps(trades).cast(at.pairs.swaps.schema)
+    figures = _pair_figures(at, added, as_of_ms)
+    pairs = _live_pairs(at, state, new_pairs, figures)
+    activity, _ = _moved(at, at.tokens, token_swaps(
+        added.lazy(), pairs.lazy()).collect().cast(at.tokens.swaps.schema), as_of_ms, "token")
+    tokens = token_market(at.basis.lazy(), pairs.lazy(), activity, feeds.lazy(), as_of)
+    return LiveRows(figures.select(FIGURE_COLUMNS), tokens.select(TOKEN_COLUMNS).sort(
+        "chain_id", "address"))
