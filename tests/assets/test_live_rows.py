@@ -1,0 +1,65 @@
+"""The tail writer's live rows: the swaps a window left, found by time, and the pairs whose
+window figures a tail carries (those a swap entered or left), worked by hand."""
+
+from datetime import UTC, datetime
+
+import orjson
+import polars as pl
+
+from assets.market.live_rows import PAIR_COLUMNS, AtSnapshot, Timed, _pair_figures, as_swaps
+from publish.snapshot import Manifest, Part, Snapshot
+
+MINUTE = 60_000
+# The snapshot's watermark.
+W = int(datetime(2026, 11, 25, 12, tzinfo=UTC).timestamp() * 1000)
+
+
+def _trades(rows: list[tuple[str, int, str, str, float]]) -> pl.DataFrame:
+    """Trade rows (pair, at_ms, side, maker, price) of chain 1, each worth $10."""
+    return pl.DataFrame([{"chain_id": 1, "pair": p, "at_ms": at, "tx_type": side, "maker": m,
+                          "price_usd": price, "volume_usd": 10.0}
+                         for p, at, side, m, price in rows])
+
+
+def _snapshot(trades: pl.DataFrame) -> Snapshot:
+    pairs = pl.DataFrame({"chain_id": [1, 1, 1], "pair": ["A", "B", "C"],
+                          "base": ["ta", "tb", "tc"], "quote": ["q", "q", "q"]}).with_columns(
+        *[pl.lit(None).alias(c) for c in PAIR_COLUMNS if c not in ("chain_id", "pair", "base",
+                                                                     "quote")])
+    basis = pl.DataFrame({"chain_id": [1], "address": ["ta"]})
+    manifest = Manifest("s1", "2026-11-25T12:00:00+00:00", "2026-11-25T12:00:05+00:00")
+    return Snapshot(manifest, {}, {"trades": [Part("t", trades)], "pairs": [Part("p", pairs)],
+                                   "token_basis": [Part("b", basis)]})
+
+
+def test_the_swaps_in_several_ranges_come_once_each_in_time_order():
+    timed = Timed.of(_trades([("A", at, "buy", "m", 1.0) for at in (13, 1, 5, 2, 8, 3)]))
+    found = timed.within({"a": (1, 3), "b": (2, 5), "c": (10, 13), "empty": (7, 7)})
+    # (1, 3] and (2, 5] overlap into (1, 5]: 2, 3, 5; (10, 13]: 13.
+    assert found["at_ms"].to_list() == [2, 3, 5, 13]
+
+
+def test_a_tail_carries_the_figures_of_the_pairs_a_swap_entered_or_left_and_only_those():
+    snapshot = _snapshot(_trades([
+        ("A", W - 10 * MINUTE, "buy", "m1", 2.0),        # in h1 and after; stays
+        ("B", W - 60 * MINUTE + 30_000, "sell", "m2", 4.0),  # leaves h1 a minute later
+        ("C", W - 3 * 60 * MINUTE, "buy", "m3", 1.0),     # in h6 and h24; stays
+    ]))
+    at = AtSnapshot.of(snapshot)
+    tail = as_swaps(_trades([("A", W + 30_000, "sell", "m4", 3.0)])).cast(at.pairs.swaps.schema)
+    figures = _pair_figures(at, tail, W + MINUTE)
+    assert figures["pair"].to_list() == ["A", "B"]
+    a, b = (orjson.loads(f) for f in figures["fields"].to_list())
+    # A: its tail sell is in every window; its buy 10 minutes back in h1 and after.
+    assert a["txn"]["m5"] == {"buys": 0, "sells": 1, "buy_volume": 0.0, "sell_volume": 10.0,
+                              "buyers": 0, "sellers": 1}
+    assert [a["windows"][w]["txns"] for w in ("h1", "h24")] == [{"buys": 1, "sells": 1}] * 2
+    # Its last price 3 against 2: m5 opened at the buy (the last price before its start), h1
+    # at its first swap (the pair is younger than the window).
+    assert a["price_change"]["m5"] == a["price_change"]["h1"] == 50.0
+    assert figures["last_trade_at"].to_list()[0] == "2026-11-25T12:00:30.000Z"
+    # B: its only swap has left h1 and is still in h6.
+    assert b["windows"]["h1"]["txns"] == {"buys": 0, "sells": 0}
+    assert b["windows"]["h6"]["txns"] == {"buys": 0, "sells": 1}
+    assert b["volume"]["h1"] == 0.0 and b["volume"]["h6"] == 10.0
+    assert figures["txns_h24"].to_list() == [2, 1]
