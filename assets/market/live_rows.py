@@ -11,6 +11,7 @@ keeps the snapshot's figures, so only the moved ones are carried."""
 from dataclasses import dataclass
 from datetime import datetime
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -20,6 +21,7 @@ from core.vocabulary import PAIR_WINDOWS
 from core.windows import (
     SWAP_SIDES,
     blocks_of,
+    cutoffs_ms,
     filled_windows,
     left_ranges,
     maker_sums,
@@ -43,6 +45,9 @@ TOKEN_COLUMNS = ("chain_id", "address", "item", "market", "instances")
 FIGURE_COLUMNS = ("chain_id", "pair", "fields", "last_trade_at", "txns_h24")
 # The tables a writer reads of a snapshot to make the live rows.
 READS = ("trades", "pairs", "token_basis")
+# A priced swap's place is its pair's ordinal shifted past any time in milliseconds (2^42 ms
+# reach the year 2109), plus its time: one sorted array finds every pair's swaps by time.
+SHIFT = 42
 
 
 def as_swaps(trades: pl.DataFrame) -> pl.DataFrame:
@@ -81,18 +86,82 @@ class Timed:
                                                                 strict=True)]])
 
 
+@numba.njit(cache=True, nogil=True)
+def _extremes_after(group: np.ndarray, price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row, where the lowest and the highest price from it to its group's last row is
+    first reached (rows in group and time order)."""
+    n = len(price)
+    low = np.empty(n, np.int64)
+    high = np.empty(n, np.int64)
+    for i in range(n - 1, -1, -1):
+        if i == n - 1 or group[i + 1] != group[i]:
+            low[i] = high[i] = i
+            continue
+        low[i] = i if price[i] <= price[low[i + 1]] else low[i + 1]
+        high[i] = i if price[i] >= price[high[i + 1]] else high[i + 1]
+    return low, high
+
+
+@dataclass(frozen=True)
+class Priced:
+    """Every pair's priced swaps in pair and time order, found by binary search of their
+    places (`SHIFT`), with where the lowest and highest price from each swap on are first
+    reached: what `window_prices` reads of a pair at any later watermark is a few of them (the
+    last at or before each window's start, the first after it, the 24h range's extremes, the
+    last), so it is not read over every swap again."""
+
+    rows: pl.DataFrame
+    places: np.ndarray
+    ordinals: dict[tuple[int, str], int]
+    low: np.ndarray
+    high: np.ndarray
+
+    @classmethod
+    def of(cls, swaps: pl.DataFrame) -> "Priced":
+        """From swaps in time order."""
+        rows = (swaps.filter(pl.col("price_usd").is_not_null(), pl.col("side").is_in(SWAP_SIDES))
+                .sort("chain_id", "pair", maintain_order=True))
+        new = (pl.col("chain_id") != pl.col("chain_id").shift()) | (
+            pl.col("pair") != pl.col("pair").shift())
+        group = rows.select(new.fill_null(True).cum_sum().cast(pl.Int64) - 1).to_series()
+        firsts = rows.filter(new.fill_null(True)).select("chain_id", "pair").rows()
+        places = (group.to_numpy() << SHIFT) | rows["at_ms"].to_numpy()
+        low, high = _extremes_after(group.to_numpy(), rows["price_usd"].to_numpy())
+        return cls(rows, places, {key: i for i, key in enumerate(firsts)}, low, high)
+
+    def read(self, keys: list[tuple[int, str]], as_of_ms: int) -> pl.DataFrame:
+        """The swaps of the pairs `keys` whose prices `window_prices` reads at `as_of_ms`, in
+        pair and time order: its figures over them are its figures over all of them."""
+        known = np.array([self.ordinals[k] for k in keys if k in self.ordinals], np.int64)
+        if not len(known):
+            return self.rows.clear()
+        base = known << SHIFT
+        starts = np.searchsorted(self.places, base, "left")
+        ends = np.searchsorted(self.places, base + (1 << SHIFT), "left")
+        picks = [ends - 1]
+        for cut in [*cutoffs_ms(as_of_ms).values(), as_of_ms]:
+            last = np.searchsorted(self.places, base | cut, "right") - 1
+            picks += [last[last >= starts], (last + 1)[last + 1 < ends]]
+        day = np.searchsorted(self.places, base | (as_of_ms - LONGEST_MS), "right")
+        inside = day[day < ends]
+        picks += [self.low[inside], self.high[inside]]
+        return self.rows[np.unique(np.concatenate(picks))]
+
+
 @dataclass(frozen=True)
 class AtSnapshot:
     """What a snapshot holds that the windows can still reach, for every pair and token: the
     swaps of the longest window before its watermark and each pair's last priced swap before
     that (a window opens at the last price at or before its start), the makers' window sums
-    and window blocks at its watermark, its pair rows and its token basis."""
+    and window blocks at its watermark, the priced swaps by pair, its pair rows and its token
+    basis."""
 
     snapshot_id: str
     since_ms: int
     pairs: Timed
     pair_sums: pl.DataFrame
     pair_blocks: pl.DataFrame
+    priced: Priced
     tokens: Timed
     token_sums: pl.DataFrame
     token_blocks: pl.DataFrame
@@ -115,8 +184,10 @@ class AtSnapshot:
         ranges = window_ranges(since_ms)
         pair_sums = maker_sums(swaps.lazy(), ranges).collect()
         token_sums = maker_sums(sided.lazy(), ranges, "token").collect()
-        return cls(snapshot.snapshot_id, since_ms, Timed.of(swaps), pair_sums,
-                   blocks_of(pair_sums.lazy()).collect(), Timed.of(sided), token_sums,
+        timed = Timed.of(swaps)
+        return cls(snapshot.snapshot_id, since_ms, timed, pair_sums,
+                   blocks_of(pair_sums.lazy()).collect(), Priced.of(timed.swaps), Timed.of(sided),
+                   token_sums,
                    blocks_of(token_sums.lazy(), "token").collect(), rows,
                    snapshot.tables["token_basis"])
 
@@ -159,7 +230,7 @@ def _pair_figures(at: AtSnapshot, added: pl.DataFrame, as_of_ms: int) -> pl.Data
     """The window figures of the pairs whose windows moved: their blocks moved, their prices
     over their swaps the windows reach, the tail's included."""
     blocks, keys = _moved(at, at.pairs, added, as_of_ms, "pair")
-    swaps = pl.concat([at.pairs.swaps.join(keys, on=KEY, how="semi"),
+    swaps = pl.concat([at.priced.read(keys.rows(), as_of_ms),
                        added.sort("at_ms", maintain_order=True)])
     return (keys.lazy().join(blocks, on=KEY, how="left")
             .join(window_prices(swaps.lazy(), as_of_ms), on=KEY, how="left")

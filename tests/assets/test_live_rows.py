@@ -5,11 +5,21 @@ from datetime import UTC, datetime
 
 import orjson
 import polars as pl
+import pytest
 
-from assets.market.live_rows import PAIR_COLUMNS, AtSnapshot, Timed, _pair_figures, as_swaps
+from assets.market.live_rows import (
+    PAIR_COLUMNS,
+    AtSnapshot,
+    Priced,
+    Timed,
+    _pair_figures,
+    as_swaps,
+)
+from core.windows import window_prices
 from publish.snapshot import Manifest, Part, Snapshot
 
 MINUTE = 60_000
+HOUR = 60 * MINUTE
 # The snapshot's watermark.
 W = int(datetime(2026, 11, 25, 12, tzinfo=UTC).timestamp() * 1000)
 
@@ -63,3 +73,21 @@ def test_a_tail_carries_the_figures_of_the_pairs_a_swap_entered_or_left_and_only
     assert b["windows"]["h6"]["txns"] == {"buys": 0, "sells": 1}
     assert b["volume"]["h1"] == 0.0 and b["volume"]["h6"] == 10.0
     assert figures["txns_h24"].to_list() == [2, 1]
+
+
+def test_the_prices_read_of_a_pair_are_the_few_its_windows_and_range_need():
+    swaps = as_swaps(_trades([("A", W + at, "buy", "m", price) for at, price in (
+        (-25 * HOUR, 5.0), (-20 * HOUR, 1.0), (-15 * HOUR, 3.0), (-12 * HOUR, 2.0),
+        (-10 * HOUR, 1.0), (-2 * HOUR, 9.0), (-30 * MINUTE, 4.0))]))
+    read = Priced.of(swaps).read([(1, "A"), (1, "unknown")], W + HOUR)
+    # At W+1h: the h24 window opens at W-23h (last before: -25h, first after: -20h, also the
+    # range's low, reached first there), h6 at W-5h (-10h before it, -2h after it, the high),
+    # h1 and m5 after the last swap (-30 min).
+    assert read["at_ms"].to_list() == [W + at for at in (
+        -25 * HOUR, -20 * HOUR, -10 * HOUR, -2 * HOUR, -30 * MINUTE)]
+    prices = window_prices(read.lazy(), W + HOUR).collect().row(0, named=True)
+    assert (prices["range_low"], prices["range_low_ms"]) == (1.0, W - 20 * HOUR)
+    assert (prices["range_high"], prices["range_high_ms"]) == (9.0, W - 2 * HOUR)
+    assert prices["price_change_h24"] == pytest.approx(-20.0)  # 4 against 5
+    assert prices["price_change_h6"] == pytest.approx(300.0)  # 4 against 1
+    assert prices["price_change_h1"] == 0.0
