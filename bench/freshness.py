@@ -212,6 +212,12 @@ def summary(done: list[dict]) -> dict:
             d["published"] - d["picked"] for d in parts), 3) if parts else None,
         "published_to_served_median_s": round(statistics.median(
             d["served"] - d["published"] for d in parts), 3) if parts else None,
+        # Where the slowest swaps' time went.
+        "slowest": [{"lag_s": round(d["served"] - d["committed"], 2),
+                     "commit_to_picked_s": round(d["picked"] - d["committed"], 2),
+                     "picked_to_published_s": round(d["published"] - d["picked"], 2),
+                     "published_to_served_s": round(d["served"] - d["published"], 2)}
+                    for d in sorted(parts, key=lambda d: d["committed"] - d["served"])[:3]],
     }
 
 
