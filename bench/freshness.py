@@ -189,7 +189,10 @@ def follow(home: Path, client: httpx.Client, seconds: float) -> list[dict]:
                 done.append(item)
             elif time.time() - item["committed"] > 120:
                 pending.remove(item)
-                done.append({**item, "served": None})
+                swap = item["swap"]
+                # A pool created since the snapshot has no row until the next one (docs/live.md).
+                row = client.get(f"/chains/{swap['chain_id']}/pairs/{swap['pair']}")
+                done.append({**item, "served": None, "row_status": row.status_code})
         time.sleep(0.02)
     return done
 
@@ -212,6 +215,9 @@ def summary(done: list[dict]) -> dict:
             d["published"] - d["picked"] for d in parts), 3) if parts else None,
         "published_to_served_median_s": round(statistics.median(
             d["served"] - d["published"] for d in parts), 3) if parts else None,
+        "not_served": [{"chain_id": d["swap"]["chain_id"], "pair": d["swap"]["pair"],
+                        "pair_row_status": d["row_status"]}
+                       for d in done if d["served"] is None],
         # Where the slowest swaps' time went.
         "slowest": [{"lag_s": round(d["served"] - d["committed"], 2),
                      "commit_to_picked_s": round(d["picked"] - d["committed"], 2),

@@ -27,7 +27,7 @@ KEY = ["chain_id", "pair"]
 PairKey = tuple[int, str]
 
 # Where each pair's trades sit in the trades table's parts (each sorted by pair, block, log).
-trades_of = indexed("trades", ("chain_id", "pair"))
+trades_of = indexed("trades", ("chain_id", "pair"), ahead=True)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _frontier(snapshot: Snapshot, table: str) -> dict[int, int]:
     return {int(c): int(b) for c, b in found.iter_rows()}
 
 
-@per_snapshot(kept=4)
+@per_snapshot(kept=4, ahead=True)
 def frontier(snapshot: Snapshot) -> dict[int, int]:
     """Each chain's highest block among the snapshot's pair trades: a chain's trades past it
     are not in the snapshot (a chain's events reach the lake in block order, and every one
@@ -82,7 +82,7 @@ def frontier(snapshot: Snapshot) -> dict[int, int]:
     return _frontier(snapshot, "trades")
 
 
-@per_snapshot(kept=4)
+@per_snapshot(kept=4, ahead=True)
 def wallet_frontier(snapshot: Snapshot) -> dict[int, int]:
     """The same for the snapshot's wallet trades."""
     return _frontier(snapshot, "wallet_trades")
@@ -246,7 +246,7 @@ def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
 _rows: Kept = Kept(4096)
 
 
-@per_snapshot(kept=4)
+@per_snapshot(kept=4, ahead=True)
 def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
     """Pair rows by chain id, then by address (built once per snapshot)."""
     index: dict[int, dict[str, str]] = defaultdict(dict)

@@ -14,7 +14,7 @@ from publish.snapshot import Snapshot
 TokenKey = tuple[int, str]
 
 
-@per_snapshot(kept=4)
+@per_snapshot(kept=4, ahead=True)
 def registry_instances(snapshot: Snapshot) -> dict[str, list[TokenKey]]:
     """Each registry token's instances, as the snapshot's token basis lists them (none for a
     snapshot without it)."""

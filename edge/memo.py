@@ -2,12 +2,15 @@
 of computed lookups."""
 
 import functools
+import logging
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 from edge.http import Request, Response
 from edge.registry import Handler, Params
 from publish.snapshot import Snapshot
+
+log = logging.getLogger("chaintape.edge")
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -28,9 +31,16 @@ class Kept(dict[Any, Any]):
         return value
 
 
-def per_snapshot(kept: int) -> Callable[[Callable[[Snapshot], T]], Callable[[Snapshot], T]]:
+# The derivations made of a snapshot before it is served (`ahead`).
+_AHEAD: list[Callable[[Snapshot], object]] = []
+
+
+def per_snapshot(kept: int, ahead: bool = False) -> Callable[[Callable[[Snapshot], T]],
+                                                             Callable[[Snapshot], T]]:
     """Derive from a snapshot once; a few snapshots are in play at once (the current one and
-    those cursors pin), so the last `kept` are remembered."""
+    those cursors pin), so the last `kept` are remembered. An `ahead` derivation (what the
+    live lookups read on every request) is made by `derive_ahead` when the snapshot is
+    loaded, so its first requests do not wait for it."""
     def wrap(derive: Callable[[Snapshot], T]) -> Callable[[Snapshot], T]:
         memo: Kept = Kept(kept)
 
@@ -39,8 +49,21 @@ def per_snapshot(kept: int) -> Callable[[Callable[[Snapshot], T]], Callable[[Sna
             found = memo.get(snapshot.snapshot_id)
             return found if found is not None else memo.keep(snapshot.snapshot_id,
                                                              derive(snapshot))
+        if ahead:
+            _AHEAD.append(derived)
         return derived
     return wrap
+
+
+def derive_ahead(snapshot: Snapshot) -> None:
+    """Make every `ahead` derivation of a snapshot (in the thread that loaded it, before it is
+    served); one that fails is left to its first request, which answers with the problem."""
+    for derive in _AHEAD:
+        try:
+            derive(snapshot)
+        except Exception as err:
+            log.warning("snapshot %s: %s not made ahead: %s", snapshot.snapshot_id,
+                        getattr(derive, "__name__", derive), err)
 
 
 class KeptBytes(Generic[V]):

@@ -10,6 +10,7 @@ from core.home import secret
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
 from edge.live import LiveTail, LiveView
+from edge.memo import derive_ahead
 from edge.metering import open_meter
 from edge.notary import Notary
 from edge.oracle.live import LiveOracle
@@ -31,8 +32,9 @@ class Services:
                  router: Router) -> None:
         self.settings = settings
         self.router = router
+        self.live = LiveTail(store)
         self.holder = SnapshotHolder(store, settings.upstream_timeout_s,
-                                     settings.home / "edge-parts")
+                                     settings.home / "edge-parts", self._prepare)
         self.signer = signer
         self.notary = Notary(secret("CHAINTAPE_VERDICT_KEY", settings.home / "verdict.key"))
         self.cashier = Cashier(settings.offer, Ledger(settings.home / "x402-ledger.sqlite"),
@@ -42,7 +44,6 @@ class Services:
         self.admissions = Admissions(self.keys, self.meter, self.cashier,
                                      settings.trusted_proxies)
         self.oracle = LiveOracle(settings.oracle_upstream)
-        self.live = LiveTail(store)
         self._followers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -53,6 +54,12 @@ class Services:
             asyncio.ensure_future(self.holder.follow(self.settings.poll_s)),
             asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder))]
         self.oracle.start()
+
+    def _prepare(self, snapshot: Snapshot) -> None:
+        """What the live lookups read of a new snapshot on every request, and the live tail's
+        view of it, made before it is served."""
+        derive_ahead(snapshot)
+        self.live.warm(snapshot)
 
     async def stop(self) -> None:
         """Stop following and stop the oracle's tasks."""

@@ -4,6 +4,7 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -59,8 +60,11 @@ class SnapshotHolder:
     """The current snapshot, a few recent ones (for cursors), and the store's health."""
 
     def __init__(self, store: ObjectStore, timeout_s: float = 5.0,
-                 mapped: Path | None = None) -> None:
+                 mapped: Path | None = None,
+                 prepare: Callable[[Snapshot], None] = lambda _: None) -> None:
         self.store = store
+        # What is made of a new snapshot in the loading thread before it is served.
+        self.prepare = prepare
         self.timeout_s = timeout_s
         # Where serving table parts are kept as memory-mapped Arrow files (None: in the heap).
         self.mapped = mapped
@@ -87,7 +91,9 @@ class SnapshotHolder:
                 return False
             if self.rejected is not None and self.rejected["snapshot_id"] == sid:
                 return False
-            self._remember(load_snapshot(self.store, sid, self.parts, self.mapped))
+            loaded = load_snapshot(self.store, sid, self.parts, self.mapped)
+            self._remember(loaded)
+            self.prepare(loaded)
         except NotFound:
             self.store_healthy = True
             return False

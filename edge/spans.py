@@ -93,9 +93,11 @@ def spans(snapshot: Snapshot, name: str, keys: tuple[str, ...]) -> Spans:
     return Spans(tuple(part.frame for part in parts), tuple(at))
 
 
-def indexed(name: str, keys: tuple[str, ...]) -> Callable[[Snapshot], Spans]:
-    """A serving table's spans by `keys`, made once per snapshot."""
-    @per_snapshot(kept=4)
+def indexed(name: str, keys: tuple[str, ...],
+            ahead: bool = False) -> Callable[[Snapshot], Spans]:
+    """A serving table's spans by `keys`, made once per snapshot (`ahead`: when it is
+    loaded)."""
+    @per_snapshot(kept=4, ahead=ahead)
     def index(snapshot: Snapshot) -> Spans:
         return spans(snapshot, name, keys)
     return index

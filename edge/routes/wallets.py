@@ -48,7 +48,7 @@ WALLET = ("chain_id", "wallet")
 
 positions_of = indexed("wallet_positions", WALLET)
 rounds_of = indexed("wallet_rounds", WALLET)
-trades_of = indexed("wallet_trades", WALLET)
+trades_of = indexed("wallet_trades", WALLET, ahead=True)
 buckets_of = indexed("wallet_buckets", (*WALLET, "resolution"))
 funding_of = indexed("wallet_funding", WALLET)
 
