@@ -125,10 +125,14 @@ class S3Store:
 
     def __init__(self, bucket: str, prefix: str = "", client: Any = None,
                  timeout_s: float = 5.0) -> None:
-        self.bucket, self.prefix = bucket, prefix.strip("/")
+        self.bucket, self.prefix, self.timeout_s = bucket, prefix.strip("/"), timeout_s
         config = botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
                                         retries={"max_attempts": 2})
         self.client = client or boto3.client("s3", config=config)
+
+    def __reduce__(self) -> tuple[type["S3Store"], tuple[str, str, None, float]]:
+        """Sent to another process, the store makes its own client there."""
+        return S3Store, (self.bucket, self.prefix, None, self.timeout_s)
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key

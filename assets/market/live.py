@@ -6,9 +6,12 @@ window blocks, the token rows), so that the next snapshot holds exactly what the
 
 import functools
 import logging
+import multiprocessing
+import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,6 +29,7 @@ from assets.market.pair_trades import (
 from assets.sql_models import SqlModel, load_models
 from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
+from core.priority import BATCH_NICENESS
 from core.quotes import oracle_changes
 from core.vocabulary import PAIR_WINDOWS
 from publish.live import Tail, publish_tail, read_pointer
@@ -167,11 +171,18 @@ def _chain_marks(blocks: pl.LazyFrame) -> dict[int, datetime]:
     return dict(newest.iter_rows())
 
 
+def _preparer() -> ProcessPoolExecutor:
+    """A process of its own, at the batch's priority, where snapshots are prepared: the tails
+    get the CPU first, and the preparation never holds the writer's interpreter."""
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=os.nice, initargs=(BATCH_NICENESS,))
+
+
 def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float = 0.2,
            stop: Callable[[], bool] = lambda: False,
            progress: Callable[[str], None] = lambda _: None) -> None:
     """Publish a tail after every new lake mark or snapshot, until `stop` says so; numbering
-    goes on from the last tail published. A new snapshot is read and prepared in a thread of
+    goes on from the last tail published. A new snapshot is read and prepared in a process of
     its own while tails go on being built on the one before (they hold more trades, and their
     rows are the same), so a snapshot landing does not hold a tail up."""
     pointer = read_pointer(store)
@@ -180,7 +191,8 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     basis: Basis | None = None
     making: Future[Basis] | None = None
     last_said = 0.0
-    with ThreadPoolExecutor(1, thread_name_prefix="snapshot-basis") as pool:
+    pool = _preparer()
+    try:
         while not stop():
             latest = latest_id(store)
             if making is None and latest is not None and (
@@ -189,6 +201,11 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
             if making is not None and (making.done() or basis is None):
                 try:
                     basis = making.result()
+                except BrokenProcessPool as err:
+                    log.warning("the snapshot preparing process stopped (%s); starting another",
+                                err)
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = _preparer()
                 except Exception as err:
                     # A snapshot pruned or torn under the reader: the next poll reads LATEST.
                     log.warning("could not read snapshot %s for the live tail: %s", latest, err)
@@ -208,3 +225,5 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
                          f"{tail.since:%H:%M:%S}, as of {tail.as_of:%H:%M:%S}, published "
                          f"{tail.published_at - picked:.2f}s after the lake's mark")
                 last_said = time.monotonic()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

@@ -1,3 +1,4 @@
+import pickle
 import subprocess
 import sys
 import time
@@ -346,3 +347,10 @@ def test_pruning_a_publish_that_died_before_its_manifest_removes_the_objects_it_
     assert orphan not in store.keys(OBJECTS)
     # The first snapshot's part, which the later one shares, stays.
     assert store.keys(OBJECTS) == [first.tables["trades"]["parts"][0]["object"]]
+
+
+def test_a_store_sent_to_another_process_reads_the_same_objects(store):
+    store.put("a/b.json", b"{}", "application/json", IMMUTABLE)
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy is not store and copy.get("a/b.json").body == b"{}"
+    assert copy.keys("a/") == ["a/b.json"]
