@@ -62,13 +62,12 @@ class Services:
         self.live.warm(snapshot)
 
     async def stop(self) -> None:
-        """Stop following, the oracle's tasks and the snapshot writing process."""
+        """Stop following and stop the oracle's tasks."""
         for follower in self._followers:
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
         self._followers = []
-        self.holder.close()
         await self.oracle.stop()
 
 

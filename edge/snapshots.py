@@ -2,11 +2,9 @@
 
 import asyncio
 import logging
-import multiprocessing
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import polars as pl
 
 from edge.http import Response
 from edge.problems import ApiError
-from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot, write_mapped
+from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot
 from publish.store import NotFound, ObjectStore, StoreUnavailable
 
 log = logging.getLogger("chaintape.edge")
@@ -78,29 +76,6 @@ class SnapshotHolder:
         # Every serving table part a kept snapshot holds, by object: a snapshot that shares a
         # part with one already loaded holds the same frame, read once.
         self.parts: weakref.WeakValueDictionary[str, pl.DataFrame] = weakref.WeakValueDictionary()
-        # Where a new snapshot's parts are decoded and written to mapped files: a process of
-        # its own, so that the requests this one answers meanwhile never wait for it.
-        self._writer: ProcessPoolExecutor | None = None
-
-    def _write_mapped(self, sid: str) -> None:
-        """The snapshot's mapped files written by the writing process (when parts are mapped);
-        a process that fails leaves them to this one's load."""
-        if self.mapped is None:
-            return
-        if self._writer is None:
-            self._writer = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        try:
-            self._writer.submit(write_mapped, self.store, sid, self.mapped).result()
-        except Exception as err:
-            log.warning("the parts of %s were not written ahead: %s", sid, err)
-            self._writer.shutdown(wait=False, cancel_futures=True)
-            self._writer = None
-
-    def close(self) -> None:
-        """Stop the writing process."""
-        if self._writer is not None:
-            self._writer.shutdown(wait=False, cancel_futures=True)
-            self._writer = None
 
     def refresh(self) -> bool:
         """Load the snapshot LATEST names if it is new; True when the current one changed.
@@ -116,7 +91,6 @@ class SnapshotHolder:
                 return False
             if self.rejected is not None and self.rejected["snapshot_id"] == sid:
                 return False
-            self._write_mapped(sid)
             loaded = load_snapshot(self.store, sid, self.parts, self.mapped)
             self._remember(loaded)
             self.prepare(loaded)

@@ -450,18 +450,9 @@ def latest_manifest(store: ObjectStore) -> Manifest | None:
 
 def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
     """A stored part as a frame over a memory-mapped Arrow file in `directory`, written from
-    the store's Parquet the first time (`mapped_file`); its use refreshes the file's time, by
-    which unused ones are removed (`forget_mapped`)."""
-    path = mapped_file(store, key, directory)
-    os.utime(path)
-    table = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))
-
-
-def mapped_file(store: ObjectStore, key: str, directory: Path) -> Path:
-    """The uncompressed Arrow file of a stored part in `directory`, written from the store's
-    Parquet if it is not there yet (atomically: processes that write the same part at once each
-    write it whole and keep one)."""
+    the store's Parquet the first time (atomically: processes that map the same part at once
+    each write it whole and keep one); its use refreshes the file's time, by which unused
+    ones are removed (`forget_mapped`)."""
     path = directory / f"{Path(key).stem}.arrow"
     if not path.exists():
         directory.mkdir(parents=True, exist_ok=True)
@@ -469,17 +460,9 @@ def mapped_file(store: ObjectStore, key: str, directory: Path) -> Path:
         with tempfile.NamedTemporaryFile(dir=directory, suffix=".writing", delete=False) as tmp:
             frame.write_ipc(tmp.name, compression="uncompressed")
         os.replace(tmp.name, path)
-    return path
-
-
-def write_mapped(store: ObjectStore, snapshot_id: str, directory: Path) -> None:
-    """Write the Arrow file of every part of a snapshot's serving tables that `directory`
-    lacks, so that loading it with `mapped` only maps them (what a loading process does for a
-    server, off the server's interpreter)."""
-    manifest = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
-    for meta in {**manifest.get("lists", {}), **manifest.get("tables", {})}.values():
-        for part in meta.get("parts", []):
-            mapped_file(store, part["object"], directory)
+    os.utime(path)
+    table = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))
 
 
 def forget_mapped(directory: Path, keep: set[str], older_than_s: float) -> list[Path]:
