@@ -144,17 +144,21 @@ def newest_swap(lake: Lake, after: datetime, until: datetime) -> dict | None:
 
 
 def served(client: httpx.Client, swap: dict) -> bool:
-    """Whether the edge shows `swap` in its pair's newest trades and its pair row's last trade
-    has reached it."""
+    """Whether the edge shows `swap` in its pair's newest trades and, when the swap is priced,
+    its pair row's last trade has reached it."""
     base = f"/chains/{swap['chain_id']}/pairs/{swap['pair']}"
     trades = client.get(base + "/trades", params={"limit": 100})
     if trades.status_code != 200:
         return False
-    mine = any(t["block_info"]["block_number"] == swap["block_number"]
-               and t["block_info"]["log_index"] == swap["log_index"]
-               for t in trades.json()["items"])
-    if not mine:
+    mine = next((t for t in trades.json()["items"]
+                 if t["block_info"]["block_number"] == swap["block_number"]
+                 and t["block_info"]["log_index"] == swap["log_index"]), None)
+    if mine is None:
         return False
+    if mine["event_data"]["price_usd0"] is None and mine["event_data"]["price_usd1"] is None:
+        # A swap nothing prices (its quote has no feed) moves no row figure: a pair row's last
+        # trade, in the batch as live, is its last priced one.
+        return True
     row = client.get(base)
     last = row.json().get("last_trade_at") if row.status_code == 200 else None
     return last is not None and datetime.fromisoformat(last.replace("Z", "+00:00")) >= (
