@@ -37,7 +37,7 @@ class LiveView:
     reaches, the pairs the snapshot lacks (`new_pairs`, in creation order), each wallet's
     trades after the snapshot's, the price feeds' prices and changes at the watermark, the
     window figures of the pairs whose windows moved and each token's live row (`item`,
-    `market`, `instances` and `as_of`, the watermark)."""
+    `market`, `instances`)."""
 
     seq: int
     as_of: datetime
@@ -112,7 +112,7 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
     figures = {(row["chain_id"], row["pair"]): row
                for row in tail.pair_figures.iter_rows(named=True)}
-    tokens = {(row["chain_id"], row["address"]): {**row, "as_of": tail.as_of.isoformat()}
+    tokens = {(row["chain_id"], row["address"]): row
               for row in tail.tokens.iter_rows(named=True)}
     return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets, tail.feeds,
                     figures, tokens)

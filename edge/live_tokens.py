@@ -36,8 +36,8 @@ def instances_of(snapshot: Snapshot, token_id: str) -> list[TokenKey]:
 
 def live_token_rows(view: LiveView | None,
                     keys: list[TokenKey]) -> dict[TokenKey, dict[str, Any]]:
-    """The tokens' live rows (`item`, `market`, `instances` and `as_of`, the tail's watermark);
-    a token is left out when the tail carries no row of it (its row is the snapshot's)."""
+    """The tokens' live rows (`item`, `market`, `instances`, as of the tail's watermark); a
+    token is left out when the tail carries no row of it (its row is the snapshot's)."""
     if view is None:
         return {}
     return {key: row for key in keys if (row := view.tokens.get(key)) is not None}

@@ -3,7 +3,6 @@ lifecycle, started and stopped the same way under RSGI and ASGI."""
 
 import asyncio
 import contextlib
-import logging
 from dataclasses import dataclass
 
 from core.home import secret
@@ -21,8 +20,6 @@ from edge.snapshots import SnapshotHolder
 from publish.cursor import CursorSigner
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore
-
-log = logging.getLogger("chaintape.edge")
 
 
 class Services:

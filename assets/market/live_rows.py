@@ -86,6 +86,37 @@ class Timed:
                                                                 strict=True)]])
 
 
+@dataclass(frozen=True)
+class Moving:
+    """Window blocks by `key` at a snapshot's watermark (`since_ms`), kept to be moved to any
+    later one: the swaps the windows can still reach (`timed`), their makers' sums and the
+    blocks made of them."""
+
+    key: str
+    since_ms: int
+    timed: Timed
+    sums: pl.DataFrame
+    blocks: pl.DataFrame
+
+    @classmethod
+    def of(cls, swaps: pl.DataFrame, key: str, since_ms: int) -> "Moving":
+        """From swaps keyed by `key`."""
+        sums = maker_sums(swaps.lazy(), window_ranges(since_ms), key).collect()
+        return cls(key, since_ms, Timed.of(swaps), sums, blocks_of(sums.lazy(), key).collect())
+
+    def moved(self, added: pl.DataFrame, as_of_ms: int) -> tuple[pl.LazyFrame, pl.DataFrame]:
+        """The blocks at `as_of_ms`, moved by what left the windows since and the swaps
+        `added` (`moved_blocks`), and the keys that moved."""
+        left = left_ranges(self.since_ms, as_of_ms)
+        gone = self.timed.within(left)
+        moved = moved_blocks(self.blocks.lazy(), self.sums.lazy(), [
+            (maker_sums(gone.lazy(), left, self.key), -1),
+            (maker_sums(added.lazy(), window_ranges(as_of_ms), self.key), 1)], self.key)
+        keys = pl.concat([gone.select("chain_id", self.key),
+                          added.select("chain_id", self.key)]).unique()
+        return moved, keys
+
+
 @numba.njit(cache=True, nogil=True)
 def _extremes_after(group: np.ndarray, price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each row, where the lowest and the highest price from it to its group's last row is
@@ -152,19 +183,12 @@ class Priced:
 class AtSnapshot:
     """What a snapshot holds that the windows can still reach, for every pair and token: the
     swaps of the longest window before its watermark and each pair's last priced swap before
-    that (a window opens at the last price at or before its start), the makers' window sums
-    and window blocks at its watermark, the priced swaps by pair, its pair rows and its token
-    basis."""
+    that (a window opens at the last price at or before its start), moving by pair and by
+    token, the priced swaps by pair, its pair rows and its token basis."""
 
-    snapshot_id: str
-    since_ms: int
-    pairs: Timed
-    pair_sums: pl.DataFrame
-    pair_blocks: pl.DataFrame
+    pairs: Moving
+    tokens: Moving
     priced: Priced
-    tokens: Timed
-    token_sums: pl.DataFrame
-    token_blocks: pl.DataFrame
     pair_rows: pl.DataFrame
     basis: pl.DataFrame
 
@@ -180,16 +204,10 @@ class AtSnapshot:
                   .group_by(KEY, maintain_order=True).last())
         swaps = as_swaps(pl.concat([before, trades.filter(pl.col("at_ms") > start)]))
         rows = snapshot.tables["pairs"].select(PAIR_COLUMNS)
-        sided = token_swaps(swaps.lazy(), rows.lazy()).collect()
-        ranges = window_ranges(since_ms)
-        pair_sums = maker_sums(swaps.lazy(), ranges).collect()
-        token_sums = maker_sums(sided.lazy(), ranges, "token").collect()
-        timed = Timed.of(swaps)
-        return cls(snapshot.snapshot_id, since_ms, timed, pair_sums,
-                   blocks_of(pair_sums.lazy()).collect(), Priced.of(timed.swaps), Timed.of(sided),
-                   token_sums,
-                   blocks_of(token_sums.lazy(), "token").collect(), rows,
-                   snapshot.tables["token_basis"])
+        pairs = Moving.of(swaps, "pair", since_ms)
+        return cls(pairs, Moving.of(token_swaps(swaps.lazy(), rows.lazy()).collect(), "token",
+                                    since_ms),
+                   Priced.of(pairs.timed.swaps), rows, snapshot.tables["token_basis"])
 
 
 @dataclass(frozen=True)
@@ -210,26 +228,10 @@ class LiveRows:
                        TOKEN_COLUMNS[1:], pl.String)}))
 
 
-def _moved(at: AtSnapshot, timed: Timed, added: pl.DataFrame, as_of_ms: int,
-           key: str) -> tuple[pl.LazyFrame, pl.DataFrame]:
-    """The window blocks by `key` at `as_of_ms`, moved from the snapshot's (`timed` and its
-    sums and blocks) by what left the windows and the tail's swaps (`added`), and the keys that
-    moved."""
-    left = left_ranges(at.since_ms, as_of_ms)
-    gone = timed.within(left)
-    sums, blocks = (at.pair_sums, at.pair_blocks) if key == "pair" else (at.token_sums,
-                                                                        at.token_blocks)
-    moved = moved_blocks(blocks.lazy(), sums.lazy(), [
-        (maker_sums(gone.lazy(), left, key), -1),
-        (maker_sums(added.lazy(), window_ranges(as_of_ms), key), 1)], key)
-    keys = pl.concat([gone.select("chain_id", key), added.select("chain_id", key)]).unique()
-    return moved, keys
-
-
 def _pair_figures(at: AtSnapshot, added: pl.DataFrame, as_of_ms: int) -> pl.DataFrame:
     """The window figures of the pairs whose windows moved: their blocks moved, their prices
     over their swaps the windows reach, the tail's included."""
-    blocks, keys = _moved(at, at.pairs, added, as_of_ms, "pair")
+    blocks, keys = at.pairs.moved(added, as_of_ms)
     swaps = pl.concat([at.priced.read(keys.rows(), as_of_ms),
                        added.sort("at_ms", maintain_order=True)])
     return (keys.lazy().join(blocks, on=KEY, how="left")
@@ -247,16 +249,17 @@ def _live_pairs(at: AtSnapshot, state: pl.DataFrame, new_pairs: pl.DataFrame,
     """Every pair row with its reserves valued at the tail's watermark and its live price
     changes, and the pools created since the snapshot (liquidity and swaps only: the snapshot
     has not judged their risk, so they are never the main pair unless nothing else is)."""
-    valued = state.select(*KEY, live_liquidity="liquidity_usd", live_base="price_usd",
-                          live_quote="quote_usd", valued=pl.lit(True))
-    changes = figures.select(*KEY, **{f"live_{w}": f"price_change_{w}" for w in PAIR_WINDOWS})
-    live = {"liquidity_usd": "live_liquidity", "base_price_usd": "live_base",
-            "quote_price_usd": "live_quote", **{f"price_change_{w}": f"live_{w}"
-                                                for w in PAIR_WINDOWS}}
-    rows = (at.pair_rows.join(valued, on=KEY, how="left").join(changes, on=KEY, how="left")
-            .with_columns(*[pl.when(pl.col("valued")).then(pl.col(v)).otherwise(pl.col(c))
-                            .alias(c) for c, v in list(live.items())[:3]],
-                          *[pl.coalesce(v, c).alias(c) for c, v in list(live.items())[3:]])
+    valued = {"liquidity_usd": "liquidity_usd", "base_price_usd": "price_usd",
+              "quote_price_usd": "quote_usd"}
+    changes = [f"price_change_{w}" for w in PAIR_WINDOWS]
+    rows = (at.pair_rows
+            .join(state.select(*KEY, valued=pl.lit(True),
+                               **{f"live_{c}": v for c, v in valued.items()}), on=KEY, how="left")
+            .join(figures.select(*KEY, *[pl.col(c).alias(f"live_{c}") for c in changes]),
+                  on=KEY, how="left")
+            .with_columns(*[pl.when(pl.col("valued")).then(pl.col(f"live_{c}"))
+                            .otherwise(pl.col(c)).alias(c) for c in valued],
+                          *[pl.coalesce(f"live_{c}", c).alias(c) for c in changes])
             .select(PAIR_COLUMNS))
     created = (new_pairs.select("chain_id", "created_at", pair="address")
                .join(rows.select(KEY), on=KEY, how="anti")
@@ -274,11 +277,11 @@ def live_rows(at: AtSnapshot, trades: pl.DataFrame, state: pl.DataFrame,
     pair's valued state (`state`, with its tokens), the pools created since and the feeds'
     prices and changes."""
     as_of_ms = int(as_of.timestamp() * 1000)
-    added = as_swaps(trades).cast(at.pairs.swaps.schema)
+    added = as_swaps(trades).cast(at.pairs.timed.swaps.schema)
     figures = _pair_figures(at, added, as_of_ms)
     pairs = _live_pairs(at, state, new_pairs, figures)
-    activity, _ = _moved(at, at.tokens, token_swaps(
-        added.lazy(), pairs.lazy()).collect().cast(at.tokens.swaps.schema), as_of_ms, "token")
+    activity, _ = at.tokens.moved(token_swaps(added.lazy(), pairs.lazy()).collect()
+                                  .cast(at.tokens.timed.swaps.schema), as_of_ms)
     tokens = token_market(at.basis.lazy(), pairs.lazy(), activity, feeds.lazy(), as_of)
     return LiveRows(figures.select(FIGURE_COLUMNS), tokens.select(TOKEN_COLUMNS).sort(
         "chain_id", "address"))

@@ -56,7 +56,7 @@ def test_a_tail_carries_the_figures_of_the_pairs_a_swap_entered_or_left_and_only
         ("C", W - 3 * 60 * MINUTE, "buy", "m3", 1.0),     # in h6 and h24; stays
     ]))
     at = AtSnapshot.of(snapshot)
-    tail = as_swaps(_trades([("A", W + 30_000, "sell", "m4", 3.0)])).cast(at.pairs.swaps.schema)
+    tail = as_swaps(_trades([("A", W + 30_000, "sell", "m4", 3.0)])).cast(at.pairs.timed.swaps.schema)
     figures = _pair_figures(at, tail, W + MINUTE)
     assert figures["pair"].to_list() == ["A", "B"]
     a, b = (orjson.loads(f) for f in figures["fields"].to_list())

@@ -65,6 +65,11 @@ def token_row(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     return item
 
 
+def live_as_of(view: LiveView | None, live: dict[str, Any] | None) -> str | None:
+    """What an answer holding a live row is as of: the tail's watermark (None without one)."""
+    return None if view is None or live is None else view.as_of_text
+
+
 def with_live(item: str, live: dict[str, Any] | None) -> str:
     """A token's snapshot row, or its live one."""
     return item if live is None else spliced(live["item"], live["market"], live["instances"])
@@ -79,7 +84,7 @@ async def get_token(request: Request, params: Params) -> Response:
     item = token_row(snapshot, chain, key[1])
     live = live_token_rows(view, [key]).get(key)
     return Response(with_live(item, live).encode(),
-                    headers=snapshot_headers(snapshot, None if live is None else live["as_of"]))
+                    headers=snapshot_headers(snapshot, live_as_of(view, live)))
 
 
 def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Response:
@@ -92,7 +97,7 @@ def registry_now(snapshot: Snapshot, view: LiveView | None, item: str) -> Respon
         return Response(item.encode(), headers=snapshot_headers(snapshot))
     token.update(market=orjson.Fragment(live["market"]),
                  instances=orjson.Fragment(live["instances"]))
-    return Response(orjson.dumps(token), headers=snapshot_headers(snapshot, live["as_of"]))
+    return Response(orjson.dumps(token), headers=snapshot_headers(snapshot, live_as_of(view, live)))
 
 
 async def get_registry_token(request: Request, params: Params) -> Response:
@@ -146,7 +151,7 @@ async def batch_tokens(request: Request, params: Params) -> Response:
                         "found": found is not None,
                         "token": None if found is None else orjson.Fragment(found)})
     return snapshot_json(snapshot, {"items": answers},
-                         next((row["as_of"] for row in live.values()), None))
+                         live_as_of(view, next(iter(live.values()), None)))
 
 
 def _token_pairs(snapshot: Snapshot, chain_id: int, address: str) -> pl.DataFrame:
@@ -238,7 +243,6 @@ async def get_brief(request: Request, params: Params) -> Response:
     kept = _briefs.get(key)
     if kept is None:
         token = (chain.chain_id, params["address"])
-        token_row(snapshot, chain, token[1])
         live = live_token_rows(view, [token]).get(token)
         body = brief(snapshot, view, chain, token[1], live)
         kept = _briefs.keep(key, (body, _etag(body), orjson.loads(body)["as_of"]))
