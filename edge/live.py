@@ -17,13 +17,13 @@ import polars as pl
 
 from edge.memo import Kept, per_snapshot
 from edge.snapshots import SnapshotHolder, as_of_instant
-from edge.spans import indexed
+from edge.spans import Spans, indexed, sorted_spans
 from publish.live import Tail, load_tail, read_pointer
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore, StoreUnavailable
 
 log = logging.getLogger("chaintape.edge")
-KEY = ["chain_id", "pair"]
+KEY = ("chain_id", "pair")
 PairKey = tuple[int, str]
 
 # Where each pair's trades sit in the trades table's parts (each sorted by pair, block, log).
@@ -37,18 +37,20 @@ class LiveView:
     reaches, the pairs the snapshot lacks (`new_pairs`, in creation order), each wallet's
     trades after the snapshot's, the price feeds' prices and changes at the watermark, the
     window figures of the pairs whose windows moved and each token's live row (`item`,
-    `market`, `instances`)."""
+    `market`, `instances`). The tables by key are the tail's own, sorted and searched: a tail
+    holds thousands of pairs, wallets and tokens, and a view made anew every tail must not
+    build an object for each (it would hold the interpreter from the requests)."""
 
     seq: int
     as_of: datetime
-    trades: dict[PairKey, pl.DataFrame]
-    pairs: dict[PairKey, dict[str, Any]]
+    trades: Spans
+    pairs: Spans
     chains: dict[int, datetime]
     new_pairs: pl.DataFrame
-    wallet_trades: dict[PairKey, pl.DataFrame]
+    wallet_trades: Spans
     feeds: pl.DataFrame
-    figures: dict[PairKey, dict[str, Any]]
-    tokens: dict[tuple[int, str], dict[str, Any]]
+    figures: Spans
+    tokens: Spans
 
     @functools.cached_property
     def created(self) -> set[PairKey]:
@@ -88,12 +90,10 @@ def wallet_frontier(snapshot: Snapshot) -> dict[int, int]:
     return _frontier(snapshot, "wallet_trades")
 
 
-def _past(rows: pl.DataFrame, reached: dict[int, int], key: list[str]) -> dict[PairKey, pl.DataFrame]:
+def _past(rows: pl.DataFrame, reached: dict[int, int], key: tuple[str, str]) -> Spans:
     """Rows past each chain's `reached` block, by `key`."""
     since = pl.col("chain_id").replace_strict(reached, default=-1, return_dtype=pl.Int64)
-    newer = rows.filter(pl.col("block_number") > since)
-    return {(int(k[0]), str(k[1])): part
-            for k, part in newer.partition_by(key, as_dict=True).items()}
+    return sorted_spans(rows.filter(pl.col("block_number") > since), key)
 
 
 def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
@@ -105,17 +105,13 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     if tail.since > as_of or tail.as_of <= as_of:
         return None
     trades = _past(tail.trades, frontier(snapshot), KEY)
-    wallets = _past(tail.wallet_trades, wallet_frontier(snapshot), ["chain_id", "wallet"])
-    pairs = {(row["chain_id"], row["pair"]): row for row in tail.pairs.iter_rows(named=True)}
+    wallets = _past(tail.wallet_trades, wallet_frontier(snapshot), ("chain_id", "wallet"))
     known = snapshot.tables.get("pairs")
     new = tail.new_pairs if known is None else tail.new_pairs.join(
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
-    figures = {(row["chain_id"], row["pair"]): row
-               for row in tail.pair_figures.iter_rows(named=True)}
-    tokens = {(row["chain_id"], row["address"]): row
-              for row in tail.tokens.iter_rows(named=True)}
-    return LiveView(tail.seq, tail.as_of, trades, pairs, tail.chains, new, wallets, tail.feeds,
-                    figures, tokens)
+    return LiveView(tail.seq, tail.as_of, trades, sorted_spans(tail.pairs, KEY), tail.chains,
+                    new, wallets, tail.feeds, sorted_spans(tail.pair_figures, KEY),
+                    sorted_spans(tail.tokens, ("chain_id", "address")))
 
 
 class LiveTail:
@@ -231,7 +227,7 @@ class LiveTail:
 
 def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.DataFrame:
     """A pair's trade rows from the snapshot followed by those that arrived after it."""
-    return followed(trades_of(snapshot).rows(key), None if view is None else view.trades.get(key))
+    return followed(trades_of(snapshot).rows(key), None if view is None else view.trades.rows(key))
 
 
 def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
@@ -259,14 +255,14 @@ def pair_index(snapshot: Snapshot) -> dict[int, dict[str, str]]:
 
 def _patched(row: dict[str, Any], view: LiveView, key: PairKey) -> bytes:
     """The snapshot's pair row (decoded) with its live figures and valued reserves."""
-    figures = view.figures.get(key)
+    figures = view.figures.row(key)
     if figures is not None:
         row.update(orjson.loads(figures["fields"]))
         row["last_trade_at"] = figures["last_trade_at"]
         if row["status"] in ("active", "inactive"):
             row["status"] = "active" if figures["txns_h24"] > 0 else "inactive"
     row["last_updated_at"] = view.as_of.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    state = view.pairs.get(key)
+    state = view.pairs.row(key)
     if state is not None:
         row["liquidity_usd"] = state["liquidity_usd"]
         row["price_native"] = state["base_price_native"]

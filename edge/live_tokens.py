@@ -40,4 +40,4 @@ def live_token_rows(view: LiveView | None,
     token is left out when the tail carries no row of it (its row is the snapshot's)."""
     if view is None:
         return {}
-    return {key: row for key in keys if (row := view.tokens.get(key)) is not None}
+    return {key: row for key in keys if (row := view.tokens.row(key)) is not None}

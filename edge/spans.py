@@ -62,6 +62,14 @@ class Spans:
             return self.empty()
         return pieces[0] if len(pieces) == 1 else pl.concat(pieces)
 
+    def row(self, key: Key) -> dict[str, Any] | None:
+        """The key's first row by column name, or None when it has none."""
+        for part, index in zip(self.parts, self.at, strict=True):
+            found = index.get(key)
+            if found is not None:
+                return part.row(found[0], named=True)
+        return None
+
 
 def _runs(frame: pl.DataFrame, keys: tuple[str, ...]) -> dict[Key, tuple[int, int]]:
     runs = (frame.select(*keys).with_row_index("_at")
@@ -73,6 +81,12 @@ def _runs(frame: pl.DataFrame, keys: tuple[str, ...]) -> dict[Key, tuple[int, in
 def frame_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
     """Look up rows in one frame sorted by `keys`."""
     return Spans((frame,), (SortedKeys(frame, keys),))
+
+
+def sorted_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
+    """Look up rows in a frame in any order: sorted by `keys` once (stably, so a key's rows
+    keep their order), nothing made per key."""
+    return frame_spans(frame.sort(list(keys), maintain_order=True), keys)
 
 
 def spans(snapshot: Snapshot, name: str, keys: tuple[str, ...]) -> Spans:

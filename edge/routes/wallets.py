@@ -165,8 +165,8 @@ async def list_trades(request: Request, params: Params) -> Response:
     snapshot, view = request.state.snapshot, request.state.live
     chain, address = params["chain"], params["address"]
     key = (chain.chain_id, address)
-    newer = None if view is None else view.wallet_trades.get(key)
-    if newer is None:
+    newer = None if view is None else view.wallet_trades.rows(key)
+    if newer is None or newer.is_empty():
         head(snapshot, chain, address)
     rows = followed(trades_of(snapshot).rows(key), newer).with_columns(position=WALLET_POSITION)
     scope = list_scope(chain=chain.chain_id, wallet=address)

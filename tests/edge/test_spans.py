@@ -1,9 +1,10 @@
 """Finding a key's rows in parts sorted by key: by binary search in one part, by each day
-part's own index across several, the same rows either way."""
+part's own index across several, the same rows either way; a frame in any order (a live
+tail's table) sorted once and searched the same way."""
 
 import polars as pl
 
-from edge.spans import SortedKeys, Spans, _runs, frame_spans
+from edge.spans import SortedKeys, Spans, _runs, frame_spans, sorted_spans
 
 ROWS = pl.DataFrame({"chain_id": [1, 1, 1, 2, 2, 2],
                      "wallet": ["a", "b", "b", "a", "c", "c"],
@@ -28,3 +29,18 @@ def test_a_frame_and_its_day_parts_give_the_same_rows_in_order() -> None:
     assert parts.rows((1, "b"))["n"].to_list() == [1, 2] == whole.rows((1, "b"))["n"].to_list()
     assert parts.rows((2, "c"))["n"].to_list() == [4, 5]
     assert parts.rows((9, "z")).is_empty() and parts.rows((9, "z")).columns == ROWS.columns
+
+
+def test_a_frame_in_any_order_is_searched_with_each_keys_rows_in_their_order() -> None:
+    # A tail's trades in block order, pairs interleaved: "x" then "y" then "x" again.
+    tail = pl.DataFrame({"chain_id": [2, 1, 2, 1, 2],
+                         "pair": ["x", "y", "y", "y", "x"],
+                         "block": [10, 11, 12, 13, 14]})
+    found = sorted_spans(tail, ("chain_id", "pair"))
+    assert found.rows((2, "x"))["block"].to_list() == [10, 14]
+    assert found.rows((1, "y"))["block"].to_list() == [11, 13]
+    assert found.rows((2, "y"))["block"].to_list() == [12]
+    assert found.rows((1, "x")).is_empty()
+    assert found.row((1, "y")) == {"chain_id": 1, "pair": "y", "block": 11}
+    assert found.row((1, "x")) is None
+    assert sorted_spans(tail.clear(), ("chain_id", "pair")).row((2, "x")) is None
