@@ -107,7 +107,7 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
     from sources.lake import Lake, LakeError
     from sources.simulator import live
 
-    lake = Lake()
+    lake = Lake(keep_open=True)
     _say(f"live market -> {lake.root} (a batch every {every:g}s; Ctrl-C stops it)")
     try:
         live.run(lake, every, until, progress=lambda line: _say(f"  {line}"), market=market)
@@ -134,7 +134,7 @@ def tail(poll: float) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     _say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
     try:
-        follow(Lake(), found["warehouse"], store, poll, progress=lambda line: _say(f"  {line}"))
+        follow(Lake(keep_open=True), found["warehouse"], store, poll, progress=lambda line: _say(f"  {line}"))
     except KeyboardInterrupt:
         _say("live tail stopped")
 
@@ -175,7 +175,7 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
         config = load(venues_file)
     except ConfigError as err:
         raise click.ClickException(f"{venues_file}: {err}") from None
-    lake = Lake()
+    lake = Lake(keep_open=True)
     rpc = Rpc(rpc_url)
     # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -112,10 +112,18 @@ class Progress:
 
 class Lake:
     """Reads and writes the raw tables under one root (a directory or an s3:// prefix). A lake
-    opened with `versions` reads each of those tables as of that version."""
+    opened with `versions` reads each of those tables as of that version.
+
+    A lake opened with `keep_open` (a long-running writer or follower of the lake) keeps each
+    table it opens at its newest version and reads only the commits made since on the next
+    use, and the lakes it pins share them: opening a table replays its log (tens of
+    milliseconds a table, growing with the commits since its checkpoint), and a live writer
+    commits and marks every few seconds. A table dropped and written again by another process
+    is told from the one held by its commit file's time (on a local lake; on S3 no other
+    process may do so while the lake is open)."""
 
     def __init__(self, root: Path | str | None = None,
-                 versions: dict[str, int] | None = None) -> None:
+                 versions: dict[str, int] | None = None, keep_open: bool = False) -> None:
         root = str(root) if root is not None else default_root()
         self.remote = is_remote(root)
         self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
@@ -123,6 +131,8 @@ class Lake:
         self.storage = storage_options() if self.remote else {}
         # Up to when every table is complete, for a lake pinned to a writer's batch.
         self.watermark: datetime | None = None
+        # Each table held open, with when its commit at the held version was written.
+        self._open: dict[str, tuple[DeltaTable, int | None]] | None = {} if keep_open else None
 
     def uri(self, table: str) -> str:
         """Where a table's Delta log and files live."""
@@ -272,12 +282,14 @@ class Lake:
 
     def current_versions(self) -> dict[str, int]:
         """Every present table's latest version."""
-        return {name: v for name in TABLES
-                if (v := Lake(self.root).version(name)) is not None}
+        return {name: delta.version() for name in TABLES
+                if (delta := self._latest(name)) is not None}
 
     def drop(self, table: str) -> None:
         """Remove a whole table, before a producer rewrites all of it."""
         _spec(table)
+        if self._open is not None:
+            self._open.pop(table, None)
         self._remove(table)
 
     def tables(self) -> list[str]:
@@ -328,6 +340,7 @@ class Lake:
         progress = self.progress()
         lake = Lake(self.root, progress.versions if progress else self.current_versions())
         lake.watermark = progress.watermark if progress else None
+        lake._open = self._open
         return lake
 
     def compact(self, table: str, tries: int = 3) -> int:
@@ -414,20 +427,62 @@ class Lake:
                                 predicate=predicate, storage_options=self.storage or None,
                                 writer_properties=_properties())
 
-        committed([lambda: write(self.uri(table))] * COMMIT_TRIES)
-        version = DeltaTable(self.uri(table), storage_options=self.storage or None).version()
-        return int(version)
+        def attempt() -> None:
+            held = None if self._open is None else self._latest(table)
+            write(self.uri(table) if held is None else held)
+
+        committed([attempt] * COMMIT_TRIES)
+        written = self._latest(table)
+        if written is None:
+            raise LakeError(f"{table}: committed, then not found at {self.uri(table)}")
+        return int(written.version())
 
     def _table(self, table: str) -> DeltaTable | None:
         """The table as this lake reads it: latest, or at its pinned version (None when absent
         or not part of the pinned state)."""
-        pinned = None if self.versions is None else self.versions.get(table)
-        if self.versions is not None and pinned is None:
+        if self.versions is None:
+            return self._latest(table)
+        pinned = self.versions.get(table)
+        if pinned is None:
             return None
+        # A follower pins the lake's last mark, most often every table's newest version.
+        held = None if self._open is None else self._latest(table)
+        if held is not None and held.version() == pinned:
+            return held
         try:
             return DeltaTable(self.uri(table), version=pinned,
                               storage_options=self.storage or None)
         except TableNotFoundError:
+            return None
+
+    def _latest(self, table: str) -> DeltaTable | None:
+        """The table at its newest version (None when absent): a lake keeping its tables open
+        brings the one it holds up to date."""
+        if self._open is not None and table in self._open:
+            held, written = self._open.pop(table)
+            try:
+                # A table written again has other commit files, at the same versions.
+                if written == self._written(table, held.version()):
+                    held.update_incremental()
+                    self._open[table] = (held, self._written(table, held.version()))
+                    return held
+            except DeltaError:
+                pass  # its log gone under it (the table dropped): opened again
+        try:
+            delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
+        except TableNotFoundError:
+            return None
+        if self._open is not None:
+            self._open[table] = (delta, self._written(table, delta.version()))
+        return delta
+
+    def _written(self, table: str, version: int) -> int | None:
+        """When a local table's commit file of `version` was written (None on S3, or gone)."""
+        if self.remote:
+            return None
+        try:
+            return os.stat(f"{self.uri(table)}/_delta_log/{version:020d}.json").st_mtime_ns
+        except FileNotFoundError:
             return None
 
     def past(self, table: str, frontier: Mapping[int, int]) -> pl.LazyFrame:

@@ -210,16 +210,20 @@ def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
     assert blocks == [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110]
 
 
-def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, monkeypatch):
+@pytest.mark.parametrize("keep_open", [False, True])
+def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, monkeypatch,
+                                                                    keep_open):
     import sources.lake as module
 
-    lake, refused = crowded(tmp_path), []
+    crowded(tmp_path)
+    lake, refused = Lake(tmp_path, keep_open=keep_open), []
     real = module.write_deltalake
 
     def racing(target, data, **options):
         # The compaction commits after the append read the table: Delta refuses the append.
         if options.get("mode") == "append" and not refused:
-            started = DeltaTable(str(target))
+            # A lake keeping its tables open writes through the one it holds, as it was.
+            started = target if isinstance(target, DeltaTable) else DeltaTable(str(target))
             assert Lake(tmp_path).compact("swaps") == 1
             try:
                 return real(started, data, **options)
@@ -244,3 +248,38 @@ def test_a_table_dropped_and_written_again_is_read_again(tmp_path):
     lake.write("swaps", swaps(amount=9))
     assert lake.version("swaps") == 0
     assert lake.read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 3
+
+
+def test_a_lake_kept_open_reads_the_commits_made_since_it_opened_each_table(tmp_path):
+    crowded(tmp_path)
+    writer = Lake(tmp_path, keep_open=True)
+    first = writer.append("swaps", later(swaps(1), 100, 200))
+    # Another process compacts the table between two of the writer's batches.
+    assert Lake(tmp_path).compact("swaps") == 1
+    assert writer.append("swaps", later(swaps(1), 101, 201)) == first + 2
+    fresh = Lake(tmp_path)
+    assert writer.version("swaps") == fresh.version("swaps") == first + 2
+    mark = writer.mark(datetime(2026, 11, 19, 0, 5, tzinfo=UTC), "test")
+    assert mark.versions == fresh.current_versions()
+    blocks = [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110, 111]
+    assert writer.read("swaps")["block_number"].to_list() == blocks
+    assert fresh.read("swaps")["block_number"].to_list() == blocks
+    # What the writer drops and writes again is the new table, from version 0.
+    writer.drop("swaps")
+    writer.write("swaps", swaps(amount=9))
+    assert writer.version("swaps") == 0
+    assert writer.read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 3
+
+
+def test_a_lake_kept_open_sees_a_table_dropped_and_written_again_elsewhere(tmp_path):
+    follower, other = Lake(tmp_path, keep_open=True), Lake(tmp_path)
+    other.write("swaps", swaps())
+    assert follower.read("swaps").height == 3
+    other.drop("swaps")
+    assert follower.version("swaps") is None
+    # Version 0 again, then 1: not the held table's next commit.
+    other.write("swaps", swaps(amount=9))
+    other.append("swaps", later(swaps(amount=9), 3, 120))
+    assert follower.version("swaps") == 1
+    assert follower.read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 6
+    assert follower.pinned().read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 6
