@@ -2,6 +2,7 @@
 feed's prices, over its basis (contract, registry, profile, holders): one definition, called by
 the batch's token rows over every token and by the edge over one token and the live tail."""
 
+import functools
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -62,6 +63,18 @@ def plain_decimal(value: float | None) -> str | None:
     zeros (1.2e-09 is "0.0000000012")."""
     if value is None or not math.isfinite(value):
         return None
+    # -0.0 is a key equal to 0.0 but is written "-0": zeros are not kept.
+    return _kept_decimal(value) if value != 0 else _decimal(value)
+
+
+# Kept: a live tail renders every token's figures again every few seconds, and most of them
+# (supplies, the windows of tokens nobody traded) are the same floats as the tail before.
+@functools.lru_cache(maxsize=1 << 16)
+def _kept_decimal(value: float) -> str:
+    return _decimal(value)
+
+
+def _decimal(value: float) -> str:
     return format(Decimal(f"{value:.15g}").normalize(), "f")
 
 
