@@ -131,8 +131,11 @@ class Lake:
         self.storage = storage_options() if self.remote else {}
         # Up to when every table is complete, for a lake pinned to a writer's batch.
         self.watermark: datetime | None = None
-        # Each table held open, with when its commit at the held version was written.
-        self._open: dict[str, tuple[DeltaTable, int | None]] | None = {} if keep_open else None
+        # Each table held open, with a version it was read at and when that version's commit
+        # was written (writes through it move it on; a table written again elsewhere has
+        # another commit at that version).
+        self._open: dict[str, tuple[DeltaTable, int, int | None]] | None = (
+            {} if keep_open else None)
 
     def uri(self, table: str) -> str:
         """Where a table's Delta log and files live."""
@@ -459,12 +462,11 @@ class Lake:
         """The table at its newest version (None when absent): a lake keeping its tables open
         brings the one it holds up to date."""
         if self._open is not None and table in self._open:
-            held, written = self._open.pop(table)
+            held, version, written = self._open.pop(table)
             try:
-                # A table written again has other commit files, at the same versions.
-                if written == self._written(table, held.version()):
+                if written == self._written(table, version):
                     held.update_incremental()
-                    self._open[table] = (held, self._written(table, held.version()))
+                    self._hold(table, held)
                     return held
             except DeltaError:
                 pass  # its log gone under it (the table dropped): opened again
@@ -472,9 +474,13 @@ class Lake:
             delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
         except TableNotFoundError:
             return None
-        if self._open is not None:
-            self._open[table] = (delta, self._written(table, delta.version()))
+        self._hold(table, delta)
         return delta
+
+    def _hold(self, table: str, delta: DeltaTable) -> None:
+        if self._open is not None:
+            version = delta.version()
+            self._open[table] = (delta, version, self._written(table, version))
 
     def _written(self, table: str, version: int) -> int | None:
         """When a local table's commit file of `version` was written (None on S3, or gone)."""

@@ -283,3 +283,24 @@ def test_a_lake_kept_open_sees_a_table_dropped_and_written_again_elsewhere(tmp_p
     assert follower.version("swaps") == 1
     assert follower.read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 6
     assert follower.pinned().read("swaps")["amount0_in"].to_list() == [Decimal(9)] * 6
+
+
+def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_path, monkeypatch):
+    import sources.lake as module
+
+    Lake(tmp_path).write("swaps", swaps())
+    opened: list[str] = []
+
+    class Counted(DeltaTable):
+        def __init__(self, uri, *args, **options):
+            super().__init__(uri, *args, **options)
+            opened.append(uri)  # a table that is there (a mark looks for every table)
+
+    monkeypatch.setattr(module, "DeltaTable", Counted)
+    writer = Lake(tmp_path, keep_open=True)
+    for step in range(1, 4):
+        writer.append("swaps", later(swaps(), 3 * step, 60 * step))
+        writer.mark(datetime(2026, 11, 19, 0, step, tzinfo=UTC), "test")
+    assert opened == [writer.uri("swaps")]
+    assert writer.pinned().read("swaps").height == 12
+    assert opened == [writer.uri("swaps")]
