@@ -134,7 +134,8 @@ def tail(poll: float) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     _say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
     try:
-        follow(Lake(keep_open=True), found["warehouse"], store, poll, progress=lambda line: _say(f"  {line}"))
+        follow(Lake(keep_open=True), found["warehouse"], store, poll,
+               progress=lambda line: _say(f"  {line}"))
     except KeyboardInterrupt:
         _say("live tail stopped")
 

@@ -291,8 +291,7 @@ class Lake:
     def drop(self, table: str) -> None:
         """Remove a whole table, before a producer rewrites all of it."""
         _spec(table)
-        if self._open is not None:
-            self._open.pop(table, None)
+        self._forget(table)
         self._remove(table)
 
     def tables(self) -> list[str]:
@@ -448,8 +447,11 @@ class Lake:
         pinned = self.versions.get(table)
         if pinned is None:
             return None
-        # A follower pins the lake's last mark, most often every table's newest version.
-        held = None if self._open is None else self._latest(table)
+        # A follower pins the lake's last mark, most often every table's newest version: the
+        # table held is opened, or brought up to date, only when it is not there or behind.
+        held = self._held(table)
+        if self._open is not None and (held is None or held.version() < pinned):
+            held = self._latest(table)
         if held is not None and held.version() == pinned:
             return held
         try:
@@ -461,21 +463,34 @@ class Lake:
     def _latest(self, table: str) -> DeltaTable | None:
         """The table at its newest version (None when absent): a lake keeping its tables open
         brings the one it holds up to date."""
-        if self._open is not None and table in self._open:
-            held, version, written = self._open.pop(table)
+        held = self._held(table)
+        if held is not None:
             try:
-                if written == self._written(table, version):
-                    held.update_incremental()
-                    self._hold(table, held)
-                    return held
+                held.update_incremental()
+                self._hold(table, held)
+                return held
             except DeltaError:
-                pass  # its log gone under it (the table dropped): opened again
+                self._forget(table)  # its log gone under it (the table dropped): opened again
         try:
             delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
         except TableNotFoundError:
             return None
         self._hold(table, delta)
         return delta
+
+    def _held(self, table: str) -> DeltaTable | None:
+        """The table this lake holds open, unless it was dropped and written again since."""
+        if self._open is None or table not in self._open:
+            return None
+        held, version, written = self._open[table]
+        if written != self._written(table, version):
+            self._forget(table)
+            return None
+        return held
+
+    def _forget(self, table: str) -> None:
+        if self._open is not None:
+            self._open.pop(table, None)
 
     def _hold(self, table: str, delta: DeltaTable) -> None:
         if self._open is not None:

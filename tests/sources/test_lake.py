@@ -304,3 +304,7 @@ def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_pat
     assert opened == [writer.uri("swaps")]
     assert writer.pinned().read("swaps").height == 12
     assert opened == [writer.uri("swaps")]
+    # A follower's pinned reads, one a mark, open the table once too.
+    follower = Lake(tmp_path, keep_open=True)
+    assert [follower.pinned().read("swaps").height for _ in range(3)] == [12, 12, 12]
+    assert opened == [writer.uri("swaps")] * 2
