@@ -103,14 +103,36 @@ def kept_answers(handler: Handler) -> Handler:
     """A handler whose answer depends only on the snapshot, the live tail and the URL, computed
     once for each: every later call of the same URL against the same data is a lookup. Only plain 200
     answers are kept, and each call gets headers of its own (the layers above add theirs)."""
+    return _kept(handler, lambda request, _: (request.state.live and request.state.live.seq,
+                                              None))
+
+
+def kept_while(reads: Callable[[Request, Params], Hashable]) -> Callable[[Handler], Handler]:
+    """`kept_answers` for a handler whose answer depends on the snapshot, the URL and only
+    what `reads` says of the live tail (a pair's rows in it, say), not on which tail: a new
+    tail that leaves those alone does not make it again, and the answer kept is stamped with
+    the new tail's watermark, which it is as of."""
+    def wrap(handler: Handler) -> Handler:
+        def key(request: Request, params: Params) -> tuple[Hashable, str | None]:
+            live = request.state.live
+            return reads(request, params), live and live.as_of_text
+        return _kept(handler, key)
+    return wrap
+
+
+def _kept(handler: Handler,
+          key_of: Callable[[Request, Params], tuple[Hashable, str | None]]) -> Handler:
+    """Keep a handler's plain 200 answers by snapshot, URL and what `key_of` says the tail
+    holds for them, with the watermark to stamp on an answer kept (None: as it was made)."""
     @functools.wraps(handler)
     async def answer(request: Request, params: Params) -> Response:
-        live = request.state.live
-        key = (request.state.snapshot.snapshot_id, live and live.seq, request.path,
-               request.raw_query)
+        read, as_of = key_of(request, params)
+        key = (request.state.snapshot.snapshot_id, read, request.path, request.raw_query)
         found = _answers.get(key)
         if found is not None:
-            return Response(found[0], headers=list(found[1]))
+            return Response(found[0], headers=[
+                (name, as_of if as_of is not None and name == "x-data-as-of" else value)
+                for name, value in found[1]])
         made = await handler(request, params)
         if made.status == 200 and made.stream is None:
             _answers.keep(key, (made.body, tuple(made.headers)), len(made.body))

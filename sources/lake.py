@@ -529,6 +529,24 @@ class Lake:
                 .select(list(spec.model.to_schema().columns))
                 .filter(pl.col("block_number") > reached("chain_id")))
 
+    def past_files(self, table: str, frontier: Mapping[int, int]) -> pl.DataFrame:
+        """The files `past` reads for `frontier`: each one's path, chain and lowest block. A
+        reader that has taken a table's rows up to some block knows from them whether anything
+        it took was written again since (a reorg, a range read again, compaction): a file it
+        read is gone, or a new one reaches back to what it took."""
+        delta = self._table(table)
+        schema = {"path": pl.String, "chain_id": pl.Int64, "min_block": pl.Int64}
+        if delta is None:
+            return pl.DataFrame(schema=schema)
+        actions = _actions(delta)
+        if actions.is_empty():
+            return pl.DataFrame(schema=schema)
+        chain = pl.col("partition.chain_id").cast(pl.Int64)
+        return actions.filter(
+            pl.col("max.block_number") > chain.replace_strict(frontier, default=-1,
+                                                               return_dtype=pl.Int64)
+        ).select("path", chain_id=chain, min_block=pl.col("min.block_number").cast(pl.Int64))
+
     def _files(self, table: str, delta: DeltaTable, spec: LakeTable,
                day: str | None = None) -> tuple[list[str], int]:
         actions = _actions(delta)

@@ -76,20 +76,42 @@ def basis_of(store: ObjectStore, snapshot_id: str) -> Basis:
     return Basis(snapshot.manifest, made)
 
 
-def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int,
-              picked_at: float) -> Tail:
+@dataclass(frozen=True)
+class Taken:
+    """What the tails on one snapshot have read of the lake past it, kept so that the next
+    tail reads only what was committed since: each chain event table's rows (up to `as_of`),
+    the files they came from and each chain's highest block among them (`reached`), the swaps'
+    legs, how many oracle updates priced them, the pairs whose sides were known, and whether
+    the last tail read all of it anew (`whole`)."""
+
+    snapshot_id: str
+    as_of: datetime
+    rows: dict[str, pl.DataFrame]
+    files: dict[str, frozenset[str]]
+    reached: dict[str, dict[int, int]]
+    legs: pl.DataFrame
+    priced: int
+    pairs: pl.DataFrame
+    whole: bool
+
+
+# The chain event tables a tail reads past its snapshot.
+TAKEN = ("swaps", "liquidity_events", "transfers", "reserves", "blocks")
+
+
+def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_at: float,
+              taken: Taken | None = None) -> tuple[Tail, Taken]:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
     `basis` describes: what the lake at the snapshot's versions did not hold, and the live
-    rows at the lake's watermark."""
+    rows at the lake's watermark; and what it took, for the next. With what an earlier tail on
+    the same snapshot took (`taken`), only the rows committed since are read and priced, unless
+    something it took was written again or priced anew since (`_still`): then all of it is."""
     manifest = basis.manifest
     since = datetime.fromisoformat(manifest.as_of)
     as_of = lake.watermark or since
-    then = Lake(lake.root, manifest.lake_versions)
 
-    def past(table: str) -> pl.LazyFrame:
-        """What the snapshot lacks of a chain event table, up to the watermark."""
-        reached = frontier_at(str(lake.root), manifest.lake_versions.get(table), table)
-        return lake.past(table, reached).filter(pl.col("block_time") <= as_of)
+    def frontier(table: str) -> dict[int, int]:
+        return frontier_at(str(lake.root), manifest.lake_versions.get(table), table)
 
     # One read of the oracle: the updates that price the tail's swaps and those about each
     # window's start, which the feeds' changes read.
@@ -100,25 +122,84 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int,
     # The pairs' sides as the batch's model makes them, from the lake as it now stands: a
     # pair created since the snapshot trades live too.
     model = pair_tokens_model()
-    pair_tokens = model.run({name: lake.scan(name) for name in model.tables}).lazy()
-    frames = {"quote_prices": prices.lazy(), "pair_tokens": pair_tokens,
+    pair_tokens = model.run({name: lake.scan(name) for name in model.tables})
+    created = new_pairs(lake, Lake(lake.root, manifest.lake_versions), as_of)
+    files = {t: lake.past_files(t, frontier(t)) for t in TAKEN}
+    if taken is not None and not _still(taken, manifest.snapshot_id, files, prices,
+                                        pair_tokens, created):
+        taken = None
+    reached = {t: frontier(t) if taken is None else taken.reached[t] for t in TAKEN}
+    read = {t: lake.past(t, reached[t]).filter(pl.col("block_time") <= as_of).collect()
+            for t in TAKEN}
+    rows = read if taken is None else {
+        t: pl.concat([taken.rows[t], read[t]]) for t in TAKEN}
+    frames = {"quote_prices": prices.lazy(), "pair_tokens": pair_tokens.lazy(),
               "chains": lake.scan("chains"), "tokens": lake.scan("tokens"),
-              "liquidity_events": past("liquidity_events")}
-    swaps = past("swaps").collect()
-    legs = assemble_legs(frames, swaps.lazy().with_row_index("swap").select(**leg_reads()))
-    made = legs.collect()
-    trades = trade_rows(made, swaps.lazy(), assemble_liquidity_trades(frames), as_of)
-    wallet_frames = {**frames, "swap_legs": made.lazy(), "swaps": swaps.lazy(),
-                     "transfers": past("transfers")}
-    pairs = live_pairs(past("reserves"), warehouse, frames, as_of)
-    created = new_pairs(lake, then, as_of)
+              "liquidity_events": rows["liquidity_events"].lazy()}
+    # A swap's legs are its own (priced at its time, by its pool): the new swaps' are made and
+    # put after the ones taken, each pointing at its place among all the swaps.
+    before = 0 if taken is None else taken.rows["swaps"].height
+    made = assemble_legs(frames, read["swaps"].lazy().with_row_index("swap", before)
+                         .select(**leg_reads())).collect()
+    legs = made if taken is None else pl.concat([taken.legs, made])
+    swaps = rows["swaps"].lazy()
+    trades = trade_rows(legs, swaps, assemble_liquidity_trades(frames), as_of)
+    wallet_frames = {**frames, "swap_legs": legs.lazy(), "swaps": swaps,
+                     "transfers": rows["transfers"].lazy()}
+    pairs = live_pairs(rows["reserves"].lazy(), warehouse, frames, as_of)
     feeds = oracle_changes(updates.lazy(), as_of).sort("feed_id").collect()
-    rows = (LiveRows.none() if basis.at is None
+    live = (LiveRows.none() if basis.at is None
             else live_rows(basis.at, trades, pairs, created, feeds, as_of))
-    return Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(past("blocks")),
+    tail = Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(rows["blocks"].lazy()),
                 picked_at=picked_at, published_at=time.time(), trades=trades, pairs=pairs,
                 new_pairs=created, wallet_trades=live_wallet_trades(wallet_frames, as_of),
-                feeds=feeds, pair_figures=rows.pair_figures, tokens=rows.tokens)
+                feeds=feeds, pair_figures=live.pair_figures, tokens=live.tokens)
+    return tail, Taken(
+        manifest.snapshot_id, as_of, rows,
+        {t: frozenset(files[t]["path"]) for t in TAKEN},
+        {t: _highest(reached[t], read[t]) for t in TAKEN}, legs, prices.height,
+        pair_tokens.select(KEY), taken is None)
+
+
+def _still(taken: Taken, snapshot_id: str, files: dict[str, pl.DataFrame],
+           prices: pl.DataFrame, pair_tokens: pl.DataFrame, created: pl.DataFrame) -> bool:
+    """Whether what `taken` holds is still what the lake says: the same snapshot; every file it
+    read still there and every new one past the blocks it took (no reorg, range read again or
+    compaction since); no oracle update since at or before its watermark (which would price
+    its swaps anew); and no pair it could have had a swap of but did not know the sides of."""
+    if taken.snapshot_id != snapshot_id:
+        return False
+    for table, now in files.items():
+        if not taken.files[table] <= set(now["path"]):
+            return False
+        reached = taken.reached[table]
+        back = now.filter(~pl.col("path").is_in(list(taken.files[table])),
+                          pl.col("min_block") <= pl.col("chain_id").replace_strict(
+                              reached, default=-1, return_dtype=pl.Int64))
+        if not back.is_empty():
+            return False
+    if prices.filter(pl.col("ts") <= int(taken.as_of.timestamp())).height != taken.priced:
+        return False
+    added = pair_tokens.select(KEY).join(taken.pairs, on=KEY, how="anti")
+    if added.is_empty():
+        return True
+    chains = {chain for reached in taken.reached.values() for chain in reached}
+    highest = {chain: max(reached.get(chain, -1) for reached in taken.reached.values())
+               for chain in chains}
+    late = (added.join(created.select("chain_id", pair="address", block="created_block"),
+                       on=KEY, how="left")
+            .filter(pl.col("block").is_null() | (pl.col("block") <= pl.col("chain_id")
+                    .replace_strict(highest, default=-1, return_dtype=pl.Int64))))
+    return late.is_empty()
+
+
+def _highest(reached: dict[int, int], rows: pl.DataFrame) -> dict[int, int]:
+    """Each chain's highest block among `rows`, or `reached` where it is higher or they hold
+    none of the chain."""
+    out = dict(reached)
+    for chain, block in rows.group_by("chain_id").agg(pl.col("block_number").max()).iter_rows():
+        out[chain] = max(block, out.get(chain, -1))
+    return out
 
 
 def _within(start: datetime, end: datetime, column: str = "publish_time") -> pl.Expr:
@@ -189,6 +270,7 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
     seen: tuple[object, str] | None = None
     basis: Basis | None = None
+    taken: Taken | None = None
     making: Future[Basis] | None = None
     last_said = 0.0
     pool = _preparer()
@@ -217,7 +299,7 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
                 continue
             now = (mark.watermark, basis.manifest.snapshot_id)
             picked = time.time()
-            tail = live_tail(lake.pinned(), warehouse, basis, seq, picked)
+            tail, taken = live_tail(lake.pinned(), warehouse, basis, seq, picked, taken)
             publish_tail(store, tail)
             seen, seq = now, seq + 1
             if time.monotonic() - last_said > 60:

@@ -5,7 +5,7 @@ import asyncio
 from types import SimpleNamespace
 
 from edge.http import Response
-from edge.memo import KeptBytes, kept_answers
+from edge.memo import KeptBytes, kept_answers, kept_while
 
 
 def test_kept_bytes_forget_the_oldest_once_past_their_bound() -> None:
@@ -26,8 +26,10 @@ def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
     assert kept.get("big") is None and kept.bytes == 0
 
 
-def call(handler, snapshot: str, path: str, query: str = "", seq: int | None = None) -> Response:
-    live = None if seq is None else SimpleNamespace(seq=seq)
+def call(handler, snapshot: str, path: str, query: str = "", seq: int | None = None,
+         rows: tuple[str, ...] = ()) -> Response:
+    live = None if seq is None else SimpleNamespace(seq=seq, as_of_text=f"as of {seq}",
+                                                    rows=rows)
     request = SimpleNamespace(state=SimpleNamespace(snapshot=SimpleNamespace(snapshot_id=snapshot),
                                                     live=live),
                               path=path, raw_query=query)
@@ -66,3 +68,28 @@ def test_only_plain_200_answers_are_kept() -> None:
     call(handler, "memo-s3", "/missing")
     call(handler, "memo-s3", "/missing")
     assert len(calls) == 2
+
+
+def test_an_answer_kept_while_its_rows_of_the_tail_stay_is_stamped_with_the_newest_tail() -> None:
+    calls = []
+
+    @kept_while(lambda request, params: request.state.live and request.state.live.rows)
+    async def handler(request, params) -> Response:
+        calls.append(request.state.live and request.state.live.seq)
+        live = request.state.live
+        return Response(f"answer {len(calls)}".encode(),
+                        headers=[("x-snapshot-id", "s"),
+                                 ("x-data-as-of", live.as_of_text if live else "snapshot")])
+
+    assert call(handler, "memo-s4", "/pair").headers[1] == ("x-data-as-of", "snapshot")
+    one = call(handler, "memo-s4", "/pair", seq=1, rows=("a",))
+    # Tails 2 and 3 hold the same rows of it: the answer of tail 1, as of each.
+    two = call(handler, "memo-s4", "/pair", seq=2, rows=("a",))
+    three = call(handler, "memo-s4", "/pair", seq=3, rows=("a",))
+    assert one.body == two.body == three.body == b"answer 2"
+    assert [r.headers for r in (two, three)] == [
+        [("x-snapshot-id", "s"), ("x-data-as-of", "as of 2")],
+        [("x-snapshot-id", "s"), ("x-data-as-of", "as of 3")]]
+    # Tail 4 adds a row of it: answered again.
+    assert call(handler, "memo-s4", "/pair", seq=4, rows=("a", "b")).body == b"answer 3"
+    assert calls == [None, 1, 4]

@@ -308,3 +308,22 @@ def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_pat
     follower = Lake(tmp_path, keep_open=True)
     assert [follower.pinned().read("swaps").height for _ in range(3)] == [12, 12, 12]
     assert opened == [writer.uri("swaps")] * 2
+
+
+def test_the_files_past_a_frontier_say_when_what_was_taken_is_written_again(tmp_path):
+    lake = Lake(tmp_path)
+    lake.write("swaps", swaps())  # blocks 10..12: two files, the 18th's and the 19th's
+    lake.append("swaps", later(swaps(1), 5, 240))  # block 15
+    past = lake.past_files("swaps", {1: 12})
+    assert past["min_block"].to_list() == [15] and past["chain_id"].to_list() == [1]
+    assert lake.past("swaps", {1: 12}).collect()["block_number"].to_list() == [15]
+    # Past block 11: the 19th's file (blocks 11 and 12) and the appended one.
+    assert sorted(lake.past_files("swaps", {1: 11})["min_block"].to_list()) == [11, 15]
+    taken = set(lake.past_files("swaps", {1: 11})["path"])
+    # A reorg from block 12: its file goes, and what is written in its place (block 11 kept,
+    # block 12 anew) reaches back past block 11.
+    lake.replace("swaps", later(swaps(1), 2, 60).with_columns(log_index=pl.lit(3, pl.Int64)),
+                 "chain_id = 1 AND block_number >= 12")
+    now = lake.past_files("swaps", {1: 11})
+    assert not taken <= set(now["path"])
+    assert now.filter(~pl.col("path").is_in(list(taken)))["min_block"].min() == 11

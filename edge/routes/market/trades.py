@@ -2,7 +2,7 @@
 and its candles at every resolution /config lists."""
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import polars as pl
@@ -11,7 +11,7 @@ from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
 from edge.live import LiveView, live_trades, pair_index
-from edge.memo import kept_answers
+from edge.memo import kept_answers, kept_while
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
@@ -58,7 +58,17 @@ def iso_second(ts: int) -> str:
 POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
 
 
-@kept_answers
+def tail_rows(request: Request, params: Params) -> Hashable:
+    """What the live tail holds of the asked pair's trades (None without a tail): a page of
+    them is the same for every tail holding the same rows."""
+    view: LiveView | None = request.state.live
+    if view is None:
+        return None
+    rows = view.trades.rows((params["chain"].chain_id, params["address"]))
+    return rows.height, hash(tuple(rows.hash_rows().to_list()))
+
+
+@kept_while(tail_rows)
 async def list_trades(request: Request, params: Params) -> Response:
     """Swaps and liquidity events in time order, newest first unless asked otherwise."""
     snapshot, view = request.state.snapshot, request.state.live
