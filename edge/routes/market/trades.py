@@ -65,7 +65,10 @@ def tail_rows(request: Request, params: Params) -> Hashable:
     if view is None:
         return None
     rows = view.trades.rows((params["chain"].chain_id, params["address"]))
-    return rows.height, hash(tuple(rows.hash_rows().to_list()))
+    # Their places and hashes, read in Python: a polars hash of the rows waits for its thread
+    # pool, which the tail's and the snapshot's loading keep busy.
+    return tuple(zip(*(rows[c].to_list() for c in ("block_number", "log_index", "hash")),
+                     strict=True))
 
 
 @kept_while(tail_rows)
