@@ -19,8 +19,9 @@ from publish.store import NotFound, ObjectStore, StoreUnavailable
 log = logging.getLogger("chaintape.edge")
 PINNED = 4
 # A mapped part no snapshot of this worker holds is removed once unused this long: other
-# workers, following the same store, may still be on it.
-MAPPED_UNUSED_S = 3600.0
+# workers, following the same store, may be about to map it (one still mapping it keeps its
+# pages). Not longer: a refresh a minute writes ~1.5 GB of parts anew at the 10M-a-week rate.
+MAPPED_UNUSED_S = 300.0
 
 
 def snapshot_headers(snapshot: Snapshot, as_of: str | None = None) -> list[tuple[str, str]]:
