@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from core.priority import as_batch
 from edge.plans import PLANS
 
 if TYPE_CHECKING:
@@ -486,19 +487,13 @@ def _child(*args: str) -> subprocess.Popen:
     return subprocess.Popen([_cli(), *args])
 
 
-# The refreshes' CPU priority under `chaintape up` (their runs inherit it): on a shared machine
-# the live path (the market, the tail writer, the edge) is served first, the batch takes the
-# rest, so a refresh's burst does not hold a swap or a lookup up.
-REFRESH_NICENESS = 10
-
-
 def _daemon() -> subprocess.Popen:
-    """The Dagster daemon over the same instance, at the refreshes' priority: it runs the lake
-    sensor and the schedules."""
+    """The Dagster daemon over the same instance, as batch work (its runs inherit it): it runs
+    the lake sensor and the schedules."""
     bin_dir = Path(sys.executable).parent
     return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-m", "pipelines.definitions"],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            preexec_fn=lambda: os.nice(REFRESH_NICENESS))
+                            preexec_fn=as_batch)
 
 
 def _wait_for_live(lake, timeout_s: float = 900.0) -> None:

@@ -7,7 +7,6 @@ window blocks, the token rows), so that the next snapshot holds exactly what the
 import functools
 import logging
 import multiprocessing
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,7 +28,7 @@ from assets.market.pair_trades import (
 from assets.sql_models import SqlModel, load_models
 from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
-from core.priority import BATCH_NICENESS
+from core.priority import as_batch
 from core.quotes import oracle_changes
 from core.vocabulary import PAIR_WINDOWS
 from publish.live import Tail, publish_tail, read_pointer
@@ -256,7 +255,7 @@ def _preparer() -> ProcessPoolExecutor:
     """A process of its own, at the batch's priority, where snapshots are prepared: the tails
     get the CPU first, and the preparation never holds the writer's interpreter."""
     return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=os.nice, initargs=(BATCH_NICENESS,))
+                               initializer=as_batch)
 
 
 def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float = 0.2,
