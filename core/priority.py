@@ -4,6 +4,10 @@ import os
 
 # Where the idle scheduling class is missing (not Linux), batch work runs at this niceness.
 BATCH_NICENESS = 10
+# The live path's writers (the lake's and the tail's) run at this niceness, below the edge: a
+# lookup is milliseconds' work that a request waits for, a swap's way to the edge seconds',
+# so the writers take a core's time slice only when the edge does not want it.
+WRITER_NICENESS = 5
 
 
 def as_batch() -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from core.priority import as_batch
+from core.priority import WRITER_NICENESS, as_batch
 from edge.plans import PLANS
 
 if TYPE_CHECKING:
@@ -423,8 +423,8 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         # The history, then the live market in the same process (no replay of what it just
         # made); or the live market going on from the lake's last mark.
         children["live market"] = (_child("simulate", "--swaps", str(swaps), "--days",
-                                          str(days), "--live")
-                                   if simulating else _child("live"))
+                                          str(days), "--live", niceness=WRITER_NICENESS)
+                                   if simulating else _child("live", niceness=WRITER_NICENESS))
         _wait_for_live(lake)
         _serve_and_refresh(children, "live: the market runs, the lake sensor refreshes and "
                                      "publishes as it lands (`chaintape ui` shows the runs); "
@@ -440,7 +440,7 @@ def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         children["chain follower"] = _child("ingest", "evm", "--rpc", rpc_url, "--venues",
-                                            venues_file, "--follow")
+                                            venues_file, "--follow", niceness=WRITER_NICENESS)
         deadline = time.monotonic() + 900
         while lake.progress() is None:
             if children["chain follower"].poll() is not None:
@@ -460,7 +460,7 @@ def _serve_and_refresh(children: dict[str, subprocess.Popen], message: str) -> N
     if subprocess.run([_cli(), "materialize"], check=False).returncode:
         sys.exit(1)
     children["Dagster daemon"] = _daemon()
-    children["live tail"] = _child("tail")
+    children["live tail"] = _child("tail", niceness=WRITER_NICENESS)
     children["edge"] = _child("serve")
     _say(message)
     _watch(children)
@@ -482,9 +482,9 @@ def _cli() -> str:
     return str(Path(sys.executable).parent / "chaintape")
 
 
-def _child(*args: str) -> subprocess.Popen:
-    """A chaintape command as a child process, sharing this one's output."""
-    return subprocess.Popen([_cli(), *args])
+def _child(*args: str, niceness: int = 0) -> subprocess.Popen:
+    """A chaintape command as a child process at `niceness`, sharing this one's output."""
+    return subprocess.Popen([_cli(), *args], preexec_fn=lambda: os.nice(niceness))
 
 
 def _daemon() -> subprocess.Popen:
