@@ -90,10 +90,15 @@ def wallet_frontier(snapshot: Snapshot) -> dict[int, int]:
     return _frontier(snapshot, "wallet_trades")
 
 
-def _past(rows: pl.DataFrame, reached: dict[int, int], key: tuple[str, str]) -> Spans:
-    """Rows past each chain's `reached` block, by `key`."""
+def _past(rows: pl.DataFrame, reached: dict[int, int], key: tuple[str, str],
+          like: pl.DataFrame | None) -> Spans:
+    """Rows past each chain's `reached` block, by `key`, in the columns and types of the
+    serving table `like` (when the snapshot has it) that lookups put them after."""
     since = pl.col("chain_id").replace_strict(reached, default=-1, return_dtype=pl.Int64)
-    return sorted_spans(rows.filter(pl.col("block_number") > since), key)
+    past = rows.filter(pl.col("block_number") > since)
+    if like is not None:
+        past = past.select([pl.col(c).cast(t) for c, t in like.schema.items()])
+    return sorted_spans(past, key)
 
 
 def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
@@ -104,8 +109,9 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     as_of = as_of_instant(snapshot)
     if tail.since > as_of or tail.as_of <= as_of:
         return None
-    trades = _past(tail.trades, frontier(snapshot), KEY)
-    wallets = _past(tail.wallet_trades, wallet_frontier(snapshot), ("chain_id", "wallet"))
+    trades = _past(tail.trades, frontier(snapshot), KEY, snapshot.tables.get("trades"))
+    wallets = _past(tail.wallet_trades, wallet_frontier(snapshot), ("chain_id", "wallet"),
+                    snapshot.tables.get("wallet_trades"))
     known = snapshot.tables.get("pairs")
     new = tail.new_pairs if known is None else tail.new_pairs.join(
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")
@@ -231,11 +237,11 @@ def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.D
 
 
 def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
-    """A serving table's rows followed by the tail's (`newer`), in the table's columns and
-    types."""
+    """A serving table's rows followed by the tail's (`newer`, in the table's columns and
+    types, as a view holds them)."""
     if newer is None or newer.is_empty():
         return rows
-    return pl.concat([rows, newer.select([pl.col(c).cast(t) for c, t in rows.schema.items()])])
+    return pl.concat([rows, newer])
 
 
 # Per snapshot, tail and pair, its row as served.

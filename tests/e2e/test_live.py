@@ -34,18 +34,18 @@ TOKEN_PRICES = ("price_usd", "price_native")
 SNAPSHOT_TOKEN_FIELDS = {"holders", "holder_stats", "holders_count"}
 
 
-def _differences(a: object, b: object, path: str = "") -> list[str]:
+def _differences(a: object, b: object, path: str = "", same=close) -> list[str]:
     """Where two decoded rows differ (floats to 1e-9 relative), but for the snapshot's fields
     and a rating score that moves with them."""
     if isinstance(a, dict) and isinstance(b, dict):
         if a.keys() != b.keys():
             return [path or "/"]
         return [d for k in a if k not in SNAPSHOT_TOKEN_FIELDS
-                for d in _differences(a[k], b[k], f"{path}/{k}")]
+                for d in _differences(a[k], b[k], f"{path}/{k}", same)]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
-                for d in _differences(x, y, f"{path}/{i}")]
-    return [] if close(a, b) else [path]
+                for d in _differences(x, y, f"{path}/{i}", same)]
+    return [] if same(a, b) else [path]
 
 
 def _wait(predicate, timeout: float = 60.0, what: str = "condition") -> None:
@@ -142,6 +142,18 @@ def test_two_edges_over_the_same_store_answer_the_same_bytes(live_home):
 JSON_COLUMNS = ("fields", "item", "market", "instances")
 
 
+def _near(a: object, b: object) -> bool:
+    """Equal to 1e-9 relative, or within a millionth (of a dollar): the same window summed in
+    another order differs by float remainders, which a sum that nearly cancels (a window's
+    volume less what left it since) leaves large relative to what remains."""
+    if close(a, b):
+        return True
+    try:
+        return abs(float(a) - float(b)) <= 1e-6  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
 def _decoded(tail) -> dict[str, list[dict]]:
     return {name: [{k: orjson.loads(v) if k in JSON_COLUMNS and v else v for k, v in row.items()}
                    for row in getattr(tail, name).to_dicts()] for name in TABLES}
@@ -185,7 +197,7 @@ def test_a_tail_made_from_the_one_before_equals_one_made_whole(live_home, tmp_pa
         assert tail.trades.height > 0
         one, other = _decoded(tail), _decoded(whole)
         for name in TABLES:
-            assert _differences(one[name], other[name]) == [], (step, name)
+            assert _differences(one[name], other[name], same=_near) == [], (step, name)
     assert wholes == [True, False, False, True, False, True, False]
 
 

@@ -92,8 +92,12 @@ async def list_trades(request: Request, params: Params) -> Response:
         rows = rows.filter(pl.col("ts") >= low)
     if high is not None:
         rows = rows.filter(pl.col("ts") <= high)
-    rows = rows.with_columns(position=POSITION)
     limit, newest_first = params["limit"], params["order"] == "desc"
+    if params["cursor"] is None:
+        # A first page reads its own rows and the one past them (whether there are more), not
+        # the pair's whole history.
+        rows = rows.tail(limit + 1) if newest_first else rows.head(limit + 1)
+    rows = rows.with_columns(position=POSITION)
     toward, at = None, None
     if params["cursor"] is not None:
         decoded = decode(request, params["cursor"], "trades", scope)
