@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from core.frontiers import reached
 from edge.memo import Kept, per_snapshot
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, indexed, sorted_spans
@@ -90,12 +91,11 @@ def wallet_frontier(snapshot: Snapshot) -> dict[int, int]:
     return _frontier(snapshot, "wallet_trades")
 
 
-def _past(rows: pl.DataFrame, reached: dict[int, int], key: tuple[str, str],
+def _past(rows: pl.DataFrame, frontier: dict[int, int], key: tuple[str, str],
           like: pl.DataFrame | None) -> Spans:
-    """Rows past each chain's `reached` block, by `key`, in the columns and types of the
+    """Rows past each chain's `frontier` block, by `key`, in the columns and types of the
     serving table `like` (when the snapshot has it) that lookups put them after."""
-    since = pl.col("chain_id").replace_strict(reached, default=-1, return_dtype=pl.Int64)
-    past = rows.filter(pl.col("block_number") > since)
+    past = rows.filter(pl.col("block_number") > reached(frontier))
     if like is not None:
         past = past.select([pl.col(c).cast(t) for c, t in like.schema.items()])
     return sorted_spans(past, key)

@@ -484,7 +484,8 @@ def _cli() -> str:
 
 def _child(*args: str, niceness: int = 0) -> subprocess.Popen:
     """A chaintape command as a child process at `niceness`, sharing this one's output."""
-    return subprocess.Popen([_cli(), *args], preexec_fn=lambda: os.nice(niceness))
+    return subprocess.Popen([_cli(), *args],
+                            preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
 
 
 def _daemon() -> subprocess.Popen:

@@ -14,6 +14,7 @@ import polars as pl
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
+from core.frontiers import reached
 from core.home import home
 from sources import contract as schema
 
@@ -514,12 +515,7 @@ class Lake:
         delta = self._table(table)
         if delta is None:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
-        def reached(chain: str) -> pl.Expr:
-            return pl.col(chain).replace_strict(frontier, default=-1, return_dtype=pl.Int64)
-
-        actions = _actions(delta).filter(
-            pl.col("max.block_number") > reached("partition.chain_id"))
-        files = self._ordered(table, spec, actions)[0]
+        files = self._ordered(table, spec, _past_actions(delta, frontier))[0]
         if not files:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
         hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
@@ -527,7 +523,7 @@ class Lake:
                                 storage_options=polars_options(self.storage) or None,
                                 missing_columns="insert")
                 .select(list(spec.model.to_schema().columns))
-                .filter(pl.col("block_number") > reached("chain_id")))
+                .filter(pl.col("block_number") > reached(frontier)))
 
     def past_files(self, table: str, frontier: Mapping[int, int]) -> pl.DataFrame:
         """The files `past` reads for `frontier`: each one's path, chain and lowest block. A
@@ -535,17 +531,12 @@ class Lake:
         it took was written again since (a reorg, a range read again, compaction): a file it
         read is gone, or a new one reaches back to what it took."""
         delta = self._table(table)
-        schema = {"path": pl.String, "chain_id": pl.Int64, "min_block": pl.Int64}
-        if delta is None:
-            return pl.DataFrame(schema=schema)
-        actions = _actions(delta)
-        if actions.is_empty():
-            return pl.DataFrame(schema=schema)
-        chain = pl.col("partition.chain_id").cast(pl.Int64)
-        return actions.filter(
-            pl.col("max.block_number") > chain.replace_strict(frontier, default=-1,
-                                                               return_dtype=pl.Int64)
-        ).select("path", chain_id=chain, min_block=pl.col("min.block_number").cast(pl.Int64))
+        actions = None if delta is None else _past_actions(delta, frontier)
+        if actions is None or actions.is_empty():
+            return pl.DataFrame(schema={"path": pl.String, "chain_id": pl.Int64,
+                                        "min_block": pl.Int64})
+        return actions.select("path", chain_id=pl.col("partition.chain_id").cast(pl.Int64),
+                              min_block=pl.col("min.block_number").cast(pl.Int64))
 
     def _files(self, table: str, delta: DeltaTable, spec: LakeTable,
                day: str | None = None) -> tuple[list[str], int]:
@@ -622,6 +613,15 @@ def _s3() -> Any:
 
 def _actions(delta: DeltaTable) -> pl.DataFrame:
     return pl.DataFrame(delta.get_add_actions(flatten=True))
+
+
+def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFrame:
+    """The add actions of the files whose statistics say they may hold rows past each chain's
+    `frontier` block."""
+    actions = _actions(delta)
+    if actions.is_empty():
+        return actions
+    return actions.filter(pl.col("max.block_number") > reached(frontier, "partition.chain_id"))
 
 
 def _days(actions: pl.DataFrame) -> list[str]:

@@ -28,6 +28,7 @@ from assets.market.pair_trades import (
 from assets.sql_models import SqlModel, load_models
 from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
+from core.frontiers import reached
 from core.priority import as_batch
 from core.quotes import oracle_changes
 from core.vocabulary import PAIR_WINDOWS
@@ -122,13 +123,14 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_a
     # pair created since the snapshot trades live too.
     model = pair_tokens_model()
     pair_tokens = model.run({name: lake.scan(name) for name in model.tables})
-    created = new_pairs(lake, Lake(lake.root, manifest.lake_versions), as_of)
+    created = new_pairs(lake, pairs_at(str(lake.root), manifest.lake_versions.get("pairs")),
+                        as_of)
     files = {t: lake.past_files(t, frontier(t)) for t in TAKEN}
     if taken is not None and not _still(taken, manifest.snapshot_id, files, prices,
                                         pair_tokens, created):
         taken = None
-    reached = {t: frontier(t) if taken is None else taken.reached[t] for t in TAKEN}
-    read = {t: lake.past(t, reached[t]).filter(pl.col("block_time") <= as_of).collect()
+    upto = {t: frontier(t) if taken is None else taken.reached[t] for t in TAKEN}
+    read = {t: lake.past(t, upto[t]).filter(pl.col("block_time") <= as_of).collect()
             for t in TAKEN}
     rows = read if taken is None else {
         t: pl.concat([taken.rows[t], read[t]]) for t in TAKEN}
@@ -156,7 +158,7 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_a
     return tail, Taken(
         manifest.snapshot_id, as_of, rows,
         {t: frozenset(files[t]["path"]) for t in TAKEN},
-        {t: _highest(reached[t], read[t]) for t in TAKEN}, legs, prices.height,
+        {t: _highest(upto[t], read[t]) for t in TAKEN}, legs, prices.height,
         pair_tokens.select(KEY), taken is None)
 
 
@@ -171,10 +173,8 @@ def _still(taken: Taken, snapshot_id: str, files: dict[str, pl.DataFrame],
     for table, now in files.items():
         if not taken.files[table] <= set(now["path"]):
             return False
-        reached = taken.reached[table]
         back = now.filter(~pl.col("path").is_in(list(taken.files[table])),
-                          pl.col("min_block") <= pl.col("chain_id").replace_strict(
-                              reached, default=-1, return_dtype=pl.Int64))
+                          pl.col("min_block") <= reached(taken.reached[table]))
         if not back.is_empty():
             return False
     if prices.filter(pl.col("ts") <= int(taken.as_of.timestamp())).height != taken.priced:
@@ -182,20 +182,19 @@ def _still(taken: Taken, snapshot_id: str, files: dict[str, pl.DataFrame],
     added = pair_tokens.select(KEY).join(taken.pairs, on=KEY, how="anti")
     if added.is_empty():
         return True
-    chains = {chain for reached in taken.reached.values() for chain in reached}
-    highest = {chain: max(reached.get(chain, -1) for reached in taken.reached.values())
+    chains = {chain for blocks in taken.reached.values() for chain in blocks}
+    highest = {chain: max(blocks.get(chain, -1) for blocks in taken.reached.values())
                for chain in chains}
     late = (added.join(created.select("chain_id", pair="address", block="created_block"),
                        on=KEY, how="left")
-            .filter(pl.col("block").is_null() | (pl.col("block") <= pl.col("chain_id")
-                    .replace_strict(highest, default=-1, return_dtype=pl.Int64))))
+            .filter(pl.col("block").is_null() | (pl.col("block") <= reached(highest))))
     return late.is_empty()
 
 
-def _highest(reached: dict[int, int], rows: pl.DataFrame) -> dict[int, int]:
-    """Each chain's highest block among `rows`, or `reached` where it is higher or they hold
-    none of the chain."""
-    out = dict(reached)
+def _highest(blocks: dict[int, int], rows: pl.DataFrame) -> dict[int, int]:
+    """Each chain's highest block among `rows`, or in `blocks` where it is higher there or
+    they hold none of the chain."""
+    out = dict(blocks)
     for chain, block in rows.group_by("chain_id").agg(pl.col("block_number").max()).iter_rows():
         out[chain] = max(block, out.get(chain, -1))
     return out
@@ -234,12 +233,19 @@ NEW_PAIR_COLUMNS = ("chain_id", "address", "factory", "factory_type", "token0", 
                     "creator", "launchpad", "is_perp")
 
 
-def new_pairs(lake: Lake, then: Lake, as_of: datetime) -> pl.DataFrame:
-    """The pairs the lake holds that it did not hold at the snapshot's versions (`then`),
-    created by `as_of`, in creation order."""
+@functools.lru_cache(maxsize=8)
+def pairs_at(root: str, version: int | None) -> pl.DataFrame:
+    """The pairs (chain, address) a lake's pairs table held at a version (read once per
+    snapshot, not opened at that version again every tail)."""
+    then = Lake(root, {"pairs": version} if version is not None else {})
+    return then.scan("pairs").select("chain_id", "address").collect()
+
+
+def new_pairs(lake: Lake, known: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
+    """The pairs the lake holds and `known` (the snapshot's, `pairs_at`) does not, created by
+    `as_of`, in creation order."""
     return (lake.scan("pairs").filter(pl.col("created_at") <= as_of)
-            .join(then.scan("pairs").select("chain_id", "address"), on=["chain_id", "address"],
-                  how="anti")
+            .join(known.lazy(), on=["chain_id", "address"], how="anti")
             .select(NEW_PAIR_COLUMNS)
             .sort("chain_id", "created_block", "created_log_index").collect())
 
