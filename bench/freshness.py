@@ -2,7 +2,8 @@
 in its pair's trades and row, on the live default (`chaintape up`: the live market, the lake
 sensor's refreshes, the live tail and the edge) at the 10M-swaps-a-week rate, with the edge
 under paced load (the busiest pairs' rows and trades and their tokens' rows, round robin);
-then those lookups paced at 1,000 requests/s while all of it runs.
+then those lookups paced at 1,000 requests/s while all of it runs, and again with the
+refreshes paused (side by side: what the batch sharing the cores costs the lookups).
 
 For every lake commit holding a swap, the commit's newest swap is followed: the lake's mark
 records when it was committed (`written_at`); the tail's pointer when its writer saw the mark
@@ -14,6 +15,7 @@ Needs wrk (`make bench-freshness` installs it).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -23,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -98,6 +101,23 @@ def cpu_by_process(session: int) -> dict[int, tuple[str, float]]:
         return own or (role(parent) if parent in seen else "other")
 
     return {pid: (role(pid), cpu) for pid, (_, _, cpu) in seen.items()}
+
+
+@contextlib.contextmanager
+def refreshes_paused(session: int) -> Iterator[int]:
+    """The refreshes (the Dagster daemon and every process of its runs) stopped meanwhile and
+    resumed after, so that what they cost the lookups is measured side by side; yields how many
+    processes were stopped."""
+    paused = [pid for pid, (role, _) in cpu_by_process(session).items() if role == "refreshes"]
+    for pid in paused:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    try:
+        yield len(paused)
+    finally:
+        for pid in paused:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
 class CpuWatch:
@@ -237,6 +257,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=300,
                         help="how long to follow the lake's commits")
     parser.add_argument("--rate", type=int, default=500, help="load on the edge meanwhile")
+    # Long enough to hold two snapshots or more (one lands about once a minute): a shorter
+    # window's p99 says mostly whether one landed in it.
+    parser.add_argument("--lookup-seconds", type=int, default=120,
+                        help="how long the lookups are held at 1,000 requests/s (each way)")
     args = parser.parse_args()
     home = Path(args.home)
     home.mkdir(parents=True, exist_ok=True)
@@ -273,8 +297,12 @@ def main() -> None:
             done = follow(home, client, args.seconds)
             cpu_cores = watch.stop()
             loader.join()
-            say("lookups paced at 1,000 requests/s, live")
-            lookups = held(base + paths[0], 30, 1000, script)
+            say(f"lookups paced at 1,000 requests/s for {args.lookup_seconds}s, live")
+            lookups = held(base + paths[0], args.lookup_seconds, 1000, script)
+            say("the same, the refreshes paused")
+            with refreshes_paused(up.pid) as stopped:
+                alone = {**held(base + paths[0], args.lookup_seconds, 1000, script),
+                         "processes_paused": stopped}
             status = client.get("/status").json()
         lake = Lake(home / "lake")
         swaps_per_s = (lake.scan("swaps").filter(
@@ -283,7 +311,8 @@ def main() -> None:
         print(json.dumps({"bench": "freshness", "swaps_per_s": round(swaps_per_s, 2),
                           **summary(done),
                           "load": {"asked_per_s": args.rate, **load},
-                          "lookups_at_1000": lookups, "cpu_cores": cpu_cores,
+                          "lookups_at_1000": lookups,
+                          "lookups_at_1000_refreshes_paused": alone, "cpu_cores": cpu_cores,
                           "snapshot_trails_now_s": status["watermark"]["trails_now_seconds"],
                           "live_trails_now_s": (status["live"] or {}).get(
                               "trails_now_seconds")}), flush=True)
