@@ -70,7 +70,8 @@ class ServingTable:
 
 @dataclass(frozen=True)
 class SpannedTable:
-    """A serving table in one part per span (a UTC day of trades, say), each sorted by `key`,
+    """A serving table in one part per span (a UTC day of trades, the watermark's hour apart:
+    `span_of`), each sorted by `key`,
     so that the parts whose rows did not change are shared with the previous snapshot.
 
     `pieces(wanted)` yields the label and rows of each span in `wanted` (every span when None),
@@ -86,17 +87,33 @@ class SpannedTable:
 
 
 def day_of(ts: str = "ts") -> pl.Expr:
-    """The UTC day (days since the epoch) of a column of unix seconds: a serving table's span
-    for rows that only ever arrive at the end of time."""
+    """The UTC day (days since the epoch) of a column of unix seconds."""
     return pl.col(ts) // DAY_SECONDS
 
 
-def day_label(day: str) -> int:
-    """A UTC date (YYYY-MM-DD) as `day_of` labels its rows."""
-    return date.fromisoformat(day).toordinal() - _EPOCH_ORDINAL
+def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
+    """A serving table's span for rows that only ever arrive at the end of time, labelled by
+    its first second: the watermark's hour for a row in it (or later), else the row's UTC day.
+    A refresh adds to the watermark's hour, so the rest of its day keeps its part."""
+    hour = as_of_s - as_of_s % HOUR_SECONDS
+    return pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64)) \
+        .otherwise(day_of(ts) * DAY_SECONDS)
+
+
+def spans_in_day(day: int, as_of_s: int) -> list[int]:
+    """The span labels `span_of` gives the rows of the day starting at second `day`: the day,
+    and the watermark's hour when it falls within the day."""
+    hour = as_of_s - as_of_s % HOUR_SECONDS
+    return [day, hour] if day < hour < day + DAY_SECONDS else [day]
+
+
+def day_start(day: str) -> int:
+    """A UTC date (YYYY-MM-DD) as its first second, the label `span_of` gives a closed day."""
+    return (date.fromisoformat(day).toordinal() - _EPOCH_ORDINAL) * DAY_SECONDS
 
 
 DAY_SECONDS = 86_400
+HOUR_SECONDS = 3_600
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 

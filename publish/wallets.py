@@ -13,12 +13,13 @@ from core.fingerprints import recipe
 from core.vocabulary import WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
 from publish.snapshot import (
+    DAY_SECONDS,
     PagedList,
     ServingTable,
     SpannedTable,
-    day_of,
     fingerprint_of,
     span_names,
+    span_of,
     spans_of,
 )
 
@@ -187,7 +188,8 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
             opened_at=wire_time(pl.col("opened_at")),
             closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()),
         ("chain_id", "wallet", "token", "round"))
-    yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from)
+    yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
+                        as_of_s)
     yield ServingTable("wallet_buckets", chart_buckets(frames["wallet_ledger"], as_of_s),
                        ("chain_id", "wallet", "resolution", "bucket"))
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
@@ -204,27 +206,31 @@ TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", 
 
 def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
-                  hashed_from: Mapping[int, str]) -> SpannedTable:
-    """The wallet trades a UTC day a span, each day named by its ledger rows with their tokens'
-    symbols, the lake's swaps it takes hashes from and this code: only the days whose name
-    changed are made (their hashes read in one pass)."""
+                  hashed_from: Mapping[int, str], as_of_s: int) -> SpannedTable:
+    """The wallet trades in spans (`span_of`: the UTC days, the watermark's hour apart), each
+    span named by its ledger rows with their tokens' symbols, the lake's swaps of its day it
+    takes hashes from (`hashed_from`, by the day's first second) and this code: only the spans
+    whose name changed are made (their hashes read in one pass), and of those a part whose rows
+    came out as before is the previous snapshot's, not written again."""
     # Of the columns the trades are made from only: the rest (a mark at the watermark, the
     # books' running figures) change at every refresh; a day's symbols are its own tokens'.
     named = ledger.select(*TRADE_INPUTS).join(symbols, on=["chain_id", "token"], how="left",
                                              maintain_order="left")
     made_with = recipe(sys.modules[__name__])
+    span = span_of(as_of_s)
 
     def inputs() -> dict[Any, str]:
-        names = span_names(named, day_of(), made_with)
-        return {day: fingerprint_of(name, hashed_from.get(day, "")) for day, name in names.items()}
+        names = span_names(named, span, made_with)
+        return {label: fingerprint_of(name, hashed_from.get(label - label % DAY_SECONDS, ""))
+                for label, name in names.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        rows = named if wanted is None else named.filter(day_of().is_in(list(wanted)))
+        rows = named if wanted is None else named.filter(span.is_in(list(wanted)))
         made = with_hashes(rows).select(
             "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
             "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
             "fee_is_estimated")
-        yield from spans_of(made, day_of())
+        yield from spans_of(made, span)
 
     return SpannedTable("wallet_trades", pieces,
                         ("chain_id", "wallet", "block_number", "log_index", "seq"), inputs)

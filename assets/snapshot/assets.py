@@ -30,10 +30,12 @@ from publish.snapshot import (
     Publisher,
     ServingTable,
     SpannedTable,
-    day_label,
     day_of,
+    day_start,
     fingerprint,
     fingerprint_of,
+    span_of,
+    spans_in_day,
     spans_of,
 )
 from publish.store import open_store
@@ -90,36 +92,43 @@ class Unchecked(Mapping[str, pl.DataFrame]):
 
 def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, version: int,
                lake_swaps: Mapping[int, list[str]]) -> SpannedTable:
-    """The pair trades a UTC day at a time (their serving table's span): each day's swap legs
-    (at `version`) read alone, its liquidity trades (a few, some from long before the swaps)
-    with them. A day is named by its legs' and its lake swaps' files (`lake_swaps`, by day; a
-    write never reuses a file's name), its liquidity trades, the watermark inside it, and the
-    code that makes it: a day none of them changed for keeps the previous snapshot's part."""
-    legs = {day_label(day): files for day, files in warehouse.files("swap_legs", version).items()
+    """The pair trades a UTC day at a time, in their serving table's spans (`span_of`: the
+    days, the watermark's hour apart): each day's swap legs (at `version`) read alone, its
+    liquidity trades (a few, some from long before the swaps) with them. A day is named by its
+    legs' and its lake swaps' files (`lake_swaps`, by day; a write never reuses a file's name),
+    its liquidity trades, the watermark inside it, and the code that makes it: a day none of
+    them changed for keeps the previous snapshot's parts; of a day made again, the part before
+    the watermark's hour, its rows as before, is the previous snapshot's, not written again."""
+    legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
             if day is not None}
     # In a fixed order: the product's rows come in no particular one, and a day's name is of
     # its rows in order.
     liquidity = warehouse.scan("liquidity_trades").collect().sort(
         "chain_id", "pair", "block_number", "log_index")
-    events = dict(spans_of(liquidity, day_of()))
+    events = dict(spans_of(liquidity, day_of() * DAY_SECONDS))
     quiet = liquidity.clear()
     made_with = recipe(pair_trades, sys.modules[__name__])
     watermark = int(as_of.timestamp())
+    span = span_of(watermark)
 
     def inputs() -> dict[int, str]:
-        return {day: fingerprint_of(made_with, *legs.get(day, []), "|",
-                                    *lake_swaps.get(day, []), "|",
-                                    fingerprint(events.get(day, quiet)),
-                                    str(min(watermark, (day + 1) * DAY_SECONDS)))
-                for day in legs.keys() | events.keys()}
+        return {label: fingerprint_of(made_with, *legs.get(day, []), "|",
+                                      *lake_swaps.get(day, []), "|",
+                                      fingerprint(events.get(day, quiet)),
+                                      str(min(watermark, day + DAY_SECONDS)))
+                for day in legs.keys() | events.keys()
+                for label in spans_in_day(day, watermark)}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
+        days = None if wanted is None else {label - label % DAY_SECONDS for label in wanted}
         for day in sorted(legs.keys() | events.keys()):
-            if wanted is not None and day not in wanted:
+            if days is not None and day not in days:
                 continue
             day_legs = (warehouse.read(legs[day]) if day in legs
                         else warehouse.scan("swap_legs", version).head(0))
-            yield day, trade_rows(day_legs.collect(), swaps, events.get(day, quiet), as_of)
+            made = trade_rows(day_legs.collect(), swaps, events.get(day, quiet), as_of)
+            yield from ((label, rows) for label, rows in spans_of(made, span)
+                        if wanted is None or label in wanted)
 
     return SpannedTable("trades", pieces, ("chain_id", "pair", "block_number", "log_index"),
                         inputs)
@@ -167,7 +176,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     """Publishes the checked products as one snapshot and flips LATEST to it."""
     # The lake's swaps, where the trades the edge serves take their hashes and addresses.
     swaps = warehouse.scan("swaps")
-    lake_swaps = {day_label(day): files
+    lake_swaps = {day_start(day): files
                   for day, files in warehouse.lake().day_files("swaps").items()}
     frames = Products(warehouse)
     # The products' own blocking checks ran before, in the run that made them; what none of

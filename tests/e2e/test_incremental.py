@@ -22,8 +22,9 @@ CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=11,
                           end=datetime(2026, 11, 19, 23, 50, tzinfo=UTC))
 STEP_S, APPENDS, REFRESH_EVERY = 30, 36, 6
 REL = 1e-9
-# Days since the epoch of the history's two days and the live market's new one.
-DAY_18, DAY_19, DAY_20 = (int(datetime(2026, 11, d, tzinfo=UTC).timestamp()) // 86_400
+# The first seconds of the history's two days and of the live market's new one: the spans of
+# the days before the watermark's, and of the watermark day's first hour.
+DAY_18, DAY_19, DAY_20 = (int(datetime(2026, 11, d, tzinfo=UTC).timestamp())
                           for d in (18, 19, 20))
 # The day partitions alone, with the asset that pins the lake state they are made from and the
 # products they read (the quotes' prices, the pairs' tokens).

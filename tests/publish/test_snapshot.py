@@ -24,6 +24,8 @@ from publish.snapshot import (
     new_snapshot_id,
     snapshot_ids,
     span_names,
+    span_of,
+    spans_in_day,
     spans_of,
 )
 from publish.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
@@ -216,6 +218,46 @@ def test_a_span_name_changes_with_its_own_rows_and_with_what_every_span_is_made_
     # Rows swapped within a day: the day's name changes (a part's rows are in order).
     swapped = pl.concat([frame[1:2], frame[0:1], frame[2:]])
     assert span_names(swapped, day_of(), "v1")[0] != names[0]
+
+
+def test_the_watermark_hour_is_a_span_of_its_own_and_the_rest_go_by_day():
+    # The watermark is 02:30 on day 2 (unix seconds): its hour starts at 02:00.
+    as_of = 2 * DAY + 2 * 3600 + 1800
+    frame = pl.DataFrame({"ts": [5, DAY - 1, DAY + 7200, 2 * DAY, 2 * DAY + 7199,
+                                 2 * DAY + 7200, 2 * DAY + 9000]})
+    labels = frame.select(span_of(as_of)).to_series().to_list()
+    assert labels == [0, 0, DAY, 2 * DAY, 2 * DAY, 2 * DAY + 7200, 2 * DAY + 7200]
+    assert spans_in_day(DAY, as_of) == [DAY]
+    assert spans_in_day(2 * DAY, as_of) == [2 * DAY, 2 * DAY + 7200]
+    # In a day's first hour, the hour and the day are one span.
+    assert spans_in_day(2 * DAY, 2 * DAY + 60) == [2 * DAY]
+
+
+def test_the_watermark_hour_gaining_trades_leaves_the_rest_of_its_day_unwritten(store):
+    """The day's name changes when its hour does, so the whole day is made again; the part of
+    the day before the hour comes out as before and is found by its rows, not written."""
+    def today(counts: dict[int, int], as_of: int, name: str) -> SpannedTable:
+        frame = pl.DataFrame([(f"p{n % 2}", DAY + hour * 3600 + n)
+                              for hour, count in counts.items() for n in range(count)],
+                             schema={"pair": pl.String, "ts": pl.Int64}, orient="row")
+
+        def pieces(wanted):
+            return ((label, rows) for label, rows in spans_of(frame, span_of(as_of))
+                    if wanted is None or label in wanted)
+
+        return SpannedTable("trades", pieces, ("pair", "ts"),
+                            lambda: dict.fromkeys(spans_in_day(DAY, as_of), name))
+
+    publisher = Publisher(store, SIGNER)
+    first = publisher.publish(AS_OF, [], {}, tables=[today({0: 3, 1: 2, 2: 2}, DAY + 7300, "a")])
+    written = set(store.keys(OBJECTS))
+    # The watermark's hour (02:00) gains a trade; hours 0 and 1 are as they were.
+    second = publisher.publish(AS_OF + timedelta(minutes=1), [], {},
+                               tables=[today({0: 3, 1: 2, 2: 3}, DAY + 7360, "b")])
+    before, after = first.tables["trades"]["parts"], second.tables["trades"]["parts"]
+    assert [(p["span"], p["rows"]) for p in after] == [(DAY, 5), (DAY + 7200, 3)]
+    assert after[0]["object"] == before[0]["object"] and after[0]["inputs"] == "b"
+    assert set(store.keys(OBJECTS)) - written == {after[1]["object"]}
 
 
 def test_a_table_without_rows_is_one_empty_part_with_its_columns(tmp_path):
