@@ -71,8 +71,8 @@ class ServingTable:
 @dataclass(frozen=True)
 class SpannedTable:
     """A serving table in one part per span (a UTC day of trades, the watermark's hour apart:
-    `span_of`), each sorted by `key`,
-    so that the parts whose rows did not change are shared with the previous snapshot.
+    `span_of`), each sorted by `key`, so that the parts whose rows did not change are shared
+    with the previous snapshot.
 
     `pieces(wanted)` yields the label and rows of each span in `wanted` (every span when None),
     in span order, so that a publish holds one span rather than the table. `inputs`, when
@@ -96,8 +96,8 @@ def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
     its first second: the watermark's hour for a row in it (or later), else the row's UTC day.
     A refresh adds to the watermark's hour, so the rest of its day keeps its part."""
     hour = as_of_s - as_of_s % HOUR_SECONDS
-    return pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64)) \
-        .otherwise(day_of(ts) * DAY_SECONDS)
+    return (pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64))
+            .otherwise(day_of(ts) * DAY_SECONDS))
 
 
 def spans_in_day(day: int, as_of_s: int) -> list[int]:
