@@ -95,7 +95,7 @@ def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
     """A serving table's span for rows that only ever arrive at the end of time, labelled by
     its first second: the watermark's hour for a row in it (or later), else the row's UTC day.
     A refresh adds to the watermark's hour, so the rest of its day keeps its part."""
-    hour = as_of_s - as_of_s % HOUR_SECONDS
+    hour = _hour_of(as_of_s)
     return (pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64))
             .otherwise(day_of(ts) * DAY_SECONDS))
 
@@ -103,8 +103,17 @@ def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
 def spans_in_day(day: int, as_of_s: int) -> list[int]:
     """The span labels `span_of` gives the rows of the day starting at second `day`: the day,
     and the watermark's hour when it falls within the day."""
-    hour = as_of_s - as_of_s % HOUR_SECONDS
+    hour = _hour_of(as_of_s)
     return [day, hour] if day < hour < day + DAY_SECONDS else [day]
+
+
+def span_day(label: int) -> int:
+    """The first second of the UTC day a span labelled `label` by `span_of` falls in."""
+    return label - label % DAY_SECONDS
+
+
+def _hour_of(as_of_s: int) -> int:
+    return as_of_s - as_of_s % HOUR_SECONDS
 
 
 def day_start(day: str) -> int:

@@ -13,11 +13,11 @@ from core.fingerprints import recipe
 from core.vocabulary import WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
 from publish.snapshot import (
-    DAY_SECONDS,
     PagedList,
     ServingTable,
     SpannedTable,
     fingerprint_of,
+    span_day,
     span_names,
     span_of,
     spans_of,
@@ -221,7 +221,7 @@ def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
 
     def inputs() -> dict[Any, str]:
         names = span_names(named, span, made_with)
-        return {label: fingerprint_of(name, hashed_from.get(label - label % DAY_SECONDS, ""))
+        return {label: fingerprint_of(name, hashed_from.get(span_day(label), ""))
                 for label, name in names.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:

@@ -34,6 +34,7 @@ from publish.snapshot import (
     day_start,
     fingerprint,
     fingerprint_of,
+    span_day,
     span_of,
     spans_in_day,
     spans_of,
@@ -120,7 +121,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, versi
                 for label in spans_in_day(day, watermark)}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
-        days = None if wanted is None else {label - label % DAY_SECONDS for label in wanted}
+        days = None if wanted is None else {span_day(label) for label in wanted}
         for day in sorted(legs.keys() | events.keys()):
             if days is not None and day not in days:
                 continue
