@@ -4,24 +4,15 @@ a table's rows of one key are its slices of the parts, in part order."""
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import polars as pl
 
-from edge.memo import Kept, per_snapshot
+from edge.memo import per_snapshot
 from edge.snapshots import table
 from publish.snapshot import Snapshot
 
 Key = tuple[Any, ...]
-# Indexes of day parts by (object, key columns): a part shared by several snapshots is indexed
-# once (two day-split tables of a week or more of days fit).
-_indexed: Kept = Kept(1024)
-
-
-class Index(Protocol):
-    """Where a key's rows sit in one part: (offset, count), or None."""
-
-    def get(self, key: Key) -> tuple[int, int] | None: ...
 
 
 class SortedKeys:
@@ -48,7 +39,7 @@ class Spans:
     """A table's parts and, for each, where each key's rows sit."""
 
     parts: tuple[pl.DataFrame, ...]
-    at: tuple[Index, ...]
+    at: tuple[SortedKeys, ...]
 
     def empty(self) -> pl.DataFrame:
         """No rows, with the table's columns."""
@@ -71,13 +62,6 @@ class Spans:
         return None
 
 
-def _runs(frame: pl.DataFrame, keys: tuple[str, ...]) -> dict[Key, tuple[int, int]]:
-    runs = (frame.select(*keys).with_row_index("_at")
-            .group_by(*keys, maintain_order=True).agg(pl.col("_at").first(), pl.len()))
-    return dict(zip(zip(*(runs[k].to_list() for k in keys), strict=True),
-                    zip(runs["_at"].to_list(), runs["len"].to_list(), strict=True), strict=True))
-
-
 def frame_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
     """Look up rows in one frame sorted by `keys`."""
     return Spans((frame,), (SortedKeys(frame, keys),))
@@ -90,21 +74,13 @@ def sorted_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
 
 
 def spans(snapshot: Snapshot, name: str, keys: tuple[str, ...]) -> Spans:
-    """Look up a serving table's rows by `keys`; 503 when the snapshot lacks it. A table in one
-    part (which a publish rewrites whenever a row changes) is searched; a table in day parts
-    keeps a dict per part, shared by every snapshot that shares the part, since searching
-    every day for a key would cost more than the lookup."""
+    """Look up a serving table's rows by `keys`, in each of its parts by binary search (a part
+    is sorted by its table's key, which `keys` begin); 503 when the snapshot lacks it. Nothing
+    is built per key, and a lookup reads a few pages of each part's key columns, not the
+    columns whole."""
     table(snapshot, name)
-    parts = snapshot.parts[name]
-    if len(parts) == 1:
-        return frame_spans(parts[0].frame, keys)
-    at: list[Index] = []
-    for part in parts:
-        found = _indexed.get((part.object, keys))
-        if found is None:
-            found = _indexed.keep((part.object, keys), _runs(part.frame, keys))
-        at.append(found)
-    return Spans(tuple(part.frame for part in parts), tuple(at))
+    frames = tuple(part.frame for part in snapshot.parts[name])
+    return Spans(frames, tuple(SortedKeys(frame, keys) for frame in frames))
 
 
 def indexed(name: str, keys: tuple[str, ...],

@@ -93,10 +93,11 @@ def day_of(ts: str = "ts") -> pl.Expr:
 
 def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
     """A serving table's span for rows that only ever arrive at the end of time, labelled by
-    its first second: the watermark's hour for a row in it (or later), else the row's UTC day.
-    A refresh adds to the watermark's hour, so the rest of its day keeps its part."""
+    its first second: the watermark's hour for a row in it (or later, or with no time yet: a
+    round still open), else the row's UTC day. A refresh adds to the watermark's hour, so the
+    rest of its day keeps its part."""
     hour = _hour_of(as_of_s)
-    return (pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64))
+    return (pl.when(pl.col(ts).is_null() | (pl.col(ts) >= hour)).then(pl.lit(hour, pl.Int64))
             .otherwise(day_of(ts) * DAY_SECONDS))
 
 

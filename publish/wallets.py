@@ -182,12 +182,7 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
             first_trade_at=wire_time(pl.col("first_trade_at")),
             last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()),
         ("chain_id", "wallet", "token"))
-    yield ServingTable("wallet_rounds", frames["wallet_rounds"].join(
-        _symbols(frames), on=["chain_id", "token"], how="left").with_columns(item=pl.struct(
-            pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
-            opened_at=wire_time(pl.col("opened_at")),
-            closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()),
-        ("chain_id", "wallet", "token", "round"))
+    yield wallet_rounds(frames["wallet_rounds"], _symbols(frames), as_of_s)
     yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
                         as_of_s)
     yield ServingTable("wallet_buckets", chart_buckets(frames["wallet_ledger"], as_of_s),
@@ -196,6 +191,28 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
         ("chain_id", "address", "kind"))
+
+
+def wallet_rounds(rounds: pl.DataFrame, symbols: pl.DataFrame, as_of_s: int) -> SpannedTable:
+    """The rounds in spans by their close (`span_of`: a closed round never changes again, and
+    the open ones, held to the watermark, are in the watermark's hour), each span named by its
+    rows with their tokens' symbols and this code: only the spans whose name changed get their
+    items made."""
+    named = rounds.join(symbols, on=["chain_id", "token"], how="left", maintain_order="left")
+    span = span_of(as_of_s, "closed_at")
+
+    def inputs() -> dict[Any, str]:
+        return span_names(named, span, recipe(sys.modules[__name__]))
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+        rows = named if wanted is None else named.filter(span.is_in(list(wanted)))
+        yield from spans_of(rows.with_columns(item=pl.struct(
+            pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
+            opened_at=wire_time(pl.col("opened_at")),
+            closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()), span)
+
+    return SpannedTable("wallet_rounds", pieces, ("chain_id", "wallet", "token", "round"),
+                        inputs)
 
 
 # The ledger's columns a wallet trade is made from (`swap`: where its hash is read).

@@ -205,8 +205,9 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     nothing when it had none; such units make the basis incomplete. Units that go out take
     their share of the cost with them; a sell realises its proceeds less that share. Units sold
     beyond what the ledger saw arrive (oversold) break even. A round runs from the first unit in
-    to the last unit out. Each row keeps its position's number (`slot`, from `slots`: the
-    folds' grouping; not stored).
+    to the last unit out; a row taking out units while none are held is in no round (-1).
+    Each row keeps its position's number (`slot`, from `slots`: the folds' grouping; not
+    stored).
     """
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
@@ -326,12 +327,12 @@ def _books(events, books, positions):
         held_before, cost_before = last_held[position], last_cost[position]
         closing = not inflow and held == 0.0 and held_before > 0.0
         straying = not inflow and held_before == 0.0
-        # Rows past a round's close that take out what was never there belong to that round.
-        in_round = (closed[position] - 1 if straying and closed[position] > 0
-                    else closed[position])
+        # A row that takes out what was never there belongs to no round (-1): a round, once
+        # closed, never changes again, so a snapshot shares it with the next.
+        in_round = -1 if straying else closed[position]
         if closing:
             closed[position] += 1
-        if in_round != current[position]:
+        if not straying and in_round != current[position]:
             current[position], running[position], round_start[position] = (
                 in_round, 0.0, events.ts[row])
         kept = 1.0 if inflow or held_before == 0.0 or closing else held / held_before

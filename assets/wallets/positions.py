@@ -201,8 +201,9 @@ def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
 @numba.njit(cache=True, nogil=True)
 def _round_groups(slot, rnd, positions):
     """Each row's round as a number from 0, in the order of the rounds' first rows (a
-    position's rounds only rise along its rows), and how many rounds there are."""
-    current, number = np.full(positions, -1, np.int64), np.empty(positions, np.int64)
+    position's rounds only rise along its rows), and how many rounds there are. The rows in no
+    round (-1) between two rounds are a group of their own, which opens nothing."""
+    current, number = np.full(positions, -2, np.int64), np.empty(positions, np.int64)
     group, total = np.empty(len(slot), np.int64), 0
     for row in range(len(slot)):
         position = slot[row]

@@ -196,6 +196,33 @@ def test_rounds_run_from_first_unit_in_to_last_unit_out(ledger) -> None:
     assert second["open_cost_usd"] == pytest.approx(60)
 
 
+
+def test_a_sell_while_nothing_is_held_counts_on_the_position_and_in_no_round() -> None:
+    # V sells 5 before holding any, buys 10 for 20 and sells them for 30 (round 0, from 2000
+    # to 3000), sells 5 more (none held again), then buys 4 for 8 (round 1 opens at 5000).
+    ledger = account(events([
+        (V, T, "sell", 5.0, 10.0, 2.0), (V, T, "buy", 10.0, 20.0, 2.0),
+        (V, T, "sell", 10.0, 30.0, 3.0), (V, T, "sell", 5.0, 15.0, 3.0),
+        (V, T, "buy", 4.0, 8.0, 2.0)]))
+    assert ledger["round"].to_list() == [-1, 0, 0, -1, 1]
+    rounds = assemble_rounds(ledger, as_of_s=9_000).sort("round")
+    first, second = rounds.rows(named=True)
+    # Round 0 is its buy and its closing sell only: +10 on a cost of 20, complete.
+    assert (first["buys"], first["sells"], first["opened_at"], first["closed_at"]) == \
+        (1, 1, 2000, 3000)
+    assert first["sold_qty"] == pytest.approx(10)
+    assert first["realized_usd"] == pytest.approx(10)
+    assert not first["basis_is_incomplete"]
+    assert (second["buys"], second["sells"], second["opened_at"], second["is_open"]) == \
+        (1, 0, 5000, True)
+    assert second["hold_seconds"] == 4000
+    assert validate("wallet_books", RoundRow, rounds).passed
+    # The position has every sell: three, 20 sold, and an incomplete basis.
+    position = assemble_positions(ledger, tokens(2.0)).row(0, named=True)
+    assert (position["buys"], position["sells"], position["rounds"]) == (2, 3, 2)
+    assert position["sold_qty"] == pytest.approx(20)
+    assert position["basis_is_incomplete"]
+
 def test_a_thousand_partial_exits_in_one_round_keep_the_average_cost() -> None:
     # One unit at 1 USD, then a thousand times: sell half, buy it back, always at 1 USD. The
     # basis is halved a thousand times over (2^-1000 of it left from the first buy), yet the

@@ -68,6 +68,36 @@ def test_positions_add_up_to_the_lifetime_record(api, busiest) -> None:
         assert "token_score" in p and "token_status" in p and "basis_is_incomplete" in p
 
 
+def test_rounds_served_from_every_day_they_closed_in_add_up_to_the_positions(api, home,
+                                                                            busiest) -> None:
+    store = home / "store" / "snapshots"
+    sid = orjson.loads((store / "LATEST").read_bytes())["snapshot_id"]
+    parts = orjson.loads((store / sid / "manifest.json").read_bytes())[
+        "tables"]["wallet_rounds"]["parts"]
+    assert len(parts) >= 2
+    checked = 0
+    for wallet in busiest[:200]:
+        rounds = api.get(f"/chains/ethereum/wallets/{wallet}/rounds").json()["items"]
+        closes = {r["closed_at"][:10] for r in rounds if r["closed_at"] is not None}
+        if len(closes) < 2:
+            continue
+        checked += 1
+        opened = [r["opened_at"] for r in rounds]
+        assert opened == sorted(opened, reverse=True)
+        positions = api.get(f"/chains/ethereum/wallets/{wallet}/positions").json()["items"]
+        for p in positions:
+            mine = [r for r in rounds if r["token_address"] == p["token_address"]]
+            # Every unit in opens or adds to a round; a sell while none is held is in none
+            # (and a round of transfers alone is no round shown).
+            assert 0 < len(mine) <= p["rounds"]
+            assert sum(r["buys"] for r in mine) == p["buys"]
+            assert sum(r["sells"] for r in mine) <= p["sells"]
+            assert sum(r["realized_usd"] for r in mine) == pytest.approx(p["realized_usd"],
+                                                                         abs=1e-6)
+            assert len({r["round"] for r in mine}) == len(mine)
+    assert checked, "no wallet with rounds closed on two days"
+
+
 def test_chart_buckets_and_cumulative_roi(api, busiest) -> None:
     wallet = _first_trader(api, busiest)["address"]
     week = api.get(f"/chains/ethereum/wallets/{wallet}/chart", params={"window": "7d"}).json()

@@ -1,10 +1,10 @@
-"""Finding a key's rows in parts sorted by key: by binary search in one part, by each day
-part's own index across several, the same rows either way; a frame in any order (a live
-tail's table) sorted once and searched the same way."""
+"""Finding a key's rows in parts sorted by key: by binary search in one part or in each of
+several, the same rows either way; a frame in any order (a live tail's table) sorted once and
+searched the same way."""
 
 import polars as pl
 
-from edge.spans import SortedKeys, Spans, _runs, frame_spans, sorted_spans
+from edge.spans import SortedKeys, Spans, frame_spans, sorted_spans
 
 ROWS = pl.DataFrame({"chain_id": [1, 1, 1, 2, 2, 2],
                      "wallet": ["a", "b", "b", "a", "c", "c"],
@@ -25,7 +25,7 @@ def test_a_frame_and_its_day_parts_give_the_same_rows_in_order() -> None:
     whole = frame_spans(ROWS, ("chain_id", "wallet"))
     days = (ROWS.slice(0, 2), ROWS.slice(2, 4))  # two parts, each sorted by the key
     keys = ("chain_id", "wallet")
-    parts = Spans(days, tuple(_runs(day, keys) for day in days))
+    parts = Spans(days, tuple(SortedKeys(day, keys) for day in days))
     assert parts.rows((1, "b"))["n"].to_list() == [1, 2] == whole.rows((1, "b"))["n"].to_list()
     assert parts.rows((2, "c"))["n"].to_list() == [4, 5]
     assert parts.rows((9, "z")).is_empty() and parts.rows((9, "z")).columns == ROWS.columns
