@@ -236,6 +236,13 @@ def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.D
     return followed(trades_of(snapshot).rows(key), None if view is None else view.trades.rows(key))
 
 
+def places(rows: pl.DataFrame, columns: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:
+    """A tail's rows as the tuples of their places and hashes, which say whether a page kept
+    of them is still the page. Read in Python: a polars hash of the rows waits for its thread
+    pool, which the tail's and the snapshot's loading keep busy."""
+    return tuple(zip(*(rows[c].to_list() for c in columns), strict=True))
+
+
 def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
     """A serving table's rows followed by the tail's (`newer`, in the table's columns and
     types, as a view holds them)."""

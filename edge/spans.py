@@ -17,14 +17,21 @@ Key = tuple[Any, ...]
 
 class SortedKeys:
     """A part's rows found by binary search of its sorted key columns, column by column:
-    nothing is built or kept, and a lookup reads a few of the columns' pages, not all."""
+    nothing is built or kept but the part's first and last keys, and a lookup reads a few of
+    the columns' pages, not all."""
 
     def __init__(self, frame: pl.DataFrame, keys: tuple[str, ...]) -> None:
         self.columns = [frame[k] for k in keys]
         self.height = frame.height
+        # A key outside them is not searched for: of a table's many small day parts (a week of
+        # history after months of a few rows a day), a key falls within a few.
+        self.bounds = (frame.select(keys).row(0), frame.select(keys).row(-1)) \
+            if self.height else None
 
     def get(self, key: Key) -> tuple[int, int] | None:
         """The key's (offset, count), or None when it has no rows."""
+        if self.bounds is None or not self.bounds[0] <= key <= self.bounds[1]:
+            return None
         low, high = 0, self.height
         for column, value in zip(self.columns, key, strict=True):
             low = bisect_left(column, value, low, high)
@@ -52,6 +59,22 @@ class Spans:
         if not pieces:
             return self.empty()
         return pieces[0] if len(pieces) == 1 else pl.concat(pieces)
+
+    def tail(self, key: Key, count: int) -> pl.DataFrame:
+        """The key's last `count` rows in part order, reading the parts from the last back only
+        as far as they are needed (a first page of newest rows, not a history)."""
+        pieces: list[pl.DataFrame] = []
+        got = 0
+        for part, index in zip(reversed(self.parts), reversed(self.at), strict=True):
+            if got >= count:
+                break
+            found = index.get(key)
+            if found is not None:
+                pieces.append(part.slice(*found))
+                got += found[1]
+        if not pieces:
+            return self.empty()
+        return (pieces[0] if len(pieces) == 1 else pl.concat(pieces[::-1])).tail(count)
 
     def row(self, key: Key) -> dict[str, Any] | None:
         """The key's first row by column name, or None when it has none."""

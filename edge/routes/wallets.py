@@ -3,6 +3,7 @@ trades, the PNL chart, funding, best trades, the overview across chains, ranking
 labels batch and the wallets that traded a token."""
 
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import orjson
@@ -17,8 +18,8 @@ from core.vocabulary import (
 )
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import followed
-from edge.memo import Kept, per_snapshot
+from edge.live import LiveView, followed, places
+from edge.memo import Kept, kept_while, per_snapshot
 from edge.paging import Listing, decode, page
 from edge.problems import ApiError
 from edge.registry import Params
@@ -159,6 +160,17 @@ WALLET_POSITION = ((pl.col("block_number") * (1 << 32) + pl.col("log_index")) * 
                    + pl.col("seq").cast(pl.Int64))
 
 
+def tail_rows(request: Request, params: Params) -> Hashable:
+    """What the live tail holds of the asked wallet's trades (None without a tail): a page of
+    them is the same for every tail holding the same rows."""
+    view: LiveView | None = request.state.live
+    if view is None:
+        return None
+    rows = view.wallet_trades.rows((params["chain"].chain_id, params["address"]))
+    return places(rows, ("block_number", "log_index", "seq", "tx_hash"))
+
+
+@kept_while(tail_rows)
 async def list_trades(request: Request, params: Params) -> Response:
     """A wallet's swaps and bare movements, newest first, the live tail's included; paged by
     place with next_cursor, so trades arriving meanwhile never shift a page."""
@@ -168,7 +180,14 @@ async def list_trades(request: Request, params: Params) -> Response:
     newer = None if view is None else view.wallet_trades.rows(key)
     if newer is None or newer.is_empty():
         head(snapshot, chain, address)
-    rows = followed(trades_of(snapshot).rows(key), newer).with_columns(position=WALLET_POSITION)
+    if params["cursor"] is None:
+        # A first page reads its own rows and the one past them (whether there are more), from
+        # the newest parts back, not the wallet's whole history.
+        fresh = 0 if newer is None else newer.height
+        past = trades_of(snapshot).tail(key, max(params["limit"] + 1 - fresh, 0))
+    else:
+        past = trades_of(snapshot).rows(key)
+    rows = followed(past, newer).with_columns(position=WALLET_POSITION)
     scope = list_scope(chain=chain.chain_id, wallet=address)
     if params["cursor"] is not None:
         place = decode(request, params["cursor"], "wallets/trades", scope).position

@@ -201,6 +201,27 @@ def test_a_tail_made_from_the_one_before_equals_one_made_whole(live_home, tmp_pa
     assert wholes == [True, False, False, True, False, True, False]
 
 
+def _wallet_pages(client: httpx.Client, wallets: list[tuple[int, str]]) -> dict:
+    """Each wallet's first page of trades as served (and the page after it, by its cursor)."""
+    out = {}
+    for chain, wallet in wallets:
+        base = f"/chains/{chain}/wallets/{wallet}/trades"
+        first = client.get(base, params={"limit": 5})
+        assert first.status_code == 200, first.text
+        # Cursors name their snapshot: the items are compared, not the cursors.
+        out[(chain, wallet)] = {"items": first.json()["items"], "after": []}
+        cursor = first.json()["next_cursor"]
+        if cursor is not None:
+            after = client.get(base, params={"limit": 5, "cursor": cursor})
+            assert after.status_code == 200
+            out[(chain, wallet)]["after"] = after.json()["items"]
+    return out
+
+
+def _iso(ts: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts))
+
+
 def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
     store = LocalStore(live_home / "store")
     first = latest_id(store)
@@ -230,6 +251,9 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
             live_tokens[k].json() for k in tokens[:20]]
         registry = snapshot.tables["registry"]["token_id"].to_list()
         live_registry = {t: client.get(f"/tokens/{t}") for t in registry}
+        # The wallets that traded in the tail: their first page of trades, live.
+        makers = sorted(tail.wallet_trades.select("chain_id", "wallet").unique().rows())
+        live_wallets = _wallet_pages(client, makers)
         # The next snapshot, from the same lake: the edge follows it, and the tail, built on
         # the first, adds nothing to it.
         done = run_cli(["materialize"], live_home)
@@ -242,6 +266,7 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         later = _pair_views(client, pairs)
         later_tokens = {key: client.get(f"/chains/{key[0]}/tokens/{key[1]}") for key in tokens}
         later_registry = {t: client.get(f"/tokens/{t}") for t in registry}
+        later_wallets = _wallet_pages(client, makers)
     assert {v[3] for v in later.values()} == {"2026-11-25T12:20:00Z"}
     assert {r.headers["x-data-as-of"] for r in live_tokens.values()} == {LIVE_UNTIL}
     differing = {}
@@ -275,3 +300,10 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         moved += key in traded and first_row["txn"] != row["txn"]
     # The live rows are not the first snapshot's: the pairs that traded moved.
     assert moved >= len(traded & set(pairs)) // 2 > 0
+    # A wallet's newest trades live are the next snapshot's, the tail's among them.
+    assert len(makers) > 5
+    assert {k: p for k, p in live_wallets.items() if not close(p, later_wallets[k])} == {}
+    newest = {(c, w): ts for c, w, ts in tail.wallet_trades.group_by("chain_id", "wallet")
+              .agg(pl.col("ts").max()).rows()}
+    assert all(page["items"][0]["timestamp"][:19] == _iso(newest[k])[:19]
+               for k, page in live_wallets.items())

@@ -44,3 +44,18 @@ def test_a_frame_in_any_order_is_searched_with_each_keys_rows_in_their_order() -
     assert found.row((1, "y")) == {"chain_id": 1, "pair": "y", "block": 11}
     assert found.row((1, "x")) is None
     assert sorted_spans(tail.clear(), ("chain_id", "pair")).row((2, "x")) is None
+
+
+def test_a_keys_last_rows_are_read_from_the_last_parts_back() -> None:
+    # Key (1, "b") has rows 1 and 2 in the first part and 6 and 7 in the last; (2, "a") only
+    # row 3 in the first.
+    first = ROWS.slice(0, 4)
+    last = pl.DataFrame({"chain_id": [1, 1, 2], "wallet": ["b", "b", "c"], "n": [6, 7, 8]})
+    keys = ("chain_id", "wallet")
+    parts = Spans((first, last), (SortedKeys(first, keys), SortedKeys(last, keys)))
+    assert parts.tail((1, "b"), 1)["n"].to_list() == [7]
+    assert parts.tail((1, "b"), 3)["n"].to_list() == [2, 6, 7]
+    assert parts.tail((1, "b"), 9)["n"].to_list() == [1, 2, 6, 7]
+    assert parts.tail((2, "a"), 2)["n"].to_list() == [3]
+    assert parts.tail((9, "z"), 2).is_empty()
+    assert parts.tail((1, "b"), 0).is_empty()

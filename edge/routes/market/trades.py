@@ -10,7 +10,7 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.live import LiveView, live_trades, pair_index
+from edge.live import LiveView, live_trades, pair_index, places
 from edge.memo import kept_answers, kept_while
 from edge.paging import decode
 from edge.problems import ApiError
@@ -65,10 +65,7 @@ def tail_rows(request: Request, params: Params) -> Hashable:
     if view is None:
         return None
     rows = view.trades.rows((params["chain"].chain_id, params["address"]))
-    # Their places and hashes, read in Python: a polars hash of the rows waits for its thread
-    # pool, which the tail's and the snapshot's loading keep busy.
-    return tuple(zip(*(rows[c].to_list() for c in ("block_number", "log_index", "hash")),
-                     strict=True))
+    return places(rows, ("block_number", "log_index", "hash"))
 
 
 @kept_while(tail_rows)
