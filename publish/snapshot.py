@@ -101,6 +101,25 @@ def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
             .otherwise(day_of(ts) * DAY_SECONDS))
 
 
+def layer_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
+    """A serving table's layer for state as of the end of a stretch of time, labelled by its
+    first second: the watermark's hour, the rest of the watermark's UTC day, and all before
+    (0). A refresh remakes the hour's layer; the day's, when the hour turns; the first, when
+    the day does."""
+    hour = _hour_of(as_of_s)
+    day = span_day(hour)
+    return (pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64))
+            .when(pl.col(ts) >= day).then(pl.lit(day, pl.Int64)).otherwise(pl.lit(0, pl.Int64)))
+
+
+def layer_ends(as_of_s: int) -> dict[int, int | None]:
+    """Each label `layer_of` gives, with its layer's end: the next layer's first second (None
+    for the watermark's hour)."""
+    hour = _hour_of(as_of_s)
+    starts = sorted({0, span_day(hour), hour})
+    return dict(zip(starts, [*starts[1:], None], strict=True))
+
+
 def spans_in_day(day: int, as_of_s: int) -> list[int]:
     """The span labels `span_of` gives the rows of the day starting at second `day`: the day,
     and the watermark's hour when it falls within the day."""

@@ -9,14 +9,16 @@ from typing import Any
 
 import polars as pl
 
-from core.fingerprints import recipe
-from core.vocabulary import WALLET_WINDOWS, wire_time
+from core.fingerprints import distinct, gathered, keyed, lookup, recipe
+from core.vocabulary import TERMINAL_TOKEN_STATUSES, WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
 from publish.snapshot import (
     PagedList,
     ServingTable,
     SpannedTable,
     fingerprint_of,
+    layer_ends,
+    layer_of,
     span_day,
     span_names,
     span_of,
@@ -131,6 +133,10 @@ def ranking_items(rows: pl.DataFrame) -> pl.Series:
 
 
 HOUR, DAY, WEEK = 3_600, 86_400, 7 * 86_400
+POSITION_KEY = ("chain_id", "wallet", "token")
+# What a position shows of its token's price and standing: made at serve time (`marked`).
+MARK_FIELDS = ("mark_usd", "value_usd", "unrealized_usd", "total_pnl_usd", "token_score",
+               "token_status", "condemned")
 POSITION_FIELDS = (
     "buys", "sells", "transfers_in", "transfers_out", "bought_qty", "sold_qty", "held",
     "bought_usd", "sold_usd", "cost_in_usd", "avg_entry_price_usd", "avg_exit_price_usd",
@@ -142,6 +148,43 @@ ROUND_FIELDS = (
     "sold_qty", "held", "bought_usd", "sold_usd", "cost_in_usd", "avg_entry_price_usd",
     "avg_exit_price_usd", "open_cost_usd", "realized_usd", "cost_closed_usd", "realized_roi",
     "hold_seconds", "closed_by_sell", "basis_is_incomplete")
+
+
+def marked(positions: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
+    """Positions as their books make them (`book_positions`) with their tokens' symbol, score
+    and status, the open holding marked at the token's price (zero for a condemned token,
+    whatever its score), its value, unrealised and total (`tokens`: token rows, by chain and
+    address). The books mark the wallet positions product so; the edge marks the published
+    positions, which carry no price, at the snapshot's token rows."""
+    marks = tokens.select(token_symbol="symbol", token_price_usd="price_usd",
+                          token_score="rating_score", token_status="token_status",
+                          key=keyed("chain_id", "address"))
+    # A token's figures are looked up by fingerprint: a join would copy every position's row.
+    token = lookup(keyed("chain_id", "token"), distinct(marks["key"], "token_rows"))
+    return (positions.with_columns(_mark=token)
+        .with_columns(gathered(marks[c], "_mark") for c in marks.columns[:-1])
+        .with_columns(
+            condemned=pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES).fill_null(False),
+            token_score=pl.col("token_score").fill_null(0),
+            token_status=pl.col("token_status").fill_null(1))
+        .with_columns(
+            mark_usd=pl.when(pl.col("condemned")).then(0.0).otherwise("token_price_usd"))
+        .with_columns(
+            marked=~pl.col("is_open") | pl.col("mark_usd").is_not_null(),
+            value_usd=pl.col("held") * pl.col("mark_usd").fill_null(0.0))
+        .with_columns(
+            unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
+            .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
+        .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
+        .drop("token_price_usd", "_mark"))
+
+
+def position_items(positions: pl.DataFrame) -> pl.Series:
+    """The position records of marked positions."""
+    return positions.select(pl.struct(
+        pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
+        first_trade_at=wire_time(pl.col("first_trade_at")),
+        last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()).to_series()
 
 
 def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
@@ -162,12 +205,14 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 
 
 def wallet_serving(frames: Mapping[str, pl.DataFrame],
-                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame], labels: pl.DataFrame,
+                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
+                   booked: Callable[[pl.DataFrame], pl.DataFrame], labels: pl.DataFrame,
                    as_of_s: int,
                    hashed_from: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
     """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
     with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
-    UTC day; `labels`: the lake's known entities, for addresses that never traded); each is
+    UTC day; `booked`: the books' positions of ledger rows, for the positions' layers;
+    `labels`: the lake's known entities, for addresses that never traded); each is
     read and built only when the one before has been taken, so that a publish holds one table
     at a time."""
     yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
@@ -176,12 +221,7 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     # By wallet: a profile's metrics records are its five rows, one slice.
     yield ServingTable("wallet_rankings", frames["wallet_rankings"],
                        ("chain_id", "wallet", "window"))
-    yield ServingTable("wallet_positions", frames["wallet_positions"].with_columns(
-        item=pl.struct(
-            pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
-            first_trade_at=wire_time(pl.col("first_trade_at")),
-            last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()),
-        ("chain_id", "wallet", "token"))
+    yield wallet_positions(frames["wallet_ledger"], booked, as_of_s)
     yield wallet_rounds(frames["wallet_rounds"], _symbols(frames), as_of_s)
     yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
                         as_of_s)
@@ -191,6 +231,44 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
         ("chain_id", "address", "kind"))
+
+
+# What a position's books are made from: its ledger rows' events, in chain order.
+POSITION_INPUTS = ("chain_id", "wallet", "token", "ts", "side", "qty", "notional_usd",
+                   "mark_usd")
+# What a published position keeps: its books, which change only when its wallet's ledger does.
+POSITION_BOOKS = ("chain_id", "wallet", "token", *(
+    f for f in POSITION_FIELDS if f not in MARK_FIELDS), "first_trade_at", "last_trade_at")
+
+
+def wallet_positions(ledger: pl.DataFrame, booked: Callable[[pl.DataFrame], pl.DataFrame],
+                     as_of_s: int) -> SpannedTable:
+    """The positions' books in layers (`layer_of`): a layer holds every position with a ledger
+    row in it, as of the layer's end (`booked`: the books' positions of the ledger rows of
+    whole positions); a position is its newest layer's row, marked at serve time (`marked`).
+    Each layer is named by its rows and every earlier layer's, so a refresh makes only the
+    watermark's hour, as a rule, and shares the rest."""
+    events = ledger.select(*POSITION_INPUTS)
+    layer, ends = layer_of(as_of_s), layer_ends(as_of_s)
+    made_with = recipe(sys.modules[__name__])
+
+    def inputs() -> dict[Any, str]:
+        names = span_names(events, layer, made_with)
+        return {label: fingerprint_of(*(names[k] for k in sorted(names) if k <= label))
+                for label in names}
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+        labels = events.select(layer.unique().sort()).to_series().to_list()
+        for label in labels:
+            if wanted is not None and label not in wanted:
+                continue
+            touched = events.filter(layer == label).select(keyed(*POSITION_KEY).unique())
+            rows = ledger.filter(keyed(*POSITION_KEY).is_in(touched["key"]))
+            end = ends[label]
+            yield label, booked(rows if end is None else rows.filter(pl.col("ts") < end)
+                                ).select(POSITION_BOOKS)
+
+    return SpannedTable("wallet_positions", pieces, POSITION_KEY, inputs)
 
 
 def wallet_rounds(rounds: pl.DataFrame, symbols: pl.DataFrame, as_of_s: int) -> SpannedTable:

@@ -10,8 +10,8 @@ import polars as pl
 
 from assets.folds import by_field
 from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
-from core.fingerprints import distinct, first_indices, first_rows, gathered, keyed, lookup, numbered
-from core.vocabulary import TERMINAL_TOKEN_STATUSES
+from core.fingerprints import first_indices, first_rows, keyed, numbered
+from publish.wallets import marked
 
 COUNTS = ("buys", "sells", "transfers_in", "transfers_out")
 # A group's sums, in the order `_fold` gives them: quantities and money swapped (a notional
@@ -160,42 +160,29 @@ def _prices() -> dict[str, pl.Expr]:
 HELPERS = ("_priced_in", "_priced_out", "_priced_swaps", "_opened")
 
 
-def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
-                       accounts: Accounts | None = None) -> pl.DataFrame:
-    """Every token a wallet swapped, lifetime: flows, the open holding marked at the token's
-    price (zero for a condemned token, whatever its score), realised, unrealised and total.
+def book_positions(ledger: pl.DataFrame, accounts: Accounts | None = None) -> pl.DataFrame:
+    """Every token a wallet swapped, lifetime, as its own rows make it: flows, the open holding
+    and its cost, realised profit. Nothing here moves with a price: a position changes only
+    when its wallet's ledger does.
 
     A position is tracked when at least one of its swaps had a USD price; an untracked one
-    carries no PNL. Tokens that only ever moved by transfer are no position."""
+    realises nothing. Tokens that only ever moved by transfer are no position."""
     accounts = Accounts.of(ledger) if accounts is None else accounts
-    # A token's figures are looked up by fingerprint: a join would copy every position's row.
-    marks = tokens.select(token_symbol="symbol", token_price_usd="price_usd",
-                          token_score="rating_score", token_status="token_status",
-                          key=keyed("chain_id", "address"))
-    token = lookup(keyed("chain_id", "token"), distinct(marks["key"], "token_rows"))
     folded = (_folded(accounts, accounts.slot, accounts.positions)
               .rename({"_opened": "rounds"}).drop("opened_at", "closed_at", "closed_by_sell"))
     return (first_rows(ledger, folded, ("position", *POSITION))
-        .with_columns(_mark=token)
-        .with_columns(gathered(marks[c], "_mark") for c in marks.columns[:-1])
-        .with_columns(
-            tracked=pl.col("_priced_swaps") > 0,
-            condemned=pl.col("token_status").is_in(TERMINAL_TOKEN_STATUSES).fill_null(False),
-            is_open=pl.col("held") > 0,
-            token_score=pl.col("token_score").fill_null(0),
-            token_status=pl.col("token_status").fill_null(1),
-            **_prices())
-        .with_columns(
-            mark_usd=pl.when(pl.col("condemned")).then(0.0).otherwise("token_price_usd"))
-        .with_columns(
-            marked=~pl.col("is_open") | pl.col("mark_usd").is_not_null(),
-            value_usd=pl.col("held") * pl.col("mark_usd").fill_null(0.0))
-        .with_columns(
-            realized_usd=pl.when("tracked").then("realized_usd").otherwise(0.0),
-            unrealized_usd=pl.when(pl.col("tracked") & pl.col("is_open") & pl.col("marked"))
-            .then(pl.col("value_usd") - pl.col("open_cost_usd")).otherwise(0.0))
-        .with_columns(total_pnl_usd=pl.col("realized_usd") + pl.col("unrealized_usd"))
-        .drop(*HELPERS[:3], "token_price_usd", "_mark"))
+        .with_columns(tracked=pl.col("_priced_swaps") > 0, is_open=pl.col("held") > 0,
+                      **_prices())
+        .with_columns(realized_usd=pl.when("tracked").then("realized_usd").otherwise(0.0))
+        .drop(*HELPERS[:3]))
+
+
+def assemble_positions(ledger: pl.DataFrame, tokens: pl.DataFrame,
+                       accounts: Accounts | None = None) -> pl.DataFrame:
+    """Every token a wallet swapped, lifetime (`book_positions`), the open holding marked at
+    the token's price (`marked`: zero for a condemned token, whatever its score), realised,
+    unrealised and total."""
+    return marked(book_positions(ledger, accounts), tokens)
 
 
 @numba.njit(cache=True, nogil=True)

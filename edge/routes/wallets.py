@@ -32,6 +32,8 @@ from publish.snapshot import Snapshot
 from publish.wallets import (
     METRIC_FIELDS,
     WalletQuery,
+    marked,
+    position_items,
     ranking_items,
     wallet_list,
     wallet_scope,
@@ -45,6 +47,8 @@ TRADER_SORTS = {"realized_pnl": "realized_usd", "total_pnl": "total_pnl_usd",
 
 
 WALLET = ("chain_id", "wallet")
+# The token row's columns a position is marked with.
+MARKS_FROM = ("chain_id", "address", "symbol", "price_usd", "rating_score", "token_status")
 
 
 positions_of = indexed("wallet_positions", WALLET)
@@ -130,9 +134,36 @@ async def get_positions(request: Request, params: Params) -> Response:
     """One row per token the wallet swapped, rounds averaged together, open ones first, then by
     last trade; a wallet whose rebuild is skipped has none, by decision."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    rows = rebuilt(snapshot, positions_of(snapshot), chain, address).sort(
+    rows = marked_now(snapshot, rebuilt(snapshot, positions_of(snapshot), chain, address)).sort(
         ["is_open", "last_trade_at", "token"], descending=[True, True, False])
-    return snapshot_json(snapshot, {"items": _items(rows)})
+    items = [orjson.Fragment(i) for i in position_items(rows).to_list()]
+    return snapshot_json(snapshot, {"items": items})
+
+
+@per_snapshot(kept=4)
+def token_marks(snapshot: Snapshot) -> Spans:
+    """What a position's marking reads of its token's row, by (chain id, address)."""
+    return frame_spans(table(snapshot, "tokens").select(*MARKS_FROM), ("chain_id", "address"))
+
+
+def marked_now(snapshot: Snapshot, rows: pl.DataFrame) -> pl.DataFrame:
+    """A wallet's positions from their published layers (each token's newest row), marked at
+    the snapshot's token rows; 503 for a snapshot published with its positions marked, until
+    the next publish."""
+    newest = newest_layer(rows)
+    marks = token_marks(snapshot)
+    found = [marks.rows(key) for key in newest.select("chain_id", "token").iter_rows()]
+    return marked(newest, pl.concat(found) if found else marks.empty())
+
+
+def newest_layer(layers: pl.DataFrame) -> pl.DataFrame:
+    """Each position's row in the newest layer that holds it (the layers in order); 503 for a
+    snapshot published with its positions marked, until the next publish."""
+    if "mark_usd" in layers.columns:
+        raise ApiError("upstream_unavailable", "the published snapshot's wallet positions are "
+                       "of an older layout; retry after the next publish")
+    return layers.unique(subset=["chain_id", "wallet", "token"], keep="last",
+                         maintain_order=True)
 
 
 async def get_rounds(request: Request, params: Params) -> Response:
@@ -434,7 +465,7 @@ async def overview(request: Request, params: Params) -> Response:
                           "realized_pnl_usd": now["realized_pnl_usd"],
                           "total_pnl_usd": now["total_pnl_usd"]})
         _add_lifetime(lifetime, ever, deployed(snapshot)[(chain.chain_id, address)],
-                      positions_of(snapshot).rows((chain.chain_id, address)))
+                      marked_now(snapshot, positions_of(snapshot).rows(key)))
     total = sum(max(c["total_pnl_usd"], 0.0) for c in per_chain)
     for c in per_chain:
         c["share_of_total"] = max(c["total_pnl_usd"], 0.0) / total if total > 0 else 0.0
@@ -482,7 +513,8 @@ def traders_by_token(snapshot: Snapshot) -> Spans:
     """Every position with its wallet's tier and type, indexed by (chain id, token) once per
     snapshot: a token's traders are then a slice, not a scan and join of every position."""
     kinds = table(snapshot, "wallet_profiles").select("chain_id", "wallet", "tier", "type")
-    rows = (table(snapshot, "wallet_positions")
+    newest = newest_layer(table(snapshot, "wallet_positions"))
+    rows = (marked(newest, table(snapshot, "tokens").select(*MARKS_FROM))
             .select("chain_id", "wallet", "token", "bought_usd", "sold_usd", "buys", "sells",
                     "realized_usd", "unrealized_usd", "total_pnl_usd", "held",
                     "basis_is_incomplete", "first_trade_at", "last_trade_at")
