@@ -378,7 +378,11 @@ def _kept_spans(table: "ServingTable | SpannedTable", shared: Mapping[str, dict[
 
 
 def spans_of(frame: pl.DataFrame, span: pl.Expr) -> Iterator[tuple[Any, pl.DataFrame]]:
-    """A frame's rows by the value of `span`, in span order, each span's rows in their order."""
+    """A frame's rows by the value of `span`, in span order, each span's rows in their order;
+    a frame without rows is one unlabelled piece without rows, which carries the columns."""
+    if frame.is_empty():
+        yield None, frame
+        return
     split = frame.with_columns(_span=span).partition_by("_span", as_dict=True)
     for (label,) in sorted(split):
         yield label, split.pop((label,)).drop("_span")
@@ -392,8 +396,9 @@ def span_names(frame: pl.DataFrame, span: pl.Expr, *made_with: str) -> dict[Any,
     hashes = frame.hash_rows(seed=0x5EED).to_numpy()
     order = np.argsort(labels, kind="stable")
     labels, hashes = labels[order], hashes[order]
-    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]]) if len(labels) \
-        else np.zeros(0, np.int64)
+    if not len(labels):
+        return {}
+    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
     ends = [*starts[1:], len(labels)]
     head = f"{pl.__version__}|{frame.schema}|{'|'.join(made_with)}".encode()
     return {labels[a].item(): hashlib.sha256(head + hashes[a:b].tobytes()).hexdigest()[:40]

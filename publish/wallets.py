@@ -189,12 +189,14 @@ def position_items(positions: pl.DataFrame) -> pl.Series:
 
 def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     """Realised profit, the cost basis it closed, wins and losses per wallet per UTC day, and
-    per hour over the last week (the chart's hourly windows reach no further)."""
+    per hour from the UTC day a week before the watermark (the chart's hourly windows reach no
+    further; cut at a day, so that the buckets kept change only once a day)."""
     sells = ledger.filter(pl.col("side") == "sell").select(
         "chain_id", "wallet", "ts", "realized_usd", "cost_closed_usd")
     parts = []
-    for resolution, seconds, since in (("1h", HOUR, as_of_s - WEEK), ("1d", DAY, None)):
-        rows = sells if since is None else sells.filter(pl.col("ts") > since - HOUR)
+    since = span_day(as_of_s - WEEK)
+    for resolution, seconds, first in (("1h", HOUR, since), ("1d", DAY, None)):
+        rows = sells if first is None else sells.filter(pl.col("ts") >= first)
         parts.append(rows.group_by("chain_id", "wallet", bucket=pl.col("ts") // seconds * seconds)
                      .agg(realized_usd=pl.col("realized_usd").sum(),
                           cost_usd=pl.col("cost_closed_usd").sum(),
@@ -225,12 +227,25 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     yield wallet_rounds(frames["wallet_rounds"], _symbols(frames), as_of_s)
     yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
                         as_of_s)
-    yield ServingTable("wallet_buckets", chart_buckets(frames["wallet_ledger"], as_of_s),
-                       ("chain_id", "wallet", "resolution", "bucket"))
+    yield wallet_buckets(chart_buckets(frames["wallet_ledger"], as_of_s), as_of_s)
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
         ("chain_id", "address", "kind"))
+
+
+def wallet_buckets(buckets: pl.DataFrame, as_of_s: int) -> SpannedTable:
+    """The chart's buckets in spans by their last second (`span_of`): a bucket that ended
+    before the watermark's hour no longer changes, and the day's and the hour's buckets still
+    filling are in the hour's span. Every span is made (they are sums of the sells, cheap);
+    one whose rows came out as before is the previous snapshot's part."""
+    ends = pl.col("bucket") + pl.when(pl.col("resolution") == "1h").then(HOUR).otherwise(DAY) - 1
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+        for label, rows in spans_of(buckets.with_columns(_end=ends), span_of(as_of_s, "_end")):
+            yield label, rows.drop("_end")
+
+    return SpannedTable("wallet_buckets", pieces, ("chain_id", "wallet", "resolution", "bucket"))
 
 
 # What a position's books are made from: its ledger rows' events, in chain order.
@@ -259,6 +274,8 @@ def wallet_positions(ledger: pl.DataFrame, booked: Callable[[pl.DataFrame], pl.D
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
         labels = events.select(layer.unique().sort()).to_series().to_list()
+        if not labels:
+            yield None, booked(ledger).select(POSITION_BOOKS)
         for label in labels:
             if wanted is not None and label not in wanted:
                 continue

@@ -87,3 +87,14 @@ def test_a_refresh_in_the_hour_writes_the_hours_layer_only(tmp_path) -> None:
                                                         (2 * DAY + 2 * HOUR, 2)]
     assert [p["object"] for p in after[:2]] == [p["object"] for p in before[:2]]
     assert set(store.keys(OBJECTS)) - written == {after[2]["object"]}
+
+
+def test_a_ledger_without_rows_publishes_one_empty_part_with_the_columns(tmp_path) -> None:
+    store = LocalStore(tmp_path / "store")
+    manifest = Publisher(store, CursorSigner(b"k")).publish(
+        datetime(2026, 11, 20, tzinfo=UTC), [], {},
+        tables=[wallet_positions(ledger(BOOK).clear(), booked, AS_OF)])
+    [part] = manifest.tables["wallet_positions"]["parts"]
+    assert (part["rows"], part["span"]) == (0, None)
+    frame = load_snapshot(store, manifest.snapshot_id).tables["wallet_positions"]
+    assert frame.columns == list(POSITION_BOOKS)

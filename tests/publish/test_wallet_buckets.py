@@ -1,0 +1,63 @@
+"""The chart's buckets: hourly from the UTC day a week before the watermark, daily for all
+time, in spans by their last second, so that a refresh writes the hour's span only. By hand."""
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from publish.cursor import CursorSigner
+from publish.snapshot import OBJECTS, Publisher, load_snapshot
+from publish.store import LocalStore
+from publish.wallets import chart_buckets, wallet_buckets
+
+DAY, HOUR = 86_400, 3_600
+# The watermark: 02:30 on day 9.
+AS_OF = 9 * DAY + 2 * HOUR + 1800
+
+
+def sells(*rows: tuple[int, float]) -> pl.DataFrame:
+    """(ts, realized_usd) of one wallet's sells, each closing a cost of 10."""
+    return pl.DataFrame({"chain_id": 1, "wallet": "w", "side": "sell",
+                         "ts": [ts for ts, _ in rows], "realized_usd": [r for _, r in rows],
+                         "cost_closed_usd": 10.0})
+
+
+def test_hourly_buckets_start_at_the_day_a_week_back_and_daily_ones_go_back_all_the_way():
+    # Day 2 is the UTC day a week before 02:30 on day 9: its 01:00 sell has an hourly bucket,
+    # day 1's has a daily one only.
+    made = chart_buckets(sells((DAY + 5, 1.0), (2 * DAY + HOUR + 5, -2.0),
+                               (2 * DAY + HOUR + 9, 4.0)), AS_OF)
+    assert sorted(made.select("resolution", "bucket", "realized_usd", "cost_usd", "wins",
+                              "losses").rows()) == [
+        ("1d", DAY, 1.0, 10.0, 1, 0), ("1d", 2 * DAY, 2.0, 20.0, 1, 1),
+        ("1h", 2 * DAY + HOUR, 2.0, 20.0, 1, 1)]
+
+
+def test_a_sell_in_the_watermarks_hour_writes_that_hours_span_only(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    publisher = Publisher(store, CursorSigner(b"k"))
+    book = [(3 * DAY + 5, 1.0), (9 * DAY + 60, 2.0), (AS_OF - 60, 3.0)]
+    first = publisher.publish(datetime(2026, 11, 20, tzinfo=UTC), [], {}, tables=[
+        wallet_buckets(chart_buckets(sells(*book), AS_OF), AS_OF)])
+    parts = first.tables["wallet_buckets"]["parts"]
+    # Day 3's hourly and daily buckets; day 9's 00:00 hour; the 02:00 hour and day 9's daily
+    # bucket, still filling, in the hour's span.
+    assert [(p["span"], p["rows"]) for p in parts] == [(3 * DAY, 2), (9 * DAY, 1),
+                                                        (9 * DAY + 2 * HOUR, 2)]
+    written = set(store.keys(OBJECTS))
+    second = publisher.publish(datetime(2026, 11, 20, 0, 1, tzinfo=UTC), [], {}, tables=[
+        wallet_buckets(chart_buckets(sells(*book, (AS_OF + 30, 5.0)), AS_OF + 60), AS_OF + 60)])
+    after = second.tables["wallet_buckets"]["parts"]
+    assert [p["object"] for p in after[:2]] == [p["object"] for p in parts[:2]]
+    assert set(store.keys(OBJECTS)) - written == {after[2]["object"]}
+
+
+def test_no_sells_publish_one_empty_part_with_the_columns(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    made = chart_buckets(sells((AS_OF - 60, 1.0)).clear(), AS_OF)
+    manifest = Publisher(store, CursorSigner(b"k")).publish(
+        datetime(2026, 11, 20, tzinfo=UTC), [], {}, tables=[wallet_buckets(made, AS_OF)])
+    [part] = manifest.tables["wallet_buckets"]["parts"]
+    assert part["rows"] == 0 and part["span"] is None
+    loaded = load_snapshot(store, manifest.snapshot_id).tables["wallet_buckets"]
+    assert loaded.columns == made.columns
