@@ -187,6 +187,14 @@ def position_items(positions: pl.DataFrame) -> pl.Series:
         last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()).to_series()
 
 
+def round_items(rounds: pl.DataFrame) -> pl.Series:
+    """The round records of rounds with their hold."""
+    return rounds.select(pl.struct(
+        pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
+        opened_at=wire_time(pl.col("opened_at")),
+        closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()).to_series()
+
+
 def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
     """Realised profit, the cost basis it closed, wins and losses per wallet per UTC day, and
     per hour from the UTC day a week before the watermark (the chart's hourly windows reach no
@@ -208,12 +216,14 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 
 def wallet_serving(frames: Mapping[str, pl.DataFrame],
                    with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
-                   booked: Callable[[pl.DataFrame], pl.DataFrame], labels: pl.DataFrame,
-                   as_of_s: int,
+                   booked: Callable[[pl.DataFrame], pl.DataFrame],
+                   booked_rounds: Callable[[pl.DataFrame, int], pl.DataFrame],
+                   labels: pl.DataFrame, as_of_s: int,
                    hashed_from: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
     """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
     with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
-    UTC day; `booked`: the books' positions of ledger rows, for the positions' layers;
+    UTC day; `booked`, `booked_rounds`: the books' positions of ledger rows, and their rounds
+    as of an instant, for the layers;
     `labels`: the lake's known entities, for addresses that never traded); each is
     read and built only when the one before has been taken, so that a publish holds one table
     at a time."""
@@ -224,7 +234,8 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     yield ServingTable("wallet_rankings", frames["wallet_rankings"],
                        ("chain_id", "wallet", "window"))
     yield wallet_positions(frames["wallet_ledger"], booked, as_of_s)
-    yield wallet_rounds(frames["wallet_rounds"], _symbols(frames), as_of_s)
+    yield wallet_rounds(frames["wallet_rounds"], frames["wallet_ledger"], booked_rounds,
+                        _symbols(frames), as_of_s)
     yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
                         as_of_s)
     yield wallet_buckets(chart_buckets(frames["wallet_ledger"], as_of_s), as_of_s)
@@ -256,58 +267,104 @@ POSITION_BOOKS = ("chain_id", "wallet", "token", *(
     f for f in POSITION_FIELDS if f not in MARK_FIELDS), "first_trade_at", "last_trade_at")
 
 
+class Layers:
+    """The ledger's layers (`layer_of`: all before the watermark's day, the day before its
+    hour, the hour), for state kept as of each layer's end: a layer's state is that of the
+    positions with a ledger row in it, made from their rows before its end."""
+
+    def __init__(self, ledger: pl.DataFrame, as_of_s: int) -> None:
+        self.ledger, self.as_of_s = ledger, as_of_s
+        self.events = ledger.select(*POSITION_INPUTS)
+        self.layer, self.ends = layer_of(as_of_s), layer_ends(as_of_s)
+
+    def labels(self) -> list[int]:
+        """The labels of the layers with ledger rows, in order."""
+        return self.events.select(self.layer.unique().sort()).to_series().to_list()
+
+    def names(self, made_with: str) -> dict[int, str]:
+        """Each layer's name: its ledger events', every earlier layer's and `made_with`."""
+        names = span_names(self.events, self.layer, made_with)
+        return {label: fingerprint_of(*(names[k] for k in sorted(names) if k <= label))
+                for label in names}
+
+    def rows(self, label: int) -> tuple[pl.DataFrame, int]:
+        """The ledger rows of the positions with a row in the layer, before its end, and the
+        instant they are as of (the layer's end, or the watermark)."""
+        touched = self.events.filter(self.layer == label).select(
+            keyed(*POSITION_KEY).unique())
+        rows = self.ledger.filter(keyed(*POSITION_KEY).is_in(touched["key"].implode()))
+        end = self.ends[label]
+        return (rows, self.as_of_s) if end is None else (rows.filter(pl.col("ts") < end), end)
+
+    def open_label(self, label: int) -> int:
+        """The label of what stays open at a layer's end: the last second before it (the hour's
+        last second for the watermark's hour), so that by label every state comes after the
+        closed spans (`span_of`) it follows and before those it precedes."""
+        end = self.ends[label]
+        # The last layer is the watermark's hour, and its start the last of the starts.
+        return (max(self.ends) + HOUR if end is None else end) - 1
+
+
 def wallet_positions(ledger: pl.DataFrame, booked: Callable[[pl.DataFrame], pl.DataFrame],
                      as_of_s: int) -> SpannedTable:
-    """The positions' books in layers (`layer_of`): a layer holds every position with a ledger
+    """The positions' books in layers (`Layers`): a layer holds every position with a ledger
     row in it, as of the layer's end (`booked`: the books' positions of the ledger rows of
     whole positions); a position is its newest layer's row, marked at serve time (`marked`).
     Each layer is named by its rows and every earlier layer's, so a refresh makes only the
     watermark's hour, as a rule, and shares the rest."""
-    events = ledger.select(*POSITION_INPUTS)
-    layer, ends = layer_of(as_of_s), layer_ends(as_of_s)
-    made_with = recipe(sys.modules[__name__])
-
-    def inputs() -> dict[Any, str]:
-        names = span_names(events, layer, made_with)
-        return {label: fingerprint_of(*(names[k] for k in sorted(names) if k <= label))
-                for label in names}
+    layers = Layers(ledger, as_of_s)
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        labels = events.select(layer.unique().sort()).to_series().to_list()
+        labels = layers.labels()
         if not labels:
             yield None, booked(ledger).select(POSITION_BOOKS)
         for label in labels:
-            if wanted is not None and label not in wanted:
-                continue
-            touched = events.filter(layer == label).select(keyed(*POSITION_KEY).unique())
-            rows = ledger.filter(keyed(*POSITION_KEY).is_in(touched["key"]))
-            end = ends[label]
-            yield label, booked(rows if end is None else rows.filter(pl.col("ts") < end)
-                                ).select(POSITION_BOOKS)
+            if wanted is None or label in wanted:
+                yield label, booked(layers.rows(label)[0]).select(POSITION_BOOKS)
 
-    return SpannedTable("wallet_positions", pieces, POSITION_KEY, inputs)
+    return SpannedTable("wallet_positions", pieces, POSITION_KEY,
+                        lambda: layers.names(recipe(sys.modules[__name__])))
 
 
-def wallet_rounds(rounds: pl.DataFrame, symbols: pl.DataFrame, as_of_s: int) -> SpannedTable:
-    """The rounds in spans by their close (`span_of`: a closed round never changes again, and
-    the open ones, held to the watermark, are in the watermark's hour), each span named by its
-    rows with their tokens' symbols and this code: only the spans whose name changed get their
-    items made."""
-    named = rounds.join(symbols, on=["chain_id", "token"], how="left", maintain_order="left")
+ROUND_KEY = (*POSITION_KEY, "round")
+# What a published round keeps (its hold is made at serve time: an open one's runs on).
+ROUND_BOOKS = (*ROUND_KEY, "token_symbol", "opened_at", "closed_at",
+               *(f for f in ROUND_FIELDS if f not in ("round", "hold_seconds")))
+
+
+def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
+                  booked: Callable[[pl.DataFrame, int], pl.DataFrame], symbols: pl.DataFrame,
+                  as_of_s: int) -> SpannedTable:
+    """The rounds: closed ones in spans by their close (`span_of`: a closed round never
+    changes again), named by their rows; open ones in layers (`Layers`), each the rounds still
+    open at the layer's end of the positions with a ledger row in it (`booked`: the books'
+    rounds of ledger rows as of an instant), named as the layers are. Labels order them by the
+    instant they are as of, so that a round is its last part's row (`newest_rounds`), and a
+    refresh makes the watermark's hour, as a rule, and shares the rest."""
+    closed = rounds.filter(pl.col("closed_at").is_not_null())
     span = span_of(as_of_s, "closed_at")
+    layers = Layers(ledger, as_of_s)
+    made_with = recipe(sys.modules[__name__])
+
+    def named(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.join(symbols, on=["chain_id", "token"], how="left",
+                          maintain_order="left").select(ROUND_BOOKS)
 
     def inputs() -> dict[Any, str]:
-        return span_names(named, span, recipe(sys.modules[__name__]))
+        still = {layers.open_label(label): name
+                 for label, name in layers.names(made_with).items()}
+        return {**span_names(named(closed), span, made_with), **still}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        rows = named if wanted is None else named.filter(span.is_in(list(wanted)))
-        yield from spans_of(rows.with_columns(item=pl.struct(
-            pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
-            opened_at=wire_time(pl.col("opened_at")),
-            closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()), span)
+        chosen = closed if wanted is None else closed.filter(span.is_in(list(wanted)))
+        spans = dict(spans_of(named(chosen), span))
+        still = {layers.open_label(label): label for label in layers.labels()
+                 if wanted is None or layers.open_label(label) in wanted}
+        for label in sorted(spans.keys() | still.keys(), key=lambda at: (at is not None, at)):
+            yield label, spans[label] if label in spans else named(
+                booked(*layers.rows(still[label])).filter(pl.col("closed_at").is_null()))
 
-    return SpannedTable("wallet_rounds", pieces, ("chain_id", "wallet", "token", "round"),
-                        inputs)
+    return SpannedTable("wallet_rounds", pieces, ROUND_KEY, inputs)
 
 
 # The ledger's columns a wallet trade is made from (`swap`: where its hash is read).

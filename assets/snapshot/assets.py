@@ -16,7 +16,7 @@ from assets.domains import keys, product_key
 from assets.market import pair_trades
 from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import account, with_swap_hashes
-from assets.wallets.positions import book_positions
+from assets.wallets.positions import assemble_rounds, book_positions
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, rules_of, validate_products
 from core.fingerprints import recipe
@@ -217,6 +217,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                            frames.versions["swap_legs"], lake_swaps),
             wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
                            lambda ledger: book_positions(account(ledger)),
+                           lambda ledger, as_of_s: assemble_rounds(account(ledger), as_of_s),
                            warehouse.scan("address_labels").collect(), int(as_of.timestamp()),
                            hashed_from={day: fingerprint_of(*files)
                                         for day, files in lake_swaps.items()}),

@@ -31,10 +31,13 @@ from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 from publish.wallets import (
     METRIC_FIELDS,
+    POSITION_KEY,
+    ROUND_KEY,
     WalletQuery,
     marked,
     position_items,
     ranking_items,
+    round_items,
     wallet_list,
     wallet_scope,
 )
@@ -119,8 +122,8 @@ def rebuilt(snapshot: Snapshot, index: Spans, chain: ChainRef, address: str) -> 
     return index.empty() if _skipped(found) else index.rows((chain.chain_id, address))
 
 
-def _items(frame: pl.DataFrame) -> list[orjson.Fragment]:
-    return [orjson.Fragment(i) for i in frame["item"].to_list()]
+def _fragments(items: pl.Series) -> list[orjson.Fragment]:
+    return [orjson.Fragment(i) for i in items.to_list()]
 
 
 async def get_wallet(request: Request, params: Params) -> Response:
@@ -136,8 +139,7 @@ async def get_positions(request: Request, params: Params) -> Response:
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     rows = marked_now(snapshot, rebuilt(snapshot, positions_of(snapshot), chain, address)).sort(
         ["is_open", "last_trade_at", "token"], descending=[True, True, False])
-    items = [orjson.Fragment(i) for i in position_items(rows).to_list()]
-    return snapshot_json(snapshot, {"items": items})
+    return snapshot_json(snapshot, {"items": _fragments(position_items(rows))})
 
 
 @per_snapshot(kept=4)
@@ -150,28 +152,35 @@ def marked_now(snapshot: Snapshot, rows: pl.DataFrame) -> pl.DataFrame:
     """A wallet's positions from their published layers (each token's newest row), marked at
     the snapshot's token rows; 503 for a snapshot published with its positions marked, until
     the next publish."""
-    newest = newest_layer(rows)
+    newest = newest_rows(rows, POSITION_KEY, "mark_usd")
     marks = token_marks(snapshot)
     found = [marks.rows(key) for key in newest.select("chain_id", "token").iter_rows()]
     return marked(newest, pl.concat(found) if found else marks.empty())
 
 
-def newest_layer(layers: pl.DataFrame) -> pl.DataFrame:
-    """Each position's row in the newest layer that holds it (the layers in order); 503 for a
-    snapshot published with its positions marked, until the next publish."""
-    if "mark_usd" in layers.columns:
-        raise ApiError("upstream_unavailable", "the published snapshot's wallet positions are "
-                       "of an older layout; retry after the next publish")
-    return layers.unique(subset=["chain_id", "wallet", "token"], keep="last",
-                         maintain_order=True)
+def newest_rows(rows: pl.DataFrame, key: tuple[str, ...], older: str) -> pl.DataFrame:
+    """Each key's row in the last part that holds it (the rows in part order); 503 for a
+    snapshot of the layout before (one with an `older` column), until the next publish."""
+    if older in rows.columns:
+        raise ApiError("upstream_unavailable", "the published snapshot's wallet tables are of "
+                       "an older layout; retry after the next publish")
+    return rows.unique(subset=list(key), keep="last", maintain_order=True)
 
 
 async def get_rounds(request: Request, params: Params) -> Response:
     """Every round of every position, newest opened first."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    rows = rebuilt(snapshot, rounds_of(snapshot), chain, address).sort(
+    rows = rounds_now(snapshot, rebuilt(snapshot, rounds_of(snapshot), chain, address)).sort(
         ["opened_at", "token", "round"], descending=[True, False, False])
-    return snapshot_json(snapshot, {"items": _items(rows)})
+    return snapshot_json(snapshot, {"items": _fragments(round_items(rows))})
+
+
+def rounds_now(snapshot: Snapshot, rows: pl.DataFrame) -> pl.DataFrame:
+    """A wallet's rounds from their published parts (each round's last part's row), an open
+    one held to the snapshot's watermark."""
+    return newest_rows(rows, ROUND_KEY, "item").with_columns(
+        hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_seconds(snapshot)))
+        - pl.col("opened_at"))
 
 
 def trade_items(rows: pl.DataFrame) -> list[str]:
@@ -351,12 +360,13 @@ async def best_trades(request: Request, params: Params) -> Response:
     """The wallet's most profitable rounds closed by a sell inside the window."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
     span = WALLET_WINDOW_SECONDS[params["window"]]
-    rows = rebuilt(snapshot, rounds_of(snapshot), chain, address).filter(
+    rows = rounds_now(snapshot, rebuilt(snapshot, rounds_of(snapshot), chain, address)).filter(
         pl.col("closed_by_sell"), pl.col("realized_usd") > 0)
     if span is not None:
         rows = rows.filter(pl.col("closed_at") > as_of_seconds(snapshot) - span)
     rows = rows.sort(["realized_usd", "token"], descending=[True, False]).head(BEST_TRADES)
-    return snapshot_json(snapshot, {"window": params["window"], "items": _items(rows)})
+    return snapshot_json(snapshot, {"window": params["window"],
+                                    "items": _fragments(round_items(rows))})
 
 
 async def list_wallets(request: Request, params: Params) -> Response:
@@ -513,7 +523,7 @@ def traders_by_token(snapshot: Snapshot) -> Spans:
     """Every position with its wallet's tier and type, indexed by (chain id, token) once per
     snapshot: a token's traders are then a slice, not a scan and join of every position."""
     kinds = table(snapshot, "wallet_profiles").select("chain_id", "wallet", "tier", "type")
-    newest = newest_layer(table(snapshot, "wallet_positions"))
+    newest = newest_rows(table(snapshot, "wallet_positions"), POSITION_KEY, "mark_usd")
     rows = (marked(newest, table(snapshot, "tokens").select(*MARKS_FROM))
             .select("chain_id", "wallet", "token", "bought_usd", "sold_usd", "buys", "sells",
                     "realized_usd", "unrealized_usd", "total_pnl_usd", "held",

@@ -1,57 +1,63 @@
-"""The wallet rounds in spans by their close: closed rounds shared between snapshots, the open
-ones (held to the watermark) in the watermark's hour, by hand."""
+"""The wallet rounds: closed ones in spans by their close, shared between snapshots; open ones
+in the ledger's layers, each as of its layer's end; a round is its last part's row. By hand."""
 
 from datetime import UTC, datetime
 
-import orjson
 import polars as pl
 
+from assets.wallets.ledger import account
+from assets.wallets.positions import assemble_rounds
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, load_snapshot
 from publish.store import LocalStore
-from publish.wallets import ROUND_FIELDS, wallet_rounds
+from publish.wallets import ROUND_BOOKS, ROUND_KEY, wallet_rounds
+from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, ledger
 
-DAY, HOUR = 86_400, 3_600
-SYMBOLS = pl.DataFrame({"chain_id": [1], "token": ["0xt"], "token_symbol": ["T"]})
-
-
-def rounds(*rows: tuple[str, int, int | None], as_of: int) -> pl.DataFrame:
-    """(wallet, opened_at, closed_at) each, one token, each wallet's rounds numbered in order."""
-    made: list[dict] = []
-    for wallet, opened, closed in rows:
-        number = [r["wallet"] for r in made].count(wallet)
-        made.append({**dict.fromkeys(ROUND_FIELDS, 0), "chain_id": 1, "wallet": wallet,
-                     "token": "0xt", "round": number, "is_open": closed is None,
-                     "opened_at": opened, "closed_at": closed,
-                     "hold_seconds": (as_of if closed is None else closed) - opened})
-    return pl.DataFrame(made, schema_overrides={"closed_at": pl.Int64})
+SYMBOLS = pl.DataFrame({"chain_id": [1], "token": ["t"], "token_symbol": ["T"]})
+HOUR_START = 2 * DAY + 2 * HOUR
+BOOK = [("w0", "t", 100, "buy", 1.0, 1.0), ("w0", "t", 200, "sell", 1.0, 2.0),  # closed, day 0
+        ("w3", "t", 300, "buy", 2.0, 2.0),                                   # open since day 0
+        ("w1", "t", DAY, "buy", 1.0, 1.0), ("w1", "t", 2 * DAY + 60, "sell", 1.0, 3.0),
+        ("w2", "t", 2 * DAY + 90, "buy", 5.0, 5.0)]                          # open since day 2
 
 
-def test_closed_rounds_keep_their_parts_and_open_ones_go_with_the_watermark_hour(tmp_path):
+def booked(rows: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
+    return assemble_rounds(account(rows), as_of_s)
+
+
+def publish(publisher: Publisher, book: list, as_of: int, minute: int):
+    stored = ledger(book)
+    table = wallet_rounds(booked(stored, as_of), stored, booked, SYMBOLS, as_of)
+    return publisher.publish(datetime(2026, 11, 20, 0, minute, tzinfo=UTC), [], {},
+                             tables=[table])
+
+
+def test_closed_rounds_keep_their_spans_and_open_ones_their_layers(tmp_path) -> None:
     store = LocalStore(tmp_path / "store")
     publisher = Publisher(store, CursorSigner(b"k"))
-    # The watermark is 02:30 on day 2: w0's round closed on day 0, w1's on day 2 before 02:00,
-    # w2's is open.
-    as_of = 2 * DAY + 2 * HOUR + 1800
-    book = [("w0", 100, 200), ("w1", DAY, 2 * DAY + 60), ("w2", 2 * DAY, None)]
-    first = publisher.publish(datetime(2026, 11, 20, tzinfo=UTC), [], {}, tables=[
-        wallet_rounds(rounds(*book, as_of=as_of), SYMBOLS, as_of)])
+    first = publish(publisher, BOOK, AS_OF, 0)
     parts = first.tables["wallet_rounds"]["parts"]
-    assert [(p["span"], p["rows"]) for p in parts] == [(0, 1), (2 * DAY, 1),
-                                                        (2 * DAY + 2 * HOUR, 1)]
+    # w0's round closed on day 0; w3's and w1's open at the start of day 2; w1's closed on
+    # day 2 before 02:00 (its last row); w2's open at 02:00.
+    assert [(p["span"], p["rows"]) for p in parts] == [
+        (0, 1), (2 * DAY - 1, 2), (2 * DAY, 1), (HOUR_START - 1, 1)]
     written = set(store.keys(OBJECTS))
-    # A minute on: w2's open round has been held a minute longer (2 h 31 min), and w0 opened and closed a
-    # round within the watermark's hour. Only the hour's part is new.
-    later = as_of + 60
-    book += [("w0", 2 * DAY + 2 * HOUR + 1810, 2 * DAY + 2 * HOUR + 1820)]
-    second = publisher.publish(datetime(2026, 11, 20, 0, 1, tzinfo=UTC), [], {}, tables=[
-        wallet_rounds(rounds(*book, as_of=later), SYMBOLS, later)])
+    # In the hour, w3 sells all it holds (its round closes) and w0 buys again (its round 1).
+    later = [*BOOK, ("w3", "t", HOUR_START + 10, "sell", 2.0, 4.0),
+             ("w0", "t", HOUR_START + 20, "buy", 1.0, 1.0)]
+    second = publish(publisher, later, AS_OF + 60, 1)
     after = second.tables["wallet_rounds"]["parts"]
-    assert [(p["span"], p["rows"]) for p in after] == [(0, 1), (2 * DAY, 1),
-                                                        (2 * DAY + 2 * HOUR, 2)]
-    assert [p["object"] for p in after[:2]] == [p["object"] for p in parts[:2]]
-    assert set(store.keys(OBJECTS)) - written == {after[2]["object"]}
-    hour = load_snapshot(store, second.snapshot_id).parts["wallet_rounds"][2].frame
-    items = [orjson.loads(i) for i in hour["item"]]
-    assert [(i["token_address"], i["token_symbol"], i["round"], i["hold_seconds"], i["is_open"])
-            for i in items] == [("0xt", "T", 1, 10, False), ("0xt", "T", 0, 2 * HOUR + 1860, True)]
+    assert [(p["span"], p["rows"]) for p in after] == [
+        (0, 1), (2 * DAY - 1, 2), (2 * DAY, 1), (HOUR_START - 1, 1), (HOUR_START, 1),
+        (HOUR_START + HOUR - 1, 1)]
+    assert [p["object"] for p in after[:4]] == [p["object"] for p in parts]
+    assert set(store.keys(OBJECTS)) - written == {p["object"] for p in after[4:]}
+    # Each round's last part's row is the round now (w3's stale open row in the first layer
+    # gives way to its close), but for the hold, which the edge makes.
+    frames = [p.frame for p in load_snapshot(store, second.snapshot_id).parts["wallet_rounds"]]
+    newest = (pl.concat(frames).unique(subset=list(ROUND_KEY), keep="last", maintain_order=True)
+              .sort(ROUND_KEY))
+    whole = (booked(ledger(later), AS_OF + 60).join(SYMBOLS, on=["chain_id", "token"])
+             .select(ROUND_BOOKS).sort(ROUND_KEY))
+    assert newest.equals(whole)
+    assert newest.filter(pl.col("wallet") == "w3")["closed_at"].to_list() == [HOUR_START + 10]
