@@ -8,6 +8,7 @@ import functools
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +17,9 @@ import orjson
 import polars as pl
 
 from core.frontiers import reached
+from edge.http import Request
 from edge.memo import Kept, per_snapshot
+from edge.registry import Params
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, indexed, sorted_spans
 from publish.live import Tail, load_tail, read_pointer
@@ -236,11 +239,20 @@ def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.D
     return followed(trades_of(snapshot).rows(key), None if view is None else view.trades.rows(key))
 
 
-def places(rows: pl.DataFrame, columns: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:
-    """A tail's rows as the tuples of their places and hashes, which say whether a page kept
-    of them is still the page. Read in Python: a polars hash of the rows waits for its thread
-    pool, which the tail's and the snapshot's loading keep busy."""
-    return tuple(zip(*(rows[c].to_list() for c in columns), strict=True))
+def tail_held(rows_of: Callable[["LiveView"], Spans],
+              columns: tuple[str, ...]) -> Callable[[Request, Params], Hashable]:
+    """What the live tail holds of the asked chain's address's rows (`rows_of` the tail), as
+    the tuples of their `columns` (places and hashes); None without a tail. A page of them is
+    the same for every tail holding the same rows."""
+    def held(request: Request, params: Params) -> Hashable:
+        view: LiveView | None = request.state.live
+        if view is None:
+            return None
+        rows = rows_of(view).rows((params["chain"].chain_id, params["address"]))
+        # Read in Python: a polars hash of the rows waits for its thread pool, which the
+        # tail's and the snapshot's loading keep busy.
+        return tuple(zip(*(rows[c].to_list() for c in columns), strict=True))
+    return held
 
 
 def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:

@@ -263,8 +263,8 @@ def wallet_buckets(buckets: pl.DataFrame, as_of_s: int) -> SpannedTable:
 POSITION_INPUTS = ("chain_id", "wallet", "token", "ts", "side", "qty", "notional_usd",
                    "mark_usd")
 # What a published position keeps: its books, which change only when its wallet's ledger does.
-POSITION_BOOKS = ("chain_id", "wallet", "token", *(
-    f for f in POSITION_FIELDS if f not in MARK_FIELDS), "first_trade_at", "last_trade_at")
+POSITION_BOOKS = (*POSITION_KEY, *(f for f in POSITION_FIELDS if f not in MARK_FIELDS),
+                  "first_trade_at", "last_trade_at")
 
 
 class Layers:
@@ -339,8 +339,8 @@ def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
     changes again), named by their rows; open ones in layers (`Layers`), each the rounds still
     open at the layer's end of the positions with a ledger row in it (`booked`: the books'
     rounds of ledger rows as of an instant), named as the layers are. Labels order them by the
-    instant they are as of, so that a round is its last part's row (`newest_rounds`), and a
-    refresh makes the watermark's hour, as a rule, and shares the rest."""
+    instant they are as of, so that a round is its last part's row (as the edge reads it), and
+    a refresh makes the watermark's hour, as a rule, and shares the rest."""
     closed = rounds.filter(pl.col("closed_at").is_not_null())
     span = span_of(as_of_s, "closed_at")
     layers = Layers(ledger, as_of_s)

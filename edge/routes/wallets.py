@@ -3,7 +3,6 @@ trades, the PNL chart, funding, best trades, the overview across chains, ranking
 labels batch and the wallets that traded a token."""
 
 import time
-from collections.abc import Hashable
 from typing import Any
 
 import orjson
@@ -18,7 +17,7 @@ from core.vocabulary import (
 )
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import LiveView, followed, places
+from edge.live import followed, tail_held
 from edge.memo import Kept, kept_while, per_snapshot
 from edge.paging import Listing, decode, page
 from edge.problems import ApiError
@@ -200,17 +199,8 @@ WALLET_POSITION = ((pl.col("block_number") * (1 << 32) + pl.col("log_index")) * 
                    + pl.col("seq").cast(pl.Int64))
 
 
-def tail_rows(request: Request, params: Params) -> Hashable:
-    """What the live tail holds of the asked wallet's trades (None without a tail): a page of
-    them is the same for every tail holding the same rows."""
-    view: LiveView | None = request.state.live
-    if view is None:
-        return None
-    rows = view.wallet_trades.rows((params["chain"].chain_id, params["address"]))
-    return places(rows, ("block_number", "log_index", "seq", "tx_hash"))
-
-
-@kept_while(tail_rows)
+@kept_while(tail_held(lambda view: view.wallet_trades,
+                       ("block_number", "log_index", "seq", "tx_hash")))
 async def list_trades(request: Request, params: Params) -> Response:
     """A wallet's swaps and bare movements, newest first, the live tail's included; paged by
     place with next_cursor, so trades arriving meanwhile never shift a page."""

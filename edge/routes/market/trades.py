@@ -2,7 +2,7 @@
 and its candles at every resolution /config lists."""
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -10,7 +10,7 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.live import LiveView, live_trades, pair_index, places
+from edge.live import LiveView, live_trades, pair_index, tail_held
 from edge.memo import kept_answers, kept_while
 from edge.paging import decode
 from edge.problems import ApiError
@@ -58,17 +58,7 @@ def iso_second(ts: int) -> str:
 POSITION = pl.col("block_number") * (1 << 32) + pl.col("log_index")
 
 
-def tail_rows(request: Request, params: Params) -> Hashable:
-    """What the live tail holds of the asked pair's trades (None without a tail): a page of
-    them is the same for every tail holding the same rows."""
-    view: LiveView | None = request.state.live
-    if view is None:
-        return None
-    rows = view.trades.rows((params["chain"].chain_id, params["address"]))
-    return places(rows, ("block_number", "log_index", "hash"))
-
-
-@kept_while(tail_rows)
+@kept_while(tail_held(lambda view: view.trades, ("block_number", "log_index", "hash")))
 async def list_trades(request: Request, params: Params) -> Response:
     """Swaps and liquidity events in time order, newest first unless asked otherwise."""
     snapshot, view = request.state.snapshot, request.state.live
