@@ -120,6 +120,14 @@ def layer_ends(as_of_s: int) -> dict[int, int | None]:
     return dict(zip(starts, [*starts[1:], None], strict=True))
 
 
+def span_cut(as_of_s: int, lag_s: int) -> int:
+    """The instant a serving table's spans and layers are cut at (what `span_of`, `layer_of`
+    and `spans_in_day` take): the watermark less the most a live chain lags behind it, whose
+    rows still arrive in the hour before the watermark's, but not before the watermark's day,
+    so that a span never crosses a day."""
+    return max(as_of_s - max(lag_s, 0), span_day(as_of_s))
+
+
 def spans_in_day(day: int, as_of_s: int) -> list[int]:
     """The span labels `span_of` gives the rows of the day starting at second `day`: the day,
     and the watermark's hour when it falls within the day."""

@@ -217,14 +217,15 @@ def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 def wallet_serving(frames: Mapping[str, pl.DataFrame],
                    with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
                    booked: Callable[[pl.DataFrame], pl.DataFrame],
-                   booked_rounds: Callable[[pl.DataFrame, int], pl.DataFrame],
-                   labels: pl.DataFrame, as_of_s: int,
+                   booked_rounds: Callable[[pl.DataFrame], pl.DataFrame],
+                   labels: pl.DataFrame, as_of_s: int, cut_s: int,
                    hashed_from: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
     """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
     with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
-    UTC day; `booked`, `booked_rounds`: the books' positions of ledger rows, and their rounds
-    as of an instant, for the layers;
-    `labels`: the lake's known entities, for addresses that never traded); each is
+    UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger rows, for
+    the layers;
+    `labels`: the lake's known entities, for addresses that never traded; `cut_s`: where the
+    spans and layers are cut, `span_cut`); each is
     read and built only when the one before has been taken, so that a publish holds one table
     at a time."""
     yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
@@ -233,19 +234,19 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     # By wallet: a profile's metrics records are its five rows, one slice.
     yield ServingTable("wallet_rankings", frames["wallet_rankings"],
                        ("chain_id", "wallet", "window"))
-    yield wallet_positions(frames["wallet_ledger"], booked, as_of_s)
+    yield wallet_positions(frames["wallet_ledger"], booked, cut_s)
     yield wallet_rounds(frames["wallet_rounds"], frames["wallet_ledger"], booked_rounds,
-                        _symbols(frames), as_of_s)
+                        _symbols(frames), cut_s)
     yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
-                        as_of_s)
-    yield wallet_buckets(chart_buckets(frames["wallet_ledger"], as_of_s), as_of_s)
+                        cut_s)
+    yield wallet_buckets(chart_buckets(frames["wallet_ledger"], as_of_s), cut_s)
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
         ("chain_id", "address", "kind"))
 
 
-def wallet_buckets(buckets: pl.DataFrame, as_of_s: int) -> SpannedTable:
+def wallet_buckets(buckets: pl.DataFrame, cut_s: int) -> SpannedTable:
     """The chart's buckets in spans by their last second (`span_of`): a bucket that ended
     before the watermark's hour no longer changes, and the day's and the hour's buckets still
     filling are in the hour's span. Every span is made (they are sums of the sells, cheap);
@@ -253,7 +254,7 @@ def wallet_buckets(buckets: pl.DataFrame, as_of_s: int) -> SpannedTable:
     ends = pl.col("bucket") + pl.when(pl.col("resolution") == "1h").then(HOUR).otherwise(DAY) - 1
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        for label, rows in spans_of(buckets.with_columns(_end=ends), span_of(as_of_s, "_end")):
+        for label, rows in spans_of(buckets.with_columns(_end=ends), span_of(cut_s, "_end")):
             yield label, rows.drop("_end")
 
     return SpannedTable("wallet_buckets", pieces, ("chain_id", "wallet", "resolution", "bucket"))
@@ -272,10 +273,10 @@ class Layers:
     hour, the hour), for state kept as of each layer's end: a layer's state is that of the
     positions with a ledger row in it, made from their rows before its end."""
 
-    def __init__(self, ledger: pl.DataFrame, as_of_s: int) -> None:
-        self.ledger, self.as_of_s = ledger, as_of_s
+    def __init__(self, ledger: pl.DataFrame, cut_s: int) -> None:
+        self.ledger = ledger
         self.events = ledger.select(*POSITION_INPUTS)
-        self.layer, self.ends = layer_of(as_of_s), layer_ends(as_of_s)
+        self.layer, self.ends = layer_of(cut_s), layer_ends(cut_s)
 
     def labels(self) -> list[int]:
         """The labels of the layers with ledger rows, in order."""
@@ -287,14 +288,13 @@ class Layers:
         return {label: fingerprint_of(*(names[k] for k in sorted(names) if k <= label))
                 for label in names}
 
-    def rows(self, label: int) -> tuple[pl.DataFrame, int]:
-        """The ledger rows of the positions with a row in the layer, before its end, and the
-        instant they are as of (the layer's end, or the watermark)."""
+    def rows(self, label: int) -> pl.DataFrame:
+        """The ledger rows of the positions with a row in the layer, before its end."""
         touched = self.events.filter(self.layer == label).select(
             keyed(*POSITION_KEY).unique())
         rows = self.ledger.filter(keyed(*POSITION_KEY).is_in(touched["key"].implode()))
         end = self.ends[label]
-        return (rows, self.as_of_s) if end is None else (rows.filter(pl.col("ts") < end), end)
+        return rows if end is None else rows.filter(pl.col("ts") < end)
 
     def open_label(self, label: int) -> int:
         """The label of what stays open at a layer's end: the last second before it (the hour's
@@ -306,13 +306,13 @@ class Layers:
 
 
 def wallet_positions(ledger: pl.DataFrame, booked: Callable[[pl.DataFrame], pl.DataFrame],
-                     as_of_s: int) -> SpannedTable:
+                     cut_s: int) -> SpannedTable:
     """The positions' books in layers (`Layers`): a layer holds every position with a ledger
     row in it, as of the layer's end (`booked`: the books' positions of the ledger rows of
     whole positions); a position is its newest layer's row, marked at serve time (`marked`).
     Each layer is named by its rows and every earlier layer's, so a refresh makes only the
     watermark's hour, as a rule, and shares the rest."""
-    layers = Layers(ledger, as_of_s)
+    layers = Layers(ledger, cut_s)
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
         labels = layers.labels()
@@ -320,7 +320,7 @@ def wallet_positions(ledger: pl.DataFrame, booked: Callable[[pl.DataFrame], pl.D
             yield None, booked(ledger).select(POSITION_BOOKS)
         for label in labels:
             if wanted is None or label in wanted:
-                yield label, booked(layers.rows(label)[0]).select(POSITION_BOOKS)
+                yield label, booked(layers.rows(label)).select(POSITION_BOOKS)
 
     return SpannedTable("wallet_positions", pieces, POSITION_KEY,
                         lambda: layers.names(recipe(sys.modules[__name__])))
@@ -333,17 +333,17 @@ ROUND_BOOKS = (*ROUND_KEY, "token_symbol", "opened_at", "closed_at",
 
 
 def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
-                  booked: Callable[[pl.DataFrame, int], pl.DataFrame], symbols: pl.DataFrame,
-                  as_of_s: int) -> SpannedTable:
+                  booked: Callable[[pl.DataFrame], pl.DataFrame], symbols: pl.DataFrame,
+                  cut_s: int) -> SpannedTable:
     """The rounds: closed ones in spans by their close (`span_of`: a closed round never
     changes again), named by their rows; open ones in layers (`Layers`), each the rounds still
     open at the layer's end of the positions with a ledger row in it (`booked`: the books'
-    rounds of ledger rows as of an instant), named as the layers are. Labels order them by the
+    rounds of ledger rows), named as the layers are. Labels order them by the
     instant they are as of, so that a round is its last part's row (as the edge reads it), and
     a refresh makes the watermark's hour, as a rule, and shares the rest."""
     closed = rounds.filter(pl.col("closed_at").is_not_null())
-    span = span_of(as_of_s, "closed_at")
-    layers = Layers(ledger, as_of_s)
+    span = span_of(cut_s, "closed_at")
+    layers = Layers(ledger, cut_s)
     made_with = recipe(sys.modules[__name__])
 
     def named(frame: pl.DataFrame) -> pl.DataFrame:
@@ -362,7 +362,7 @@ def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
                  if wanted is None or layers.open_label(label) in wanted}
         for label in sorted(spans.keys() | still.keys(), key=lambda at: (at is not None, at)):
             yield label, spans[label] if label in spans else named(
-                booked(*layers.rows(still[label])).filter(pl.col("closed_at").is_null()))
+                booked(layers.rows(still[label])).filter(pl.col("closed_at").is_null()))
 
     return SpannedTable("wallet_rounds", pieces, ROUND_KEY, inputs)
 
@@ -375,8 +375,8 @@ TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", 
 
 def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
-                  hashed_from: Mapping[int, str], as_of_s: int) -> SpannedTable:
-    """The wallet trades in spans (`span_of`: the UTC days, the watermark's hour apart), each
+                  hashed_from: Mapping[int, str], cut_s: int) -> SpannedTable:
+    """The wallet trades in spans (`span_of`: the UTC days, the hour of `cut_s` apart), each
     span named by its ledger rows with their tokens' symbols, the lake's swaps of its day it
     takes hashes from (`hashed_from`, by the day's first second) and this code: only the spans
     whose name changed are made (their hashes read in one pass), and of those a part whose rows
@@ -386,7 +386,7 @@ def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
     named = ledger.select(*TRADE_INPUTS).join(symbols, on=["chain_id", "token"], how="left",
                                              maintain_order="left")
     made_with = recipe(sys.modules[__name__])
-    span = span_of(as_of_s)
+    span = span_of(cut_s)
 
     def inputs() -> dict[Any, str]:
         names = span_names(named, span, made_with)

@@ -35,6 +35,7 @@ from publish.snapshot import (
     day_start,
     fingerprint,
     fingerprint_of,
+    span_cut,
     span_day,
     span_of,
     spans_in_day,
@@ -92,10 +93,10 @@ class Unchecked(Mapping[str, pl.DataFrame]):
         return len(self.files)
 
 
-def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, version: int,
-               lake_swaps: Mapping[int, list[str]]) -> SpannedTable:
+def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s: int,
+               version: int, lake_swaps: Mapping[int, list[str]]) -> SpannedTable:
     """The pair trades a UTC day at a time, in their serving table's spans (`span_of`: the
-    days, the watermark's hour apart): each day's swap legs (at `version`) read alone, its
+    days, the hour of `cut_s` apart: `span_cut`): each day's swap legs (at `version`) read alone, its
     liquidity trades (a few, some from long before the swaps) with them. A day is named by its
     legs' and its lake swaps' files (`lake_swaps`, by day; a write never reuses a file's name),
     its liquidity trades, the watermark inside it, and the code that makes it: a day none of
@@ -111,7 +112,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, versi
     quiet = liquidity.clear()
     made_with = recipe(pair_trades, sys.modules[__name__])
     watermark = int(as_of.timestamp())
-    span = span_of(watermark)
+    span = span_of(cut_s)
 
     def inputs() -> dict[int, str]:
         return {label: fingerprint_of(made_with, *legs.get(day, []), "|",
@@ -119,7 +120,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, versi
                                       fingerprint(events.get(day, quiet)),
                                       str(min(watermark, day + DAY_SECONDS)))
                 for day in legs.keys() | events.keys()
-                for label in spans_in_day(day, watermark)}
+                for label in spans_in_day(day, cut_s)}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
         days = None if wanted is None else {span_day(label) for label in wanted}
@@ -138,7 +139,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, versi
 
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame, as_of: datetime, legs_version: int,
+                   swaps: pl.LazyFrame, as_of: datetime, cut_s: int, legs_version: int,
                    lake_swaps: Mapping[int, list[str]]) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
@@ -151,7 +152,7 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield trade_days(warehouse, swaps, as_of, legs_version, lake_swaps)
+    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, lake_swaps)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -200,6 +201,10 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     leaves, nodes, epoch = verdict_tree(tokens, epoch_of(as_of))
     context.log.info(f"verdicts: {epoch['leaves']} leaves, root {epoch['root']}")
     now = datetime.now(UTC)
+    # Spans are cut where a live chain's rows may still arrive: behind the lagging one.
+    as_of_s = int(as_of.timestamp())
+    lag = records.filter("syncing").select(pl.col("block_lag_seconds").max()).item()
+    cut_s = span_cut(as_of_s, int(lag or 0))
     boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
                                      now.strftime(WIRE_TIME), SEASONS.length_days)
     manifest = publisher.publish(
@@ -213,12 +218,12 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
         tables=itertools.chain(
-            serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of,
+            serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
                            frames.versions["swap_legs"], lake_swaps),
             wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
                            lambda ledger: book_positions(account(ledger)),
-                           lambda ledger, as_of_s: assemble_rounds(account(ledger), as_of_s),
-                           warehouse.scan("address_labels").collect(), int(as_of.timestamp()),
+                           lambda ledger: assemble_rounds(account(ledger), as_of_s),
+                           warehouse.scan("address_labels").collect(), as_of_s, cut_s,
                            hashed_from={day: fingerprint_of(*files)
                                         for day, files in lake_swaps.items()}),
             derivative_tables(frames)),

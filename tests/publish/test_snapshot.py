@@ -23,6 +23,7 @@ from publish.snapshot import (
     load_snapshot,
     new_snapshot_id,
     snapshot_ids,
+    span_cut,
     span_names,
     span_of,
     spans_in_day,
@@ -231,6 +232,20 @@ def test_the_watermark_hour_is_a_span_of_its_own_and_the_rest_go_by_day():
     assert spans_in_day(2 * DAY, as_of) == [2 * DAY, 2 * DAY + 7200]
     # In a day's first hour, the hour and the day are one span.
     assert spans_in_day(2 * DAY, 2 * DAY + 60) == [2 * DAY]
+
+
+def test_spans_are_cut_behind_the_most_lagging_live_chain_but_never_before_the_day():
+    # 10:02 on day 2; a live chain four minutes behind still adds rows at 09:58.
+    as_of = 2 * DAY + 10 * 3600 + 120
+    assert span_cut(as_of, 240) == as_of - 240
+    assert span_cut(as_of, 0) == as_of
+    # Its 09:58 row is in the cut's span, with the rest of 09:00 and 10:00; 08:59 is not.
+    rows = pl.DataFrame({"ts": [2 * DAY + 8 * 3600 + 3599, as_of - 240, as_of]})
+    cut = span_cut(as_of, 240)
+    assert rows.select(span_of(cut)).to_series().to_list() == [2 * DAY, 2 * DAY + 9 * 3600,
+                                                                2 * DAY + 9 * 3600]
+    # At 00:02 the cut stays in the day: the day before keeps its part.
+    assert span_cut(2 * DAY + 120, 240) == 2 * DAY
 
 
 def test_the_watermark_hour_gaining_trades_leaves_the_rest_of_its_day_unwritten(store):

@@ -27,7 +27,8 @@ def booked(rows: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 
 def publish(publisher: Publisher, book: list, as_of: int, minute: int):
     stored = ledger(book)
-    table = wallet_rounds(booked(stored, as_of), stored, booked, SYMBOLS, as_of)
+    table = wallet_rounds(booked(stored, as_of), stored, lambda rows: booked(rows, as_of),
+                          SYMBOLS, as_of)
     return publisher.publish(datetime(2026, 11, 20, 0, minute, tzinfo=UTC), [], {},
                              tables=[table])
 
