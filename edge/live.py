@@ -234,9 +234,12 @@ class LiveTail:
                 log.exception("following the live tail failed; retrying")
 
 
-def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey) -> pl.DataFrame:
-    """A pair's trade rows from the snapshot followed by those that arrived after it."""
-    return followed(trades_of(snapshot).rows(key), None if view is None else view.trades.rows(key))
+def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey,
+                since: int | None = None) -> pl.DataFrame:
+    """A pair's trade rows from the snapshot followed by those that arrived after it (`since`:
+    of the snapshot's parts that may hold rows at or after that second only)."""
+    return followed(trades_of(snapshot).rows(key, since),
+                    None if view is None else view.trades.rows(key))
 
 
 def tail_held(rows_of: Callable[["LiveView"], Spans],

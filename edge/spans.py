@@ -47,15 +47,24 @@ class Spans:
 
     parts: tuple[pl.DataFrame, ...]
     at: tuple[SortedKeys, ...]
+    # Each part's span (its first second), for a table in time spans: what `rows(since=)`
+    # passes over.
+    starts: tuple[Any, ...] = ()
 
     def empty(self) -> pl.DataFrame:
         """No rows, with the table's columns."""
         return self.parts[0].clear()
 
-    def rows(self, key: Key) -> pl.DataFrame:
-        """The key's rows, in part order (empty when it has none)."""
-        pieces = [part.slice(*found) for part, index in zip(self.parts, self.at, strict=True)
-                  if (found := index.get(key)) is not None]
+    def rows(self, key: Key, since: int | None = None) -> pl.DataFrame:
+        """The key's rows, in part order (empty when it has none); with `since`, of the parts
+        whose span may hold rows at or after it (not the parts the next begins at or before)."""
+        skip = len(self.parts) * [False]
+        if since is not None and self.starts:
+            skip = [next_start is not None and next_start <= since
+                    for next_start in (*self.starts[1:], None)]
+        pieces = [part.slice(*found)
+                  for part, index, skipped in zip(self.parts, self.at, skip, strict=True)
+                  if not skipped and (found := index.get(key)) is not None]
         if not pieces:
             return self.empty()
         return pieces[0] if len(pieces) == 1 else pl.concat(pieces)
@@ -103,7 +112,8 @@ def spans(snapshot: Snapshot, name: str, keys: tuple[str, ...]) -> Spans:
     columns whole."""
     table(snapshot, name)
     frames = tuple(part.frame for part in snapshot.parts[name])
-    return Spans(frames, tuple(SortedKeys(frame, keys) for frame in frames))
+    starts = tuple(part.get("span") for part in snapshot.manifest.tables[name]["parts"])
+    return Spans(frames, tuple(SortedKeys(frame, keys) for frame in frames), starts)
 
 
 def indexed(name: str, keys: tuple[str, ...],

@@ -59,3 +59,19 @@ def test_a_keys_last_rows_are_read_from_the_last_parts_back() -> None:
     assert parts.tail((2, "a"), 2)["n"].to_list() == [3]
     assert parts.tail((9, "z"), 2).is_empty()
     assert parts.tail((1, "b"), 0).is_empty()
+
+
+def test_rows_since_an_instant_pass_over_the_parts_that_end_before_it() -> None:
+    # Three day parts starting at 0, 100 and 200; key (1, "b") has rows in each.
+    days = tuple(pl.DataFrame({"chain_id": [1], "wallet": ["b"], "ts": [t]})
+                 for t in (10, 150, 250))
+    keys = ("chain_id", "wallet")
+    parts = Spans(days, tuple(SortedKeys(day, keys) for day in days), (0, 100, 200))
+    assert parts.rows((1, "b"))["ts"].to_list() == [10, 150, 250]
+    # Since 100: the first part ends where the second begins, at 100.
+    assert parts.rows((1, "b"), since=100)["ts"].to_list() == [150, 250]
+    # Since 99: the first part may still hold a row at 99.
+    assert parts.rows((1, "b"), since=99)["ts"].to_list() == [10, 150, 250]
+    assert parts.rows((1, "b"), since=10_000)["ts"].to_list() == [250]
+    # Without spans nothing is passed over.
+    assert Spans(days, parts.at).rows((1, "b"), since=10_000).height == 3
