@@ -73,6 +73,15 @@ class LiveView:
 
 
 def _frontier(snapshot: Snapshot, table: str) -> dict[int, int]:
+    """Each chain's highest block in a table: from its parts' `blocks` in the manifest, or, for
+    a snapshot published without them, from its rows."""
+    parts = snapshot.manifest.tables.get(table, {}).get("parts", [])
+    if parts and all("blocks" in part or not part["rows"] for part in parts):
+        highest: dict[int, int] = {}
+        for part in parts:
+            for chain, block in part.get("blocks", {}).items():
+                highest[int(chain)] = max(block, highest.get(int(chain), block))
+        return highest
     rows = snapshot.tables.get(table)
     if rows is None:
         return {}

@@ -289,7 +289,7 @@ class Publisher:
             key = f"{OBJECTS}{rows}-{manifest.snapshot_id}.parquet"
             etag = self.store.put(key, (body := _parquet(piece)), PARQUET, IMMUTABLE)
             manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": PARQUET}
-        return {"object": key, "rows": piece.height, "span": label}
+        return {"object": key, "rows": piece.height, "span": label, **_blocks(piece)}
 
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
               manifest: Manifest, shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
@@ -360,6 +360,15 @@ class Publisher:
             self.store.delete([key for key in self.store.keys(OBJECTS)
                                if _writer_of(key) in unfinished])
         return doomed
+
+
+def _blocks(piece: pl.DataFrame) -> dict[str, dict[str, int]]:
+    """A part of chain events' highest block per chain (`blocks`, by chain id as text), so that
+    a reader learns each chain's frontier from the manifest, not from every row."""
+    if not {"chain_id", "block_number"} <= set(piece.columns) or piece.is_empty():
+        return {}
+    found = piece.group_by("chain_id").agg(pl.col("block_number").max())
+    return {"blocks": {str(c): int(b) for c, b in found.iter_rows()}}
 
 
 def _pieces(table: "ServingTable | SpannedTable",

@@ -10,6 +10,7 @@ import orjson
 import polars as pl
 import pytest
 
+from edge.live import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import (
     LATEST,
@@ -411,3 +412,21 @@ def test_a_store_sent_to_another_process_reads_the_same_objects(store):
     copy = pickle.loads(pickle.dumps(store))
     assert copy is not store and copy.get("a/b.json").body == b"{}"
     assert copy.keys("a/") == ["a/b.json"]
+
+
+def test_a_part_of_chain_events_names_each_chains_highest_block(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    day0 = pl.DataFrame({"chain_id": [1, 1, 2], "pair": ["a", "b", "a"],
+                         "block_number": [7, 5, 40], "log_index": [0, 0, 0]})
+    day1 = pl.DataFrame({"chain_id": [1, 1], "pair": ["a", "c"], "block_number": [9, 12],
+                         "log_index": [0, 1]})
+    spanned = SpannedTable("trades", lambda wanted: iter([(0, day0), (DAY, day1)]),
+                           ("chain_id", "pair", "block_number", "log_index"))
+    manifest = Publisher(store, SIGNER).publish(AS_OF, [], {}, tables=[spanned])
+    assert [p["blocks"] for p in manifest.tables["trades"]["parts"]] == [
+        {"1": 7, "2": 40}, {"1": 12}]
+    # Chain 1's frontier is in the second day, chain 2's in the first: read from the manifest,
+    # not from the rows.
+    loaded = load_snapshot(store, manifest.snapshot_id)
+    loaded.tables["trades"] = loaded.tables["trades"].clear()
+    assert frontier(loaded) == {1: 12, 2: 40}
