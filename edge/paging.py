@@ -30,6 +30,8 @@ class Listing:
     variant: str = ""
     envelope: Callable[[Snapshot], dict[str, Any]] | None = None
     backward: bool = True
+    # For an order kept as row numbers: a page's rows from them, in the order's snapshot.
+    gather: Callable[[Snapshot, pl.DataFrame], pl.DataFrame] | None = None
 
 
 async def page(request: Request, listing: Listing, limit: int, cursor: str | None) -> Response:
@@ -77,7 +79,8 @@ def ordering(snapshot: Snapshot, listing: Listing) -> pl.DataFrame:
 def _render(request: Request, snapshot: Snapshot, listing: Listing, offset: int,
             limit: int) -> bytes:
     rows = ordering(snapshot, listing)
-    items = listing.render(rows.slice(offset, limit))
+    shown = rows.slice(offset, limit)
+    items = listing.render(shown if listing.gather is None else listing.gather(snapshot, shown))
     sid, signer = snapshot.snapshot_id, request.state.signer
     after = offset + limit
 

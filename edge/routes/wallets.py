@@ -37,7 +37,7 @@ from publish.wallets import (
     position_items,
     ranking_items,
     round_items,
-    wallet_list,
+    wallet_order,
     wallet_scope,
 )
 
@@ -373,10 +373,11 @@ async def list_wallets(request: Request, params: Params) -> Response:
         only_copy_eligible=bool(params["only_copy_eligible"]),
         exclude_bots=bool(params["exclude_bots"]),
         tiers=None if tiers is None else tuple(sorted({t.lower() for t in tiers})))
-    listing = Listing("wallets", lambda s: wallet_list(table(s, "wallet_rankings"), query,
-                                                       MIN_RATED_POSITIONS),
-                      wallet_scope(query), render=lambda rows: ranking_items(rows).to_list(),
-                      backward=False)
+    listing = Listing(
+        "wallets", lambda s: wallet_order(table(s, "wallet_rankings"), query,
+                                          MIN_RATED_POSITIONS).to_frame(),
+        wallet_scope(query), render=lambda rows: ranking_items(rows).to_list(), backward=False,
+        gather=lambda s, rows: table(s, "wallet_rankings")[rows["_row"]])
     return await page(request, listing, params["limit"], params["cursor"])
 
 
