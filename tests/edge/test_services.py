@@ -6,7 +6,7 @@ import gc
 import sys
 
 from edge.app import create_app
-from edge.live import pair_index
+from edge.live import pair_rows
 from edge.services import SWITCH_INTERVAL_S
 from publish.store import LocalStore
 from tests.edge.conftest import publish_chains
@@ -23,7 +23,7 @@ def test_a_snapshot_prepared_is_frozen_and_loading_threads_switch_often(home) ->
             first = gc.get_freeze_count()
             publish_chains(home, count=3)
             assert await asyncio.to_thread(app.services.holder.refresh)
-            derived = pair_index(app.services.holder.current)
+            derived = pair_rows(app.services.holder.current)
             # A frozen object is in no generation the collector scans.
             scanned = any(o is derived for o in gc.get_objects())
             return sys.getswitchinterval(), first, gc.get_freeze_count(), scanned
@@ -37,6 +37,6 @@ def test_a_snapshot_prepared_is_frozen_and_loading_threads_switch_often(home) ->
         gc.unfreeze()
     assert interval == SWITCH_INTERVAL_S
     assert first > 0
-    # The second snapshot's derivations are frozen too (a dict of its pairs per chain).
+    # The second snapshot's derivations are frozen too (its pair rows' lookup).
     assert second > first
     assert not scanned

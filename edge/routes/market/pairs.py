@@ -2,7 +2,6 @@
 lists (/trending, /pairs, /pairs/new), ordered by the same functions that publish the default
 pages."""
 
-from collections import defaultdict
 from typing import Any
 
 import orjson
@@ -10,7 +9,7 @@ import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import LiveView, live_pair_item, pair_index
+from edge.live import LiveView, live_pair_item, pair_row
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.registry import Params
@@ -38,7 +37,7 @@ async def get_pair(request: Request, params: Params) -> Response:
     """One pair row; 404 when the chain indexes no pair at that address."""
     snapshot, view = request.state.snapshot, request.state.live
     chain: ChainRef = params["chain"]
-    item = pair_index(snapshot).get(chain.chain_id, {}).get(params["address"])
+    item = pair_row(snapshot, (chain.chain_id, params["address"]))
     if item is None:
         raise ApiError("not_found", f"no pair {params['address']} on {chain.slug}", "address")
     body = pair_item(snapshot, view, (chain.chain_id, params["address"]), item)
@@ -54,39 +53,23 @@ def _without_lock_figures(item: bytes) -> dict[str, Any]:
 
 
 async def batch_pairs(request: Request, params: Params) -> Response:
-    """Pair rows for up to 50 (chain, address) items, grouped into one read per chain; an item
-    nobody indexes comes back with found false and never fails the batch."""
+    """Pair rows for up to 50 (chain, address) items; an item nobody indexes comes back with
+    found false and never fails the batch."""
     snapshot, view = request.state.snapshot, request.state.live
-    index = pair_index(snapshot)
-    wanted = params["body"]["items"]
-    by_chain: dict[int | None, list[int]] = defaultdict(list)
-    refs: list[ChainRef | None] = []
-    for position, asked in enumerate(wanted):
-        try:
-            ref = resolve_chain(snapshot, asked["chain"], "chain")
-        except ApiError:
-            ref = None
-        refs.append(ref)
-        by_chain[None if ref is None else ref.chain_id].append(position)
-    answers: list[dict[str, Any]] = [{}] * len(wanted)
-    for chain_id, positions in by_chain.items():
-        rows = index.get(chain_id, {}) if chain_id is not None else {}
-        for position in positions:
-            answers[position] = _batch_item(snapshot, view, wanted[position], refs[position],
-                                            rows)
+    answers = [_batch_item(snapshot, view, asked) for asked in params["body"]["items"]]
     return snapshot_json(snapshot, {"items": answers}, view and view.as_of_text)
 
 
-def _batch_item(snapshot: Snapshot, view: LiveView | None, asked: dict[str, Any],
-                ref: ChainRef | None, rows: dict[str, str]) -> dict[str, Any]:
+def _batch_item(snapshot: Snapshot, view: LiveView | None,
+                asked: dict[str, Any]) -> dict[str, Any]:
     """One batch answer; what cannot be found (unknown chain, malformed address) is not found."""
-    address, item = asked["address"], None
-    if ref is not None:
-        try:
-            address = normalize(address, ref.address_format)
-            item = rows.get(address)
-        except ApiError:
-            pass
+    address, item, ref = asked["address"], None, None
+    try:
+        ref = resolve_chain(snapshot, asked["chain"], "chain")
+        address = normalize(address, ref.address_format)
+        item = pair_row(snapshot, (ref.chain_id, address))
+    except ApiError:
+        pass
     return {"chain": ref.slug if ref else asked["chain"], "address": address,
             "found": item is not None,
             "pair": None if item is None or ref is None else _without_lock_figures(

@@ -16,7 +16,7 @@ import polars as pl
 
 from edge.addresses import ChainRef
 from edge.http import Request, Response
-from edge.live import LiveTail, LiveView, live_trades, pair_index
+from edge.live import LiveTail, LiveView, live_trades, pair_row
 from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
@@ -159,7 +159,10 @@ class _PairFeed(_Feed):
                                    strict=True):
                 out.append(_sse("trade", item, place))
                 self.after = place
-        row = pair_index(snapshot)[self.key[0]][self.key[1]]
+        row = pair_row(snapshot, self.key)
+        if row is None:
+            # A pool created since the snapshot has trades but no row until the next one.
+            return out
         window = _window(pair_item(snapshot, view, self.key, row))
         # The watermark alone moving is no news: the figures are.
         figures = {k: v for k, v in window.items() if k != "last_updated_at"}
@@ -201,7 +204,7 @@ async def pair_stream(request: Request, params: Params) -> Response:
     and liquidity (`window`), as Server-Sent Events."""
     state = request.state
     chain: ChainRef = params["chain"]
-    if params["address"] not in pair_index(state.snapshot).get(chain.chain_id, {}):
+    if pair_row(state.snapshot, (chain.chain_id, params["address"])) is None:
         raise ApiError("not_found", f"no pair {params['address']} on {chain.slug}", "address")
     services = state.services
     feed = _PairFeed(services.holder, services.live, last_event_id(request),

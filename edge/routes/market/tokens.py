@@ -39,7 +39,9 @@ BRIEF_PAIRS, BRIEF_HOLDERS, BRIEF_TRADES, BRIEF_CANDLES = 5, 10, 10, 24
 _briefs = Kept(1024)
 
 
-@per_snapshot(kept=4, ahead=True)
+# Two: lookups read the current snapshot (and the one before, while requests on it finish);
+# only paged lists read the snapshots cursors pin.
+@per_snapshot(kept=2, ahead=True)
 def token_index(snapshot: Snapshot) -> dict[tuple[int, str], str]:
     """Every token row with both optional blocks, by (chain id, address), built once."""
     rows = table(snapshot, "tokens")

@@ -10,7 +10,7 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.live import LiveView, live_trades, pair_index, tail_held
+from edge.live import LiveView, live_trades, pair_row, tail_held
 from edge.memo import kept_answers, kept_while
 from edge.paging import decode
 from edge.problems import ApiError
@@ -30,7 +30,7 @@ def pair_trades(snapshot: Snapshot, view: LiveView | None, chain: ChainRef,
     """Every trade of a pair, oldest first, the live tail's included (`since`: the snapshot's
     parts that may hold trades at or after that second only); 404 when the chain indexes no
     such pair (a pair created since the snapshot is known from the live tail)."""
-    if address not in pair_index(snapshot).get(chain.chain_id, {}) and (
+    if pair_row(snapshot, (chain.chain_id, address)) is None and (
             view is None or (chain.chain_id, address) not in view.created):
         raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
     return live_trades(snapshot, view, (chain.chain_id, address), since)
