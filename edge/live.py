@@ -75,7 +75,7 @@ def _frontier(snapshot: Snapshot, table: str) -> dict[int, int]:
     """Each chain's highest block in a table: from its parts' `blocks` in the manifest, or, for
     a snapshot published without them, from its rows."""
     parts = snapshot.manifest.tables.get(table, {}).get("parts", [])
-    if parts and all("blocks" in part or not part["rows"] for part in parts):
+    if parts and all("blocks" in part for part in parts):
         highest: dict[int, int] = {}
         for part in parts:
             for chain, block in part.get("blocks", {}).items():

@@ -364,10 +364,11 @@ class Publisher:
 
 
 def _blocks(piece: pl.DataFrame) -> dict[str, dict[str, int]]:
-    """A part of chain events' highest block per chain (`blocks`, by chain id as text), so that
-    a reader learns each chain's frontier from the manifest, not from every row."""
+    """A part's highest block per chain (`blocks`, by chain id as text; none for a part of no
+    chain events), so that a reader learns each chain's frontier from the manifest, not from
+    every row."""
     if not {"chain_id", "block_number"} <= set(piece.columns) or piece.is_empty():
-        return {}
+        return {"blocks": {}}
     found = piece.group_by("chain_id").agg(pl.col("block_number").max())
     return {"blocks": {str(c): int(b) for c, b in found.iter_rows()}}
 
@@ -390,8 +391,10 @@ def _kept_spans(table: "ServingTable | SpannedTable", shared: Mapping[str, dict[
         return {}, []
     names = dict(table.inputs())
     before = previous.get("tables", {}).get(table.name, {}).get("parts", [])
+    # A part an older publisher recorded without its blocks is made again, once.
     kept = [dict(part) for part in before if part.get("inputs") is not None
-            and names.get(part["span"]) == part["inputs"] and part["object"] in shared]
+            and names.get(part["span"]) == part["inputs"] and part["object"] in shared
+            and "blocks" in part]
     return names, kept
 
 
