@@ -2,6 +2,7 @@
 pages and the edge), the wallet serving tables the edge reads (profiles, rankings, positions,
 rounds, trades, chart buckets, funding) and the ranking pages per chain, window and sort."""
 
+import functools
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -182,18 +183,21 @@ def marked(positions: pl.DataFrame, tokens: pl.DataFrame) -> pl.DataFrame:
 
 def position_items(positions: pl.DataFrame) -> pl.Series:
     """The position records of marked positions."""
-    return positions.select(pl.struct(
-        pl.col("token").alias("token_address"), "token_symbol", *POSITION_FIELDS,
-        first_trade_at=wire_time(pl.col("first_trade_at")),
-        last_trade_at=wire_time(pl.col("last_trade_at"))).struct.json_encode()).to_series()
+    return _token_records(positions, POSITION_FIELDS, ("first_trade_at", "last_trade_at"))
 
 
 def round_items(rounds: pl.DataFrame) -> pl.Series:
     """The round records of rounds with their hold."""
-    return rounds.select(pl.struct(
-        pl.col("token").alias("token_address"), "token_symbol", *ROUND_FIELDS,
-        opened_at=wire_time(pl.col("opened_at")),
-        closed_at=wire_time(pl.col("closed_at"))).struct.json_encode()).to_series()
+    return _token_records(rounds, ROUND_FIELDS, ("opened_at", "closed_at"))
+
+
+def _token_records(rows: pl.DataFrame, fields: tuple[str, ...],
+                   instants: tuple[str, str]) -> pl.Series:
+    """JSON records of a wallet's rows of one token each: the token, `fields`, then `instants`
+    as wire times."""
+    return rows.select(pl.struct(
+        pl.col("token").alias("token_address"), "token_symbol", *fields,
+        *(wire_time(pl.col(at)).alias(at) for at in instants)).struct.json_encode()).to_series()
 
 
 def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
@@ -235,9 +239,9 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     # By wallet: a profile's metrics records are its five rows, one slice.
     yield ServingTable("wallet_rankings", frames["wallet_rankings"],
                        ("chain_id", "wallet", "window"))
-    yield wallet_positions(frames["wallet_ledger"], booked, cut_s)
-    yield wallet_rounds(frames["wallet_rounds"], frames["wallet_ledger"], booked_rounds,
-                        _symbols(frames), cut_s)
+    layers = Layers(frames["wallet_ledger"], cut_s)
+    yield wallet_positions(layers, booked)
+    yield wallet_rounds(frames["wallet_rounds"], layers, booked_rounds, _symbols(frames), cut_s)
     yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
                         cut_s)
     yield wallet_buckets(chart_buckets(frames["wallet_ledger"], as_of_s), cut_s)
@@ -279,13 +283,16 @@ class Layers:
         self.events = ledger.select(*POSITION_INPUTS)
         self.layer, self.ends = layer_of(cut_s), layer_ends(cut_s)
 
+    @functools.cached_property
     def labels(self) -> list[int]:
         """The labels of the layers with ledger rows, in order."""
         return self.events.select(self.layer.unique().sort()).to_series().to_list()
 
-    def names(self, made_with: str) -> dict[int, str]:
-        """Each layer's name: its ledger events', every earlier layer's and `made_with`."""
-        names = span_names(self.events, self.layer, made_with)
+    @functools.cached_property
+    def names(self) -> dict[int, str]:
+        """Each layer's name: its ledger events', every earlier layer's and this code's (the
+        ledger read once for the tables kept in layers)."""
+        names = span_names(self.events, self.layer, recipe(sys.modules[__name__]))
         return {label: fingerprint_of(*(names[k] for k in sorted(names) if k <= label))
                 for label in names}
 
@@ -306,25 +313,21 @@ class Layers:
         return (max(self.ends) + HOUR if end is None else end) - 1
 
 
-def wallet_positions(ledger: pl.DataFrame, booked: Callable[[pl.DataFrame], pl.DataFrame],
-                     cut_s: int) -> SpannedTable:
+def wallet_positions(layers: Layers,
+                     booked: Callable[[pl.DataFrame], pl.DataFrame]) -> SpannedTable:
     """The positions' books in layers (`Layers`): a layer holds every position with a ledger
     row in it, as of the layer's end (`booked`: the books' positions of the ledger rows of
     whole positions); a position is its newest layer's row, marked at serve time (`marked`).
     Each layer is named by its rows and every earlier layer's, so a refresh makes only the
     watermark's hour, as a rule, and shares the rest."""
-    layers = Layers(ledger, cut_s)
-
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        labels = layers.labels()
-        if not labels:
-            yield None, booked(ledger).select(POSITION_BOOKS)
-        for label in labels:
+        if not layers.labels:
+            yield None, booked(layers.ledger).select(POSITION_BOOKS)
+        for label in layers.labels:
             if wanted is None or label in wanted:
                 yield label, booked(layers.rows(label)).select(POSITION_BOOKS)
 
-    return SpannedTable("wallet_positions", pieces, POSITION_KEY,
-                        lambda: layers.names(recipe(sys.modules[__name__])))
+    return SpannedTable("wallet_positions", pieces, POSITION_KEY, lambda: layers.names)
 
 
 ROUND_KEY = (*POSITION_KEY, "round")
@@ -333,7 +336,7 @@ ROUND_BOOKS = (*ROUND_KEY, "token_symbol", "opened_at", "closed_at",
                *(f for f in ROUND_FIELDS if f not in ("round", "hold_seconds")))
 
 
-def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
+def wallet_rounds(rounds: pl.DataFrame, layers: Layers,
                   booked: Callable[[pl.DataFrame], pl.DataFrame], symbols: pl.DataFrame,
                   cut_s: int) -> SpannedTable:
     """The rounds: closed ones in spans by their close (`span_of`: a closed round never
@@ -344,7 +347,6 @@ def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
     a refresh makes the watermark's hour, as a rule, and shares the rest."""
     closed = rounds.filter(pl.col("closed_at").is_not_null())
     span = span_of(cut_s, "closed_at")
-    layers = Layers(ledger, cut_s)
     made_with = recipe(sys.modules[__name__])
 
     def named(frame: pl.DataFrame) -> pl.DataFrame:
@@ -353,13 +355,13 @@ def wallet_rounds(rounds: pl.DataFrame, ledger: pl.DataFrame,
 
     def inputs() -> dict[Any, str]:
         still = {layers.open_label(label): name
-                 for label, name in layers.names(made_with).items()}
+                 for label, name in layers.names.items()}
         return {**span_names(named(closed), span, made_with), **still}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
         chosen = closed if wanted is None else closed.filter(span.is_in(list(wanted)))
         spans = dict(spans_of(named(chosen), span))
-        still = {layers.open_label(label): label for label in layers.labels()
+        still = {layers.open_label(label): label for label in layers.labels
                  if wanted is None or layers.open_label(label) in wanted}
         for label in sorted(spans.keys() | still.keys(), key=lambda at: (at is not None, at)):
             yield label, spans[label] if label in spans else named(

@@ -10,7 +10,7 @@ from assets.wallets.positions import assemble_rounds
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, load_snapshot
 from publish.store import LocalStore
-from publish.wallets import ROUND_BOOKS, ROUND_KEY, wallet_rounds
+from publish.wallets import ROUND_BOOKS, ROUND_KEY, Layers, wallet_rounds
 from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, ledger
 
 SYMBOLS = pl.DataFrame({"chain_id": [1], "token": ["t"], "token_symbol": ["T"]})
@@ -27,8 +27,8 @@ def booked(rows: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 
 def publish(publisher: Publisher, book: list, as_of: int, minute: int):
     stored = ledger(book)
-    table = wallet_rounds(booked(stored, as_of), stored, lambda rows: booked(rows, as_of),
-                          SYMBOLS, as_of)
+    table = wallet_rounds(booked(stored, as_of), Layers(stored, as_of),
+                          lambda rows: booked(rows, as_of), SYMBOLS, as_of)
     return publisher.publish(datetime(2026, 11, 20, 0, minute, tzinfo=UTC), [], {},
                              tables=[table])
 
