@@ -24,7 +24,7 @@ from urllib.parse import quote
 import httpx
 import polars as pl
 from load import CLI, KEYED, REPO, internal_key, paced, wrk
-from published import written
+from published import written, written_by_product
 
 from sources.lake import Lake
 from sources.simulator import live
@@ -170,6 +170,7 @@ def main() -> None:
                               "keys": args.keys, "cold_ms": first_calls,
                               "paced": at_rate, "full_speed": full,
                               "publish_bytes": written(home / "store")[0],
+                              "publish_written": written_by_product(home / "store"),
                               "targets": {"rss_worker_mb": 1024 if args.swaps <= 1_000_000
                                           else 1536, "p99_ms": 10,
                                           "full_speed_requests_per_s": 5000}}), flush=True)

@@ -75,7 +75,7 @@ def orchestration(instance, steps: int) -> float:
 
 def measure(swaps: int, home_root: Path) -> dict:
     import dagster as dg
-    from published import written
+    from published import written, written_by_product
 
     from sources.lake import Lake
     from sources.simulator import live
@@ -117,6 +117,7 @@ def measure(swaps: int, home_root: Path) -> dict:
             "incremental_slowest_steps": slowest,
             "full_publish_bytes": full_bytes, "incremental_publish_bytes": incremental_bytes,
             "snapshot_bytes": snapshot_bytes,
+            "incremental_written": written_by_product(home / "store"),
             "work_ratio": round(max(incremental - overhead, 0.0) / max(full - overhead, 1e-9), 3),
             "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1}}
 

@@ -250,6 +250,13 @@ def live_trades(snapshot: Snapshot, view: LiveView | None, key: PairKey,
                     None if view is None else view.trades.rows(key))
 
 
+def last_rows(past: Spans, newer: pl.DataFrame | None, key: Any, count: int) -> pl.DataFrame:
+    """A key's last `count` rows: the live tail's (`newer`), after the snapshot's parts read
+    from the newest back only as far as they are needed (a first page, not a history)."""
+    fresh = 0 if newer is None else newer.height
+    return followed(past.tail(key, max(count - fresh, 0)), newer).tail(count)
+
+
 def tail_held(rows_of: Callable[["LiveView"], Spans],
               columns: tuple[str, ...]) -> Callable[[Request, Params], Hashable]:
     """What the live tail holds of the asked chain's address's rows (`rows_of` the tail), as

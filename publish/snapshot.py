@@ -87,19 +87,26 @@ class SpannedTable:
     inputs: Callable[[], Mapping[Any, str]] | None = None
 
 
+def spanned(name: str, frame: pl.DataFrame, key: tuple[str, ...], span: pl.Expr) -> SpannedTable:
+    """A table at hand as a serving table in spans (`span_of`): every span is split off it
+    each time, and one whose rows came out as before is the previous snapshot's part."""
+    return SpannedTable(name, lambda wanted: spans_of(frame, span), key)
+
+
 def day_of(ts: str = "ts") -> pl.Expr:
     """The UTC day (days since the epoch) of a column of unix seconds."""
     return pl.col(ts) // DAY_SECONDS
 
 
-def span_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
+def span_of(as_of_s: int, ts: str | pl.Expr = "ts") -> pl.Expr:
     """A serving table's span for rows that only ever arrive at the end of time, labelled by
     its first second: the watermark's hour for a row in it (or later, or with no time yet: a
     round still open), else the row's UTC day. A refresh adds to the watermark's hour, so the
     rest of its day keeps its part."""
     hour = _hour_of(as_of_s)
-    return (pl.when(pl.col(ts).is_null() | (pl.col(ts) >= hour)).then(pl.lit(hour, pl.Int64))
-            .otherwise(day_of(ts) * DAY_SECONDS))
+    at = pl.col(ts) if isinstance(ts, str) else ts
+    return (pl.when(at.is_null() | (at >= hour)).then(pl.lit(hour, pl.Int64))
+            .otherwise(at // DAY_SECONDS * DAY_SECONDS))
 
 
 def layer_of(as_of_s: int, ts: str = "ts") -> pl.Expr:

@@ -23,6 +23,7 @@ from publish.snapshot import (
     span_day,
     span_names,
     span_of,
+    spanned,
     spans_of,
 )
 
@@ -257,12 +258,8 @@ def wallet_buckets(buckets: pl.DataFrame, cut_s: int) -> SpannedTable:
     filling are in the hour's span. Every span is made (they are sums of the sells, cheap);
     one whose rows came out as before is the previous snapshot's part."""
     ends = pl.col("bucket") + pl.when(pl.col("resolution") == "1h").then(HOUR).otherwise(DAY) - 1
-
-    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        for label, rows in spans_of(buckets.with_columns(_end=ends), span_of(cut_s, "_end")):
-            yield label, rows.drop("_end")
-
-    return SpannedTable("wallet_buckets", pieces, ("chain_id", "wallet", "resolution", "bucket"))
+    return spanned("wallet_buckets", buckets, ("chain_id", "wallet", "resolution", "bucket"),
+                   span_of(cut_s, ends))
 
 
 # What a position's books are made from: its ledger rows' events, in chain order.

@@ -38,6 +38,7 @@ from publish.snapshot import (
     span_cut,
     span_day,
     span_of,
+    spanned,
     spans_in_day,
     spans_of,
 )
@@ -157,9 +158,10 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
 
-def derivative_tables(frames: Mapping[str, pl.DataFrame]) -> Iterator[ServingTable]:
-    """Farms, perp markets, their history, liquidation days and the oracle's feeds and history,
-    for the edge's lookups."""
+def derivative_tables(frames: Mapping[str, pl.DataFrame],
+                      cut_s: int) -> Iterator[ServingTable | SpannedTable]:
+    """Farms, perp markets, their history, liquidation days and the oracle's feeds and history
+    (in spans, cut at `cut_s`), for the edge's lookups."""
     yield ServingTable("farms", frames["farm_rows"].drop("data_quality_flags"),
                        ("chain_id", "address", "pid"))
     yield ServingTable("perp_markets", frames["perp_list"], ("chain_id", "market"))
@@ -168,7 +170,8 @@ def derivative_tables(frames: Mapping[str, pl.DataFrame]) -> Iterator[ServingTab
     yield ServingTable("liquidation_days", frames["liquidation_days"],
                        ("chain_id", "market", "day"))
     yield ServingTable("feed_catalog", frames["feed_catalog"], ("feed_id",))
-    yield ServingTable("oracle_history", frames["oracle_history"], ("feed_id", "publish_time"))
+    yield spanned("oracle_history", frames["oracle_history"], ("feed_id", "publish_time"),
+                  span_of(cut_s, "publish_time"))
 
 
 @dg.asset(key_prefix="publish", group_name="publish",
@@ -226,7 +229,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                            warehouse.scan("address_labels").collect(), as_of_s, cut_s,
                            hashed_from={day: fingerprint_of(*files)
                                         for day, files in lake_swaps.items()}),
-            derivative_tables(frames)),
+            derivative_tables(frames, cut_s)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
         warehouse_versions=frames.versions,
     )

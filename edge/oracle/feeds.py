@@ -110,8 +110,15 @@ class Catalog:
 
     @cached_property
     def _histories(self) -> dict[str, History]:
-        parts = self.history_rows.partition_by("feed_id", as_dict=True, maintain_order=True)
+        # The table starts at the day the window opens in (its parts are whole days).
+        rows = self.history_rows.filter(pl.col("publish_time") >= self.window[0])
+        parts = rows.partition_by("feed_id", as_dict=True, maintain_order=True)
         return {key[0]: History(rows) for key, rows in parts.items()}
+
+    @property
+    def updates(self) -> int:
+        """How many published updates the window holds."""
+        return sum(len(history) for history in self._histories.values())
 
     def history(self, feed: Feed) -> History | None:
         """The feed's published history (None when the window holds none of it)."""

@@ -215,7 +215,7 @@ async def status(request: Request, params: Params) -> Response:
     body = {"upstream": request.state.services.oracle.status(),
             "catalog": {"feeds": len(found.feeds), "live": served},
             "history": {"from": wire(low), "to": wire(high),
-                        "updates": found.history_rows.height},
+                        "updates": found.updates},
             "snapshot_id": request.state.snapshot.snapshot_id}
     return Response.json(body)
 

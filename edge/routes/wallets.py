@@ -17,7 +17,7 @@ from core.vocabulary import (
 )
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import followed, tail_held
+from edge.live import followed, last_rows, tail_held
 from edge.memo import Kept, kept_while, per_snapshot
 from edge.paging import Listing, decode, page
 from edge.problems import ApiError
@@ -210,14 +210,10 @@ async def list_trades(request: Request, params: Params) -> Response:
     newer = None if view is None else view.wallet_trades.rows(key)
     if newer is None or newer.is_empty():
         head(snapshot, chain, address)
-    if params["cursor"] is None:
-        # A first page reads its own rows and the one past them (whether there are more), from
-        # the newest parts back, not the wallet's whole history.
-        fresh = 0 if newer is None else newer.height
-        past = trades_of(snapshot).tail(key, max(params["limit"] + 1 - fresh, 0))
-    else:
-        past = trades_of(snapshot).rows(key)
-    rows = followed(past, newer).with_columns(position=WALLET_POSITION)
+    # A first page reads its own rows and the one past them (whether there are more).
+    rows = (last_rows(trades_of(snapshot), newer, key, params["limit"] + 1)
+            if params["cursor"] is None else followed(trades_of(snapshot).rows(key), newer))
+    rows = rows.with_columns(position=WALLET_POSITION)
     scope = list_scope(chain=chain.chain_id, wallet=address)
     if params["cursor"] is not None:
         place = decode(request, params["cursor"], "wallets/trades", scope).position

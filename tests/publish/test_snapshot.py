@@ -27,6 +27,7 @@ from publish.snapshot import (
     span_cut,
     span_names,
     span_of,
+    spanned,
     spans_in_day,
     spans_of,
 )
@@ -294,6 +295,31 @@ def test_the_watermark_hour_gaining_trades_leaves_the_rest_of_its_day_unwritten(
     assert [(p["span"], p["rows"]) for p in after] == [(DAY, 5), (DAY + 7200, 3)]
     assert after[0]["object"] == before[0]["object"] and after[0]["inputs"] == "b"
     assert set(store.keys(OBJECTS)) - written == {after[1]["object"]}
+
+
+def test_a_table_at_hand_in_spans_writes_only_the_span_that_gained_rows(store):
+    """Day 0, the morning of day 1 and the watermark's hour (day 1, 02:00) are three parts; an
+    update in the hour changes its part only."""
+    def updates(hour_times: list[int]) -> pl.DataFrame:
+        times = [5, 60, DAY + 10, DAY + 3700, *(DAY + 7200 + t for t in hour_times)]
+        return pl.DataFrame({"feed": ["b", "a"] * (len(times) // 2) + ["a"] * (len(times) % 2),
+                             "publish_time": times})
+
+    publisher = Publisher(store, SIGNER)
+    as_of = DAY + 7300
+    first = publisher.publish(AS_OF, [], {}, tables=[spanned(
+        "history", updates([1]), ("feed", "publish_time"), span_of(as_of, "publish_time"))])
+    written = set(store.keys(OBJECTS))
+    second = publisher.publish(AS_OF + timedelta(minutes=1), [], {}, tables=[spanned(
+        "history", updates([1, 2]), ("feed", "publish_time"),
+        span_of(as_of + 60, "publish_time"))])
+    before, after = first.tables["history"]["parts"], second.tables["history"]["parts"]
+    assert [(p["span"], p["rows"]) for p in after] == [(0, 2), (DAY, 2), (DAY + 7200, 2)]
+    assert [p["object"] for p in after[:2]] == [p["object"] for p in before[:2]]
+    assert set(store.keys(OBJECTS)) - written == {after[2]["object"]}
+    # Each part sorted by its key: day 0 holds (b, 5) and (a, 60).
+    loaded = load_snapshot(store, second.snapshot_id)
+    assert loaded.parts["history"][0].frame.rows() == [("a", 60), ("b", 5)]
 
 
 def test_a_table_without_rows_is_one_empty_part_with_its_columns(tmp_path):

@@ -10,7 +10,7 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.live import LiveView, live_trades, pair_row, tail_held
+from edge.live import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
 from edge.memo import kept_answers, kept_while
 from edge.paging import decode
 from edge.problems import ApiError
@@ -26,14 +26,19 @@ SWAPS = ("buy", "sell")
 
 
 def pair_trades(snapshot: Snapshot, view: LiveView | None, chain: ChainRef,
-                address: str, since: int | None = None) -> pl.DataFrame:
+                address: str, since: int | None = None,
+                newest: int | None = None) -> pl.DataFrame:
     """Every trade of a pair, oldest first, the live tail's included (`since`: the snapshot's
-    parts that may hold trades at or after that second only); 404 when the chain indexes no
-    such pair (a pair created since the snapshot is known from the live tail)."""
-    if pair_row(snapshot, (chain.chain_id, address)) is None and (
-            view is None or (chain.chain_id, address) not in view.created):
+    parts that may hold trades at or after that second only; `newest`: the last so many
+    trades only); 404 when the chain indexes no such pair (a pair created since the snapshot
+    is known from the live tail)."""
+    key = (chain.chain_id, address)
+    if pair_row(snapshot, key) is None and (view is None or key not in view.created):
         raise ApiError("not_found", f"no pair {address} on {chain.slug}", "address")
-    return live_trades(snapshot, view, (chain.chain_id, address), since)
+    if newest is not None:
+        return last_rows(trades_of(snapshot), None if view is None else view.trades.rows(key),
+                         key, newest)
+    return live_trades(snapshot, view, key, since)
 
 
 def trade_items(rows: pl.DataFrame, iso_of: Callable[[int], str]) -> list[dict[str, Any]]:
@@ -64,12 +69,18 @@ async def list_trades(request: Request, params: Params) -> Response:
     """Swaps and liquidity events in time order, newest first unless asked otherwise."""
     snapshot, view = request.state.snapshot, request.state.live
     chain: ChainRef = params["chain"]
-    rows = pair_trades(snapshot, view, chain, params["address"])
     maker = params["maker"] and normalize(params["maker"], chain.address_format, "maker")
     low, high = params["from"], params["to"]
     if low is not None and high is not None and low > high:
         raise ApiError("invalid_param", "from is after to", "from")
     types = sorted(set(params["tx_type"] or ()))
+    limit, newest_first = params["limit"], params["order"] == "desc"
+    # An unfiltered first page, newest first, reads its own rows and the one past them (whether
+    # there are more) from the newest parts back.
+    plain = params["cursor"] is None and newest_first and not (
+        types or maker or low is not None or high is not None)
+    rows = pair_trades(snapshot, view, chain, params["address"],
+                       newest=limit + 1 if plain else None)
     scope = list_scope(chain=chain.chain_id, pair=params["address"], tx_type=types, maker=maker,
                        low=low, high=high, order=params["order"])
     if types:
@@ -80,10 +91,8 @@ async def list_trades(request: Request, params: Params) -> Response:
         rows = rows.filter(pl.col("ts") >= low)
     if high is not None:
         rows = rows.filter(pl.col("ts") <= high)
-    limit, newest_first = params["limit"], params["order"] == "desc"
     if params["cursor"] is None:
-        # A first page reads its own rows and the one past them (whether there are more), not
-        # the pair's whole history.
+        # Of a filtered or oldest-first first page too: its own rows and the one past them.
         rows = rows.tail(limit + 1) if newest_first else rows.head(limit + 1)
     rows = rows.with_columns(position=POSITION)
     toward, at = None, None
