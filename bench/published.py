@@ -4,9 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from publish.snapshot import OBJECTS
+from publish.snapshot import OBJECTS, PAGES
 
 
 def _manifests(store: Path) -> list[dict[str, Any]]:
@@ -26,26 +24,19 @@ def written(store: Path) -> tuple[int, int]:
 
 
 def written_by_product(store: Path) -> dict[str, Any]:
-    """What the newest snapshot wrote, by serving table (bytes of its parts the snapshot before
-    did not hold) and for its list pages together, with how many of those pages hold the same
-    items as the same page of the snapshot before (`pages_unchanged`): pages a format sharing
-    pages by their items would not write again."""
+    """What the newest snapshot wrote: by serving table, the bytes of its parts the snapshot
+    before did not hold; of its list pages, how many it names, how many (and bytes) it wrote,
+    and how many it shares with the snapshot before (pages whose items did not change)."""
     *before, newest = _manifests(store)
     shared = before[0]["objects"] if before else {}
     objects = newest["objects"]
     tables = {name: sum(objects[part["object"]]["bytes"] for part in table["parts"]
                         if part["object"] not in shared)
-              for name, table in newest["tables"].items()}
-    pages = [key for key in objects if key.startswith("lists/")]
-    root = store / "snapshots"
-    unchanged = [key for key in pages if before and key in shared and _items(
-        root / newest["snapshot_id"] / key) == _items(root / before[0]["snapshot_id"] / key)]
+              for name, table in {**newest["lists"], **newest["tables"]}.items()
+              if "parts" in table}
+    pages = [key for key in objects if key.startswith(PAGES)]
+    fresh = [key for key in pages if key not in shared]
     return {"tables": {name: size for name, size in sorted(tables.items()) if size},
-            "list_pages": len(pages),
-            "list_page_bytes": sum(objects[key]["bytes"] for key in pages),
-            "pages_unchanged": len(unchanged),
-            "pages_unchanged_bytes": sum(objects[key]["bytes"] for key in unchanged)}
-
-
-def _items(path: Path) -> bytes:
-    return orjson.dumps(orjson.loads(path.read_bytes())["items"])
+            "list_pages": len(pages), "pages_written": len(fresh),
+            "page_bytes_written": sum(objects[key]["bytes"] for key in fresh),
+            "pages_shared": len(pages) - len(fresh)}

@@ -1,6 +1,6 @@
-"""Snapshots: immutable sets of pages, documents and serving tables, flipped live by LATEST.
-Serving tables are stored in content-addressed parts under `objects/`, which a snapshot shares
-with its predecessor wherever their rows are the same."""
+"""Snapshots: immutable sets of lists, documents and serving tables, flipped live by LATEST.
+Serving tables' parts and lists' pages are content-addressed objects under `objects/`, which a
+snapshot shares with its predecessor wherever their rows are the same."""
 
 import hashlib
 import io
@@ -27,9 +27,15 @@ from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 LATEST = "snapshots/LATEST"
 # Serving tables' parts, named by their rows' fingerprint and shared between snapshots.
 OBJECTS = "objects/"
+# The first object of a snapshot, before anything it shares.
+STARTED = "started.json"
+# List pages, named by their items: shared objects like the parts.
+PAGES = f"{OBJECTS}pages/"
 # Documents published once and kept for good, outside any snapshot (closed seasons).
 FROZEN = "frozen/"
 PAGE_SIZE = 50
+# The layout of the published lists this publisher writes (the manifest's `format`).
+LIST_FORMAT = 2
 JSON = "application/json"
 PARQUET = "application/vnd.apache.parquet"
 ID_PATTERN = re.compile(r"^\d{8}T\d{12}Z-[0-9a-f]{8}$")
@@ -178,6 +184,9 @@ class Manifest:
     # published: a reproducible read.
     lake_versions: dict[str, int] = field(default_factory=dict)
     warehouse_versions: dict[str, int] = field(default_factory=dict)
+    # The layout of the lists: 2, pages shared by their items through a per-snapshot index
+    # (a manifest without the field has the first, pages of their own under each snapshot).
+    format: int = 1
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.__dict__, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
@@ -215,14 +224,22 @@ class Publisher:
         now = now or datetime.now(UTC)
         sid = new_snapshot_id(now, as_of)
         manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}),
-                            warehouse_versions=dict(warehouse_versions or {}))
+                            warehouse_versions=dict(warehouse_versions or {}), format=LIST_FORMAT)
         base = f"snapshots/{sid}"
         # Listed once: listing every snapshot's keys is the costliest read of a publish.
         ids = snapshot_ids(self.store)
+        # Written first, so that a publish that dies before its manifest is a snapshot pruning
+        # finds, with the objects it wrote.
+        self.store.put(f"{base}/{STARTED}", orjson.dumps({"as_of": manifest.as_of,
+                                                          "snapshot_at": manifest.snapshot_at}),
+                       JSON, IMMUTABLE)
         previous = self._previous(ids)
         shared = _objects_of(previous)
+        # Pages written by this publish by their items' name: two lists may hold the same.
+        pages: dict[str, str] = {}
         for paged in lists:
-            manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared)
+            manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared,
+                                                     pages)
         started = time.perf_counter()
         for table in tables:
             parts = self._parts(table, manifest, shared, previous)
@@ -299,28 +316,50 @@ class Publisher:
             manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": PARQUET}
         return {"object": key, "rows": piece.height, "span": label, **_blocks(piece)}
 
-    def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList,
-              manifest: Manifest, shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList, manifest: Manifest,
+              shared: Mapping[str, dict[str, Any]], pages: dict[str, str]) -> dict[str, Any]:
+        """Store a list's pages, each named by its items (a page whose items the previous
+        snapshot holds is not written again), and its index: the envelope, each page's object
+        and the cursors signed for this snapshot."""
         frame, where = paged.frame, paged.where
         meta: dict[str, Any] = {"key": list(paged.key)}
         if paged.served:
             meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared, {})
         items = frame["item"].to_list()
         total = max(paged.total or 0, len(items))
-        pages = max(1, -(-len(items) // PAGE_SIZE))
-        for n in range(pages):
-            chunk = items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE]
-            body = page_body(chunk, self._cursor(sid, paged, (n + 1) * PAGE_SIZE, total),
-                             self._cursor(sid, paged, (n - 1) * PAGE_SIZE, total)
-                             if n else None,
-                             links={"next": f"{n + 2}.json" if n + 1 < pages else None,
-                                    "prev": f"{n}.json" if n else None},
-                             extra={**paged.envelope, "snapshot_id": sid, "as_of": _iso(as_of)},
-                             backward=paged.backward)
-            self._put(manifest, base, f"lists/{where}/{n + 1}.json", body, JSON)
-        self.progress(f"{where}: {len(items)} rows in {pages} page(s)")
-        return {"rows": len(items), "pages": pages, "page_size": PAGE_SIZE,
-                "first_page": f"lists/{where}/1.json", **meta}
+        entries, written = [], 0
+        for n in range(max(1, -(-len(items) // PAGE_SIZE))):
+            body = page_items(items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE])
+            key, fresh = self._page(body, manifest, shared, pages)
+            written += fresh
+            entry: dict[str, Any] = {"object": key, "next_cursor": self._cursor(
+                sid, paged, (n + 1) * PAGE_SIZE, total)}
+            if paged.backward:
+                entry["prev_cursor"] = self._cursor(sid, paged, (n - 1) * PAGE_SIZE, total) \
+                    if n else None
+            entries.append(entry)
+        index = {**paged.envelope, "snapshot_id": sid, "as_of": _iso(as_of),
+                 "rows": len(items), "page_size": PAGE_SIZE, "pages": entries}
+        self._put(manifest, base, f"lists/{where}/index.json", orjson.dumps(index), JSON)
+        self.progress(f"{where}: {len(items)} rows in {len(entries)} page(s), {written} written")
+        return {"rows": len(items), "pages": len(entries), "page_size": PAGE_SIZE,
+                "index": f"lists/{where}/index.json", **meta}
+
+    def _page(self, body: bytes, manifest: Manifest, shared: Mapping[str, dict[str, Any]],
+              pages: dict[str, str]) -> tuple[str, bool]:
+        """A page's object: the previous snapshot's or this publish's with the same items, or
+        written, named by its items and its writer (as a part is, for pruning); and whether it
+        was written."""
+        name = hashlib.sha256(body).hexdigest()[:40]
+        key = pages.get(name) or (shared.by_rows.get(name) if isinstance(shared, Shared)
+                                  else None)
+        if key is not None:
+            manifest.objects[key] = manifest.objects.get(key) or shared[key]
+            return key, False
+        key = pages[name] = f"{PAGES}{name}-{manifest.snapshot_id}.json"
+        etag = self.store.put(key, body, JSON, IMMUTABLE)
+        manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": JSON}
+        return key, True
 
     def _cursor(self, sid: str, paged: PagedList, offset: int, total: int) -> str | None:
         if offset >= total or offset < 0:
@@ -491,19 +530,21 @@ def _parquet(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def page_items(items: list[str]) -> bytes:
+    """`{"items": [...]}` from pre-rendered item JSON, without re-parsing the items: a published
+    page's whole body."""
+    return b'{"items":[' + ",".join(items).encode() + b"]}"
+
+
 def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None,
-              links: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-              backward: bool = True) -> bytes:
-    """A page envelope from pre-rendered item JSON, without re-parsing the items; a forward-only
+              extra: dict[str, Any] | None = None, backward: bool = True) -> bytes:
+    """A page with its cursors and `extra` fields, from pre-rendered item JSON; a forward-only
     page has no `prev_cursor`."""
-    head = b'{"items":[' + ",".join(items).encode() + b"]"
     tail: dict[str, object] = {"next_cursor": next_cursor}
     if backward:
         tail["prev_cursor"] = prev_cursor
-    if links is not None:
-        tail["links"] = links
     tail.update(extra or {})
-    return head + b"," + orjson.dumps(tail)[1:]
+    return page_items(items)[:-1] + b"," + orjson.dumps(tail)[1:]
 
 
 def snapshot_ids(store: ObjectStore) -> list[str]:

@@ -40,8 +40,11 @@ def test_trending_matches_the_published_page_and_leaves_out_blocked_and_stale(ho
     assert trending["applied_sort"] == "trending" and trending["applied_timeframe"] == "h24"
     assert trending["excluded_chains"] == ["tron"]  # syncing but stale; sui is not live
     snapshot = api.get("/trending").headers["x-snapshot-id"]
-    published = orjson.loads(
-        (home / "store" / "snapshots" / snapshot / "lists" / "trending" / "1.json").read_bytes())
+    store = home / "store"
+    index = orjson.loads(
+        (store / "snapshots" / snapshot / "lists" / "trending" / "index.json").read_bytes())
+    assert (index["applied_sort"], index["excluded_chains"]) == ("trending", ["tron"])
+    published = orjson.loads((store / index["pages"][0]["object"]).read_bytes())
     assert published["items"] == trending["items"]
     same = api.get("/pairs", params={"sort": "trending", "limit": 50}).json()
     assert same["items"] == trending["items"]
@@ -50,7 +53,8 @@ def test_trending_matches_the_published_page_and_leaves_out_blocked_and_stale(ho
     assert slugs and not slugs & {"tron", "sui"}
     assert all(item["verdict"]["status"] != "blocked" for item in everything)
     # The published cursor continues at the edge.
-    follow = api.get("/trending", params={"cursor": published["next_cursor"], "limit": 50})
+    follow = api.get("/trending", params={"cursor": index["pages"][0]["next_cursor"],
+                                          "limit": 50})
     assert follow.status_code == 200
     assert follow.json()["items"] == [i for i in everything[50:100]]
 

@@ -143,8 +143,9 @@ def test_rankings_filters_and_the_published_head_agree(api, home) -> None:
     assert unknown.json()["detail"] == "tiers must be one of whale, shark, dolphin, fish, shrimp"
     store = home / "store" / "snapshots"
     sid = orjson.loads((store / "LATEST").read_bytes())["snapshot_id"]
-    published = orjson.loads((store / sid / "lists/wallets/ethereum/30d/total_pnl/1.json")
-                             .read_bytes())
+    index = orjson.loads((store / sid / "lists/wallets/ethereum/30d/total_pnl/index.json")
+                         .read_bytes())
+    published = orjson.loads((home / "store" / index["pages"][0]["object"]).read_bytes())
     assert [w["address"] for w in published["items"]] == [w["address"] for w in first["items"]]
 
 

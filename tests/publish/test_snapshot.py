@@ -42,15 +42,15 @@ def rows(n: int) -> PagedList:
     return PagedList("things", pl.DataFrame({"n": list(range(n)), "item": items}), ("n",))
 
 
-def walk(store, sid: str) -> list[int]:
-    """What a CDN consumer does: first page, then each page's links.next."""
-    key = f"snapshots/{sid}/lists/things/1.json"
+def index_of(store, sid: str, where: str = "things") -> dict:
+    return orjson.loads(store.get(f"snapshots/{sid}/lists/{where}/index.json").body)
+
+
+def walk(store, sid: str, where: str = "things") -> list[int]:
+    """What a CDN consumer does: the list's index, then each page it names, in order."""
     seen = []
-    while key:
-        page = orjson.loads(store.get(key).body)
-        seen += [item["n"] for item in page["items"]]
-        nxt = page["links"]["next"]
-        key = f"snapshots/{sid}/lists/things/{nxt}" if nxt else None
+    for entry in index_of(store, sid, where)["pages"]:
+        seen += [item["n"] for item in orjson.loads(store.get(entry["object"]).body)["items"]]
     return seen
 
 
@@ -79,17 +79,56 @@ def test_a_published_list_can_be_walked_page_by_page(store):
     manifest = Publisher(store, SIGNER).publish(AS_OF, [rows(120)], {"doc": {"a": 1}})
     assert latest_id(store) == manifest.snapshot_id
     assert walk(store, manifest.snapshot_id) == list(range(120))
-    first = orjson.loads(store.get(f"snapshots/{manifest.snapshot_id}/lists/things/1.json").body)
-    assert first["prev_cursor"] is None
+    index = index_of(store, manifest.snapshot_id)
+    assert (index["snapshot_id"], index["as_of"], index["rows"]) == (
+        manifest.snapshot_id, "2026-11-20T00:00:00Z", 120)
+    first, second, last = index["pages"]
+    assert first["prev_cursor"] is None and last["next_cursor"] is None
     assert SIGNER.decode(first["next_cursor"]) == Cursor(manifest.snapshot_id, "things", 50)
+    assert SIGNER.decode(second["prev_cursor"]) == Cursor(manifest.snapshot_id, "things", 0)
     assert manifest.lists["things"] | {"rows": 120, "pages": 3} == manifest.lists["things"]
+    assert manifest.format == 2
+
+
+def test_a_page_whose_items_did_not_change_is_shared_and_pruned_with_the_last_snapshot(store):
+    """Rows 0-119 in pages of 50: a change to row 60 changes the second page only. Each
+    snapshot's index still carries its own cursors. Two lists of the same items share pages."""
+    publisher = Publisher(store, SIGNER, retention=timedelta(hours=1), keep=1)
+    t0 = datetime(2026, 11, 20, tzinfo=UTC)
+    changed = rows(120)
+    changed = PagedList("things", changed.frame.with_columns(item=pl.when(pl.col("n") == 60)
+                        .then(pl.lit('{"n": 60, "moved": true}')).otherwise("item")), ("n",))
+    first = publisher.publish(AS_OF, [rows(120)], {}, now=t0)
+    second = publisher.publish(AS_OF + timedelta(minutes=1), [
+        changed, PagedList("same", changed.frame, ("n",), served=False)], {},
+        now=t0 + timedelta(minutes=1))
+    before = [p["object"] for p in index_of(store, first.snapshot_id)["pages"]]
+    after = index_of(store, second.snapshot_id)
+    objects = [p["object"] for p in after["pages"]]
+    assert objects[0] == before[0] and objects[2] == before[2] and objects[1] != before[1]
+    assert [p["object"] for p in index_of(store, second.snapshot_id, "same")["pages"]] == objects
+    pages = [k for k in store.keys(OBJECTS) if k.startswith(f"{OBJECTS}pages/")]
+    assert sorted(pages) == sorted({*before, *objects})
+    assert SIGNER.decode(after["pages"][0]["next_cursor"]).snapshot_id == second.snapshot_id
+    assert walk(store, second.snapshot_id, "same") == list(range(120))
+    # The first snapshot goes past the window with the third publish: its second page, which
+    # no kept snapshot names, goes with it; the pages the kept one names stay.
+    publisher.publish(AS_OF + timedelta(minutes=2), [changed], {},
+                      now=t0 + timedelta(hours=2))
+    assert snapshot_ids(store)[0] != first.snapshot_id
+    pages = [k for k in store.keys(OBJECTS) if k.startswith(f"{OBJECTS}pages/")]
+    assert sorted(pages) == sorted(objects)
 
 
 def test_every_object_carries_type_cache_control_and_etag(store):
     manifest = Publisher(store, SIGNER).publish(AS_OF, [rows(3)], {"doc": {"a": 1}})
-    page = store.get(f"snapshots/{manifest.snapshot_id}/lists/things/1.json")
+    index = store.get(f"snapshots/{manifest.snapshot_id}/lists/things/index.json")
+    assert (index.content_type, index.cache_control) == ("application/json", IMMUTABLE)
+    assert index.etag == manifest.objects["lists/things/index.json"]["etag"]
+    [entry] = orjson.loads(index.body)["pages"]
+    page = store.get(entry["object"])
     assert (page.content_type, page.cache_control) == ("application/json", IMMUTABLE)
-    assert page.etag == manifest.objects["lists/things/1.json"]["etag"]
+    assert page.etag == manifest.objects[entry["object"]]["etag"]
     [part] = manifest.lists["things"]["parts"]
     table = store.get(part["object"])
     assert table.etag == manifest.objects[part["object"]]["etag"]
