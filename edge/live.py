@@ -78,7 +78,7 @@ def _frontier(snapshot: Snapshot, table: str) -> dict[int, int]:
     if parts and all("blocks" in part for part in parts):
         highest: dict[int, int] = {}
         for part in parts:
-            for chain, block in part.get("blocks", {}).items():
+            for chain, block in part["blocks"].items():
                 highest[int(chain)] = max(block, highest.get(int(chain), block))
         return highest
     rows = snapshot.tables.get(table)

@@ -276,8 +276,7 @@ class Publisher:
         return {}
 
     def _parts(self, table: "ServingTable | SpannedTable", manifest: Manifest,
-               shared: Mapping[str, dict[str, Any]],
-               previous: Mapping[str, Any]) -> list[dict[str, Any]]:
+               shared: "Shared", previous: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Store a serving table's parts (in span order, each sorted by key, if it has one),
         writing only those the previous snapshot does not already hold, and making only the
         spans whose inputs changed. A table without rows is one empty part, which carries its
@@ -301,9 +300,9 @@ class Publisher:
         return sorted(parts, key=lambda part: part["span"]) if kept else parts
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
-              shared: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+              shared: "Shared") -> dict[str, Any]:
         rows = fingerprint(piece)
-        key = shared.by_rows.get(rows) if isinstance(shared, Shared) else None
+        key = shared.by_name.get(rows)
         if key is not None:
             manifest.objects[key] = shared[key]
         else:
@@ -317,7 +316,7 @@ class Publisher:
         return {"object": key, "rows": piece.height, "span": label, **_blocks(piece)}
 
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList, manifest: Manifest,
-              shared: Mapping[str, dict[str, Any]], pages: dict[str, str]) -> dict[str, Any]:
+              shared: "Shared", pages: dict[str, str]) -> dict[str, Any]:
         """Store a list's pages, each named by its items (a page whose items the previous
         snapshot holds is not written again), and its index: the envelope, each page's object
         and the cursors signed for this snapshot."""
@@ -345,16 +344,16 @@ class Publisher:
         return {"rows": len(items), "pages": len(entries), "page_size": PAGE_SIZE,
                 "index": f"lists/{where}/index.json", **meta}
 
-    def _page(self, body: bytes, manifest: Manifest, shared: Mapping[str, dict[str, Any]],
+    def _page(self, body: bytes, manifest: Manifest, shared: "Shared",
               pages: dict[str, str]) -> tuple[str, bool]:
         """A page's object: the previous snapshot's or this publish's with the same items, or
         written, named by its items and its writer (as a part is, for pruning); and whether it
         was written."""
         name = hashlib.sha256(body).hexdigest()[:40]
-        key = pages.get(name) or (shared.by_rows.get(name) if isinstance(shared, Shared)
-                                  else None)
+        key = pages.get(name) or shared.by_name.get(name)
         if key is not None:
-            manifest.objects[key] = manifest.objects.get(key) or shared[key]
+            if key not in manifest.objects:
+                manifest.objects[key] = shared[key]
             return key, False
         key = pages[name] = f"{PAGES}{name}-{manifest.snapshot_id}.json"
         etag = self.store.put(key, body, JSON, IMMUTABLE)
@@ -489,11 +488,11 @@ def _manifest(store: ObjectStore, sid: str) -> dict[str, Any] | None:
 
 class Shared(dict[str, dict[str, Any]]):
     """Shared objects by key, with their ETags and sizes, and each one's key by the fingerprint
-    of its rows (`by_rows`)."""
+    of its rows or items (`by_name`)."""
 
     def __init__(self, objects: Mapping[str, dict[str, Any]]) -> None:
         super().__init__(objects)
-        self.by_rows = {Path(key).stem.partition("-")[0]: key for key in objects}
+        self.by_name = {Path(key).stem.partition("-")[0]: key for key in objects}
 
 
 def _writer_of(key: str) -> str:
