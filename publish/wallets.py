@@ -23,7 +23,6 @@ from publish.snapshot import (
     span_day,
     span_names,
     span_of,
-    spanned,
     spans_of,
 )
 
@@ -201,23 +200,32 @@ def _token_records(rows: pl.DataFrame, fields: tuple[str, ...],
         *(wire_time(pl.col(at)).alias(at) for at in instants)).struct.json_encode()).to_series()
 
 
-def chart_buckets(ledger: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
-    """Realised profit, the cost basis it closed, wins and losses per wallet per UTC day, and
-    per hour from the UTC day a week before the watermark (the chart's hourly windows reach no
-    further; cut at a day, so that the buckets kept change only once a day)."""
-    sells = ledger.filter(pl.col("side") == "sell").select(
-        "chain_id", "wallet", "ts", "realized_usd", "cost_closed_usd")
-    parts = []
-    since = span_day(as_of_s - WEEK)
-    for resolution, seconds, first in (("1h", HOUR, since), ("1d", DAY, None)):
-        rows = sells if first is None else sells.filter(pl.col("ts") >= first)
-        parts.append(rows.group_by("chain_id", "wallet", bucket=pl.col("ts") // seconds * seconds)
-                     .agg(realized_usd=pl.col("realized_usd").sum(),
-                          cost_usd=pl.col("cost_closed_usd").sum(),
-                          wins=(pl.col("realized_usd") > 0).sum().cast(pl.Int64),
-                          losses=(pl.col("realized_usd") < 0).sum().cast(pl.Int64))
-                     .with_columns(resolution=pl.lit(resolution)))
-    return pl.concat(parts)
+# The chart's resolutions and their buckets' lengths.
+BUCKET_SECONDS = {"1h": HOUR, "1d": DAY}
+# What a bucket is summed from: a wallet's sells.
+SELL_INPUTS = ("chain_id", "wallet", "ts", "realized_usd", "cost_closed_usd")
+
+
+def bucket_sells(ledger: pl.DataFrame, as_of_s: int) -> dict[str, pl.DataFrame]:
+    """The sells each resolution's buckets are summed from: per UTC day for all time, per hour
+    from the UTC day a week before the watermark (the chart's hourly windows reach no further;
+    cut at a day, so that the buckets kept change only once a day)."""
+    sells = ledger.filter(pl.col("side") == "sell").select(SELL_INPUTS)
+    return {"1h": sells.filter(pl.col("ts") >= span_day(as_of_s - WEEK)), "1d": sells}
+
+
+def _bucket(resolution: str) -> pl.Expr:
+    seconds = BUCKET_SECONDS[resolution]
+    return pl.col("ts") // seconds * seconds
+
+
+def _summed(sells: pl.DataFrame, resolution: str) -> pl.DataFrame:
+    return (sells.group_by("chain_id", "wallet", bucket=_bucket(resolution))
+            .agg(realized_usd=pl.col("realized_usd").sum(),
+                 cost_usd=pl.col("cost_closed_usd").sum(),
+                 wins=(pl.col("realized_usd") > 0).sum().cast(pl.Int64),
+                 losses=(pl.col("realized_usd") < 0).sum().cast(pl.Int64))
+            .with_columns(resolution=pl.lit(resolution)))
 
 
 def wallet_serving(frames: Mapping[str, pl.DataFrame],
@@ -229,37 +237,58 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
     with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
     UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger rows, for
-    the layers;
-    `labels`: the lake's known entities, for addresses that never traded; `cut_s`: where the
-    spans and layers are cut, `span_cut`); each is
-    read and built only when the one before has been taken, so that a publish holds one table
-    at a time."""
+    the layers; `labels`: the lake's known entities, for addresses that never traded;
+    `cut_s`: where the spans and layers are cut, `span_cut`); each is built only when the one
+    before has been taken, so that a publish holds one table at a time besides the ledger,
+    which is read once for the four made from it."""
     yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
         "deployed_usd", "cluster_id", "head"), ("chain_id", "wallet"))
     # By wallet: a profile's metrics records are its five rows, one slice.
     yield ServingTable("wallet_rankings", frames["wallet_rankings"],
                        ("chain_id", "wallet", "window"))
-    layers = Layers(frames["wallet_ledger"], cut_s)
+    # Read once for the four tables made from it.
+    ledger = frames["wallet_ledger"]
+    layers = Layers(ledger, cut_s)
     yield wallet_positions(layers, booked)
     yield wallet_rounds(frames["wallet_rounds"], layers, booked_rounds, _symbols(frames), cut_s)
-    yield wallet_trades(frames["wallet_ledger"], _symbols(frames), with_hashes, hashed_from,
-                        cut_s)
-    yield wallet_buckets(chart_buckets(frames["wallet_ledger"], as_of_s), cut_s)
+    yield wallet_trades(ledger, _symbols(frames), with_hashes, hashed_from, cut_s)
+    yield wallet_buckets(ledger, as_of_s, cut_s)
+    del layers, ledger
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
         ("chain_id", "address", "kind"))
 
 
-def wallet_buckets(buckets: pl.DataFrame, cut_s: int) -> SpannedTable:
-    """The chart's buckets in spans by their last second (`span_of`): a bucket that ended
-    before the watermark's hour no longer changes, and the day's and the hour's buckets still
-    filling are in the hour's span. Every span is made (they are sums of the sells, cheap);
-    one whose rows came out as before is the previous snapshot's part."""
-    ends = pl.col("bucket") + pl.when(pl.col("resolution") == "1h").then(HOUR).otherwise(DAY) - 1
-    return spanned("wallet_buckets", buckets, ("chain_id", "wallet", "resolution", "bucket"),
-                   span_of(cut_s, ends))
+def wallet_buckets(ledger: pl.DataFrame, as_of_s: int, cut_s: int) -> SpannedTable:
+    """The chart's buckets in spans by their last second (`span_of`): realised profit, the
+    cost basis it closed, wins and losses per wallet per bucket of each resolution, summed from
+    `bucket_sells`. A bucket that ended before the watermark's hour no longer changes, and the
+    day's and the hour's buckets still filling are in the hour's span. Each span is named by
+    the sells summed into its buckets, and only the spans whose sells changed are summed."""
+    sells = bucket_sells(ledger, as_of_s)
+    made_with = recipe(sys.modules[__name__])
+
+    def span(resolution: str) -> pl.Expr:
+        return span_of(cut_s, _bucket(resolution) + BUCKET_SECONDS[resolution] - 1)
+
+    def inputs() -> dict[Any, str]:
+        names = [span_names(rows, span(resolution), resolution, made_with)
+                 for resolution, rows in sells.items()]
+        return {label: fingerprint_of(*(name.get(label, "") for name in names))
+                for label in set().union(*names)}
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+        made = pl.concat([_summed(rows if wanted is None else rows.filter(
+            span(resolution).is_in(list(wanted))), resolution)
+            for resolution, rows in sells.items()])
+        ends = pl.col("bucket") + pl.col("resolution").replace_strict(BUCKET_SECONDS,
+                                                                    return_dtype=pl.Int64) - 1
+        yield from spans_of(made, span_of(cut_s, ends))
+
+    return SpannedTable("wallet_buckets", pieces,
+                        ("chain_id", "wallet", "resolution", "bucket"), inputs)
 
 
 # What a position's books are made from: its ledger rows' events, in chain order.
@@ -377,25 +406,32 @@ def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
                   hashed_from: Mapping[int, str], cut_s: int) -> SpannedTable:
     """The wallet trades in spans (`span_of`: the UTC days, the hour of `cut_s` apart), each
-    span named by its ledger rows with their tokens' symbols, the lake's swaps of its day it
+    span named by its ledger rows, the symbols of its tokens, the lake's swaps of its day it
     takes hashes from (`hashed_from`, by the day's first second) and this code: only the spans
-    whose name changed are made (their hashes read in one pass), and of those a part whose rows
-    came out as before is the previous snapshot's, not written again."""
+    whose name changed are made (their symbols looked up and hashes read in one pass), and of
+    those a part whose rows came out as before is the previous snapshot's, not written
+    again."""
     # Of the columns the trades are made from only: the rest (a mark at the watermark, the
-    # books' running figures) change at every refresh; a day's symbols are its own tokens'.
-    named = ledger.select(*TRADE_INPUTS).join(symbols, on=["chain_id", "token"], how="left",
-                                             maintain_order="left")
+    # books' running figures) change at every refresh.
+    events = ledger.select(*TRADE_INPUTS)
     made_with = recipe(sys.modules[__name__])
     span = span_of(cut_s)
 
     def inputs() -> dict[Any, str]:
-        names = span_names(named, span, made_with)
-        return {label: fingerprint_of(name, hashed_from.get(span_day(label), ""))
-                for label, name in names.items()}
+        rows = span_names(events, span, made_with)
+        # A span's symbols are its own tokens': a new token elsewhere leaves its name as it is.
+        tokens = (events.select(span.alias("_span"), key=keyed("chain_id", "token")).unique()
+                  .join(symbols.select("token_symbol", key=keyed("chain_id", "token")),
+                        on="key", how="left"))
+        named = span_names(tokens.sort("_span", "key"), pl.col("_span"))
+        return {label: fingerprint_of(name, named.get(label, ""),
+                                      hashed_from.get(span_day(label), ""))
+                for label, name in rows.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        rows = named if wanted is None else named.filter(span.is_in(list(wanted)))
-        made = with_hashes(rows).select(
+        rows = events if wanted is None else events.filter(span.is_in(list(wanted)))
+        made = with_hashes(rows.join(symbols, on=["chain_id", "token"], how="left",
+                                     maintain_order="left")).select(
             "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
             "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
             "fee_is_estimated")
