@@ -247,14 +247,15 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     # By wallet: a profile's metrics records are its five rows, one slice.
     yield ServingTable("wallet_rankings", frames["wallet_rankings"],
                        ("chain_id", "wallet", "window"))
-    # Read once for the four tables made from it.
+    # Read once for the four tables made from it, and named once for three of them.
     ledger = frames["wallet_ledger"]
-    layers = Layers(ledger, cut_s)
+    spans = ledger_spans(ledger, cut_s)
+    layers = Layers(ledger, cut_s, spans)
     yield wallet_positions(layers, booked)
     yield wallet_rounds(frames["wallet_rounds"], layers, booked_rounds, _symbols(frames), cut_s)
-    yield wallet_trades(ledger, _symbols(frames), with_hashes, hashed_from, cut_s)
+    yield wallet_trades(ledger, _symbols(frames), with_hashes, hashed_from, cut_s, spans)
     yield wallet_buckets(ledger, as_of_s, cut_s)
-    del layers, ledger
+    del layers, ledger, spans
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
     yield ServingTable("address_labels", labels.select(
         "chain_id", "address", "kind", "name", "confidence", "token_address"),
@@ -291,42 +292,63 @@ def wallet_buckets(ledger: pl.DataFrame, as_of_s: int, cut_s: int) -> SpannedTab
                         ("chain_id", "wallet", "resolution", "bucket"), inputs)
 
 
-# What a position's books are made from: its ledger rows' events, in chain order.
-POSITION_INPUTS = ("chain_id", "wallet", "token", "ts", "side", "qty", "notional_usd",
-                   "mark_usd")
 # What a published position keeps: its books, which change only when its wallet's ledger does.
 POSITION_BOOKS = (*POSITION_KEY, *(f for f in POSITION_FIELDS if f not in MARK_FIELDS),
                   "first_trade_at", "last_trade_at")
 
 
+# The ledger's columns a wallet trade is made from (`swap`: where its hash is read).
+TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", "swap",
+                "tx_hash", "token", "pair", "side", "qty", "price_usd", "notional_usd",
+                "fee_usd", "fee_is_estimated")
+
+
+# What names a span of the ledger: the columns the trades and the positions' books (chain,
+# wallet, token, time, side, quantity, notional and mark) are made from; the rest, the books'
+# running figures, follow from these.
+LEDGER_NAMED = (*TRADE_INPUTS, "mark_usd")
+
+
+def ledger_spans(ledger: pl.DataFrame, cut_s: int) -> dict[int, str]:
+    """A name for each span (`span_of`) of the ledger's rows, and this code's."""
+    return span_names(ledger.select(*LEDGER_NAMED), span_of(cut_s), recipe(sys.modules[__name__]))
+
+
 class Layers:
     """The ledger's layers (`layer_of`: all before the watermark's day, the day before its
     hour, the hour), for state kept as of each layer's end: a layer's state is that of the
-    positions with a ledger row in it, made from their rows before its end."""
+    positions with a ledger row in it, made from their rows before its end. `spans` names the
+    ledger's rows in spans (`ledger_spans`), of which each layer is a run."""
 
-    def __init__(self, ledger: pl.DataFrame, cut_s: int) -> None:
+    def __init__(self, ledger: pl.DataFrame, cut_s: int, spans: Mapping[int, str]) -> None:
         self.ledger = ledger
-        self.events = ledger.select(*POSITION_INPUTS)
+        self.spans = spans
         self.layer, self.ends = layer_of(cut_s), layer_ends(cut_s)
 
     @functools.cached_property
     def labels(self) -> list[int]:
         """The labels of the layers with ledger rows, in order."""
-        return self.events.select(self.layer.unique().sort()).to_series().to_list()
+        return sorted(self.names)
 
     @functools.cached_property
     def names(self) -> dict[int, str]:
-        """Each layer's name: its ledger events', every earlier layer's and this code's (the
-        ledger read once for the tables kept in layers)."""
-        names = span_names(self.events, self.layer, recipe(sys.modules[__name__]))
-        return {label: fingerprint_of(*(names[k] for k in sorted(names) if k <= label))
-                for label in names}
+        """Each layer's name: its spans' and every earlier layer's, in order."""
+        names: dict[int, str] = {}
+        running: list[str] = []
+        for label in sorted(self.spans):
+            running.append(self.spans[label])
+            names[max(start for start in self.ends if start <= label)] = fingerprint_of(*running)
+        return names
+
+    @functools.cached_property
+    def keys(self) -> pl.Series:
+        """Each ledger row's position fingerprint, made once for every layer asked for."""
+        return self.ledger.select(keyed(*POSITION_KEY)).to_series()
 
     def rows(self, label: int) -> pl.DataFrame:
         """The ledger rows of the positions with a row in the layer, before its end."""
-        touched = self.events.filter(self.layer == label).select(
-            keyed(*POSITION_KEY).unique())
-        rows = self.ledger.filter(keyed(*POSITION_KEY).is_in(touched["key"].implode()))
+        touched = self.keys.filter(self.ledger.select(self.layer == label).to_series()).unique()
+        rows = self.ledger.filter(self.keys.is_in(touched.implode()))
         end = self.ends[label]
         return rows if end is None else rows.filter(pl.col("ts") < end)
 
@@ -396,29 +418,22 @@ def wallet_rounds(rounds: pl.DataFrame, layers: Layers,
     return SpannedTable("wallet_rounds", pieces, ROUND_KEY, inputs)
 
 
-# The ledger's columns a wallet trade is made from (`swap`: where its hash is read).
-TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", "swap",
-                "tx_hash", "token", "pair", "side", "qty", "price_usd", "notional_usd",
-                "fee_usd", "fee_is_estimated")
-
-
 def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
-                  hashed_from: Mapping[int, str], cut_s: int) -> SpannedTable:
+                  hashed_from: Mapping[int, str], cut_s: int,
+                  spans: Mapping[int, str]) -> SpannedTable:
     """The wallet trades in spans (`span_of`: the UTC days, the hour of `cut_s` apart), each
-    span named by its ledger rows, the symbols of its tokens, the lake's swaps of its day it
-    takes hashes from (`hashed_from`, by the day's first second) and this code: only the spans
-    whose name changed are made (their symbols looked up and hashes read in one pass), and of
-    those a part whose rows came out as before is the previous snapshot's, not written
-    again."""
+    span named by its ledger rows (`spans`: `ledger_spans`), the symbols of its tokens, the
+    lake's swaps of its day it takes hashes from (`hashed_from`, by the day's first second)
+    and this code: only the spans whose name changed are made (their symbols looked up and
+    hashes read in one pass), and of those a part whose rows came out as before is the
+    previous snapshot's, not written again."""
     # Of the columns the trades are made from only: the rest (a mark at the watermark, the
     # books' running figures) change at every refresh.
     events = ledger.select(*TRADE_INPUTS)
-    made_with = recipe(sys.modules[__name__])
     span = span_of(cut_s)
 
     def inputs() -> dict[Any, str]:
-        rows = span_names(events, span, made_with)
         # A span's symbols are its own tokens': a new token elsewhere leaves its name as it is.
         tokens = (events.select(span.alias("_span"), key=keyed("chain_id", "token")).unique()
                   .join(symbols.select("token_symbol", key=keyed("chain_id", "token")),
@@ -426,7 +441,7 @@ def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
         named = span_names(tokens.sort("_span", "key"), pl.col("_span"))
         return {label: fingerprint_of(name, named.get(label, ""),
                                       hashed_from.get(span_day(label), ""))
-                for label, name in rows.items()}
+                for label, name in spans.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
         rows = events if wanted is None else events.filter(span.is_in(list(wanted)))

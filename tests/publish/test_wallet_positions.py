@@ -12,7 +12,7 @@ from assets.wallets.positions import book_positions
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, layer_ends, layer_of, load_snapshot
 from publish.store import LocalStore
-from publish.wallets import POSITION_BOOKS, Layers, wallet_positions
+from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
 
 DAY, HOUR = 86_400, 3_600
 # The watermark: 02:30 on day 2.
@@ -24,10 +24,16 @@ def ledger(rows: list[tuple[str, str, int, str, float, float]]) -> pl.DataFrame:
     events = pl.DataFrame(
         [{"chain_id": 1, "wallet": w, "token": t, "side": side, "qty": q, "notional_usd": n,
           "mark_usd": None, "block_number": i + 1, "log_index": 0, "seq": 0, "ts": ts,
-          "price_usd": n / q, "fee_usd": None, "fee_is_estimated": False}
+          "price_usd": n / q, "fee_usd": None, "fee_is_estimated": False, "swap": i,
+          "tx_hash": None, "pair": f"pool-{t}"}
          for i, (w, t, ts, side, q, n) in enumerate(rows)],
-        schema_overrides={"mark_usd": pl.Float64, "fee_usd": pl.Float64})
+        schema_overrides={"mark_usd": pl.Float64, "fee_usd": pl.Float64, "tx_hash": pl.String})
     return stored(parted(account(events))[0])
+
+
+def layers(stored: pl.DataFrame, as_of_s: int) -> Layers:
+    """The stored ledger's layers at a watermark, named by its spans."""
+    return Layers(stored, as_of_s, ledger_spans(stored, as_of_s))
 
 
 def booked(rows: pl.DataFrame) -> pl.DataFrame:
@@ -54,7 +60,7 @@ def test_each_layer_holds_its_positions_as_of_its_end_and_the_newest_is_now(tmp_
     store = LocalStore(tmp_path / "store")
     publisher = Publisher(store, CursorSigner(b"k"))
     first = publisher.publish(datetime(2026, 11, 20, tzinfo=UTC), [], {}, tables=[
-        wallet_positions(Layers(ledger(BOOK), AS_OF), booked)])
+        wallet_positions(layers(ledger(BOOK), AS_OF), booked)])
     parts = first.tables["wallet_positions"]["parts"]
     assert [(p["span"], p["rows"]) for p in parts] == [(0, 2), (2 * DAY, 1),
                                                         (2 * DAY + 2 * HOUR, 1)]
@@ -77,11 +83,11 @@ def test_a_refresh_in_the_hour_writes_the_hours_layer_only(tmp_path) -> None:
     store = LocalStore(tmp_path / "store")
     publisher = Publisher(store, CursorSigner(b"k"))
     first = publisher.publish(datetime(2026, 11, 20, tzinfo=UTC), [], {}, tables=[
-        wallet_positions(Layers(ledger(BOOK), AS_OF), booked)])
+        wallet_positions(layers(ledger(BOOK), AS_OF), booked)])
     written = set(store.keys(OBJECTS))
     later = [*BOOK, ("v", "t", AS_OF + 30, "sell", 1.0, 4.0)]
     second = publisher.publish(datetime(2026, 11, 20, 0, 1, tzinfo=UTC), [], {}, tables=[
-        wallet_positions(Layers(ledger(later), AS_OF + 60), booked)])
+        wallet_positions(layers(ledger(later), AS_OF + 60), booked)])
     before, after = (m.tables["wallet_positions"]["parts"] for m in (first, second))
     assert [(p["span"], p["rows"]) for p in after] == [(0, 2), (2 * DAY, 1),
                                                         (2 * DAY + 2 * HOUR, 2)]
@@ -93,7 +99,7 @@ def test_a_ledger_without_rows_publishes_one_empty_part_with_the_columns(tmp_pat
     store = LocalStore(tmp_path / "store")
     manifest = Publisher(store, CursorSigner(b"k")).publish(
         datetime(2026, 11, 20, tzinfo=UTC), [], {},
-        tables=[wallet_positions(Layers(ledger(BOOK).clear(), AS_OF), booked)])
+        tables=[wallet_positions(layers(ledger(BOOK).clear(), AS_OF), booked)])
     [part] = manifest.tables["wallet_positions"]["parts"]
     assert (part["rows"], part["span"]) == (0, None)
     frame = load_snapshot(store, manifest.snapshot_id).tables["wallet_positions"]

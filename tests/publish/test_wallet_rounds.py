@@ -10,8 +10,8 @@ from assets.wallets.positions import assemble_rounds
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, load_snapshot
 from publish.store import LocalStore
-from publish.wallets import ROUND_BOOKS, ROUND_KEY, Layers, wallet_rounds
-from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, ledger
+from publish.wallets import ROUND_BOOKS, ROUND_KEY, wallet_rounds
+from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, layers, ledger
 
 SYMBOLS = pl.DataFrame({"chain_id": [1], "token": ["t"], "token_symbol": ["T"]})
 HOUR_START = 2 * DAY + 2 * HOUR
@@ -27,7 +27,7 @@ def booked(rows: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
 
 def publish(publisher: Publisher, book: list, as_of: int, minute: int):
     stored = ledger(book)
-    table = wallet_rounds(booked(stored, as_of), Layers(stored, as_of),
+    table = wallet_rounds(booked(stored, as_of), layers(stored, as_of),
                           lambda rows: booked(rows, as_of), SYMBOLS, as_of)
     return publisher.publish(datetime(2026, 11, 20, 0, minute, tzinfo=UTC), [], {},
                              tables=[table])
