@@ -15,7 +15,7 @@ from assets.days import DAYS
 from assets.domains import PRODUCTS, keys, product_key
 from assets.warehouse import BY_DAY, Warehouse
 from checks.chains import counts_agree_with_lake
-from checks.outcome import Outcome, failed
+from checks.outcome import Outcome, combined, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
@@ -195,9 +195,11 @@ def _day_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
     def _check(context: dg.AssetCheckExecutionContext,
                warehouse: Warehouse) -> dg.AssetCheckResult:
         files = warehouse.files(name)
-        read = [path for day in sorted(context.partition_keys) for path in files[day]]
-        outcome = piece_outcome(name, warehouse.read(read).select(
-            _read_by(PRODUCT_SCHEMAS[name])).collect())
+        days = [files[day] for day in sorted(context.partition_keys)]
+        # A day at a time: a product's key is unique within its day.
+        outcome = combined(name, [piece_outcome(name, warehouse.read(day).select(
+            _read_by(PRODUCT_SCHEMAS[name])).collect()) for day in days])
+        read = [path for day in days for path in day]
         if outcome.passed:
             warehouse.passed(name, read, rules_of(name))
         return as_result(outcome)

@@ -12,6 +12,7 @@ from checks.schemas.chains import ChainRecord, Config
 from checks.schemas.farms import FarmRow
 from checks.schemas.market import (
     HolderBalance,
+    HolderChange,
     LiquidityTrade,
     PairRow,
     RegistryToken,
@@ -41,6 +42,7 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "token_rows": TokenRow,
     "registry_tokens": RegistryToken,
     "holder_balances": HolderBalance,
+    "holder_changes": HolderChange,
     "swap_legs": SwapLeg,
     "liquidity_trades": LiquidityTrade,
     "wallet_ledger": LedgerRow,

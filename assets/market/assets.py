@@ -10,7 +10,7 @@ import polars as pl
 from assets.checks import product_asset
 from assets.days import DAYS
 from assets.domains import keys
-from assets.market.holders import assemble_holders
+from assets.market.holders import holder_balances_of, holder_changes_of
 from assets.market.pair_rows import KEY, assemble
 from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
 from assets.market.token_rows import assemble_registry, assemble_tokens
@@ -200,12 +200,44 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
                                           "days": ", ".join(context.partition_keys)})
 
 
-@product_asset(deps=keys(*HOLDER_INPUTS, "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
+          partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run())
+def holder_changes(context: dg.AssetExecutionContext,
+                   warehouse: Warehouse) -> dg.MaterializeResult:
+    """What each lake day's moves (supply mints and wallet moves, swaps, liquidity added and
+    removed) up to the watermark change of what every address holds of every token, in exact
+    raw amounts: a file per day, which the holder balances add up. The first day takes every
+    move before it too (tokens are minted and pools funded before their first swap)."""
+    as_of = warehouse.clock()["as_of"]
+    first = warehouse.lake().days("swaps")[0]
+    tables = warehouse.frames(("tokens", "pairs"))
+    rows, version = 0, None
+    for day in context.partition_keys:
+        moves = {name: _day_moves(warehouse, name, day, day == first)
+                 for name in ("swaps", "transfers", "liquidity_events")}
+        frame = holder_changes_of({**tables, **moves}, as_of)
+        version = warehouse.write("holder_changes", frame, day)
+        rows += frame.height
+    context.log.info(f"holder changes of {len(context.partition_keys)} day(s): {rows} rows")
+    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "delta_version": version,
+                                          "days": ", ".join(context.partition_keys)})
+
+
+def _day_moves(warehouse: Warehouse, table: str, day: str, first: bool) -> pl.LazyFrame:
+    """A lake table's rows of one day, and, for the first day, of every day before it."""
+    rows = warehouse.scan_day(table, day)
+    if not first:
+        return rows
+    start = datetime.fromisoformat(day).replace(tzinfo=UTC)
+    return pl.concat([warehouse.scan(table).filter(pl.col("block_time") < start), rows])
+
+
+@product_asset(deps=keys("holder_changes", "tokens", "pairs"))
 def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
-    """What every address holds of every token at the lake's watermark (pools and the mint
-    address are not holders)."""
-    return materialized(warehouse, "holder_balances", assemble_holders(
-        warehouse.frames(HOLDER_INPUTS), warehouse.clock()["as_of"]))
+    """What every address holds of every token at the lake's watermark: every day's changes
+    added up (pools and the mint address are not holders)."""
+    return materialized(warehouse, "holder_balances", holder_balances_of(
+        warehouse.scan("holder_changes"), warehouse.frames(("tokens", "pairs"))))
 
 
 TOKEN_BASIS_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",

@@ -21,6 +21,8 @@ from assets.raw_amounts import RAW_SWAPPED, halves
 from core.fingerprints import distinct, gathered, keyed, lookup
 
 RAW = pl.Int128
+# A change of an amount as stored: Delta's widest integer.
+CHANGE = pl.Decimal(38, 0)
 # Where a balance's holder address is read back: a move's source and row, in its slot's tag.
 SOURCES = ("maker", "recipient", "to_address", "from_address", "owner")
 _MAKER, _RECIPIENT = SOURCES.index("maker"), SOURCES.index("recipient")
@@ -141,13 +143,12 @@ def _rehash(slots, old):
 
 
 @numba.njit(nogil=True, cache=True)
-def _positive(slots):
-    """The slots holding a balance above zero."""
+def _nonzero(slots):
+    """The slots whose amount is not zero."""
     out = np.empty(len(slots), np.int64)
     k = 0
     for at in range(len(slots)):
-        hi = np.int64(slots[at, _HI])
-        if slots[at, _TAG] != np.uint64(0) and (hi > 0 or (hi == 0 and slots[at, _LO] > 0)):
+        if slots[at, _TAG] != np.uint64(0) and (slots[at, _HI] | slots[at, _LO]):
             out[k] = at
             k += 1
     return out[:k]
@@ -181,10 +182,10 @@ class _Balances:
                 _rehash(self.slots, old)
             offset += batch.num_rows
 
-    def positive(self) -> pl.DataFrame:
-        """Token, where its holder's address is read back (source, row), and raw balance of
-        every balance above zero."""
-        slots = self.slots[_positive(self.slots)]
+    def nonzero(self) -> pl.DataFrame:
+        """Token, where its holder's address is read back (source, row), and raw amount of
+        every amount that is not zero."""
+        slots = self.slots[_nonzero(self.slots)]
         tags = slots[:, _TAG]
         return pl.DataFrame({
             "token": (tags >> np.uint64(_TOKEN_SHIFT)).astype(np.int64) - 1,
@@ -207,9 +208,12 @@ def _reads() -> dict[str, pl.Expr]:
         "recipient_key": keyed("recipient")}
 
 
-def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
-    """One row per token and holding address with a positive balance (chain_id, token, holder,
-    balance in whole tokens)."""
+def holder_changes_of(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
+    """What the moves in `frames` (swaps, transfers and liquidity events; tokens and pairs to
+    look them up) up to the watermark change of what every address holds of every token: one
+    row per token and address whose amount changed (chain_id, token, holder, raw `change`), or
+    that sent a token's supply out in its deploy transaction (`minted`: the mint address,
+    which is no holder of any token of its chain)."""
     tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
     if tokens.height > _MAX_TOKENS:
         raise ValueError(f"{tokens.height} tokens are too many for one fold")
@@ -251,28 +255,46 @@ def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Dat
         balances.fold(_add_moves, liquidity.select(
             gathered(pools[f"token{i}"], "pool"), "owner_key", f"amount{i}", "negative"),
             SOURCES.index("owner"))
-    # A recipient's address is read again only where a balance needs it: where every maker is
+    # A recipient's address is read again only where an amount needs it: where every maker is
     # paid out to itself, as most are, none is.
     where: dict[str, pl.DataFrame | pl.LazyFrame] = {
         "maker": makers, "recipient": swaps, "to_address": transfers,
         "from_address": transfers, "owner": liquidity}
-    positive = balances.positive().sort("row")
-    parts = {source: positive.filter(pl.col("source") == i) for i, source in enumerate(SOURCES)}
+    changed = balances.nonzero().sort("row")
+    parts = {source: changed.filter(pl.col("source") == i) for i, source in enumerate(SOURCES)}
     held = pl.concat([part.with_columns(holder=where[source].lazy().select(source).collect()
                                         .to_series().gather(part["row"]) if part.height
                                         else pl.Series([], dtype=pl.String))
                       for source, part in parts.items()])
     # The mint address sends a token's supply out in the token's deploy transaction.
-    mints = transfers.lazy().filter(
+    mints = transfers.filter(
         pl.col("token") >= 0,
         pl.col("tx_hash") == gathered(tokens["deploy_tx"], pl.col("token").clip(0))).select(
-        keyed(gathered(tokens["chain_id"], "token"), "from_address"))
-    not_holders = pl.concat([pools.lazy().select("key"), mints])
-    return (held.lazy()
-            .with_columns(gathered(tokens["chain_id"], "token"))
-            .with_columns(keyed("chain_id", "holder"))
-            .join(not_holders, on="key", how="anti")
-            .select("chain_id", gathered(tokens["address"], "token").alias("token"), "holder",
-                    balance=pl.col("raw").cast(pl.Float64)
-                    / pl.lit(10.0).pow(gathered(tokens["decimals"], "token")))
+        "token", holder="from_address", raw=pl.lit(0, RAW), minted=pl.lit(True))
+    return (pl.concat([held.select("token", "holder", "raw", minted=pl.lit(False)), mints])
+            .group_by("token", "holder")
+            .agg(change=pl.col("raw").sum().cast(CHANGE), minted=pl.col("minted").any())
+            .select(gathered(tokens["chain_id"], "token"),
+                    gathered(tokens["address"], "token").alias("token"), "holder", "change",
+                    "minted")
+            .sort("chain_id", "token", "holder"))
+
+
+def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
+    """One row per token and holding address with a positive balance (chain_id, token, holder,
+    balance in whole tokens): the sum of its changes (`holder_changes_of`), of an address that
+    is neither a pool nor a mint address."""
+    decimals = frames["tokens"].select("chain_id", token="address", decimals="decimals")
+    summed = changes.group_by("chain_id", "token", "holder").agg(
+        pl.col("change").sum(), pl.col("minted").any())
+    not_holders = pl.concat([
+        frames["pairs"].select("chain_id", holder="address"),
+        summed.filter("minted").select("chain_id", "holder")]).unique()
+    return (summed.filter(pl.col("change") > 0)
+            .join(not_holders, on=["chain_id", "holder"], how="anti")
+            .join(decimals, on=["chain_id", "token"])
+            .select("chain_id", "token", "holder",
+                    balance=pl.col("change").cast(RAW).cast(pl.Float64)
+                    / pl.lit(10.0).pow(pl.col("decimals")))
             .collect())
+

@@ -3,7 +3,7 @@
 import pandera.polars as pa
 import polars as pl
 
-from core.columns import events_unique
+from core.columns import Raw, events_unique, raw
 from core.vocabulary import TERMINAL_TOKEN_STATUSES
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
@@ -219,6 +219,28 @@ class HolderBalance(pa.DataFrameModel):
         strict = True
         coerce = True
         unique = ["chain_id", "token", "holder"]
+
+
+class HolderChange(pa.DataFrameModel):
+    """What one lake day's moves change of what one address holds of one token (a raw amount,
+    exact), or that the address sent the token's supply out in its deploy transaction."""
+
+    chain_id: int = pa.Field(gt=0)
+    token: str
+    holder: str
+    change: Raw = raw()
+    minted: bool
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["chain_id", "token", "holder"]
+
+    @pa.dataframe_check
+    @classmethod
+    def only_what_changed(cls, data) -> pl.LazyFrame:
+        """A row is an amount that changed, or a mint address."""
+        return data.lazyframe.select((pl.col("change") != 0) | pl.col("minted"))
 
 
 class PairTrade(pa.DataFrameModel):

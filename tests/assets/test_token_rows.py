@@ -6,7 +6,7 @@ from decimal import Decimal
 import polars as pl
 import pytest
 
-from assets.market.holders import assemble_holders
+from assets.market.holders import holder_balances_of, holder_changes_of
 from assets.market.token_rows import holder_stats
 from checks.outcome import validate
 from checks.schemas.market import ZERO_ID, TokenRow
@@ -19,6 +19,11 @@ RAW = pl.Decimal(38, 0)
 
 def raw(values: list[int]) -> pl.Series:
     return pl.Series([Decimal(v) for v in values], dtype=RAW)
+
+
+def assemble_holders(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
+    """The holder balances of all the moves' changes, made at once."""
+    return holder_balances_of(holder_changes_of(frames, as_of).lazy(), frames)
 
 
 def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
@@ -50,6 +55,32 @@ def test_holders_are_what_mints_moves_swaps_and_liquidity_leave() -> None:
         pl.col("token") == "TKN")
     assert dict(got.select("holder", "balance").iter_rows()) == {
         "D": 400.0, "A": 30.0, "B": 20.0, "F": 10.0}
+
+
+def test_holder_changes_of_two_days_add_up_to_the_balances() -> None:
+    # Day 1: Z mints 100 T to A (T's deploy transaction), A sends 30 to B. Day 2: B sends 30
+    # back to A (B's change is -30: B holds nothing), A sends 10 to C. Z is the mint address:
+    # no holder, though its amount (-100) changed only on day 1.
+    day1, day2 = AS_OF - timedelta(days=1), AS_OF - timedelta(hours=1)
+    moves = pl.DataFrame({
+        "chain_id": 1, "token": "T", "tx_hash": ["deploy", "a", "b", "c"],
+        "from_address": ["Z", "A", "B", "A"], "to_address": ["A", "B", "A", "C"],
+        "amount": raw([100, 30, 30, 10]), "block_time": [day1, day1, day2, day2]})
+    lake = _one_pool_lake({"maker": [], "recipient": [], "amount0_in": raw([]),
+                           "amount1_in": raw([]), "amount0_out": raw([]),
+                           "amount1_out": raw([])})
+    lake["tokens"] = pl.LazyFrame({"chain_id": [1], "address": ["T"], "decimals": [0],
+                                   "deploy_tx": ["deploy"]})
+    changes = [holder_changes_of({**lake, "transfers": moves.filter(
+        pl.col("block_time") == at).lazy()}, AS_OF) for at in (day1, day2)]
+    assert [sorted(c.select("holder", pl.col("change").cast(pl.Int64), "minted").rows())
+            for c in changes] == [
+        [("A", 70, False), ("B", 30, False), ("Z", -100, True)],
+        [("A", 20, False), ("B", -30, False), ("C", 10, False)]]
+    summed = holder_balances_of(pl.concat(changes).lazy(), lake)
+    assert sorted(summed.select("holder", "balance").rows()) == [("A", 90.0), ("C", 10.0)]
+    whole = assemble_holders({**lake, "transfers": moves.lazy()}, AS_OF)
+    assert sorted(whole.select("holder", "balance").rows()) == [("A", 90.0), ("C", 10.0)]
 
 
 def _one_pool_lake(swaps: dict, transfers: dict | None = None) -> dict[str, pl.LazyFrame]:
