@@ -9,6 +9,7 @@ milliseconds), `side` (`buy` or `sell`; other trade types are not swaps and are 
 rows in block and log order."""
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
@@ -22,6 +23,12 @@ def cutoffs_ms(as_of_ms: int) -> dict[str, int]:
     """Each pair window's start: a swap is in it when after the start and at or before the
     watermark."""
     return {w: as_of_ms - s * 1000 for w, s in PAIR_WINDOWS.items()}
+
+
+def in_windows(as_of: datetime, at: str = "block_time") -> pl.Expr:
+    """Whether a row (its time `at`) may be in a window ending at the watermark: after the
+    longest one's start, at the same instant or later than any window counts from."""
+    return pl.col(at) > as_of - timedelta(seconds=max(PAIR_WINDOWS.values()))
 
 
 def window_ranges(as_of_ms: int) -> dict[str, tuple[int, int]]:

@@ -17,7 +17,7 @@ from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.market.token_rows import token_basis as token_basis_rows
 from assets.warehouse import Warehouse, materialized
 from core.quotes import prices_at
-from core.windows import around, as_swaps, token_swaps, window_blocks
+from core.windows import around, as_swaps, in_windows, token_swaps, window_blocks
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -137,6 +137,16 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "pair_state", frame)
 
 
+def windowed_legs(warehouse: Warehouse, as_of: datetime) -> pl.LazyFrame:
+    """The swap legs the pair windows ending at the watermark reach (`in_windows`: a filter
+    on the legs' own time, which the read turns into the few day files it needs)."""
+    return warehouse.scan("swap_legs").filter(in_windows(as_of))
+
+
+def _ms(at: datetime) -> int:
+    return int(at.timestamp() * 1000)
+
+
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "as_of"),
           metadata={"grain": "one row per pair with at least one swap in the longest window "
                              "(chain_id, pair)"})
@@ -144,8 +154,8 @@ def pair_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each pair's window block for every pair window ending at the lake's watermark: swaps,
     buys and sells, their USD volume, and the distinct wallets that bought and sold (one
     definition with the edge's live rows: core.windows)."""
-    as_of_ms = int(warehouse.clock()["as_of"].timestamp() * 1000)
-    frame = (window_blocks(as_swaps(warehouse.scan("swap_legs")), as_of_ms)
+    as_of = warehouse.clock()["as_of"]
+    frame = (window_blocks(as_swaps(windowed_legs(warehouse, as_of)), _ms(as_of))
              .sort("chain_id", "pair").collect())
     return materialized(warehouse, "pair_activity", frame)
 
@@ -158,9 +168,9 @@ def token_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     buys the token when the token left the pool (a sell of the base buys the quote), with USD
     volume and distinct buyers, sellers and makers across pairs (one definition with the
     edge's live rows and the pairs': core.windows)."""
-    as_of_ms = int(warehouse.clock()["as_of"].timestamp() * 1000)
-    swaps = token_swaps(as_swaps(warehouse.scan("swap_legs")), warehouse.scan("pair_tokens"))
-    frame = window_blocks(swaps, as_of_ms, key="token").sort("chain_id", "token").collect()
+    as_of = warehouse.clock()["as_of"]
+    swaps = token_swaps(as_swaps(windowed_legs(warehouse, as_of)), warehouse.scan("pair_tokens"))
+    frame = window_blocks(swaps, _ms(as_of), key="token").sort("chain_id", "token").collect()
     return materialized(warehouse, "token_activity", frame)
 
 

@@ -1,12 +1,13 @@
 """Window figures, the one definition the batch and the live edge share, on hand-made swaps."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
 
 from core.windows import (
     blocks_of,
+    in_windows,
     left_ranges,
     maker_sums,
     moved_blocks,
@@ -47,6 +48,16 @@ def test_window_blocks_count_swaps_and_wallets_inside_each_window() -> None:
     assert (row["txns_h1"], row["makers_h1"]) == (3, 3)
     assert (row["txns_m5"], row["buys_m5"], row["buy_volume_m5_usd"], row["makers_m5"]) == (
         2, 1, 8.0, 2)
+
+
+def test_the_rows_a_window_may_count_start_after_the_longest_ones_start() -> None:
+    # The longest window is a day: a row exactly a day old is in no window, one a millisecond
+    # younger (a window counts whole milliseconds) and one at the watermark are read.
+    as_of = datetime(2026, 11, 20, 0, 0, 0, 700, tzinfo=UTC)
+    at = [as_of - timedelta(days=1), as_of - timedelta(days=1) + timedelta(milliseconds=1),
+          as_of, as_of + timedelta(seconds=1)]
+    kept = pl.DataFrame({"block_time": at}).filter(in_windows(as_of))["block_time"].to_list()
+    assert kept == at[1:]
 
 
 def test_window_prices_open_each_window_at_the_price_before_it() -> None:
