@@ -266,18 +266,19 @@ def holder_changes_of(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Da
                                         .to_series().gather(part["row"]) if part.height
                                         else pl.Series([], dtype=pl.String))
                       for source, part in parts.items()])
-    # The mint address sends a token's supply out in the token's deploy transaction.
+    # The mint address sends a token's supply out in the token's deploy transaction: marked
+    # where its amount changed, and a row of its own where it did not.
     mints = transfers.filter(
         pl.col("token") >= 0,
         pl.col("tx_hash") == gathered(tokens["deploy_tx"], pl.col("token").clip(0))).select(
-        "token", holder="from_address", raw=pl.lit(0, RAW), minted=pl.lit(True))
-    return (pl.concat([held.select("token", "holder", "raw", minted=pl.lit(False)), mints])
-            .group_by("token", "holder")
-            .agg(change=pl.col("raw").sum().cast(CHANGE), minted=pl.col("minted").any())
-            .select(gathered(tokens["chain_id"], "token"),
-                    gathered(tokens["address"], "token").alias("token"), "holder", "change",
-                    "minted")
-            .sort("chain_id", "token", "holder"))
+        "token", holder="from_address").unique().with_columns(minted=pl.lit(True))
+    changed = held.select("token", "holder", "raw").join(
+        mints, on=["token", "holder"], how="left").with_columns(pl.col("minted").fill_null(False))
+    unchanged = mints.join(held, on=["token", "holder"], how="anti").select(
+        "token", "holder", raw=pl.lit(0, RAW), minted="minted")
+    return pl.concat([changed, unchanged]).select(
+        gathered(tokens["chain_id"], "token"), gathered(tokens["address"], "token").alias("token"),
+        "holder", change=pl.col("raw").cast(CHANGE), minted="minted")
 
 
 def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
