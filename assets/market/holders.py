@@ -1,12 +1,14 @@
 """Holder balances: what every address holds of every token at the lake's watermark, from
 supply mints and wallet moves, swaps (paid in by the maker, paid out to the recipient) and the
-liquidity a wallet added or removed. Pools and the mint address are not holders.
+liquidity a wallet added or removed. Pools and the mint address are not holders. A day's moves
+make the day's changes (`holder_changes_of`); the balances add every day's up
+(`holder_balances_of`), so a refresh folds the moves of the days that changed only.
 
 Every move is summed straight into one table keyed by (token, holder fingerprint) as the swaps
-are read, each swap's two or four moves at once: the ten million swaps of a week never fan out
-into rows, and no address string is hashed into the table. Amounts stay exact 128-bit integers
-(two 64-bit halves) until the last division. Each balance remembers the first move that made it,
-and its holder's address is read back from there."""
+are read, each swap's two or four moves at once: the swaps never fan out into rows, and no
+address string is hashed into the table. Amounts stay exact 128-bit integers (two 64-bit
+halves, stored as decimal(38,0)) until the last division. Each amount remembers the first move
+that made it, and its holder's address is read back from there."""
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -298,4 +300,3 @@ def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -
                     balance=pl.col("change").cast(RAW).cast(pl.Float64)
                     / pl.lit(10.0).pow(pl.col("decimals")))
             .collect())
-
