@@ -2,6 +2,7 @@
 token rows and registry tokens."""
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
@@ -199,13 +200,24 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
     where the earlier days' end (`swap`, their place in the lake)."""
     frames = warehouse.frames(LEG_INPUTS)
     starts = warehouse.lake().offsets("swaps")
-    rows, version = 0, None
-    for day in context.partition_keys:
+
+    def legs(day: str) -> pl.LazyFrame:
         read = (warehouse.scan_day("swaps", day).with_row_index("swap", offset=starts.get(day, 0))
                 .select(**leg_reads()))
-        version = warehouse.write("swap_legs", assemble_legs(frames, read), day)
-        rows += warehouse.product_days("swap_legs", [day]).select(pl.len()).collect().item()
-    context.log.info(f"swap legs of {len(context.partition_keys)} day(s): {rows} rows")
+        return assemble_legs(frames, read)
+
+    return _made_by_day(context, warehouse, "swap_legs", legs)
+
+
+def _made_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse, name: str,
+                 made: Callable[[str], pl.DataFrame | pl.LazyFrame]) -> dg.MaterializeResult:
+    """A product made a day at a time: each of the run's days made (`made`) and written alone,
+    one commit each, with the rows written counted."""
+    rows, version = 0, None
+    for day in context.partition_keys:
+        version = warehouse.write(name, made(day), day)
+        rows += warehouse.product_days(name, [day]).select(pl.len()).collect().item()
+    context.log.info(f"{name} of {len(context.partition_keys)} day(s): {rows} rows")
     return dg.MaterializeResult(metadata={"dagster/row_count": rows, "delta_version": version,
                                           "days": ", ".join(context.partition_keys)})
 
@@ -221,16 +233,13 @@ def holder_changes(context: dg.AssetExecutionContext,
     as_of = warehouse.clock()["as_of"]
     first = warehouse.lake().days("swaps")[0]
     tables = warehouse.frames(("tokens", "pairs"))
-    rows, version = 0, None
-    for day in context.partition_keys:
+
+    def changes(day: str) -> pl.DataFrame:
         moves = {name: _day_moves(warehouse, name, day, day == first)
                  for name in ("swaps", "transfers", "liquidity_events")}
-        frame = holder_changes_of({**tables, **moves}, as_of)
-        version = warehouse.write("holder_changes", frame, day)
-        rows += frame.height
-    context.log.info(f"holder changes of {len(context.partition_keys)} day(s): {rows} rows")
-    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "delta_version": version,
-                                          "days": ", ".join(context.partition_keys)})
+        return holder_changes_of({**tables, **moves}, as_of)
+
+    return _made_by_day(context, warehouse, "holder_changes", changes)
 
 
 def _day_moves(warehouse: Warehouse, table: str, day: str, first: bool) -> pl.LazyFrame:

@@ -20,11 +20,10 @@ import pyarrow as pa
 
 from assets.market.pair_trades import swap_fingerprints
 from assets.raw_amounts import RAW_SWAPPED, halves
+from core.columns import RAW as DECIMAL_RAW
 from core.fingerprints import distinct, gathered, keyed, lookup
 
 RAW = pl.Int128
-# A change of an amount as stored: Delta's widest integer.
-CHANGE = pl.Decimal(38, 0)
 # Where a balance's holder address is read back: a move's source and row, in its slot's tag.
 SOURCES = ("maker", "recipient", "to_address", "from_address", "owner")
 _MAKER, _RECIPIENT = SOURCES.index("maker"), SOURCES.index("recipient")
@@ -274,13 +273,13 @@ def holder_changes_of(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.Da
         pl.col("token") >= 0,
         pl.col("tx_hash") == gathered(tokens["deploy_tx"], pl.col("token").clip(0))).select(
         "token", holder="from_address").unique().with_columns(minted=pl.lit(True))
-    changed = held.select("token", "holder", "raw").join(
+    flagged = held.select("token", "holder", "raw").join(
         mints, on=["token", "holder"], how="left").with_columns(pl.col("minted").fill_null(False))
     unchanged = mints.join(held, on=["token", "holder"], how="anti").select(
         "token", "holder", raw=pl.lit(0, RAW), minted="minted")
-    return pl.concat([changed, unchanged]).select(
+    return pl.concat([flagged, unchanged]).select(
         gathered(tokens["chain_id"], "token"), gathered(tokens["address"], "token").alias("token"),
-        "holder", change=pl.col("raw").cast(CHANGE), minted="minted")
+        "holder", change=pl.col("raw").cast(DECIMAL_RAW), minted="minted")
 
 
 def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
