@@ -33,14 +33,12 @@ from sources.lake import TABLES, Lake, is_remote, polars_options, storage_option
 # written with less CPU, for a fifth to a quarter more disk. The rest, which lz4 shrinks by half
 # or more, use it.
 UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wallet_rounds"})
-# Read back only in full, never filtered: the statistics a filtered read skips row groups by
-# would cost the ledger's write a sixth of its time and serve no reader.
-WITHOUT_STATISTICS = frozenset({"wallet_ledger"})
 
 
 # Products made a lake day at a time (Dagster's `days` partitions), a partition per day, by the
 # lake table whose days they follow; read back as one table, the days in order.
-BY_DAY = {"swap_legs": "swaps", "holder_changes": "swaps"}
+BY_DAY = {"swap_legs": "swaps", "holder_changes": "swaps", "wallet_ledger": "swaps",
+          "wallet_book_states": "swaps", "token_marks": "swaps"}
 # The partition column of a product made a day at a time (in the Delta log, not in the files).
 DAY = "date"
 # A product's versions stay readable this long after a newer one replaced them: every refresh
@@ -58,9 +56,8 @@ _PINNED: dict[str, tuple[int, dict[str, int]]] = {}
 
 
 def parquet_options(name: str) -> dict:
-    """How a product's Parquet file is written: its compression, and whether with statistics."""
-    return {"compression": "uncompressed" if name in UNCOMPRESSED else "lz4",
-            "statistics": name not in WITHOUT_STATISTICS}
+    """How a product's Parquet file is written: its compression."""
+    return {"compression": "uncompressed" if name in UNCOMPRESSED else "lz4"}
 
 
 def default_root() -> str:
@@ -143,10 +140,16 @@ class Warehouse(dg.ConfigurableResource):
             return self._days(name, version)
         return self.read(self.files(name, version)[None])
 
-    def scan_day(self, name: str, day: str) -> pl.LazyFrame:
-        """A raw table's rows of one day (YYYY-MM-DD)."""
+    def scan_day(self, name: str, day: str, earlier: bool = False) -> pl.LazyFrame:
+        """A raw table's rows of one day (YYYY-MM-DD) and, with `earlier`, of every day before
+        it (what a first day takes: tokens are minted and pools funded before their first
+        swap)."""
         _depended_on(name)
-        return self.lake().scan(name, day)
+        rows = self.lake().scan(name, day)
+        if not earlier:
+            return rows
+        start = datetime.fromisoformat(day).replace(tzinfo=UTC)
+        return pl.concat([self.lake().scan(name).filter(pl.col("block_time") < start), rows])
 
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""
@@ -387,6 +390,11 @@ def storable(frame: Frame) -> Frame:
     schema = frame.collect_schema()
     wide = [name for name, kind in schema.items() if kind == pl.UInt64]
     return frame.with_columns(pl.col(wide).reinterpret(signed=True)) if wide else frame
+
+
+def fingerprints(frame: Frame, *columns: str) -> Frame:
+    """A stored product's fingerprint columns as they were made (`storable`'s inverse)."""
+    return frame.with_columns(pl.col(*columns).reinterpret(signed=False))
 
 
 # Delta has no unsigned integers: a product's unsigned column is declared as the signed type

@@ -1,8 +1,10 @@
-"""Where the wallet books' time goes: each stage of `wallet_books` run alone, one after another,
-chain by chain, over the lake and products `bench/materialize.py --domain wallets` left (run it
-first). Prints one JSON line: per stage, its wall seconds, user and kernel CPU seconds and page
-faults summed over the chains, and their totals. The pipeline overlaps these stages on two cores;
-their sum is what there is to overlap."""
+"""Where the wallet products' time goes: each stage of `wallet_days` (day by day: events,
+accounting, the ledger's write and checks) and of `wallet_books` (chain by chain: reading the
+ledger, the folds, their writes and checks) run alone, one after another, over the lake and
+products `bench/materialize.py --domain wallets` left (run it first). Prints one JSON line: per
+stage, its wall seconds, user and kernel CPU seconds and page faults summed over the days or
+chains, and their totals. The pipeline overlaps the folds on two cores; their sum is what
+there is to overlap."""
 
 import argparse
 import json
@@ -32,17 +34,16 @@ def main() -> None:
     import polars as pl
 
     from assets.wallets.behaviour import wallet_traits
-    from assets.wallets.books import LEDGER_INPUTS
-    from assets.wallets.ledger import account, chain_inputs, chains_of, stored, wallet_events
+    from assets.wallets.days import LedgerDays
+    from assets.wallets.ledger import account_onto, slots, token_marks, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
-    from assets.warehouse import Warehouse, default_root, parquet_options
+    from assets.warehouse import Warehouse, default_root, fingerprints, parquet_options
     from checks.products import piece_outcome
 
     warehouse = Warehouse(root=default_root(), lake_root=str(args.home / "lake"))
     clock = warehouse.clock()
     tokens, pools = (warehouse.scan(t).collect() for t in ("token_rows", "pair_tokens"))
-    frames = warehouse.frames(LEDGER_INPUTS)
     totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
     scratch = Path(default_root()) / ".stages.parquet"
 
@@ -59,17 +60,28 @@ def main() -> None:
     def written(name: str, frame: pl.DataFrame) -> None:
         frame.write_parquet(scratch, **parquet_options(name))
 
-    as_of, as_of_s = clock["as_of"], clock["as_of_s"]
-    chains = chains_of(frames)
-    for chain, mine in zip(chains, chain_inputs(frames, chains), strict=True):
+    as_of_s = clock["as_of_s"]
+    days = LedgerDays(warehouse)
+    books, marks = None, None
+    for day in days.days:
+        print(f"day {day} ...", file=sys.stderr, flush=True)
+        events = timed("events", wallet_events, days.inputs(day), days.as_of, marks,
+                       timed("events", lambda: days.mints))
+        ledger, books = timed("accounting", account_onto, events, books)
+        marks = timed("accounting", token_marks, events, marks)
+        for name, frame in (("wallet_ledger", ledger.drop("slot")),
+                            ("wallet_book_states", books), ("token_marks", marks)):
+            timed("ledger write", written, name, frame)
+            timed("checks", piece_outcome, name, frame)
+    stored = fingerprints(warehouse.scan("wallet_ledger"), "position")
+    for chain in stored.select(pl.col("chain_id").unique().sort()).collect().to_series():
         print(f"chain {chain} ...", file=sys.stderr, flush=True)
-        ledger = timed("accounting", account, timed("events", wallet_events, mine, as_of))
-        slot, ledger = ledger["slot"].to_numpy(), ledger.drop("slot")
-        accounts = timed("accounting", Accounts.of, ledger, slot)
+        ledger = timed("ledger read", stored.filter(pl.col("chain_id") == chain).collect)
+        accounts = timed("ledger read", Accounts.of, ledger, timed("ledger read", slots,
+                                                                    ledger)[0])
         positions = timed("positions fold", assemble_positions, ledger, tokens, accounts)
         owners = timed("windows fold", Owners.of, ledger, accounts.slot)
         products = {
-            "wallet_ledger": stored(ledger),
             "wallet_positions": positions,
             "wallet_rounds": timed("rounds fold", assemble_rounds, ledger, as_of_s, accounts),
             "wallet_windows": timed("windows fold", assemble_windows, ledger, as_of_s,
@@ -78,8 +90,7 @@ def main() -> None:
                                    owners),
         }
         for name, frame in products.items():
-            timed("ledger write" if name == "wallet_ledger" else "fold writes", written, name,
-                  frame)
+            timed("fold writes", written, name, frame)
             timed("checks", piece_outcome, name, frame)
     scratch.unlink(missing_ok=True)
     stages = {stage: {"wall_s": round(w, 2), "user_s": round(u, 2), "kernel_s": round(k, 2),

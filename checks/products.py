@@ -23,10 +23,12 @@ from checks.schemas.market import (
 from checks.schemas.oracle import OracleFeedRow, OracleHistoryRow
 from checks.schemas.perps import LiquidationDay, PerpMarketRow, PerpPoint
 from checks.schemas.wallets import (
+    BookState,
     FundingRow,
     LedgerRow,
     PositionRow,
     RoundRow,
+    TokenMark,
     WalletProfile,
     WalletRanking,
     WalletTraits,
@@ -46,6 +48,8 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "swap_legs": SwapLeg,
     "liquidity_trades": LiquidityTrade,
     "wallet_ledger": LedgerRow,
+    "wallet_book_states": BookState,
+    "token_marks": TokenMark,
     "wallet_positions": PositionRow,
     "wallet_rounds": RoundRow,
     "wallet_traits": WalletTraits,

@@ -2,14 +2,13 @@
 token rows and registry tokens."""
 
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
 from assets.checks import product_asset
-from assets.days import DAYS
+from assets.days import DAYS, made_by_day
 from assets.domains import keys
 from assets.market.holders import holder_balances_of, holder_changes_of
 from assets.market.pair_rows import KEY, assemble
@@ -206,20 +205,7 @@ def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.Mat
                 .select(**leg_reads()))
         return assemble_legs(frames, read)
 
-    return _made_by_day(context, warehouse, "swap_legs", legs)
-
-
-def _made_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse, name: str,
-                 made: Callable[[str], pl.DataFrame | pl.LazyFrame]) -> dg.MaterializeResult:
-    """A product made a day at a time: each of the run's days made (`made`) and written alone,
-    one commit each, with the rows written counted."""
-    rows, version = 0, None
-    for day in context.partition_keys:
-        version = warehouse.write(name, made(day), day)
-        rows += warehouse.product_days(name, [day]).select(pl.len()).collect().item()
-    context.log.info(f"{name} of {len(context.partition_keys)} day(s): {rows} rows")
-    return dg.MaterializeResult(metadata={"dagster/row_count": rows, "delta_version": version,
-                                          "days": ", ".join(context.partition_keys)})
+    return made_by_day(context, warehouse, lambda day: {"swap_legs": legs(day)})[0]
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
@@ -235,20 +221,11 @@ def holder_changes(context: dg.AssetExecutionContext,
     tables = warehouse.frames(("tokens", "pairs"))
 
     def changes(day: str) -> pl.DataFrame:
-        moves = {name: _day_moves(warehouse, name, day, day == first)
+        moves = {name: warehouse.scan_day(name, day, earlier=day == first)
                  for name in ("swaps", "transfers", "liquidity_events")}
         return holder_changes_of({**tables, **moves}, as_of)
 
-    return _made_by_day(context, warehouse, "holder_changes", changes)
-
-
-def _day_moves(warehouse: Warehouse, table: str, day: str, first: bool) -> pl.LazyFrame:
-    """A lake table's rows of one day, and, for the first day, of every day before it."""
-    rows = warehouse.scan_day(table, day)
-    if not first:
-        return rows
-    start = datetime.fromisoformat(day).replace(tzinfo=UTC)
-    return pl.concat([warehouse.scan(table).filter(pl.col("block_time") < start), rows])
+    return made_by_day(context, warehouse, lambda day: {"holder_changes": changes(day)})[0]
 
 
 @product_asset(deps=keys("holder_changes", "tokens", "pairs"))

@@ -5,15 +5,16 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import product_asset, schema_check_spec
+from assets.days import DAYS, made_by_day
 from assets.domains import keys
-from assets.wallets.books import FOLDS, LEDGER_INPUTS, BooksRun
+from assets.wallets.books import FOLDS, BooksRun
+from assets.wallets.days import LEDGER_INPUTS, LedgerDays
 from assets.wallets.funding import assemble_funding
+from assets.wallets.ledger import wallet_day
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
-
-
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
@@ -22,12 +23,41 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
 
 
 @dg.multi_asset(
-    name="wallet_books",
+    name="wallet_days",
     specs=[
         _spec("wallet_ledger", (*LEDGER_INPUTS, "as_of"),
               "Every swap and bare token movement of every wallet in chain order, with "
               "average-cost accounting: held, cost basis, realised profit, the cost a sell "
-              "closed, and rounds."),
+              "closed, and rounds; a file per lake day, accounted from the books at the day's "
+              "start."),
+        _spec("wallet_book_states", (*LEDGER_INPUTS, "as_of"),
+              "Every position's books at the end of each lake day (net, lowest and incoming "
+              "quantities, holding, cost, the round's running cost and start, rounds closed): "
+              "what the next day's ledger is accounted from."),
+        _spec("token_marks", (*LEDGER_INPUTS, "as_of"),
+              "Every token's last priced swap price at the end of each lake day: what the "
+              "next day's movements are charged at before a swap of theirs."),
+    ],
+    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run())
+def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
+    """The ledger a lake day at a time, each day accounted from the books and marks the day
+    before left (stored with it), so a refresh accounts the days that changed, not the week; a
+    day whose day before was not made fails, naming it."""
+    days = LedgerDays(warehouse)
+    before = days.carried(min(context.partition_keys))
+
+    def made(day: str) -> dict[str, pl.DataFrame]:
+        nonlocal before
+        ledger, books, marks = wallet_day(days.inputs(day), days.as_of, *before, days.mints)
+        before = books, marks
+        return {"wallet_ledger": ledger, "wallet_book_states": books, "token_marks": marks}
+
+    yield from made_by_day(context, warehouse, made)
+
+
+@dg.multi_asset(
+    name="wallet_books",
+    specs=[
         _spec("wallet_positions", ("wallet_ledger", "token_rows"),
               "One row per wallet and token it swapped, every round averaged together, marked "
               "now."),
@@ -44,16 +74,15 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "median ROI, profit factor, average trade and hold, trade and position counts, "
               "and the three exclusion counts."),
     ],
-    check_specs=[schema_check_spec(name, *keys(name)) for name in ("wallet_ledger", *FOLDS)],
+    check_specs=[schema_check_spec(name, *keys(name)) for name in FOLDS],
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The accounted ledger and its folds (positions, rounds, traits, window records), each
-    materialisable alone from the stored ledger. Made with the ledger, they are made a chain at
-    a time: a chain's ledger is written as it is made while its folds run from it in memory and
-    the next chain is accounted; each fold's product is written a chain at a time by its own
-    writer, so a run holds a chain's folds, not the week's. Each product is checked against its
-    schema of record a chain at a time as it is made (no rule spans two chains); a check asked
-    for without its product checks the stored one. The steps are `BooksRun`'s."""
+    """The stored ledger's folds (positions, rounds, traits, window records), each
+    materialisable alone, made a chain at a time: a chain's ledger is read while the chain
+    before is folded, and each fold's product is written a chain at a time by its own writer,
+    so a run holds a chain's folds, not the week's. Each product is checked against its schema
+    of record a chain at a time as it is made (no rule spans two chains); a check asked for
+    without its product checks the stored one. The steps are `BooksRun`'s."""
     run = BooksRun(context, warehouse)
     yield from run.stored_checks()
     if not run.made:
@@ -61,8 +90,8 @@ def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     run.read_lookups()
     with run.threads():
         writers = run.start_writers()
-        ledger = run.make_ledger()
-        products = [*([ledger] if ledger is not None else []), *(w.result() for w in writers)]
+        run.fold_ledger()
+        products = [w.result() for w in writers]
     yield from run.results(products)
 
 

@@ -1,5 +1,6 @@
-"""How the wallet books are made: the ledger a chain at a time, its folds beside it, each
-product written and checked piece by piece. `wallet_books` runs these steps in order."""
+"""How the wallet books are made: the stored ledger read a chain at a time, its folds beside
+it, each product written and checked piece by piece. `wallet_books` runs these steps in
+order."""
 
 import contextlib
 import functools
@@ -9,20 +10,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import dagster as dg
-import numpy as np
 import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
-from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
-from assets.wallets.ledger import ACCOUNTED, account, accounted, parted, stored
+from assets.wallets.behaviour import wallet_traits
+from assets.wallets.ledger import slots
 from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
 from assets.wallets.windows import assemble_windows
-from assets.warehouse import Warehouse, materialized, streamed
+from assets.warehouse import Warehouse, fingerprints, materialized, streamed
 from checks.outcome import combined
 from checks.products import piece_outcome, rules_of
 
 T = TypeVar("T")
-LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
 FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 # The tables the folds look up, each read once for every chain when a fold that reads it is
 # asked for: (name, product, folds that read it).
@@ -77,24 +76,21 @@ class BooksRun:
         """Each fold's writer: it writes its product piece by piece as the pieces come."""
         return [self.writing.submit(self._write_fold, name) for name in self.folds]
 
-    def make_ledger(self) -> dg.MaterializeResult | None:
-        """The ledger made and written a chain at a time, each chain's folds started from it as
-        it passes (the next chain accounted meanwhile); without the ledger asked for, the
-        stored ledger accounted again and folded whole. Either way the writers are then told
-        the pieces ended, or, when making failed, that the products are refused."""
+    def fold_ledger(self) -> None:
+        """The stored ledger read a chain at a time (the next chain read while one is folded),
+        each chain's folds started from it (the empty ledger's when there is no chain); then
+        the writers are told the pieces ended, or, when reading failed, that the products are
+        refused."""
         failure: BaseException | None = None
         try:
-            if "wallet_ledger" in self.made:
-                chains = ahead(accounted(self.warehouse.frames(LEDGER_INPUTS),
-                                         self.clock()["as_of"]))
-                return materialized(self.warehouse, "wallet_ledger", streamed(self._checked(
-                    "wallet_ledger", self._folding_each(chains))), self.made["wallet_ledger"])
-            # The stored ledger keeps no working columns: its rows are accounted again.
-            reads = (*ACCOUNTED, *(TRAIT_INPUTS if "wallet_traits" in self.made else ()))
-            ledger, slot = parted(account(self.warehouse.scan("wallet_ledger").select(reads)
-                                          .collect()))
-            self._start_folds(ledger, Accounts.of(ledger, slot))
-            return None
+            stored = fingerprints(self.warehouse.scan("wallet_ledger"), "position")
+            chains = stored.select(pl.col("chain_id").unique().sort()).collect().to_series()
+            for ledger in ahead(stored.filter(pl.col("chain_id") == chain).collect()
+                                for chain in chains):
+                self._start_folds(ledger, Accounts.of(ledger, slots(ledger)[0]))
+            if chains.is_empty():
+                ledger = stored.collect()
+                self._start_folds(ledger, Accounts.of(ledger, slots(ledger)[0]))
         except BaseException as error:
             failure = error
             raise
@@ -129,13 +125,6 @@ class BooksRun:
             yield frame
             del frame
 
-    def _folding_each(self, chains: Iterator[tuple[pl.DataFrame, np.ndarray]]
-                      ) -> Iterator[pl.DataFrame]:
-        """Each chain's ledger as stored, its folds started from it whole as it passes."""
-        for ledger, slot in chains:
-            self._start_folds(ledger, Accounts.of(ledger, slot))
-            yield stored(ledger)
-
     def _start_folds(self, ledger: pl.DataFrame, accounts: Accounts) -> None:
         """One piece of the ledger's folds started, each handed to its product's writer."""
         futures = folds_of(self.folding, self.made.keys(), ledger, accounts, self.clock,
@@ -146,7 +135,7 @@ class BooksRun:
 
 def ahead(items: Iterator[T]) -> Iterator[T]:
     """The items of an iterator, each one made on a thread while the one before is used: a
-    chain's ledger is accounted while the chain before is written and folded. At most one is
+    chain's ledger is read while the chain before is folded. At most one is
     made ahead; an error making one is raised where it would have come, and a reader that stops
     early waits only for the one under way."""
     with ThreadPoolExecutor(1) as making:

@@ -1,7 +1,6 @@
 """The wallet ledger: every swap and bare token movement of every wallet, in chain order, with
 average-cost accounting per wallet and token (held, cost basis, realised profit, rounds)."""
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -12,7 +11,7 @@ import polars as pl
 from assets.market.pair_trades import human, with_swap_strings
 from checks.schemas.wallets import LEDGER_ORDER
 from core.columns import EVENT
-from core.fingerprints import distinct, gathered, keyed, lookup, numbered
+from core.fingerprints import distinct, first_indices, gathered, keyed, lookup, numbered
 from core.vocabulary import SIDES
 
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
@@ -20,10 +19,6 @@ DUST = 1e-9
 POSITION = ("chain_id", "wallet", "token")
 # What `account` reads of an event, in chain order: all it needs to remake the books.
 ACCOUNTED = (*POSITION, "ts", "side", "qty", "notional_usd", "mark_usd")
-# The accounting's working columns, which only the folds read: kept in memory while the folds
-# run, remade by `account` when a fold is made from the stored ledger, and not stored (a fifth
-# of the ledger's bytes and a quarter of its write).
-WORKING = ("position", "cost_in_usd", "cost_change", "round_opened_at", "opens", "closes")
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
@@ -41,16 +36,24 @@ def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame
                     notional_usd="volume_usd", fee_usd="fee_usd", gas_used="gas_used"))
 
 
+def mint_wallets(transfers: pl.LazyFrame, tokens: pl.LazyFrame) -> pl.LazyFrame:
+    """The addresses that sent a token's supply out in its deploy transaction: each chain's
+    mint address, which is no wallet."""
+    return (transfers.join(tokens.select("chain_id", token="address", tx_hash="deploy_tx"),
+                           on=["chain_id", "token", "tx_hash"])
+            .select("chain_id", wallet="from_address").unique())
+
+
 def movement_events(transfers: pl.LazyFrame, liquidity: pl.LazyFrame,
-                    pair_tokens: pl.LazyFrame, tokens: pl.LazyFrame) -> pl.LazyFrame:
+                    pair_tokens: pl.LazyFrame, tokens: pl.LazyFrame,
+                    mints: pl.LazyFrame | None = None) -> pl.LazyFrame:
     """Bare movements of non-quote tokens: transfers between wallets (both ends) and the base
-    tokens a wallet puts into a pool or takes out of it. The mint address is no wallet, and a
-    transfer to oneself moves nothing (its two ends, one event, would have no order)."""
+    tokens a wallet puts into a pool or takes out of it. The mint address is no wallet (`mints`,
+    else found among these transfers: `mint_wallets`), and a transfer to oneself moves nothing
+    (its two ends, one event, would have no order)."""
     tradable = tokens.filter(~pl.col("is_quote")).select("chain_id", token="address",
                                                          decimals="decimals")
-    mints = (transfers.join(tokens.select("chain_id", token="address", tx_hash="deploy_tx"),
-                            on=["chain_id", "token", "tx_hash"])
-             .select("chain_id", wallet="from_address").unique())
+    mints = mint_wallets(transfers, tokens) if mints is None else mints
     moved = transfers.filter(pl.col("from_address") != pl.col("to_address")).join(
         tradable, on=["chain_id", "token"]).with_columns(
         qty=human("amount", "decimals"))
@@ -72,23 +75,42 @@ def movement_events(transfers: pl.LazyFrame, liquidity: pl.LazyFrame,
             .with_columns(ts=pl.col("block_time").dt.epoch("s")).drop("block_time"))
 
 
-def marked(rows: pl.LazyFrame, swaps: pl.LazyFrame) -> pl.LazyFrame:
+def marked(rows: pl.LazyFrame, swaps: pl.LazyFrame,
+           before: pl.DataFrame | None = None) -> pl.LazyFrame:
     """Rows (chain, token, time) with the token's last priced swap price at or before them
-    (`mark_usd`, null before any). Tokens are matched by fingerprint, and only the swaps of
-    the rows' tokens are searched."""
+    (`mark_usd`, null before any), searched among `swaps`, and else the token's mark before
+    them all (`before`: `token_marks` of the day before). Tokens are matched by fingerprint,
+    and only the swaps of the rows' tokens are searched."""
     moved = rows.with_columns(key=keyed("chain_id", "token")).collect()
     prices = (swaps.filter(pl.col("price_usd").is_not_null())
               .select("ts", "price_usd", key=keyed("chain_id", "token"))
               .filter(pl.col("key").is_in(moved["key"].implode()))
               .select("key", "ts", mark_usd="price_usd"))
-    return (moved.lazy().sort("ts")
-            .join_asof(prices, on="ts", by="key", strategy="backward", check_sortedness=False)
-            .drop("key"))
+    found = (moved.lazy().sort("ts")
+             .join_asof(prices, on="ts", by="key", strategy="backward", check_sortedness=False))
+    if before is not None:
+        carried = before.lazy().select(key=keyed("chain_id", "token"), carried="mark_usd")
+        found = (found.join(carried, on="key", how="left", maintain_order="left")
+                 .with_columns(mark_usd=pl.coalesce("mark_usd", "carried")).drop("carried"))
+    return found.drop("key")
+
+
+def token_marks(events: pl.DataFrame, before: pl.DataFrame | None) -> pl.DataFrame:
+    """Each token's mark after `events` (in chain order): its last priced swap's USD price
+    among them, else its mark `before` them; what the next day's rows are marked from when no
+    swap of theirs came first."""
+    last = (events.lazy().filter(pl.col("price_usd").is_not_null())
+            .group_by("chain_id", "token").agg(mark_usd=pl.col("price_usd").last()))
+    kept = (before.lazy().join(last, on=["chain_id", "token"], how="anti")
+            if before is not None else None)
+    return (pl.concat([last, *([kept] if kept is not None else [])])
+            .select("chain_id", "token", "mark_usd").sort("chain_id", "token").collect())
 
 
 def fee_model(swaps: pl.DataFrame) -> pl.Expr:
-    """Per chain, the median USD fee per unit of gas over swaps whose receipt gave a fee: what a
-    swap without one is charged (null on a chain where no receipt ever gave a fee)."""
+    """Per chain, the median USD fee per unit of gas over `swaps` (a day's) whose receipt gave a
+    fee: what a swap without one is charged (null on a chain where no receipt that day gave a
+    fee)."""
     model = (swaps.lazy().filter(pl.col("fee_usd").is_not_null())
              .group_by("chain_id")
              .agg(usd_per_gas=(pl.col("fee_usd") / pl.col("gas_used")).median()).collect())
@@ -96,11 +118,14 @@ def fee_model(swaps: pl.DataFrame) -> pl.Expr:
                                              default=None, return_dtype=pl.Float64)
 
 
-def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
+def wallet_events(frames: dict[str, pl.LazyFrame], as_of, marks: pl.DataFrame | None = None,
+                  mints: pl.LazyFrame | None = None) -> pl.DataFrame:
     """Swaps and movements up to the watermark, one row per wallet and event, in chain order
     (block, log, then the swap, then a movement's sending end, then its receiving end). A
     movement carries its hash; a swap its position in the lake, the 705 MB of a week's swap
-    hashes not being written again (`with_swap_hashes`)."""
+    hashes not being written again (`with_swap_hashes`). For a day's events, `marks` are the
+    tokens' marks before the day (`token_marks`) and `mints` the mint addresses of every day
+    (`mint_wallets`)."""
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp())).collect()
     # Read once: the movements read the transfers twice (their ends, and the mints).
@@ -110,9 +135,10 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     # unpriced token), marked in one search; a priced swap is accounted at its notional.
     unpriced = (swaps.with_row_index("_swap").filter(pl.col("notional_usd").is_null())
                 .select("_swap", "chain_id", "token", "ts"))
-    movements = movement_events(transfers, liquidity, frames["pair_tokens"], frames["tokens"])
+    movements = movement_events(transfers, liquidity, frames["pair_tokens"], frames["tokens"],
+                                mints)
     charged = marked(pl.concat([movements, unpriced.lazy()], how="diagonal_relaxed"),
-                     swaps.lazy()).collect()
+                     swaps.lazy(), marks).collect()
     moves = charged.filter(pl.col("_swap").is_null()).drop("_swap").lazy()
     swapped = charged.filter(pl.col("_swap").is_not_null())
     mark = np.full(swaps.height, np.nan)
@@ -135,39 +161,16 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:
     return events[chain_order(events)]
 
 
-def chains_of(frames: dict[str, pl.LazyFrame]) -> list[int | None]:
-    """The chains whose tokens or pools the lake knows, ascending (the ledger's order): no event
-    can be of another. One run over everything (None) when there are none."""
-    known = pl.concat([frames[t].select("chain_id") for t in ("tokens", "pair_tokens")])
-    return known.unique().sort("chain_id").collect().to_series().to_list() or [None]
-
-
-def chain_inputs(frames: dict[str, pl.LazyFrame],
-                 chains: list[int | None]) -> Iterator[dict[str, pl.LazyFrame]]:
-    """The ledger's inputs of each chain of `chains` (`chains_of`), in their order: all of them
-    for None."""
-    # The movements are read once for every chain: filtered a chain at a time, their thousand
-    # or so daily files would each be opened once per chain.
-    frames = {**frames, **{name: frames[name].collect().lazy()
-                           for name in ("transfers", "liquidity_events")}}
-    for chain in chains:
-        # The lake's swaps stay whole: a leg finds its maker at its position among all of them.
-        yield frames if chain is None else {
-            name: frame if name == "swaps" else frame.filter(pl.col("chain_id") == chain)
-            for name, frame in frames.items()}
-
-
-def accounted(frames: dict[str, pl.LazyFrame], as_of) -> Iterator[tuple[pl.DataFrame, np.ndarray]]:
-    """The accounted ledger (`account` of `wallet_events`) a chain at a time, in chain order,
-    each with its rows' position numbers. No position, wallet or pool spans two chains, so each
-    chain's books and folds are whole, and a run holds one chain's working memory at a time, not
-    the week's. Chains without rows are left out, unless no chain has any."""
-    chains, given = chains_of(frames), False
-    for index, mine in enumerate(chain_inputs(frames, chains)):
-        ledger = account(wallet_events(mine, as_of))
-        if ledger.height or (not given and index == len(chains) - 1):
-            given = True
-            yield parted(ledger)
+def wallet_day(frames: dict[str, pl.LazyFrame], as_of, books: pl.DataFrame | None,
+               marks: pl.DataFrame | None, mints: pl.LazyFrame | None = None
+               ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """One day of the ledger (`frames`: the day's swap legs and movements, the first day's
+    with every movement before it), accounted from the books and marks at the day's start (the
+    day before's `wallet_book_states` and `token_marks`; None on the first day), with the
+    books and marks at its end: the day as stored, without its rows' position numbers."""
+    events = wallet_events(frames, as_of, marks, mints)
+    ledger, after = account_onto(events, books)
+    return ledger.drop("slot"), after, token_marks(events, marks)
 
 
 # A packed key's bits, from the top: the chain's rank, the block, the log index, the row's seq.
@@ -196,9 +199,12 @@ def chain_order(events: pl.DataFrame) -> pl.Series:
     return events.select(key).to_series().arg_sort()
 
 
-def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """Average-cost accounting per wallet and token over events (ACCOUNTED) in chain order; the
-    books' columns an event already has (a stored ledger's) are made again.
+def account(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None = None
+            ) -> pl.DataFrame:
+    """Average-cost accounting per wallet and token over events (ACCOUNTED) in chain order,
+    from the books `before` them (`wallet_book_states` of the day before: each position's state
+    at its end) or from empty books; the books' columns an event already has (a stored
+    ledger's) are made again.
 
     Units that come in add their cost: a priced buy its USD paid, anything else (a transfer in,
     a buy paid in a token without a price) the token's market value then (`mark_usd`), or
@@ -209,25 +215,49 @@ def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     Each row keeps its position's number (`slot`, from `slots`: the folds' grouping; not
     stored).
     """
+    return account_onto(events, before)[0]
+
+
+def account_onto(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None
+                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The accounted events (`account`) and the books after them: each position's state at
+    their end, those of `before` they did not touch carried over unchanged."""
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
+    first = first_indices(slot, positions)
+    touched = flow.select(pl.col("chain_id", "position").gather(first))
+    state = _opening(touched, before)
     books = Books(*(np.empty(flow.height, dtype) for dtype in BOOK_COLUMNS.values()))
     _books(Events(slot, side_codes(flow["side"]), flow["qty"].to_numpy(),
                   flow["notional_usd"].fill_null(np.nan).to_numpy(),
                   flow["mark_usd"].fill_null(np.nan).to_numpy(), flow["ts"].to_numpy()),
-           books, positions)
-    return flow.with_columns(slot=slot, **{
+           books, state)
+    ledger = flow.with_columns(slot=slot, **{
         name: pl.Series(name, values) for name, values in zip(BOOK_COLUMNS, books, strict=True)})
+    after = touched.with_columns(**{name: pl.Series(name, values) for name, values in
+                                    zip(BOOK_STATE, state, strict=True)})
+    if before is not None:
+        after = pl.concat([before.join(touched, on=["chain_id", "position"], how="anti"), after])
+    return ledger, after.sort("chain_id", "position")
+
+
+def _opening(touched: pl.DataFrame, before: pl.DataFrame | None) -> "BookState":
+    """The books' state of each touched position (in slot order) before the events: its row of
+    `before`, or empty books for a position it has not."""
+    if before is None:
+        found = touched.with_columns(**{name: pl.lit(None, dtype) for name, dtype in
+                                        BOOK_STATE_TYPES.items()})
+    else:
+        found = touched.join(before, on=["chain_id", "position"], how="left",
+                             maintain_order="left")
+    return BookState(*(found[name].fill_null(empty).cast(dtype).to_numpy().copy()
+                       for (name, dtype), empty in zip(BOOK_STATE_TYPES.items(), _EMPTY_BOOKS,
+                                                       strict=True)))
 
 
 def parted(ledger: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
     """An accounted ledger (`account`) without its rows' position numbers, and those numbers."""
     return ledger.drop("slot"), ledger["slot"].to_numpy()
-
-
-def stored(ledger: pl.DataFrame) -> pl.DataFrame:
-    """The accounted ledger as the product stores it: without its WORKING columns."""
-    return ledger.drop(WORKING)
 
 
 def chain_halves(chain: np.ndarray) -> tuple[slice, slice]:
@@ -297,16 +327,40 @@ class Books(NamedTuple):
     incomplete: np.ndarray
 
 
+# A position's books between two events, as `_books` carries them (and `wallet_book_states`
+# stores them at each day's end): the net quantity, its lowest point (what was sold before it
+# came), all that came in, the holding and cost after the last event, the running cost of the
+# round, the rounds closed, the round the last event was in (-1: none yet) and its start.
+BOOK_STATE_TYPES = {"net_qty": pl.Float64, "low_qty": pl.Float64, "came_qty": pl.Float64,
+                    "held": pl.Float64, "cost": pl.Float64, "running_cost": pl.Float64,
+                    "closed_rounds": pl.Int32, "round": pl.Int32,
+                    "round_opened_at": pl.Int64}
+BOOK_STATE = tuple(BOOK_STATE_TYPES)
+_EMPTY_BOOKS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, -1, 0)
+
+
+class BookState(NamedTuple):
+    """Each position's books (BOOK_STATE), by slot: read before the events, written after."""
+
+    net: np.ndarray
+    low: np.ndarray
+    came: np.ndarray
+    last_held: np.ndarray
+    last_cost: np.ndarray
+    running: np.ndarray
+    closed: np.ndarray
+    current: np.ndarray
+    round_start: np.ndarray
+
+
 @numba.njit(cache=True, nogil=True)
-def _books(events, books, positions):
+def _books(events, books, state):
     """The running books of every position, event by event in chain order, written into
-    `books`: a position's state sits in its slot. Held is what came in less what went out,
-    floored at zero and at float dust; the cost carries over scaled by the share of the
-    holding kept, and a round restarts it. A null notional or mark is NaN."""
-    net, low, came = np.zeros(positions), np.zeros(positions), np.zeros(positions)
-    last_held, running, last_cost = np.zeros(positions), np.zeros(positions), np.zeros(positions)
-    closed, current = np.zeros(positions, np.int32), np.full(positions, -1, np.int32)
-    round_start = np.zeros(positions, np.int64)
+    `books`, from each position's `state` (left as it stands after the last event): a
+    position's state sits in its slot. Held is what came in less what went out, floored at zero
+    and at float dust; the cost carries over scaled by the share of the holding kept, and a
+    round restarts it. A null notional or mark is NaN."""
+    net, low, came, last_held, last_cost, running, closed, current, round_start = state
     for row in range(len(events.slot)):
         position, side, qty = events.slot[row], events.side[row], events.qty[row]
         notional, mark = events.notional[row], events.mark[row]

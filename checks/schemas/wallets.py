@@ -103,6 +103,49 @@ class LedgerRow(pa.DataFrameModel):
         return data.lazyframe.select(~pl.col("fee_is_estimated") | pl.col("fee_usd").is_not_null())
 
 
+class BookState(pa.DataFrameModel):
+    """One position's books at the end of a lake day: what the next day is accounted from."""
+
+    chain_id: int = pa.Field(gt=0)
+    position: int
+    net_qty: float
+    low_qty: float = pa.Field(le=0)
+    came_qty: float = pa.Field(ge=0)
+    held: float = pa.Field(ge=0)
+    cost: float = pa.Field(ge=-TOLERANCE_USD)
+    running_cost: float
+    closed_rounds: pl.Int32 = pa.Field(ge=0)
+    round: pl.Int32 = pa.Field(ge=-1)
+    round_opened_at: pl.Int64 = pa.Field(ge=0)
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["chain_id", "position"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def held_is_what_stayed(cls, data) -> pl.LazyFrame:
+        """held is at most the net quantity above its lowest point."""
+        return data.lazyframe.select(
+            pl.col("held") <= pl.col("net_qty") - pl.col("low_qty") + TOLERANCE_SHARE
+            * pl.col("came_qty"))
+
+
+class TokenMark(pa.DataFrameModel):
+    """One token's last priced swap price at the end of a lake day."""
+
+    chain_id: int = pa.Field(gt=0)
+    token: str
+    mark_usd: float = pa.Field(gt=0)
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["chain_id", "token"]
+
+
 class PositionRow(pa.DataFrameModel):
     """One wallet's position in one token it swapped, lifetime."""
 

@@ -16,11 +16,12 @@ from assets.wallets.books import ahead
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
     account,
+    account_onto,
     chain_halves,
     chain_order,
-    chains_of,
     marked,
     movement_events,
+    token_marks,
     wallet_events,
     with_swap_hashes,
 )
@@ -35,6 +36,7 @@ from checks.schemas.wallets import (
     WalletWindow,
     positions_add_up,
 )
+from core.fingerprints import keyed
 
 W, V, T, U = "0xw", "0xv", "0xt", "0xu"
 
@@ -88,6 +90,51 @@ def test_a_buy_without_a_usd_price_and_a_transfer_in_are_charged_their_mark() ->
     assert t["cost"].to_list() == pytest.approx([70, 90])
     assert t["cost_in_usd"].to_list() == pytest.approx([70, 20])
     assert t["incomplete"].to_list() == [True, True]
+
+
+def test_a_day_accounted_from_the_books_the_day_before_left_continues_them() -> None:
+    # The week's first three rows on day 1, the rest on day 2. Day 2 starts from day 1's books:
+    # W holds 150 T at a cost of 300 in round 0, so the transfer in adds 50 x 4 = 200 (held
+    # 200, cost 500) and the sell of 200 closes round 0 (+500), as when accounted at once.
+    day1, after = account_onto(events(BOOK[:3]), None)
+    w_t = keyed_position(W, T)
+    assert after.filter(pl.col("position") == w_t).select(
+        "net_qty", "low_qty", "came_qty", "held", "cost", "running_cost", "closed_rounds",
+        "round", "round_opened_at").row(0) == (150.0, 0.0, 200.0, 150.0, 300.0, 300.0, 0, 0,
+                                               1_000)
+    day2, end = account_onto(events(BOOK).collect().slice(3).lazy(), after)
+    t = day2.filter(pl.col("wallet") == W, pl.col("token") == T)
+    assert t["held"].to_list() == pytest.approx([200, 0, 10])
+    assert t["cost"].to_list() == pytest.approx([500, 0, 60])
+    assert t["realized_usd"].to_list() == pytest.approx([0, 500, 0])
+    assert t["round"].to_list() == [0, 0, 1]
+    assert t["round_opened_at"].to_list() == [1_000, 1_000, 6_000]
+    # V's oversold sell and W's U, new on day 2, start from empty books; every position's
+    # books at the end are those of the week accounted at once.
+    assert day2.filter(pl.col("wallet") == V)["realized_usd"].to_list() == [0.0]
+    whole, at_once = account_onto(events(BOOK), None)
+    assert end.equals(at_once)
+    assert pl.concat([day1, day2]).drop("slot").equals(whole.drop("slot"))
+
+
+def keyed_position(wallet: str, token: str) -> int:
+    """A position's fingerprint on chain 1, as the ledger keys it."""
+    return pl.DataFrame({"chain_id": [1], "wallet": [wallet], "token": [token]}).select(
+        keyed("chain_id", "wallet", "token")).item()
+
+
+def test_a_days_marks_come_from_its_swaps_and_else_from_the_day_before() -> None:
+    # Day 1 left T at 2.0 and U at 5.0. On day 2 T swaps at 3.0 at ts 20: a row at 10 is
+    # marked 2.0 (the day before), one at 25 is marked 3.0; U keeps 5.0; V has no mark at all.
+    before = pl.DataFrame({"chain_id": [1, 1], "token": [T, U], "mark_usd": [2.0, 5.0]})
+    swaps = pl.DataFrame({"chain_id": [1], "token": [T], "ts": [20], "price_usd": [3.0]})
+    rows = pl.DataFrame({"chain_id": [1, 1, 1, 1], "token": [T, T, U, V], "ts": [10, 25, 25, 25],
+                         "n": [0, 1, 2, 3]})
+    got = marked(rows.lazy(), swaps.lazy(), before).collect().sort("n")
+    assert got["mark_usd"].to_list() == [2.0, 3.0, 5.0, None]
+    # At the day's end T is 3.0 (its swap), U still 5.0.
+    day = swaps.with_columns(wallet=pl.lit(W))
+    assert token_marks(day, before).rows() == [(1, T, 3.0), (1, U, 5.0)]
 
 
 def test_a_mark_is_the_last_priced_swap_price_at_or_before_the_row() -> None:
@@ -475,15 +522,6 @@ def test_a_funding_cluster_is_a_funders_first_funded_wallets_from_two_to_fifty()
 def test_a_side_the_ledger_does_not_know_is_refused_not_accounted() -> None:
     with pytest.raises(pl.exceptions.InvalidOperationError, match="mint"):
         account(events([(W, T, "buy", 1.0, 1.0, 1.0), (W, T, "mint", 1.0, None, 1.0)]))
-
-
-def test_chains_are_those_with_tokens_or_pools_ascending_else_one_run_over_everything() -> None:
-    def frames(tokens: list[int], pools: list[int]) -> dict[str, pl.LazyFrame]:
-        return {"tokens": pl.LazyFrame({"chain_id": tokens}, schema={"chain_id": pl.Int64}),
-                "pair_tokens": pl.LazyFrame({"chain_id": pools}, schema={"chain_id": pl.Int64})}
-
-    assert chains_of(frames([8453, 1, 1], [56, 8453])) == [1, 56, 8453]
-    assert chains_of(frames([], [])) == [None]
 
 
 def test_funding_ties_in_time_come_in_chain_order_with_their_price_at_the_time() -> None:

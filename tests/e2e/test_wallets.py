@@ -11,11 +11,14 @@ import pytest
 
 import assets.wallets.assets
 import assets.wallets.books
+from assets.checks import SCHEMA_CHECK
 from assets.wallets.assets import wallet_books
-from assets.wallets.books import LEDGER_INPUTS
-from assets.wallets.ledger import WORKING, account, chains_of, stored, wallet_events
-from assets.warehouse import Warehouse
+from assets.wallets.days import LEDGER_INPUTS
+from assets.wallets.ledger import account, account_onto, wallet_events
+from assets.warehouse import Warehouse, fingerprints
 from checks.products import rules_of
+from checks.schemas.wallets import LEDGER_ORDER
+from pipelines.definitions import defs
 from publish.cursor import Cursor, default_signer
 from tests.e2e.test_market import walk
 
@@ -188,13 +191,15 @@ def test_token_traders_are_the_wallets_that_swapped_it(api, lake) -> None:
     assert {t["address"] for t in traders} == set(makers.to_list())
 
 
-BOOKS = ("wallet_ledger", "wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
+BOOKS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
+# What the wallet days make: a lake day's ledger, and the books and marks at its end.
+WALLET_DAYS = ("wallet_ledger", "wallet_book_states", "token_marks")
 
 
 @pytest.mark.parametrize("name", BOOKS)
-def test_each_book_made_alone_equals_the_one_made_with_the_ledger(home, tmp_path, name):
-    # The run made the folds from the ledger in memory; each is made again alone (a fold from
-    # the stored ledger), into a copy of the warehouse without it.
+def test_each_book_made_alone_equals_the_one_made_with_the_others(home, tmp_path, name):
+    # The run made the folds together from the stored ledger; each is made again alone, into
+    # a copy of the warehouse without it.
     made = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
     shutil.copytree(made.root, tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
@@ -211,7 +216,7 @@ def test_each_book_made_alone_equals_the_one_made_with_the_ledger(home, tmp_path
 
 
 def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, monkeypatch):
-    # The first chain is accounted, written and folded; the second fails. No fold product may be
+    # The first chain is read and folded; reading the second fails. No fold product may be
     # written from the chains that came before the failure.
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
@@ -224,36 +229,55 @@ def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, mo
                       for p in (tmp_path / "warehouse").rglob("*") if "_delta_log" not in p.parts)
 
     before, present = books(), data_files()
-    whole = assets.wallets.books.accounted
+    whole, read = assets.wallets.books.slots, []
 
-    def failing(frames, as_of):
-        parts = whole(frames, as_of)
-        yield next(parts)
-        raise OSError("the lake went away")
+    def failing(ledger):
+        read.append(ledger["chain_id"][0])
+        if len(read) == 2:
+            raise OSError("the warehouse went away")
+        return whole(ledger)
 
-    monkeypatch.setattr(assets.wallets.books, "accounted", failing)
-    with pytest.raises(OSError, match="the lake went away"):
+    monkeypatch.setattr(assets.wallets.books, "slots", failing)
+    with pytest.raises(OSError, match="the warehouse went away"):
         dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
                        resources={"warehouse": warehouse})
+    assert len(read) == 2
     assert books() == before
     assert data_files() == present
 
 
-def test_the_ledger_made_a_chain_at_a_time_is_the_whole_week_accounted_at_once(home) -> None:
+def _in_chain_order(ledger: pl.DataFrame) -> pl.DataFrame:
+    return ledger.sort(*LEDGER_ORDER)
+
+
+def test_the_ledger_made_a_day_at_a_time_is_the_whole_week_accounted_at_once(home) -> None:
+    # Each day was accounted from the books and marks the day before left; the week's events
+    # accounted at once, from empty books, must give every row the same books and marks, and
+    # leave every position's books as the last day's states hold them. (Fees are modelled per
+    # day, so they are left out.)
     warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    days = warehouse.lake().days("swaps")
+    assert len(days) > 1
     frames = warehouse.frames(LEDGER_INPUTS)
-    kept = warehouse.scan("wallet_ledger").collect()
-    assert len(chains_of(frames)) > 1
+    kept = _in_chain_order(fingerprints(warehouse.scan("wallet_ledger").collect(), "position"))
     assert kept["chain_id"].n_unique() > 1
-    whole = account(wallet_events(frames, warehouse.clock()["as_of"])).drop("slot")
-    assert stored(whole).equals(kept)
+    events = wallet_events(frames, warehouse.clock()["as_of"])
+    whole, after = account_onto(events, None)
+    fees = ("fee_usd", "fee_is_estimated")
+    assert _in_chain_order(whole.drop("slot", *fees)).equals(kept.drop(*fees))
+    states = fingerprints(warehouse.product_days("wallet_book_states", [days[-1]]).collect(),
+                          "position")
+    assert states.sort("chain_id", "position").equals(after)
+    # A token's mark at the end is its last priced swap's price in the week.
+    last = (whole.filter(pl.col("price_usd").is_not_null()).group_by("chain_id", "token")
+            .agg(mark_usd=pl.col("price_usd").last()).sort("chain_id", "token"))
+    assert warehouse.product_days("token_marks", [days[-1]]).collect().equals(last)
 
 
-def test_the_stored_ledger_keeps_no_working_columns_and_accounts_again_to_the_same_books(
+def test_the_stored_ledger_marks_what_has_no_price_and_accounts_again_to_the_same_books(
         home) -> None:
     warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
     kept = warehouse.scan("wallet_ledger").collect()
-    assert not set(WORKING) & set(kept.columns)
     # A priced swap is accounted at its notional and keeps no mark; movements and unpriced
     # swaps are charged theirs.
     priced = pl.col("notional_usd").is_not_null()
@@ -267,8 +291,7 @@ def test_the_stored_ledger_keeps_no_working_columns_and_accounts_again_to_the_sa
     assert unpriced["mark_usd"].is_not_null().to_list() == (
         unpriced["since"] <= unpriced["ts"]).fill_null(False).to_list()
     again = account(kept).drop("slot")
-    assert stored(again).equals(kept)
-    assert set(WORKING) <= set(again.columns)
+    assert again.equals(fingerprints(kept, "position"))
 
 
 def _check_results(result) -> dict[str, dict]:
@@ -278,37 +301,47 @@ def _check_results(result) -> dict[str, dict]:
             for e in result.get_asset_check_evaluations()}
 
 
-def test_a_rule_broken_on_one_chain_fails_its_book_and_blocks_what_reads_it(
+def test_a_rule_broken_on_one_day_fails_its_ledger_and_blocks_what_reads_it(
         home, tmp_path, monkeypatch):
-    # One row of the second chain's ledger claims a modelled fee with no fee: only the
-    # ledger's rule estimated_fees_exist sees it, on a piece checked as it was made.
+    # One row of the last day's ledger claims a modelled fee with no fee: only the ledger's
+    # rule estimated_fees_exist sees it, in the check of that day.
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
-    whole = assets.wallets.books.accounted
+    whole = assets.wallets.assets.wallet_day
 
-    def broken(frames, as_of):
-        for index, (ledger, slot) in enumerate(whole(frames, as_of)):
-            if index == 1:
-                ledger = ledger.with_columns(
-                    fee_is_estimated=pl.when(pl.int_range(pl.len()) == 0).then(True)
-                    .otherwise("fee_is_estimated"),
-                    fee_usd=pl.when(pl.int_range(pl.len()) == 0).then(None)
-                    .otherwise("fee_usd"))
-            yield ledger, slot
+    def broken(*args):
+        ledger, books, marks = whole(*args)
+        first = pl.int_range(pl.len()) == 0
+        return (ledger.with_columns(fee_is_estimated=pl.when(first).then(True)
+                                    .otherwise("fee_is_estimated"),
+                                    fee_usd=pl.when(first).then(None).otherwise("fee_usd")),
+                books, marks)
 
-    monkeypatch.setattr(assets.wallets.books, "accounted", broken)
+    monkeypatch.setattr(assets.wallets.assets, "wallet_day", broken)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    day = warehouse.lake().days("swaps")[-1]
     profiles = warehouse.version("wallet_profiles"), warehouse.files("wallet_profiles")
-    result = dg.materialize(
-        [wallet_books, assets.wallets.assets.wallet_funding, assets.wallets.assets.wallet_profiles],
-        selection=[dg.AssetKey(["wallets", n]) for n in (*BOOKS, "wallet_profiles")],
-        resources={"warehouse": warehouse}, raise_on_error=False)
+    books = {name: warehouse.version(name) for name in BOOKS}
+    checks = [c for c in defs.asset_checks
+              if c.check_keys & {dg.AssetCheckKey(dg.AssetKey(["wallets", n]), SCHEMA_CHECK)
+                                 for n in WALLET_DAYS}]
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("days", warehouse.lake().days("swaps"))
+        result = dg.materialize(
+            [assets.wallets.assets.wallet_days, *checks, wallet_books,
+             assets.wallets.assets.wallet_funding, assets.wallets.assets.wallet_profiles],
+            selection=[dg.AssetKey(["wallets", n]) for n in (*WALLET_DAYS, *BOOKS,
+                                                              "wallet_profiles")],
+            partition_key=day, instance=instance, resources={"warehouse": warehouse},
+            raise_on_error=False)
     assert not result.success
     assert _check_results(result) == {
         "wallet_ledger": {"passed": False, "failures": 1},
-        **{name: {"passed": True, "failures": 0} for name in BOOKS[1:]}}
-    # The ledger's check blocks every product downstream of it: the profiles were not made.
+        **{name: {"passed": True, "failures": 0} for name in WALLET_DAYS[1:]}}
+    # The ledger's check blocks every product downstream of it: the books and the profiles
+    # were not made.
     made = {m.asset_key.path[-1] for m in result.get_asset_materialization_events()}
-    assert made == set(BOOKS)
+    assert made == set(WALLET_DAYS)
+    assert {name: warehouse.version(name) for name in BOOKS} == books
     assert (warehouse.version("wallet_profiles"), warehouse.files("wallet_profiles")) == profiles
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from assets.wallets.ledger import account, parted, stored
+from assets.wallets.ledger import account, parted
 from assets.wallets.positions import book_positions
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, layer_ends, layer_of, load_snapshot
@@ -28,7 +28,7 @@ def ledger(rows: list[tuple[str, str, int, str, float, float]]) -> pl.DataFrame:
           "tx_hash": None, "pair": f"pool-{t}"}
          for i, (w, t, ts, side, q, n) in enumerate(rows)],
         schema_overrides={"mark_usd": pl.Float64, "fee_usd": pl.Float64, "tx_hash": pl.String})
-    return stored(parted(account(events))[0])
+    return parted(account(events))[0]
 
 
 def layers(stored: pl.DataFrame, as_of_s: int) -> Layers:

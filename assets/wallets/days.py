@@ -1,0 +1,58 @@
+"""What a lake day's ledger is made from: the day's swap legs and movements (the first day's with
+every movement before it), the mint addresses of every day, and the books and marks the day
+before left."""
+
+import functools
+
+import polars as pl
+
+from assets.wallets.ledger import mint_wallets
+from assets.warehouse import Warehouse, fingerprints
+
+LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
+# What a lake day's ledger is accounted from, stored at each day's end.
+CARRIED = ("wallet_book_states", "token_marks")
+
+
+class LedgerDays:
+    """The lake's days as the wallet ledger is made from them, at the run's watermark."""
+
+    def __init__(self, warehouse: Warehouse) -> None:
+        self.warehouse = warehouse
+        self.as_of = warehouse.clock()["as_of"]
+        self.days = warehouse.lake().days("swaps")
+        self.frames = warehouse.frames(("swaps", "pair_tokens", "tokens"))
+
+    @functools.cached_property
+    def mints(self) -> pl.LazyFrame:
+        """The mint addresses of every day: a day's transfers may not hold its token's
+        deployment."""
+        transfers = (self.warehouse.scan("transfers").filter(pl.col("block_time") <= self.as_of)
+                     .select("chain_id", "token", "tx_hash", "from_address"))
+        return mint_wallets(transfers, self.frames["tokens"]).collect().lazy()
+
+    def inputs(self, day: str) -> dict[str, pl.LazyFrame]:
+        """A day's ledger inputs: its swap legs and movements, the first day's with every
+        movement before it, and the lake's swaps, pools and tokens."""
+        return {**self.frames, "swap_legs": self.warehouse.product_days("swap_legs", [day]),
+                **{name: self.warehouse.scan_day(name, day, earlier=day == self.days[0])
+                   for name in ("transfers", "liquidity_events")}}
+
+    def carried(self, day: str) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+        """The books and marks at a day's start: those stored at the end of the lake's day
+        before (none before the first day)."""
+        if day not in self.days:
+            raise FileNotFoundError(f"the lake holds no swaps of {day}")
+        at = self.days.index(day)
+        if at == 0:
+            return None, None
+        previous = self.days[at - 1]
+        missing = [name for name in CARRIED if not self.warehouse.exists(name)
+                   or previous not in self.warehouse.files(name)]
+        if missing:
+            raise FileNotFoundError(
+                f"{', '.join(missing)} not materialised for {previous}, the day before {day}: "
+                f"materialise the wallet days from {previous}")
+        books, marks = (self.warehouse.product_days(name, [previous]).collect()
+                        for name in CARRIED)
+        return fingerprints(books, "position"), marks
