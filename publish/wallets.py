@@ -340,10 +340,10 @@ class Layers:
             names[max(start for start in self.ends if start <= label)] = fingerprint_of(*running)
         return names
 
-    @functools.cached_property
+    @property
     def keys(self) -> pl.Series:
-        """Each ledger row's position fingerprint, made once for every layer asked for."""
-        return self.ledger.select(keyed(*POSITION_KEY)).to_series()
+        """Each ledger row's position fingerprint, as the ledger stores it."""
+        return self.ledger["position"]
 
     def rows(self, label: int) -> pl.DataFrame:
         """The ledger rows of the positions with a row in the layer, before its end."""
