@@ -63,12 +63,17 @@ def scan_seconds(lake: Path) -> float:
 def _run(keys: list) -> tuple[float, dict[str, float], dict]:
     import dagster as dg
 
+    from assets.days import run_tags
     from pipelines.definitions import defs
+    from sources.lake import Lake
 
     job = defs.resolve_job_def("everything")
+    instance = dg.DagsterInstance.ephemeral()
+    # Every day of the lake, as `chaintape materialize` asks for them.
+    tags = run_tags(instance, Lake(os.environ["CHAINTAPE_HOME"] + "/lake").days("swaps"))
     started, before = time.perf_counter(), usage()
     # One line per finished step and check on stderr, as `chaintape materialize` shows them.
-    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(),
+    result = job.execute_in_process(instance=instance, tags=tags,
                                     asset_selection=keys, raise_on_error=True,
                                     run_config={"loggers": {"step_lines": {}}})
     assert result.success

@@ -10,7 +10,7 @@ from assets.domains import keys
 from assets.wallets.books import FOLDS, BooksRun
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import wallet_day
+from assets.wallets.ledger import books_after, wallet_day
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
@@ -31,9 +31,10 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "closed, and rounds; a file per lake day, accounted from the books at the day's "
               "start."),
         _spec("wallet_book_states", (*LEDGER_INPUTS, "as_of"),
-              "Every position's books at the end of each lake day (net, lowest and incoming "
-              "quantities, holding, cost, the round's running cost and start, rounds closed): "
-              "what the next day's ledger is accounted from."),
+              "The books at the end of each lake day of every position the day touched (net, "
+              "lowest and incoming quantities, holding, cost, the round's running cost and "
+              "start, rounds closed): a position's latest is what the next day's ledger is "
+              "accounted from."),
         _spec("token_marks", (*LEDGER_INPUTS, "as_of"),
               "Every token's last priced swap price at the end of each lake day: what the "
               "next day's movements are charged at before a swap of theirs."),
@@ -48,9 +49,11 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
 
     def made(day: str) -> dict[str, pl.DataFrame]:
         nonlocal before
-        ledger, books, marks = wallet_day(days.inputs(day), days.as_of, *before, days.mints)
-        before = books, marks
-        return {"wallet_ledger": ledger, "wallet_book_states": books, "token_marks": marks}
+        books, marks = before
+        ledger, closing, marks = wallet_day(days.inputs(day), days.as_of, books, marks,
+                                            days.mints)
+        before = books_after(books, closing), marks
+        return {"wallet_ledger": ledger, "wallet_book_states": closing, "token_marks": marks}
 
     yield from made_by_day(context, warehouse, made)
 

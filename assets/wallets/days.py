@@ -6,7 +6,7 @@ import functools
 
 import polars as pl
 
-from assets.wallets.ledger import mint_wallets
+from assets.wallets.ledger import latest_books, mint_wallets
 from assets.warehouse import Warehouse, fingerprints
 
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
@@ -39,20 +39,21 @@ class LedgerDays:
                    for name in ("transfers", "liquidity_events")}}
 
     def carried(self, day: str) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
-        """The books and marks at a day's start: those stored at the end of the lake's day
+        """The books and marks at a day's start: every position's books from the last earlier
+        day that touched it (`latest_books`), and the marks stored at the end of the day
         before (none before the first day)."""
         if day not in self.days:
             raise FileNotFoundError(f"the lake holds no swaps of {day}")
-        at = self.days.index(day)
-        if at == 0:
+        earlier = self.days[:self.days.index(day)]
+        if not earlier:
             return None, None
-        previous = self.days[at - 1]
-        missing = [name for name in CARRIED if not self.warehouse.exists(name)
-                   or previous not in self.warehouse.files(name)]
+        missing = [f"{name} of {gone}" for name in CARRIED for gone in (
+            earlier if not self.warehouse.exists(name)
+            else sorted(set(earlier) - self.warehouse.files(name).keys()))]
         if missing:
             raise FileNotFoundError(
-                f"{', '.join(missing)} not materialised for {previous}, the day before {day}: "
-                f"materialise the wallet days from {previous}")
-        books, marks = (self.warehouse.product_days(name, [previous]).collect()
-                        for name in CARRIED)
+                f"{', '.join(missing)} not materialised, before {day}: materialise the wallet "
+                "days from the first of them")
+        books = latest_books(self.warehouse.product_days("wallet_book_states", earlier))
+        marks = self.warehouse.product_days("token_marks", earlier[-1:]).collect()
         return fingerprints(books, "position"), marks

@@ -165,12 +165,13 @@ def wallet_day(frames: dict[str, pl.LazyFrame], as_of, books: pl.DataFrame | Non
                marks: pl.DataFrame | None, mints: pl.LazyFrame | None = None
                ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """One day of the ledger (`frames`: the day's swap legs and movements, the first day's
-    with every movement before it), accounted from the books and marks at the day's start (the
-    day before's `wallet_book_states` and `token_marks`; None on the first day), with the
-    books and marks at its end: the day as stored, without its rows' position numbers."""
+    with every movement before it), accounted from the books and marks at the day's start
+    (every position's and token's after the days before; None on the first day): the day as
+    stored (without its rows' position numbers), the closing books of the positions it touched
+    and every token's marks at its end."""
     events = wallet_events(frames, as_of, marks, mints)
-    ledger, after = account_onto(events, books)
-    return ledger.drop("slot"), after, token_marks(events, marks)
+    ledger, closing = account_onto(events, books)
+    return ledger.drop("slot"), closing, token_marks(events, marks)
 
 
 # A packed key's bits, from the top: the chain's rank, the block, the log index, the row's seq.
@@ -220,8 +221,8 @@ def account(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None = N
 
 def account_onto(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None
                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The accounted events (`account`) and the books after them: each position's state at
-    their end, those of `before` they did not touch carried over unchanged."""
+    """The accounted events (`account`) from the books `before` them, and the books of the
+    positions they touched at their end (in the order of their first rows)."""
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
     first = first_indices(slot, positions)
@@ -234,11 +235,22 @@ def account_onto(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | Non
            books, state)
     ledger = flow.with_columns(slot=slot, **{
         name: pl.Series(name, values) for name, values in zip(BOOK_COLUMNS, books, strict=True)})
-    after = touched.with_columns(**{name: pl.Series(name, values) for name, values in
-                                    zip(BOOK_STATE, state, strict=True)})
-    if before is not None:
-        after = pl.concat([before.join(touched, on=["chain_id", "position"], how="anti"), after])
-    return ledger, after.sort("chain_id", "position")
+    return ledger, touched.with_columns(**{name: pl.Series(name, values) for name, values in
+                                           zip(BOOK_STATE, state, strict=True)})
+
+
+def books_after(before: pl.DataFrame | None, closing: pl.DataFrame) -> pl.DataFrame:
+    """Every position's books after a day: the day's closing books (`account_onto`), and those
+    of `before` the day did not touch."""
+    if before is None:
+        return closing
+    return pl.concat([before.join(closing, on=["chain_id", "position"], how="anti"), closing])
+
+
+def latest_books(days: pl.LazyFrame) -> pl.DataFrame:
+    """Every position's books after a run of days: the closing books of several days, in
+    order, each position's from the last day that touched it."""
+    return days.unique(subset=["chain_id", "position"], keep="last", maintain_order=True).collect()
 
 
 def _opening(touched: pl.DataFrame, before: pl.DataFrame | None) -> "BookState":

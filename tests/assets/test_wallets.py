@@ -17,8 +17,10 @@ from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
     account,
     account_onto,
+    books_after,
     chain_halves,
     chain_order,
+    latest_books,
     marked,
     movement_events,
     token_marks,
@@ -97,6 +99,7 @@ def test_a_day_accounted_from_the_books_the_day_before_left_continues_them() -> 
     # W holds 150 T at a cost of 300 in round 0, so the transfer in adds 50 x 4 = 200 (held
     # 200, cost 500) and the sell of 200 closes round 0 (+500), as when accounted at once.
     day1, after = account_onto(events(BOOK[:3]), None)
+    assert after.height == 1
     w_t = keyed_position(W, T)
     assert after.filter(pl.col("position") == w_t).select(
         "net_qty", "low_qty", "came_qty", "held", "cost", "running_cost", "closed_rounds",
@@ -110,10 +113,13 @@ def test_a_day_accounted_from_the_books_the_day_before_left_continues_them() -> 
     assert t["round"].to_list() == [0, 0, 1]
     assert t["round_opened_at"].to_list() == [1_000, 1_000, 6_000]
     # V's oversold sell and W's U, new on day 2, start from empty books; every position's
-    # books at the end are those of the week accounted at once.
+    # books at the end are those of the week accounted at once, whether carried forward or
+    # read back from the days' closing books.
     assert day2.filter(pl.col("wallet") == V)["realized_usd"].to_list() == [0.0]
     whole, at_once = account_onto(events(BOOK), None)
-    assert end.equals(at_once)
+    assert books_after(after, end).sort("position").equals(at_once.sort("position"))
+    assert latest_books(pl.concat([after, end]).lazy()).sort("position").equals(
+        at_once.sort("position"))
     assert pl.concat([day1, day2]).drop("slot").equals(whole.drop("slot"))
 
 
