@@ -1,16 +1,19 @@
 """Wallet products: the accounted ledger with its folds (positions, rounds, the metrics records
 per window), funding and profiles."""
 
+import contextlib
+from collections.abc import Iterator
+
 import dagster as dg
 import polars as pl
 
 from assets.checks import product_asset, schema_check_spec
 from assets.days import DAYS, made_by_day
 from assets.domains import keys
-from assets.wallets.books import FOLDS, BooksRun
+from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import books_after, wallet_day
+from assets.wallets.ledger import account_onto, books_after, token_marks, wallet_events
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
@@ -41,21 +44,33 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     ],
     partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run())
 def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The ledger a lake day at a time, each day accounted from the books and marks the day
-    before left (stored with it), so a refresh accounts the days that changed, not the week; a
-    day whose day before was not made fails, naming it."""
+    """The ledger a lake day at a time, each day accounted from the books and marks the days
+    before left (stored with them), so a refresh accounts the days that changed, not the week;
+    a day whose days before were not made fails, naming them. A day's events are read (they
+    need the marks of the day before only) while the day before is accounted."""
     days = LedgerDays(warehouse)
-    before = days.carried(min(context.partition_keys))
+    run = sorted(context.partition_keys)
+    books, marks = days.carried(run[0])
 
-    def made(day: str) -> dict[str, pl.DataFrame]:
-        nonlocal before
-        books, marks = before
-        ledger, closing, marks = wallet_day(days.inputs(day), days.as_of, books, marks,
-                                            days.mints)
-        before = books_after(books, closing), marks
-        return {"wallet_ledger": ledger, "wallet_book_states": closing, "token_marks": marks}
+    def events() -> Iterator[tuple[str, pl.DataFrame, pl.DataFrame]]:
+        """Each day's events and the marks at its end."""
+        carried = marks
+        for day in run:
+            found = wallet_events(days.inputs(day), days.as_of, carried, days.mints)
+            carried = token_marks(found, carried)
+            yield day, found, carried
 
-    yield from made_by_day(context, warehouse, made)
+    with contextlib.closing(ahead(events())) as coming:
+        def made(day: str) -> dict[str, pl.DataFrame]:
+            nonlocal books
+            read, found, marks_after = next(coming)
+            assert read == day  # both go through the run's days in order
+            ledger, closing = account_onto(found, books)
+            books = books_after(books, closing)
+            return {"wallet_ledger": ledger.drop("slot"), "wallet_book_states": closing,
+                    "token_marks": marks_after}
+
+        yield from made_by_day(context, warehouse, made)
 
 
 @dg.multi_asset(

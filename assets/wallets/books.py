@@ -5,7 +5,7 @@ order."""
 import contextlib
 import functools
 import queue
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Callable, Generator, Iterator, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -133,7 +133,7 @@ class BooksRun:
             self.pieces[name].put(futures[name])
 
 
-def ahead(items: Iterator[T]) -> Iterator[T]:
+def ahead(items: Iterator[T]) -> Generator[T, None, None]:
     """The items of an iterator, each one made on a thread while the one before is used: a
     chain's ledger is read while the chain before is folded. At most one is
     made ahead; an error making one is raised where it would have come, and a reader that stops

@@ -161,19 +161,6 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of, marks: pl.DataFrame | 
     return events[chain_order(events)]
 
 
-def wallet_day(frames: dict[str, pl.LazyFrame], as_of, books: pl.DataFrame | None,
-               marks: pl.DataFrame | None, mints: pl.LazyFrame | None = None
-               ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """One day of the ledger (`frames`: the day's swap legs and movements, the first day's
-    with every movement before it), accounted from the books and marks at the day's start
-    (every position's and token's after the days before; None on the first day): the day as
-    stored (without its rows' position numbers), the closing books of the positions it touched
-    and every token's marks at its end."""
-    events = wallet_events(frames, as_of, marks, mints)
-    ledger, closing = account_onto(events, books)
-    return ledger.drop("slot"), closing, token_marks(events, marks)
-
-
 # A packed key's bits, from the top: the chain's rank, the block, the log index, the row's seq.
 _KEY_BITS = {"chain_id": 4, "block_number": 40, "log_index": 18, "seq": 2}
 

@@ -309,17 +309,17 @@ def test_a_rule_broken_on_one_day_fails_its_ledger_and_blocks_what_reads_it(
     # One row of the last day's ledger claims a modelled fee with no fee: only the ledger's
     # rule estimated_fees_exist sees it, in the check of that day.
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
-    whole = assets.wallets.assets.wallet_day
+    whole = assets.wallets.assets.account_onto
 
     def broken(*args):
-        ledger, books, marks = whole(*args)
+        ledger, closing = whole(*args)
         first = pl.int_range(pl.len()) == 0
         return (ledger.with_columns(fee_is_estimated=pl.when(first).then(True)
                                     .otherwise("fee_is_estimated"),
                                     fee_usd=pl.when(first).then(None).otherwise("fee_usd")),
-                books, marks)
+                closing)
 
-    monkeypatch.setattr(assets.wallets.assets, "wallet_day", broken)
+    monkeypatch.setattr(assets.wallets.assets, "account_onto", broken)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     day = warehouse.lake().days("swaps")[-1]
     profiles = warehouse.version("wallet_profiles"), warehouse.files("wallet_profiles")
