@@ -35,7 +35,7 @@ def main() -> None:
 
     from assets.wallets.behaviour import wallet_traits
     from assets.wallets.days import LedgerDays
-    from assets.wallets.ledger import account_onto, slots, token_marks, wallet_events
+    from assets.wallets.ledger import account_onto, books_after, slots, token_marks, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
     from assets.warehouse import Warehouse, default_root, fingerprints, parquet_options
@@ -67,10 +67,11 @@ def main() -> None:
         print(f"day {day} ...", file=sys.stderr, flush=True)
         events = timed("events", wallet_events, days.inputs(day), days.as_of, marks,
                        timed("events", lambda: days.mints))
-        ledger, books = timed("accounting", account_onto, events, books)
-        marks = timed("accounting", token_marks, events, marks)
+        ledger, closing = timed("accounting", account_onto, events, books)
+        books = timed("accounting", books_after, books, closing)
+        marks = timed("events", token_marks, events, marks)
         for name, frame in (("wallet_ledger", ledger.drop("slot")),
-                            ("wallet_book_states", books), ("token_marks", marks)):
+                            ("wallet_book_states", closing), ("token_marks", marks)):
             timed("ledger write", written, name, frame)
             timed("checks", piece_outcome, name, frame)
     stored = fingerprints(warehouse.scan("wallet_ledger"), "position")
