@@ -20,8 +20,6 @@ from core.fingerprints import (
     numbered,
 )
 
-# What the traits read of a stored ledger beyond what is accounted again.
-TRAIT_INPUTS = ("pair",)
 # Entering a pool among its first swaps is sniping.
 SNIPE_SWAPS = 10
 # A pool younger than this is a launch; market makers quote established pools.

@@ -17,8 +17,6 @@ from core.vocabulary import SIDES
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
 DUST = 1e-9
 POSITION = ("chain_id", "wallet", "token")
-# What `account` reads of an event, in chain order: all it needs to remake the books.
-ACCOUNTED = (*POSITION, "ts", "side", "qty", "notional_usd", "mark_usd")
 
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
@@ -187,12 +185,13 @@ def chain_order(events: pl.DataFrame) -> pl.Series:
     return events.select(key).to_series().arg_sort()
 
 
-def account(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None = None
-            ) -> pl.DataFrame:
-    """Average-cost accounting per wallet and token over events (ACCOUNTED) in chain order,
-    from the books `before` them (`wallet_book_states` of the day before: each position's state
-    at its end) or from empty books; the books' columns an event already has (a stored
-    ledger's) are made again.
+def account_onto(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None
+                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Average-cost accounting per wallet and token over events (chain, wallet, token, time,
+    side, quantity, USD notional and mark) in chain order, from the books `before` them (each
+    position's after the days before: `latest_books`, `books_after`) or from empty books (None);
+    the books' columns an event already has (a stored ledger's) are made again. Also the
+    closing books of the positions the events touched, in the order of their first rows.
 
     Units that come in add their cost: a priced buy its USD paid, anything else (a transfer in,
     a buy paid in a token without a price) the token's market value then (`mark_usd`), or
@@ -203,13 +202,6 @@ def account(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None = N
     Each row keeps its position's number (`slot`, from `slots`: the folds' grouping; not
     stored).
     """
-    return account_onto(events, before)[0]
-
-
-def account_onto(events: pl.DataFrame | pl.LazyFrame, before: pl.DataFrame | None
-                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The accounted events (`account`) from the books `before` them, and the books of the
-    positions they touched at their end (in the order of their first rows)."""
     flow = events.lazy().with_columns(position=keyed(*POSITION)).collect()
     slot, positions = slots(flow)
     first = first_indices(slot, positions)
@@ -252,11 +244,6 @@ def _opening(touched: pl.DataFrame, before: pl.DataFrame | None) -> "BookState":
     return BookState(*(found[name].fill_null(empty).cast(dtype).to_numpy().copy()
                        for (name, dtype), empty in zip(BOOK_STATE_TYPES.items(), _EMPTY_BOOKS,
                                                        strict=True)))
-
-
-def parted(ledger: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
-    """An accounted ledger (`account`) without its rows' position numbers, and those numbers."""
-    return ledger.drop("slot"), ledger["slot"].to_numpy()
 
 
 def chain_halves(chain: np.ndarray) -> tuple[slice, slice]:

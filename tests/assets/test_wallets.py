@@ -15,7 +15,6 @@ from assets.wallets.behaviour import wallet_traits
 from assets.wallets.books import ahead
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
-    account,
     account_onto,
     books_after,
     chain_halves,
@@ -39,6 +38,12 @@ from checks.schemas.wallets import (
     positions_add_up,
 )
 from core.fingerprints import keyed
+
+
+def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """Events accounted from empty books, with their rows' position numbers."""
+    return account_onto(events, None)[0]
+
 
 W, V, T, U = "0xw", "0xv", "0xt", "0xu"
 

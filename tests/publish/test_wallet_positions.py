@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from assets.wallets.ledger import account, parted
 from assets.wallets.positions import book_positions
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, layer_ends, layer_of, load_snapshot
 from publish.store import LocalStore
 from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
+from tests.assets.test_wallets import account
 
 DAY, HOUR = 86_400, 3_600
 # The watermark: 02:30 on day 2.
@@ -28,7 +28,7 @@ def ledger(rows: list[tuple[str, str, int, str, float, float]]) -> pl.DataFrame:
           "tx_hash": None, "pair": f"pool-{t}"}
          for i, (w, t, ts, side, q, n) in enumerate(rows)],
         schema_overrides={"mark_usd": pl.Float64, "fee_usd": pl.Float64, "tx_hash": pl.String})
-    return parted(account(events))[0]
+    return account(events).drop("slot")
 
 
 def layers(stored: pl.DataFrame, as_of_s: int) -> Layers:
