@@ -38,7 +38,7 @@ def main() -> None:
     from assets.wallets.ledger import account_onto, books_after, slots, token_marks, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
-    from assets.warehouse import Warehouse, default_root, fingerprints, parquet_options
+    from assets.warehouse import Warehouse, default_root, parquet_options
     from checks.products import piece_outcome
 
     warehouse = Warehouse(root=default_root(), lake_root=str(args.home / "lake"))
@@ -74,7 +74,7 @@ def main() -> None:
                             ("wallet_book_states", closing), ("token_marks", marks)):
             timed("ledger write", written, name, frame)
             timed("checks", piece_outcome, name, frame)
-    stored = fingerprints(warehouse.scan("wallet_ledger"), "position")
+    stored = warehouse.scan("wallet_ledger")
     for chain in stored.select(pl.col("chain_id").unique().sort()).collect().to_series():
         print(f"chain {chain} ...", file=sys.stderr, flush=True)
         ledger = timed("ledger read", stored.filter(pl.col("chain_id") == chain).collect)

@@ -17,7 +17,7 @@ from assets.market import pair_trades
 from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
 from assets.wallets.positions import assemble_rounds, book_positions
-from assets.warehouse import Warehouse, fingerprints
+from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS, rules_of, validate_products
 from core.fingerprints import recipe
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
@@ -224,9 +224,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
                            frames.versions["swap_legs"], lake_swaps),
             wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
-                           lambda ledger: book_positions(fingerprints(ledger, "position")),
-                           lambda ledger: assemble_rounds(fingerprints(ledger, "position"),
-                                                          as_of_s),
+                           book_positions, lambda ledger: assemble_rounds(ledger, as_of_s),
                            warehouse.scan("address_labels").collect(), as_of_s, cut_s,
                            hashed_from={day: fingerprint_of(*files)
                                         for day, files in lake_swaps.items()}),

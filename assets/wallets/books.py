@@ -17,7 +17,7 @@ from assets.wallets.behaviour import wallet_traits
 from assets.wallets.ledger import slots
 from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
 from assets.wallets.windows import assemble_windows
-from assets.warehouse import Warehouse, fingerprints, materialized, streamed
+from assets.warehouse import Warehouse, materialized, streamed
 from checks.outcome import combined
 from checks.products import piece_outcome, rules_of
 
@@ -83,7 +83,7 @@ class BooksRun:
         refused."""
         failure: BaseException | None = None
         try:
-            stored = fingerprints(self.warehouse.scan("wallet_ledger"), "position")
+            stored = self.warehouse.scan("wallet_ledger")
             chains = stored.select(pl.col("chain_id").unique().sort()).collect().to_series()
             for ledger in ahead(stored.filter(pl.col("chain_id") == chain).collect()
                                 for chain in chains):

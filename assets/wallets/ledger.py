@@ -260,8 +260,10 @@ def chain_halves(chain: np.ndarray) -> tuple[slice, slice]:
 def slots(ledger: pl.DataFrame) -> tuple[np.ndarray, int]:
     """Each row's position as a number from 0, in the order of first rows, and how many
     positions there are. The halves of `chain_halves` are numbered each on its own core, the
-    second's numbers following the first's: every first row of the second comes later."""
-    return _numbered_in(ledger["position"].to_numpy(), chain_halves(ledger["chain_id"].to_numpy()))
+    second's numbers following the first's: every first row of the second comes later. A
+    stored ledger's fingerprints (signed, `storable`) are read as the same 64 bits."""
+    return _numbered_in(ledger["position"].to_numpy().view(np.uint64),
+                        chain_halves(ledger["chain_id"].to_numpy()))
 
 
 def _numbered_in(keys: np.ndarray, halves: tuple[slice, slice]) -> tuple[np.ndarray, int]:
