@@ -9,10 +9,15 @@ import polars as pl
 
 from assets.checks import product_asset
 from assets.days import DAYS, made_by_day
-from assets.domains import keys
-from assets.market.holders import holder_balances_of, holder_changes_of
+from assets.domains import keys, product_key
+from assets.market.holders import HolderTables, holder_balances_of, holder_reads
 from assets.market.pair_rows import KEY, assemble
-from assets.market.pair_trades import assemble_legs, assemble_liquidity_trades, human, leg_reads
+from assets.market.pair_trades import (
+    LegPricing,
+    assemble_liquidity_trades,
+    human,
+    leg_reads,
+)
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.market.token_rows import token_basis as token_basis_rows
 from assets.warehouse import Warehouse, materialized
@@ -189,43 +194,51 @@ def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
 HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
+LEGS, CHANGES = product_key("swap_legs"), product_key("holder_changes")
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*LEG_INPUTS), partitions_def=DAYS,
-          backfill_policy=dg.BackfillPolicy.single_run())
-def swap_legs(context: dg.AssetExecutionContext, warehouse: Warehouse) -> dg.MaterializeResult:
-    """Every swap from its base token's side: buy or sell, amounts, the quote's USD price, USD
-    value and price, and the fee in USD; a file per lake day, each day's swaps numbered from
-    where the earlier days' end (`swap`, their place in the lake)."""
-    frames = warehouse.frames(LEG_INPUTS)
-    starts = warehouse.lake().offsets("swaps")
+@dg.multi_asset(
+    name="market_days",
+    specs=[
+        dg.AssetSpec(LEGS, group_name=GROUP, deps=keys(*LEG_INPUTS), description=(
+            "Every swap from its base token's side: buy or sell, amounts, the quote's USD "
+            "price, USD value and price, and the fee in USD; a file per lake day, each day's "
+            "swaps numbered from where the earlier days' end (`swap`, their place in the "
+            "lake).")),
+        dg.AssetSpec(CHANGES, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
+                     description=(
+            "What each lake day's moves (supply mints and wallet moves, swaps, liquidity "
+            "added and removed) up to the watermark change of what every address holds of "
+            "every token, in exact raw amounts: a file per day, which the holder balances add "
+            "up. The first day takes every move before it too (tokens are minted and pools "
+            "funded before their first swap).")),
+    ],
+    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(), can_subset=True)
+def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
+    """The swap legs and the holder changes a lake day at a time, each day's swaps read once
+    for both (each alone can be asked for: the legs do not read the watermark)."""
+    asked = context.selected_asset_keys
+    pricing = LegPricing.of(warehouse.frames(LEG_INPUTS)) if LEGS in asked else None
+    holders = HolderTables.of(warehouse.frames(("tokens", "pairs"))) if CHANGES in asked else None
+    as_of = warehouse.clock()["as_of"] if holders is not None else None
+    lake = warehouse.lake()
+    starts, first = lake.offsets("swaps"), lake.days("swaps")[0]
 
-    def legs(day: str) -> pl.LazyFrame:
+    def made(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+        reads = (leg_reads() if pricing is not None else {}) | (
+            holder_reads() if holders is not None else {})
         read = (warehouse.scan_day("swaps", day).with_row_index("swap", offset=starts.get(day, 0))
-                .select(**leg_reads()))
-        return assemble_legs(frames, read)
+                .select(**reads).collect())
+        frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
+        if pricing is not None:
+            frames["swap_legs"] = pricing.legs(read.lazy())
+        if holders is not None and as_of is not None:
+            moves = {name: warehouse.scan_day(name, day, earlier=day == first)
+                     for name in ("swaps", "transfers", "liquidity_events")}
+            frames["holder_changes"] = holders.changes(moves, as_of, read)
+        return frames
 
-    return made_by_day(context, warehouse, lambda day: {"swap_legs": legs(day)})[0]
-
-
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
-          partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run())
-def holder_changes(context: dg.AssetExecutionContext,
-                   warehouse: Warehouse) -> dg.MaterializeResult:
-    """What each lake day's moves (supply mints and wallet moves, swaps, liquidity added and
-    removed) up to the watermark change of what every address holds of every token, in exact
-    raw amounts: a file per day, which the holder balances add up. The first day takes every
-    move before it too (tokens are minted and pools funded before their first swap)."""
-    as_of = warehouse.clock()["as_of"]
-    first = warehouse.lake().days("swaps")[0]
-    tables = warehouse.frames(("tokens", "pairs"))
-
-    def changes(day: str) -> pl.DataFrame:
-        moves = {name: warehouse.scan_day(name, day, earlier=day == first)
-                 for name in ("swaps", "transfers", "liquidity_events")}
-        return holder_changes_of({**tables, **moves}, as_of)
-
-    return made_by_day(context, warehouse, lambda day: {"holder_changes": changes(day)})[0]
+    yield from made_by_day(context, warehouse, made)
 
 
 @product_asset(deps=keys("holder_changes", "tokens", "pairs"))

@@ -1,7 +1,7 @@
 """Holder balances: what every address holds of every token at the lake's watermark, from
 supply mints and wallet moves, swaps (paid in by the maker, paid out to the recipient) and the
 liquidity a wallet added or removed. Pools and the mint address are not holders. A day's moves
-make the day's changes (`holder_changes_of`); the balances add every day's up
+make the day's changes (`HolderTables.changes`); the balances add every day's up
 (`holder_balances_of`), so a refresh folds the moves of the days that changed only.
 
 Every move is summed straight into one table keyed by (token, holder fingerprint) as the swaps
@@ -10,7 +10,9 @@ address string is hashed into the table. Amounts stay exact 128-bit integers (tw
 halves, stored as decimal(38,0)) until the last division. Each amount remembers the first move
 that made it, and its holder's address is read back from there."""
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 
 import numba
@@ -202,84 +204,110 @@ def _index(key: pl.Expr, keys: pl.Series) -> pl.Expr:
     return lookup(key, keys).fill_null(-1).cast(pl.Int64)
 
 
-def _reads() -> dict[str, pl.Expr]:
-    """What the holder balances read of each raw swap, by name: its time and amounts, its
+def holder_reads() -> dict[str, pl.Expr]:
+    """What the holder changes read of each raw swap, by name: its time and amounts, its
     `swap_fingerprints` and its recipient's fingerprint."""
     return {c: pl.col(c) for c in ("block_time", *RAW_SWAPPED)} | swap_fingerprints() | {
         "recipient_key": keyed("recipient")}
 
 
-def holder_changes_of(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
-    """What the moves in `frames` (swaps, transfers and liquidity events; tokens and pairs to
-    look them up) up to the watermark change of what every address holds of every token: one
-    row per token and address whose amount changed (chain_id, token, holder, raw `change`), or
-    that sent a token's supply out in its deploy transaction (`minted`: the mint address,
-    which is no holder of any token of its chain)."""
-    tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
-    if tokens.height > _MAX_TOKENS:
-        raise ValueError(f"{tokens.height} tokens are too many for one fold")
-    tokens = tokens.with_columns(
-        key=distinct(tokens.select(keyed("chain_id", "address")).to_series(), "tokens"))
-    pools = frames["pairs"].select("chain_id", "address", "token0", "token1").collect()
-    pools = pools.with_columns(
-        key=distinct(pools.select(keyed("chain_id", "address")).to_series(), "pairs"),
-        **{f"token{i}": _index(keyed("chain_id", f"token{i}"), tokens["key"]) for i in (0, 1)})
-    live = pl.col("block_time") <= as_of
-    swaps = frames["swaps"]
-    read = swaps.select(**_reads()).collect()
-    # A swap after the watermark keeps its row (rows are where addresses are read back) but
-    # moves nothing.
-    moved = read.select(*RAW_SWAPPED, "maker_key", "recipient_key", pool=pl.when(live).then(
-        _index(pl.col("key"), pools["key"])).otherwise(-1))
-    transferring = frames["transfers"].filter(live).select(
-        "to_address", "from_address", "tx_hash", "amount",
-        token=_index(keyed("chain_id", "token"), tokens["key"]),
-        **{f"{source}_key": keyed(source) for source in TRANSFERRED})
-    providing = frames["liquidity_events"].filter(live).select(
-        "owner", "amount0", "amount1", owner_key=keyed("owner"),
-        negative=pl.col("kind") == "mint",
-        pool=lookup(keyed("chain_id", "pair"), pools["key"])).drop_nulls("pool")
-    balances = _Balances(moved.height)
-    # The swaps' fold runs on one core and lets go of the interpreter: the other reads (the
-    # transfers, the liquidity events and the makers' addresses) are made meanwhile.
-    with ThreadPoolExecutor(1) as reader:
-        others = reader.submit(pl.collect_all, [transferring, providing, swaps.select("maker")])
-        balances.fold(_add_swaps, moved.select("pool", "maker_key", "recipient_key",
-                                               *RAW_SWAPPED),
-                      pools["token0"].to_numpy(), pools["token1"].to_numpy())
-        transfers, liquidity, makers = others.result()
-    for source in TRANSFERRED:
-        balances.fold(_add_moves, transfers.select(
-            "token", f"{source}_key", "amount", negative=pl.lit(source == "from_address")),
-            SOURCES.index(source))
-    for i in (0, 1):
-        balances.fold(_add_moves, liquidity.select(
-            gathered(pools[f"token{i}"], "pool"), "owner_key", f"amount{i}", "negative"),
-            SOURCES.index("owner"))
-    # A recipient's address is read again only where an amount needs it: where every maker is
-    # paid out to itself, as most are, none is.
-    where: dict[str, pl.DataFrame | pl.LazyFrame] = {
-        "maker": makers, "recipient": swaps, "to_address": transfers,
-        "from_address": transfers, "owner": liquidity}
-    changed = balances.nonzero().sort("row")
-    parts = {source: changed.filter(pl.col("source") == i) for i, source in enumerate(SOURCES)}
-    held = pl.concat([part.with_columns(holder=where[source].lazy().select(source).collect()
-                                        .to_series().gather(part["row"]) if part.height
-                                        else pl.Series([], dtype=pl.String))
-                      for source, part in parts.items()])
-    # The mint address sends a token's supply out in the token's deploy transaction: marked
-    # where its amount changed, and a row of its own where it did not.
-    mints = transfers.filter(
-        pl.col("token") >= 0,
-        pl.col("tx_hash") == gathered(tokens["deploy_tx"], pl.col("token").clip(0))).select(
-        "token", holder="from_address").unique().with_columns(minted=pl.lit(True))
-    flagged = held.select("token", "holder", "raw").join(
-        mints, on=["token", "holder"], how="left").with_columns(pl.col("minted").fill_null(False))
-    unchanged = mints.join(held, on=["token", "holder"], how="anti").select(
-        "token", "holder", raw=pl.lit(0, RAW), minted="minted")
-    return pl.concat([flagged, unchanged]).select(
-        gathered(tokens["chain_id"], "token"), gathered(tokens["address"], "token").alias("token"),
-        "holder", change=pl.col("raw").cast(DECIMAL_RAW), minted="minted")
+@dataclass(frozen=True)
+class HolderTables:
+    """The tokens and pools every day's moves are looked up in (by fingerprint), made once for
+    a run's days."""
+
+    tokens: pl.DataFrame
+    pools: pl.DataFrame
+
+    @classmethod
+    def of(cls, frames: Mapping[str, pl.LazyFrame]) -> "HolderTables":
+        """From the lake's tokens and pairs."""
+        tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
+        if tokens.height > _MAX_TOKENS:
+            raise ValueError(f"{tokens.height} tokens are too many for one fold")
+        tokens = tokens.with_columns(
+            key=distinct(tokens.select(keyed("chain_id", "address")).to_series(), "tokens"))
+        pools = frames["pairs"].select("chain_id", "address", "token0", "token1").collect()
+        pools = pools.with_columns(
+            key=distinct(pools.select(keyed("chain_id", "address")).to_series(), "pairs"),
+            **{f"token{i}": _index(keyed("chain_id", f"token{i}"), tokens["key"])
+               for i in (0, 1)})
+        return cls(tokens, pools)
+
+    def changes(self, moves: Mapping[str, pl.LazyFrame], as_of: datetime,
+                read: pl.DataFrame | None = None) -> pl.DataFrame:
+        """What the moves (swaps, transfers and liquidity events) up to the watermark change
+        of what every address holds of every token: one row per token and address whose amount
+        changed (chain_id, token, holder, raw `change`), or that sent a token's supply out in
+        its deploy transaction (`minted`: the mint address, which is no holder of any token of
+        its chain). `read`: the swaps' `holder_reads` when they were read already."""
+        tokens, pools = self.tokens, self.pools
+        live = pl.col("block_time") <= as_of
+        swaps = moves["swaps"]
+        if read is None:
+            read = swaps.select(**holder_reads()).collect()
+        # A swap after the watermark keeps its row (rows are where addresses are read back)
+        # but moves nothing.
+        moved = read.select(*RAW_SWAPPED, "maker_key", "recipient_key", pool=pl.when(live).then(
+            _index(pl.col("key"), pools["key"])).otherwise(-1))
+        transferring = moves["transfers"].filter(live).select(
+            "to_address", "from_address", "tx_hash", "amount",
+            token=_index(keyed("chain_id", "token"), tokens["key"]),
+            **{f"{source}_key": keyed(source) for source in TRANSFERRED})
+        providing = moves["liquidity_events"].filter(live).select(
+            "owner", "amount0", "amount1", owner_key=keyed("owner"),
+            negative=pl.col("kind") == "mint",
+            pool=lookup(keyed("chain_id", "pair"), pools["key"])).drop_nulls("pool")
+        balances = _Balances(moved.height)
+        # The swaps' fold runs on one core and lets go of the interpreter: the other reads
+        # (the transfers, the liquidity events and the makers' addresses) are made meanwhile.
+        with ThreadPoolExecutor(1) as reader:
+            others = reader.submit(pl.collect_all,
+                                   [transferring, providing, swaps.select("maker")])
+            balances.fold(_add_swaps, moved.select("pool", "maker_key", "recipient_key",
+                                                   *RAW_SWAPPED),
+                          pools["token0"].to_numpy(), pools["token1"].to_numpy())
+            transfers, liquidity, makers = others.result()
+        for source in TRANSFERRED:
+            balances.fold(_add_moves, transfers.select(
+                "token", f"{source}_key", "amount", negative=pl.lit(source == "from_address")),
+                SOURCES.index(source))
+        for i in (0, 1):
+            balances.fold(_add_moves, liquidity.select(
+                gathered(pools[f"token{i}"], "pool"), "owner_key", f"amount{i}", "negative"),
+                SOURCES.index("owner"))
+        # A recipient's address is read again only where an amount needs it: where every maker
+        # is paid out to itself, as most are, none is.
+        where: dict[str, pl.DataFrame | pl.LazyFrame] = {
+            "maker": makers, "recipient": swaps, "to_address": transfers,
+            "from_address": transfers, "owner": liquidity}
+        changed = balances.nonzero().sort("row")
+        parts = {source: changed.filter(pl.col("source") == i)
+                 for i, source in enumerate(SOURCES)}
+        held = pl.concat([part.with_columns(holder=where[source].lazy().select(source).collect()
+                                            .to_series().gather(part["row"]) if part.height
+                                            else pl.Series([], dtype=pl.String))
+                          for source, part in parts.items()])
+        # The mint address sends a token's supply out in the token's deploy transaction: marked
+        # where its amount changed, and a row of its own where it did not.
+        mints = transfers.filter(
+            pl.col("token") >= 0,
+            pl.col("tx_hash") == gathered(tokens["deploy_tx"], pl.col("token").clip(0))).select(
+            "token", holder="from_address").unique().with_columns(minted=pl.lit(True))
+        flagged = held.select("token", "holder", "raw").join(
+            mints, on=["token", "holder"], how="left").with_columns(
+            pl.col("minted").fill_null(False))
+        unchanged = mints.join(held, on=["token", "holder"], how="anti").select(
+            "token", "holder", raw=pl.lit(0, RAW), minted="minted")
+        return pl.concat([flagged, unchanged]).select(
+            gathered(tokens["chain_id"], "token"),
+            gathered(tokens["address"], "token").alias("token"),
+            "holder", change=pl.col("raw").cast(DECIMAL_RAW), minted="minted")
+
+
+def holder_changes_of(frames: Mapping[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
+    """`HolderTables.changes` of the moves in `frames`, with the tokens and pairs there."""
+    return HolderTables.of(frames).changes(frames, as_of)
 
 
 def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:

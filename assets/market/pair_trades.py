@@ -271,34 +271,53 @@ def leg_reads() -> dict[str, pl.Expr]:
         swap_fingerprints())
 
 
+@dataclass(frozen=True)
+class LegPricing:
+    """What pricing the legs reads, made once for a run's days: the pools by fingerprint, the
+    chains' native tokens, and both with the feeds' prices as the legs' kernel indexes them."""
+
+    pools: pl.DataFrame
+    natives: pl.DataFrame
+    tables: _Pools
+
+    @classmethod
+    def of(cls, frames: dict[str, pl.LazyFrame]) -> "LegPricing":
+        """From the quote prices, the pairs' tokens, the chains and the tokens."""
+        prices = FeedPrices.of(frames["quote_prices"].collect())
+        pools, natives = _pools(frames, prices), native_tokens(frames, prices)
+        return cls(pools, natives, _Pools.of(pools, natives, prices))
+
+    def legs(self, read: pl.LazyFrame) -> pl.LazyFrame:
+        """Every swap of `read` (the lake's swaps with row numbers and `leg_reads` taken) from
+        its base token's side, in the order read: buy or sell, amounts, the quote's USD price,
+        USD value and price, and the fee in USD.
+
+        Each swap finds its pool by the fingerprint of (chain, pair) and its prices by
+        position in the feeds' price series: no address string is joined on and no row is
+        moved, and the legs stream batch by batch, each priced in one pass over the raw
+        amounts as the lake holds them. The maker is kept as its fingerprint (`maker_key`),
+        which is all that counting and comparing wallets needs, and the swap's position in the
+        lake (`swap`) instead of its hash and addresses: the few readers that show those take
+        them from the lake (`with_swap_strings`), so they are not written here a second
+        time."""
+        read = (read.select(*leg_reads(), ts=pl.col("block_time").dt.epoch("s"),
+                            pool=lookup(pl.col("key"), self.pools["key"]))
+                .filter(pl.col("pool").is_not_null())
+                .with_columns(chain=lookup(pl.col("chain_id"), self.natives["chain_id"])))
+        schema = read.drop(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key").collect_schema()
+        schema.update({name: pl.Float64() for name in PRICED}
+                      | {"side": pl.String(), "base_is_token0": pl.Boolean()})
+        return read.map_batches(lambda batch: _legs_of(batch, self.tables), schema=schema,
+                                streamable=True).select(LEG_COLUMNS)
+
+
 def assemble_legs(frames: dict[str, pl.LazyFrame],
                   read: pl.LazyFrame | None = None) -> pl.LazyFrame:
-    """Every swap from its base token's side, in the lake's order (by chain, then block and
-    log): buy or sell, amounts, the quote's USD price, USD value and price, and the fee in USD;
-    from `read`, the lake's swaps with row numbers and `leg_reads` already taken, else from the
-    lake.
-
-    Each swap finds its pool by the fingerprint of (chain, pair) and its prices by position in
-    the feeds' price series: no address string is joined on and no row is moved, and the legs
-    stream batch by batch, each priced in one pass over the raw amounts as the lake holds them.
-    The maker is kept as its fingerprint (`maker_key`), which is all that counting and comparing
-    wallets needs, and the swap's position in the lake (`swap`) instead of its hash and
-    addresses: the few readers that show those take them from the lake (`with_swap_strings`),
-    so they are not written here a second time."""
-    prices = FeedPrices.of(frames["quote_prices"].collect())
-    pools, natives = _pools(frames, prices), native_tokens(frames, prices)
-    tables = _Pools.of(pools, natives, prices)
+    """`LegPricing.legs` of `read`, else of every swap of the lake, in the lake's order (by
+    chain, then block and log)."""
     if read is None:
         read = frames["swaps"].with_row_index("swap").select(**leg_reads())
-    read = (read.select(*leg_reads(), ts=pl.col("block_time").dt.epoch("s"),
-                        pool=lookup(pl.col("key"), pools["key"]))
-            .filter(pl.col("pool").is_not_null())
-            .with_columns(chain=lookup(pl.col("chain_id"), natives["chain_id"])))
-    schema = read.drop(*RAW_SWAPPED, "tx_fee_raw", "pool", "chain", "key").collect_schema()
-    schema.update({name: pl.Float64() for name in PRICED}
-                  | {"side": pl.String(), "base_is_token0": pl.Boolean()})
-    return read.map_batches(lambda batch: _legs_of(batch, tables), schema=schema,
-                            streamable=True).select(LEG_COLUMNS)
+    return LegPricing.of(frames).legs(read)
 
 
 def assemble_liquidity_trades(frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from assets.checks import product_checks
-from assets.market import assets as market_assets
-from assets.market.assets import swap_legs
+from assets.market.assets import LEGS, market_days
+from assets.market.pair_trades import LegPricing
 from assets.warehouse import Warehouse
 from pipelines.definitions import carried
 from sources.lake import Lake
@@ -193,8 +193,8 @@ def test_a_day_of_legs_made_alone_equals_that_day_made_with_the_rest(home, lake,
     shutil.rmtree(warehouse.path("as_of"))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("days", days)
-        result = dg.materialize([swap_legs], partition_key=day, instance=instance,
-                                resources={"warehouse": warehouse})
+        result = dg.materialize([market_days], selection=[LEGS], partition_key=day,
+                                instance=instance, resources={"warehouse": warehouse})
         assert result.success
     alone = warehouse.product_days("swap_legs", [day]).collect()
     assert alone.height > 0
@@ -210,16 +210,16 @@ def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypat
     made = home / "warehouse"
     days = sorted(Warehouse(root=str(made), lake_root=str(home / "lake")).files("swap_legs"))
     shutil.copytree(made, tmp_path / "warehouse")
-    made_well = market_assets.assemble_legs
+    made_well = LegPricing.legs
     first_day = pl.col("block_time").dt.date().cast(pl.String) == days[0]
 
-    def broken(frames, read):
+    def broken(pricing, read):
         # Three legs of the first day are neither a buy nor a sell.
-        legs = made_well(frames, read).with_row_index("_n")
+        legs = made_well(pricing, read).with_row_index("_n")
         return legs.with_columns(side=pl.when(first_day & (pl.col("_n") < 3))
                                  .then(pl.lit("both")).otherwise("side")).drop("_n")
 
-    monkeypatch.setattr(market_assets, "assemble_legs", broken)
+    monkeypatch.setattr(LegPricing, "legs", broken)
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     check = dg.AssetCheckKey(dg.AssetKey(["market", "swap_legs"]), "schema_and_meaning_rules")
     [definition] = [c for c in product_checks(carried) if check in c.check_keys]
@@ -227,7 +227,8 @@ def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypat
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("days", days)
         for day in (days[0], days[-1]):
-            result = dg.materialize([swap_legs, definition], partition_key=day,
+            result = dg.materialize([market_days, definition], selection=[LEGS],
+                                    partition_key=day,
                                     instance=instance, resources={"warehouse": warehouse},
                                     raise_on_error=False)
             [evaluation] = result.get_asset_check_evaluations()
