@@ -219,23 +219,24 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     for both (each alone can be asked for: the legs do not read the watermark)."""
     asked = context.selected_asset_keys
     pricing = LegPricing.of(warehouse.frames(LEG_INPUTS)) if LEGS in asked else None
-    holders = HolderTables.of(warehouse.frames(("tokens", "pairs"))) if CHANGES in asked else None
-    as_of = warehouse.clock()["as_of"] if holders is not None else None
+    holders = (HolderTables.of(warehouse.frames(("tokens", "pairs")), warehouse.clock()["as_of"])
+               if CHANGES in asked else None)
+    reads = (leg_reads() if pricing is not None else {}) | (
+        holder_reads() if holders is not None else {})
     lake = warehouse.lake()
     starts, first = lake.offsets("swaps"), lake.days("swaps")[0]
 
     def made(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
-        reads = (leg_reads() if pricing is not None else {}) | (
-            holder_reads() if holders is not None else {})
-        read = (warehouse.scan_day("swaps", day).with_row_index("swap", offset=starts.get(day, 0))
-                .select(**reads).collect())
+        swaps = warehouse.scan_day("swaps", day)
+        read = swaps.with_row_index("swap", offset=starts.get(day, 0)).select(**reads).collect()
         frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
         if pricing is not None:
             frames["swap_legs"] = pricing.legs(read.lazy())
-        if holders is not None and as_of is not None:
-            moves = {name: warehouse.scan_day(name, day, earlier=day == first)
-                     for name in ("swaps", "transfers", "liquidity_events")}
-            frames["holder_changes"] = holders.changes(moves, as_of, read)
+        if holders is not None:
+            # No swap comes before the first day of swaps: only the other moves go back further.
+            moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day, earlier=day == first)
+                                        for name in ("transfers", "liquidity_events")}}
+            frames["holder_changes"] = holders.changes(moves, read)
         return frames
 
     yield from made_by_day(context, warehouse, made)

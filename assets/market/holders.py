@@ -213,15 +213,16 @@ def holder_reads() -> dict[str, pl.Expr]:
 
 @dataclass(frozen=True)
 class HolderTables:
-    """The tokens and pools every day's moves are looked up in (by fingerprint), made once for
-    a run's days."""
+    """The tokens and pools every day's moves are looked up in (by fingerprint), and the
+    watermark they count up to: made once for a run's days."""
 
     tokens: pl.DataFrame
     pools: pl.DataFrame
+    as_of: datetime
 
     @classmethod
-    def of(cls, frames: Mapping[str, pl.LazyFrame]) -> "HolderTables":
-        """From the lake's tokens and pairs."""
+    def of(cls, frames: Mapping[str, pl.LazyFrame], as_of: datetime) -> "HolderTables":
+        """From the lake's tokens and pairs, at the watermark `as_of`."""
         tokens = frames["tokens"].select("chain_id", "address", "decimals", "deploy_tx").collect()
         if tokens.height > _MAX_TOKENS:
             raise ValueError(f"{tokens.height} tokens are too many for one fold")
@@ -232,9 +233,9 @@ class HolderTables:
             key=distinct(pools.select(keyed("chain_id", "address")).to_series(), "pairs"),
             **{f"token{i}": _index(keyed("chain_id", f"token{i}"), tokens["key"])
                for i in (0, 1)})
-        return cls(tokens, pools)
+        return cls(tokens, pools, as_of)
 
-    def changes(self, moves: Mapping[str, pl.LazyFrame], as_of: datetime,
+    def changes(self, moves: Mapping[str, pl.LazyFrame],
                 read: pl.DataFrame | None = None) -> pl.DataFrame:
         """What the moves (swaps, transfers and liquidity events) up to the watermark change
         of what every address holds of every token: one row per token and address whose amount
@@ -242,7 +243,7 @@ class HolderTables:
         its deploy transaction (`minted`: the mint address, which is no holder of any token of
         its chain). `read`: the swaps' `holder_reads` when they were read already."""
         tokens, pools = self.tokens, self.pools
-        live = pl.col("block_time") <= as_of
+        live = pl.col("block_time") <= self.as_of
         swaps = moves["swaps"]
         if read is None:
             read = swaps.select(**holder_reads()).collect()
@@ -307,7 +308,7 @@ class HolderTables:
 
 def holder_changes_of(frames: Mapping[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     """`HolderTables.changes` of the moves in `frames`, with the tokens and pairs there."""
-    return HolderTables.of(frames).changes(frames, as_of)
+    return HolderTables.of(frames, as_of).changes(frames)
 
 
 def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
