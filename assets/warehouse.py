@@ -37,8 +37,8 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 
 # Products made a lake day at a time (Dagster's `days` partitions), a partition per day, by the
 # lake table whose days they follow; read back as one table, the days in order.
-BY_DAY = {"swap_legs": "swaps", "holder_changes": "swaps", "wallet_ledger": "swaps",
-          "wallet_book_states": "swaps", "token_marks": "swaps"}
+BY_DAY = {"swap_legs": "swaps", "holder_changes": "swaps", "reserve_days": "swaps",
+          "wallet_ledger": "swaps", "wallet_book_states": "swaps", "token_marks": "swaps"}
 # The partition column of a product made a day at a time (in the Delta log, not in the files).
 DAY = "date"
 # A product's versions stay readable this long after a newer one replaced them: every refresh

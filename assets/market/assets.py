@@ -2,7 +2,7 @@
 token rows and registry tokens."""
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import dagster as dg
 import polars as pl
@@ -11,18 +11,19 @@ from assets.checks import product_asset
 from assets.days import DAYS, made_by_day
 from assets.domains import keys, product_key
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
-from assets.market.pair_rows import KEY, assemble
+from assets.market.pair_rows import assemble
 from assets.market.pair_trades import (
     LegPricing,
     assemble_liquidity_trades,
     human,
     leg_reads,
 )
+from assets.market.reserves import reserve_day, reserves_at
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.market.token_rows import token_basis as token_basis_rows
 from assets.warehouse import Warehouse, materialized
 from core.quotes import prices_at
-from core.windows import around, as_swaps, in_windows, token_swaps, window_blocks
+from core.windows import as_swaps, in_windows, token_swaps, window_blocks
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -62,19 +63,6 @@ def quote_price_rows(updates: pl.LazyFrame) -> pl.LazyFrame:
             .sort("feed_id", "ts"))
 
 
-def _reserves(reserves: pl.LazyFrame, clock: dict) -> pl.LazyFrame:
-    """Per pair in one pass: the reserves at the watermark, a day and a week before, and the
-    first ones (the lake keeps each chain's events in block and log order, so last and first
-    follow time)."""
-    cutoffs = {"now": clock["as_of"], "then": clock["as_of_minus_day"],
-               "week": clock["as_of"] - WEEK, "first": datetime.min.replace(tzinfo=UTC)}
-    sides = ("reserve0", "reserve1")
-    return around(reserves, "block_time", sides, cutoffs).select(
-        *KEY, **{f"{c}_{name}": f"{c}_before_{name}" for c in sides
-                 for name in ("now", "then", "week")},
-        **{f"{c}_first": f"{c}_after_first" for c in sides})
-
-
 def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
     return kept.select("chain_id", "pair", reserve0=f"reserve0{suffix}",
                        reserve1=f"reserve1{suffix}").drop_nulls()
@@ -108,10 +96,11 @@ def liquidity(suffix: str = "") -> pl.Expr:
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,
-          deps=keys("reserves", "pair_tokens", "quote_prices", "as_of"))
+          deps=keys("reserve_days", "reserves", "pair_tokens", "quote_prices", "as_of"))
 def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each pair's reserves, USD price and liquidity at the watermark; its price and liquidity
-    a day before and its liquidity a week before (null when the pair had no reserves then)."""
+    a day before and its liquidity a week before (null when the pair had no reserves then):
+    the last reserves of the days before each instant and the rows of its own day."""
     clock = warehouse.clock()
     pairs = warehouse.scan("pair_tokens").select(
         "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
@@ -121,7 +110,8 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
         return valued(in_tokens(state, pairs), prices, ts).rename(
             lambda c: c if c in ("chain_id", "pair") else f"{c}{suffix}")
 
-    kept = _reserves(warehouse.scan("reserves"), clock).collect().lazy()
+    kept = reserves_at(warehouse, {"now": clock["as_of"], "then": clock["as_of_minus_day"],
+                                   "week": clock["as_of"] - WEEK}).collect().lazy()
     now = priced(_state(kept, "_now"), clock["as_of_s"], "")
     then = priced(_state(kept, "_then"), clock["as_of_s"] - 86_400, "_24h_ago")
     week = priced(_state(kept, "_week"), clock["as_of_s"] - int(WEEK.total_seconds()), "_7d_ago")
@@ -194,7 +184,8 @@ def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
 HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
-LEGS, CHANGES = product_key("swap_legs"), product_key("holder_changes")
+LEGS, CHANGES, RESERVES = (product_key(name) for name in (
+    "swap_legs", "holder_changes", "reserve_days"))
 
 
 @dg.multi_asset(
@@ -212,11 +203,16 @@ LEGS, CHANGES = product_key("swap_legs"), product_key("holder_changes")
             "every token, in exact raw amounts: a file per day, which the holder balances add "
             "up. The first day takes every move before it too (tokens are minted and pools "
             "funded before their first swap).")),
+        dg.AssetSpec(RESERVES, group_name=GROUP, deps=keys("reserves"), description=(
+            "Each pair's first and last reserves of each lake day, the first day's earlier "
+            "reserves apart (`earlier`): what the pair state's instants are read from, with "
+            "the rows of each instant's own day.")),
     ],
     partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(), can_subset=True)
 def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The swap legs and the holder changes a lake day at a time, each day's swaps read once
-    for both (each alone can be asked for: the legs do not read the watermark)."""
+    """The swap legs, the holder changes and the reserves' summary a lake day at a time, each
+    day's swaps read once for the first two (each alone can be asked for: the legs do not read
+    the watermark)."""
     asked = context.selected_asset_keys
     pricing = LegPricing.of(warehouse.frames(LEG_INPUTS)) if LEGS in asked else None
     holders = (HolderTables.of(warehouse.frames(("tokens", "pairs")), warehouse.clock()["as_of"])
@@ -228,15 +224,19 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
 
     def made(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
         swaps = warehouse.scan_day("swaps", day)
-        read = swaps.with_row_index("swap", offset=starts.get(day, 0)).select(**reads).collect()
+        read = (swaps.with_row_index("swap", offset=starts.get(day, 0)).select(**reads).collect()
+                if reads else None)
         frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
-        if pricing is not None:
+        if pricing is not None and read is not None:
             frames["swap_legs"] = pricing.legs(read.lazy())
         if holders is not None:
             # No swap comes before the first day of swaps: only the other moves go back further.
             moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day, earlier=day == first)
                                         for name in ("transfers", "liquidity_events")}}
             frames["holder_changes"] = holders.changes(moves, read)
+        if RESERVES in asked:
+            frames["reserve_days"] = reserve_day(
+                warehouse.scan_day("reserves", day, earlier=day == first), day)
         return frames
 
     yield from made_by_day(context, warehouse, made)

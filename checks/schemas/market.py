@@ -243,6 +243,24 @@ class HolderChange(pa.DataFrameModel):
         return data.lazyframe.select((pl.col("change") != 0) | pl.col("minted"))
 
 
+class ReserveDay(pa.DataFrameModel):
+    """One pair's first and last reserves of one lake day (raw amounts, exact); a first day's
+    reserves before the day are a row of their own (`earlier`)."""
+
+    chain_id: int = pa.Field(gt=0)
+    pair: str
+    earlier: bool
+    reserve0_first: Raw = raw(ge=0)
+    reserve1_first: Raw = raw(ge=0)
+    reserve0_last: Raw = raw(ge=0)
+    reserve1_last: Raw = raw(ge=0)
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["chain_id", "pair", "earlier"]
+
+
 class PairTrade(pa.DataFrameModel):
     """What every pair trade (spec 2.7) has: its event's key and amounts."""
 

@@ -29,8 +29,8 @@ DAY_18, DAY_19, DAY_20 = (int(datetime(2026, 11, d, tzinfo=UTC).timestamp())
 # The day partitions alone, with the asset that pins the lake state they are made from and the
 # products they read (the quotes' prices, the pairs' tokens).
 LEGS = [product_key(name) for name in ("as_of", "quote_prices", "pair_tokens", "swap_legs",
-                                        "holder_changes", "wallet_ledger", "wallet_book_states",
-                                        "token_marks")]
+                                        "holder_changes", "reserve_days", "wallet_ledger",
+                                        "wallet_book_states", "token_marks")]
 # Every product but the snapshot, which is where they are published, not what is computed.
 PRODUCED = [product_key(name) for name, domain in PRODUCTS.items() if domain != "publish"]
 PUBLISHED = [*PRODUCED, dg.AssetKey(["publish", "snapshot"])]
@@ -120,8 +120,8 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
         refresh(instance, full, lake.days("swaps"), PUBLISHED)
     made, rebuilt = products(incremental), products(full)
     assert made.keys() == rebuilt.keys()
-    assert {f"{name}/{day}" for name in ("swap_legs", "holder_changes", "wallet_ledger",
-                                         "wallet_book_states", "token_marks")
+    assert {f"{name}/{day}" for name in ("swap_legs", "holder_changes", "reserve_days",
+                                         "wallet_ledger", "wallet_book_states", "token_marks")
             for day in ("2026-11-18", "2026-11-20")} <= made.keys()
     for name, frame in made.items():
         assert frame.height == rebuilt[name].height, name

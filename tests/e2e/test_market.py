@@ -14,6 +14,7 @@ import pytest
 from assets.checks import product_checks
 from assets.market.assets import LEGS, market_days
 from assets.market.pair_trades import LegPricing
+from assets.market.reserves import reserves_at
 from assets.warehouse import Warehouse
 from pipelines.definitions import carried
 from sources.lake import Lake
@@ -235,6 +236,35 @@ def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypat
             outcomes[day] = (evaluation.passed, evaluation.metadata["failure_count"].value,
                              evaluation.partition)
     assert outcomes == {days[0]: (False, 3, days[0]), days[-1]: (True, 0, days[-1])}
+
+
+def test_reserves_at_any_instant_are_the_last_of_every_reserve_before_it(home, lake):
+    warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    days = sorted(warehouse.files("reserve_days"))
+    as_of = warehouse.clock()["as_of"]
+    # Every reserve in chain order, from the raw lake: the last at or before each instant.
+    every = lake.read("reserves").sort("chain_id", "block_number", "log_index")
+    day = pl.col("block_time").dt.date().cast(pl.String)
+    # Instants inside each of the first two days (among their reserves), before the first
+    # day, and the watermark.
+    middle = {d: every.filter(day == d)["block_time"].sort()[every.filter(day == d).height // 2]
+              for d in days[:2]}
+    cutoffs = {"before": middle[days[0]] - timedelta(days=1), "day_one": middle[days[0]],
+               "day_two": middle[days[1]], "now": as_of}
+    got = reserves_at(warehouse, cutoffs).collect()
+    for name, at in cutoffs.items():
+        want = (every.filter(pl.col("block_time") <= at).group_by("chain_id", "pair")
+                .agg(pl.col("reserve0", "reserve1").last()))
+        seen = got.select("chain_id", "pair", reserve0=f"reserve0_{name}",
+                          reserve1=f"reserve1_{name}").drop_nulls()
+        assert want.height > 0
+        assert seen.sort("chain_id", "pair").equals(want.sort("chain_id", "pair")), name
+    firsts = every.group_by("chain_id", "pair").agg(pl.col("reserve0", "reserve1").first())
+    assert got.select("chain_id", "pair", reserve0="reserve0_first", reserve1="reserve1_first"
+                      ).sort("chain_id", "pair").equals(firsts.sort("chain_id", "pair"))
+    # The first day keeps the reserves before it apart: pools are funded before their swaps.
+    summary = warehouse.product_days("reserve_days", days[:1]).collect()
+    assert summary["earlier"].any() and not summary["earlier"].all()
 
 
 def test_trades_page_both_ways_and_filter(api, lake):

@@ -1,0 +1,64 @@
+"""Each pair's reserves at the watermark and at the instants before it, from each lake day's first
+and last reserves (`reserve_days`) and the rows of the instant's own day: a refresh reads the
+days its instants fall in, not every reserve since the first pool was funded."""
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import polars as pl
+
+from assets.warehouse import Warehouse
+
+NAME = "reserve_days"
+KEY = ("chain_id", "pair")
+SIDES = ("reserve0", "reserve1")
+
+
+def reserve_day(rows: pl.LazyFrame, day: str) -> pl.LazyFrame:
+    """A lake day's first and last reserves per pair, from its rows in chain order; a first
+    day's rows before the day (`earlier`: every reserve before the first day of swaps) are kept
+    apart, ahead of the day's own."""
+    start = datetime.fromisoformat(day).replace(tzinfo=UTC)
+    return (rows.group_by(*KEY, earlier=pl.col("block_time") < start)
+            .agg(*[pl.col(side).first().alias(f"{side}_first") for side in SIDES],
+                 *[pl.col(side).last().alias(f"{side}_last") for side in SIDES])
+            .sort(*KEY, pl.col("earlier").not_()))
+
+
+def reserves_at(warehouse: Warehouse, cutoffs: Mapping[str, datetime]) -> pl.LazyFrame:
+    """Per pair: each side's last reserve at or before every cutoff (`{side}_{name}`, null when
+    there is none) and its first ever (`{side}_first`). A day's last is the last of the days
+    before it, unless its own rows before the cutoff have one."""
+    if "first" in cutoffs:
+        raise ValueError("`first` names the first reserves, not a cutoff")
+    days = warehouse.lake().days("swaps")
+    made = warehouse.files(NAME) if days and warehouse.exists(NAME) else {}
+    missing = [day for day in days if day not in made]
+    if missing:
+        raise FileNotFoundError(
+            f"{NAME} of {', '.join(missing)} not materialised: materialise the market days "
+            "from the first of them")
+    found = None
+    for name, at in cutoffs.items():
+        last = _last_at(warehouse, days, at).rename({s: f"{s}_{name}" for s in SIDES})
+        found = last if found is None else found.join(last, on=KEY, how="full", coalesce=True)
+    first = (warehouse.product_days(NAME, days).group_by(*KEY, maintain_order=True)
+             .agg(*[pl.col(f"{side}_first").first() for side in SIDES]))
+    return first if found is None else first.join(found, on=KEY, how="full", coalesce=True)
+
+
+def _last_at(warehouse: Warehouse, days: list[str], at: datetime) -> pl.LazyFrame:
+    """Per pair with a reserve at or before `at`: its last."""
+    day = at.astimezone(UTC).date().isoformat()
+    if not days or day < days[0]:
+        # Before the first day of swaps: the first day's summary holds later rows too.
+        rows = warehouse.scan("reserves").filter(pl.col("block_time") <= at)
+        return rows.group_by(*KEY).agg(pl.col(*SIDES).last())
+    before = warehouse.product_days(NAME, [d for d in days if d < day] or days[:1])
+    if day == days[0]:
+        before = before.filter("earlier")
+    stacked = pl.concat([
+        before.select(*KEY, **{side: f"{side}_last" for side in SIDES}),
+        warehouse.scan_day("reserves", day).filter(pl.col("block_time") <= at)
+        .select(*KEY, *SIDES)])
+    return stacked.group_by(*KEY, maintain_order=True).agg(pl.col(*SIDES).last())
