@@ -1,9 +1,10 @@
 """Blocking Dagster asset checks: every product's schema of record and the rules across products,
-run in the product's own step (`product_asset`), plus the day partitions' and the lake's checks."""
+run in the product's own step (`product_asset`, `checked_by_day`), plus the lake's checks."""
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Callable, Iterator, Mapping, Set
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,9 +12,9 @@ import dagster as dg
 import pandera.polars as pa
 import polars as pl
 
-from assets.days import DAYS
+from assets.days import DAYS, made_by_day
 from assets.domains import PRODUCTS, keys, product_key
-from assets.warehouse import BY_DAY, Warehouse
+from assets.warehouse import Warehouse, storable
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, combined, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
@@ -43,6 +44,66 @@ def schema_check_spec(name: str, key: dg.AssetKey) -> dg.AssetCheckSpec:
     """The blocking schema check of a product whose own step checks it as it is made."""
     return dg.AssetCheckSpec(SCHEMA_CHECK, asset=key, blocking=True,
                              description=_described(PRODUCT_SCHEMAS[name]))
+
+
+def day_check_spec(name: str) -> dg.AssetCheckSpec:
+    """The blocking schema check of a product made a day at a time, on the days'
+    partitions: each run's result is shown on the days it made."""
+    return dg.AssetCheckSpec(SCHEMA_CHECK, asset=product_key(name), blocking=True,
+                             partitions_def=DAYS, description=_described(PRODUCT_SCHEMAS[name]))
+
+
+def checked_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
+                   made: Callable[[str], Mapping[str, pl.DataFrame | pl.LazyFrame]]
+                   ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """`made_by_day`, with each product's schema check run in the same step: each day's frame
+    checked as it is written (on a thread of its own, while the next day is made), a day at a
+    time (a product's key is unique within its day), and the days' outcomes reported with the
+    product. A check asked for without its product checks the stored days instead."""
+    asked = {check.asset_key for check in context.selected_asset_check_keys}
+    stored = [key for key in asked if key not in context.selected_asset_keys]
+    for key in stored:
+        yield as_result(_stored_days(warehouse, key.path[-1], context.partition_keys), key,
+                        SCHEMA_CHECK)
+    outcomes: dict[str, list[Future[Outcome]]] = {}
+
+    with ThreadPoolExecutor(1) as checking:
+        def checked(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+            frames = dict(made(day))
+            for name, frame in frames.items():
+                if product_key(name) in asked:
+                    frames[name] = whole = frame.collect() if isinstance(
+                        frame, pl.LazyFrame) else frame
+                    outcomes.setdefault(name, []).append(checking.submit(
+                        piece_outcome, name,
+                        storable(whole).select(_read_by(PRODUCT_SCHEMAS[name]))))
+            return frames
+
+        products = made_by_day(context, warehouse, checked)
+        done = {name: combined(name, [o.result() for o in found])
+                for name, found in outcomes.items()}
+    files = {name: warehouse.files(name) for name, outcome in done.items() if outcome.passed}
+    for name, by_day in files.items():
+        warehouse.passed(name, [path for day in context.partition_keys for path in by_day[day]],
+                         rules_of(name))
+    for product in products:
+        name = product.asset_key.path[-1] if product.asset_key else ""
+        yield dg.MaterializeResult(
+            asset_key=product.asset_key, metadata=product.metadata,
+            check_results=[as_result(done[name], product.asset_key, SCHEMA_CHECK)]
+            if name in done else None)
+
+
+def _stored_days(warehouse: Warehouse, name: str, days: list[str]) -> Outcome:
+    """A product made a day at a time checked as stored, on `days`, a day at a time; a pass is
+    recorded with the files it read."""
+    files = warehouse.files(name)
+    read = [files[day] for day in sorted(days)]
+    outcome = combined(name, [piece_outcome(name, warehouse.read(day).select(
+        _read_by(PRODUCT_SCHEMAS[name])).collect()) for day in read])
+    if outcome.passed:
+        warehouse.passed(name, [path for day in read for path in day], rules_of(name))
+    return outcome
 
 
 def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: Any
@@ -96,12 +157,11 @@ def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
 
 
 def product_checks(carried: Set[dg.AssetCheckKey]) -> list[dg.AssetChecksDefinition]:
-    """The checks no product's own step runs: the schema check of each product made a day at a
-    time (on the days' partitions), and the chain records' counts against the lake. Every other
-    check is `carried` by its product's asset (`product_asset`, the wallet books): one missing
-    is an error, not a product left unchecked."""
-    every = {*(dg.AssetCheckKey(product_key(name), SCHEMA_CHECK) for name in PRODUCT_SCHEMAS
-               if name not in BY_DAY), *(_rule_spec(rule).key for rule in CROSS_RULES)}
+    """The check no product's own step runs: the chain records' counts against the lake. Every
+    other check is `carried` by its product's asset (`product_asset`, `checked_by_day`, the
+    wallet books): one missing is an error, not a product left unchecked."""
+    every = {*(dg.AssetCheckKey(product_key(name), SCHEMA_CHECK) for name in PRODUCT_SCHEMAS),
+             *(_rule_spec(rule).key for rule in CROSS_RULES)}
     if every - carried:
         raise ValueError("checks no step runs: " + ", ".join(
             sorted(key.to_user_string() for key in every - carried)))
@@ -116,7 +176,7 @@ def product_checks(carried: Set[dg.AssetCheckKey]) -> list[dg.AssetChecksDefinit
             warehouse.scan("swaps"), warehouse.scan("heads"), as_of)
         return as_result(outcome)
 
-    return [*(_day_check(name, product_key(name)) for name in BY_DAY), chain_counts]
+    return [chain_counts]
 
 
 @dataclass(frozen=True)
@@ -185,26 +245,6 @@ def cross_outcome(warehouse: Warehouse, rule: CrossRule) -> Outcome:
 
 def _described(model: type[pa.DataFrameModel]) -> str:
     return f"{model.__name__}: types, bounds and the spec's meaning rules"
-
-
-def _day_check(name: str, key: dg.AssetKey) -> dg.AssetChecksDefinition:
-    """The schema check of a product made a day at a time: of the days the run made, each
-    day's result shown on its partition."""
-    @dg.asset_check(asset=key, name=SCHEMA_CHECK, blocking=True, partitions_def=DAYS,
-                    description=_described(PRODUCT_SCHEMAS[name]))
-    def _check(context: dg.AssetCheckExecutionContext,
-               warehouse: Warehouse) -> dg.AssetCheckResult:
-        files = warehouse.files(name)
-        days = [files[day] for day in sorted(context.partition_keys)]
-        # A day at a time: a product's key is unique within its day.
-        outcome = combined(name, [piece_outcome(name, warehouse.read(day).select(
-            _read_by(PRODUCT_SCHEMAS[name])).collect()) for day in days])
-        read = [path for day in days for path in day]
-        if outcome.passed:
-            warehouse.passed(name, read, rules_of(name))
-        return as_result(outcome)
-
-    return _check
 
 
 def _read_by(model: type[pa.DataFrameModel]) -> list[str] | pl.Expr:

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 import dagster as dg
 import polars as pl
 
-from assets.checks import product_asset
-from assets.days import DAYS, made_by_day
+from assets.checks import checked_by_day, day_check_spec, product_asset
+from assets.days import DAYS
 from assets.domains import keys, product_key
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
 from assets.market.pair_rows import assemble
@@ -208,6 +208,7 @@ LEGS, CHANGES, RESERVES = (product_key(name) for name in (
             "reserves apart (`earlier`): what the pair state's instants are read from, with "
             "the rows of each instant's own day.")),
     ],
+    check_specs=[day_check_spec(name) for name in ("swap_legs", "holder_changes", "reserve_days")],
     partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(), can_subset=True)
 def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The swap legs, the holder changes and the reserves' summary a lake day at a time, each
@@ -239,7 +240,7 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
                 warehouse.scan_day("reserves", day, earlier=day == first), day)
         return frames
 
-    yield from made_by_day(context, warehouse, made)
+    yield from checked_by_day(context, warehouse, made)
 
 
 @product_asset(deps=keys("holder_changes", "tokens", "pairs"))

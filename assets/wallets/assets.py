@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import dagster as dg
 import polars as pl
 
-from assets.checks import product_asset, schema_check_spec
-from assets.days import DAYS, made_by_day
+from assets.checks import checked_by_day, day_check_spec, product_asset, schema_check_spec
+from assets.days import DAYS
 from assets.domains import keys
 from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays
@@ -42,6 +42,8 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
               "Every token's last priced swap price at the end of each lake day: what the "
               "next day's movements are charged at before a swap of theirs."),
     ],
+    check_specs=[day_check_spec(name)
+                 for name in ("wallet_ledger", "wallet_book_states", "token_marks")],
     partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run())
 def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The ledger a lake day at a time, each day accounted from the books and marks the days
@@ -70,7 +72,7 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
             return {"wallet_ledger": ledger.drop("slot"), "wallet_book_states": closing,
                     "token_marks": marks_after}
 
-        yield from made_by_day(context, warehouse, made)
+        yield from checked_by_day(context, warehouse, made)
 
 
 @dg.multi_asset(
