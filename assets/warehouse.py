@@ -140,16 +140,16 @@ class Warehouse(dg.ConfigurableResource):
             return self._days(name, version)
         return self.read(self.files(name, version)[None])
 
-    def scan_day(self, name: str, day: str, earlier: bool = False) -> pl.LazyFrame:
-        """A raw table's rows of one day (YYYY-MM-DD) and, with `earlier`, of every day before
-        it (what a first day takes: tokens are minted and pools funded before their first
-        swap)."""
+    def scan_day(self, name: str, day: str) -> pl.LazyFrame:
+        """A raw table's rows of a day partition (a day of swaps, YYYY-MM-DD): those of the
+        lake's dates after the day of swaps before it, up to it, so that the moves of a date no
+        swap was made on count in the next day of swaps; the first day's, every row up to it
+        (tokens are minted and pools funded before their first swap)."""
         _depended_on(name)
-        rows = self.lake().scan(name, day)
-        if not earlier:
-            return rows
-        start = datetime.fromisoformat(day).replace(tzinfo=UTC)
-        return pl.concat([self.lake().scan(name).filter(pl.col("block_time") < start), rows])
+        lake = self.lake()
+        after = max((d for d in lake.days("swaps") if d < day), default="")
+        dates = tuple(d for d in lake.days(name) if after < d <= day)
+        return lake.scan(name, dates or day)
 
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""

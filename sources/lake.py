@@ -88,7 +88,7 @@ COMMIT_TRIES = 5
 # A table of at most this size is read once per version and kept: a week's liquidity events are
 # a few thousand rows in over a thousand daily files, which cost more to open than to hold.
 KEPT_BYTES = 32 * 2**20
-_KEPT: dict[tuple[str, str, int, str | None], pl.DataFrame] = {}
+_KEPT: dict[tuple[str, str, int, str | tuple[str, ...] | None], pl.DataFrame] = {}
 
 
 def default_root() -> str:
@@ -186,11 +186,11 @@ class Lake:
             if version > mark.versions.get(name, -1):
                 self.restore(name, mark.versions.get(name))
 
-    def scan(self, table: str, day: str | None = None) -> pl.LazyFrame:
+    def scan(self, table: str, day: str | tuple[str, ...] | None = None) -> pl.LazyFrame:
         """A table as one lazy frame (empty with its schema when absent): its files in partition
         order and, inside a partition, by their earliest time and smallest key, so a chain's
-        events come in block and log order; with `day` (YYYY-MM-DD), only that date's
-        partitions. A table of at most KEPT_BYTES is read once per version and kept."""
+        events come in block and log order; with `day` (YYYY-MM-DD, or several), only those
+        dates' partitions. A table of at most KEPT_BYTES is read once per version and kept."""
         spec = _spec(table)
         delta = self._table(table)
         if delta is None:
@@ -539,10 +539,11 @@ class Lake:
                               min_block=pl.col("min.block_number").cast(pl.Int64))
 
     def _files(self, table: str, delta: DeltaTable, spec: LakeTable,
-               day: str | None = None) -> tuple[list[str], int]:
+               day: str | tuple[str, ...] | None = None) -> tuple[list[str], int]:
         actions = _actions(delta)
         if day is not None and not actions.is_empty():
-            actions = actions.filter(pl.col("partition.date") == day)
+            actions = actions.filter(pl.col("partition.date").is_in(
+                [day] if isinstance(day, str) else list(day)))
         return self._ordered(table, spec, actions)
 
     def _ordered(self, table: str, spec: LakeTable,

@@ -221,7 +221,7 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     reads = (leg_reads() if pricing is not None else {}) | (
         holder_reads() if holders is not None else {})
     lake = warehouse.lake()
-    starts, first = lake.offsets("swaps"), lake.days("swaps")[0]
+    starts = lake.offsets("swaps")
 
     def made(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
         swaps = warehouse.scan_day("swaps", day)
@@ -231,13 +231,11 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
         if pricing is not None and read is not None:
             frames["swap_legs"] = pricing.legs(read.lazy())
         if holders is not None:
-            # No swap comes before the first day of swaps: only the other moves go back further.
-            moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day, earlier=day == first)
+            moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day)
                                         for name in ("transfers", "liquidity_events")}}
             frames["holder_changes"] = holders.changes(moves, read)
         if RESERVES in asked:
-            frames["reserve_days"] = reserve_day(
-                warehouse.scan_day("reserves", day, earlier=day == first), day)
+            frames["reserve_days"] = reserve_day(warehouse.scan_day("reserves", day), day)
         return frames
 
     yield from checked_by_day(context, warehouse, made)

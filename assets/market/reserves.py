@@ -15,9 +15,9 @@ SIDES = ("reserve0", "reserve1")
 
 
 def reserve_day(rows: pl.LazyFrame, day: str) -> pl.LazyFrame:
-    """A lake day's first and last reserves per pair, from its rows in chain order; a first
-    day's rows before the day (`earlier`: every reserve before the first day of swaps) are kept
-    apart, ahead of the day's own."""
+    """A day of swaps' first and last reserves per pair, from its rows in chain order
+    (`Warehouse.scan_day`); those before its date (`earlier`: of dates no swap was made on, and
+    for the first day every reserve before it) are kept apart, ahead of the date's own."""
     start = datetime.fromisoformat(day).replace(tzinfo=UTC)
     return (rows.group_by(*KEY, earlier=pl.col("block_time") < start)
             .agg(*[pl.col(side).first().alias(f"{side}_first") for side in SIDES],
@@ -48,17 +48,22 @@ def reserves_at(warehouse: Warehouse, cutoffs: Mapping[str, datetime]) -> pl.Laz
 
 
 def _last_at(warehouse: Warehouse, days: list[str], at: datetime) -> pl.LazyFrame:
-    """Per pair with a reserve at or before `at`: its last."""
-    day = at.astimezone(UTC).date().isoformat()
-    if not days or day < days[0]:
+    """Per pair with a reserve at or before `at`: its last. The days of swaps before the
+    instant's date give their last; then, on a day of swaps, that day's rows before its date
+    (`earlier`) and its date's rows up to the instant; on a date no swap was made on, the rows
+    of the dates since the last day of swaps."""
+    date = at.astimezone(UTC).date().isoformat()
+    if not days or date < days[0]:
         # Before the first day of swaps: the first day's summary holds later rows too.
         rows = warehouse.scan("reserves").filter(pl.col("block_time") <= at)
         return rows.group_by(*KEY).agg(pl.col(*SIDES).last())
-    before = warehouse.product_days(NAME, [d for d in days if d < day] or days[:1])
-    if day == days[0]:
-        before = before.filter("earlier")
+    before = [d for d in days if d < date]
+    parts = [warehouse.product_days(NAME, before)] if before else []
+    rows = warehouse.scan_day("reserves", date).filter(pl.col("block_time") <= at)
+    if date in days:
+        parts.append(warehouse.product_days(NAME, [date]).filter("earlier"))
+        rows = rows.filter(pl.col("block_time") >= datetime.fromisoformat(date).replace(tzinfo=UTC))
     stacked = pl.concat([
-        before.select(*KEY, **{side: f"{side}_last" for side in SIDES}),
-        warehouse.scan_day("reserves", day).filter(pl.col("block_time") <= at)
-        .select(*KEY, *SIDES)])
+        *(part.select(*KEY, **{side: f"{side}_last" for side in SIDES}) for part in parts),
+        rows.select(*KEY, *SIDES)])
     return stacked.group_by(*KEY, maintain_order=True).agg(pl.col(*SIDES).last())

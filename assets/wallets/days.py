@@ -32,10 +32,11 @@ class LedgerDays:
         return mint_wallets(transfers, self.frames["tokens"]).collect().lazy()
 
     def inputs(self, day: str) -> dict[str, pl.LazyFrame]:
-        """A day's ledger inputs: its swap legs and movements, the first day's with every
-        movement before it, and the lake's swaps, pools and tokens."""
+        """A day's ledger inputs: its swap legs and movements (`Warehouse.scan_day`: those
+        since the day of swaps before it, the first day's with every one before it), and the
+        lake's swaps, pools and tokens."""
         return {**self.frames, "swap_legs": self.warehouse.product_days("swap_legs", [day]),
-                **{name: self.warehouse.scan_day(name, day, earlier=day == self.days[0])
+                **{name: self.warehouse.scan_day(name, day)
                    for name in ("transfers", "liquidity_events")}}
 
     def carried(self, day: str) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
