@@ -39,6 +39,9 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 # lake table whose days they follow; read back as one table, the days in order.
 BY_DAY = {"swap_legs": "swaps", "holder_changes": "swaps", "reserve_days": "swaps",
           "wallet_ledger": "swaps", "wallet_book_states": "swaps", "token_marks": "swaps"}
+# The lake tables read a day partition at a time (`Warehouse.scan_day`): a change to any of them
+# changes the day of swaps that takes its date.
+DAY_TABLES = ("swaps", "transfers", "liquidity_events", "reserves")
 # The partition column of a product made a day at a time (in the Delta log, not in the files).
 DAY = "date"
 # A product's versions stay readable this long after a newer one replaced them: every refresh
@@ -145,6 +148,8 @@ class Warehouse(dg.ConfigurableResource):
         lake's dates after the day of swaps before it, up to it, so that the moves of a date no
         swap was made on count in the next day of swaps; the first day's, every row up to it
         (tokens are minted and pools funded before their first swap)."""
+        if name not in DAY_TABLES:
+            raise ValueError(f"{name} is not read a day at a time (DAY_TABLES)")
         _depended_on(name)
         lake = self.lake()
         after = max((d for d in lake.days("swaps") if d < day), default="")

@@ -7,7 +7,7 @@ import dagster as dg
 
 from assets.days import run_tags
 from assets.domains import key
-from assets.warehouse import Warehouse
+from assets.warehouse import DAY_TABLES, Warehouse
 from sources.lake import TABLES, Lake
 
 CADENCES = {
@@ -77,7 +77,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             return dg.SkipReason(f"a refresh is under way ({busy[0].run_id[:8]})")
         before = seen.get("versions", {})
         pinned = Lake(versions=progress.versions)
-        days = pinned.changed_days("swaps", before.get("swaps"))
+        days = changed_partitions(pinned, before)
         context.update_cursor(json.dumps({"watermark": watermark,
                                           "versions": progress.versions}))
         observed = [dg.AssetObservation(
@@ -94,6 +94,17 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             asset_events=observed)
 
     return lake_updates
+
+
+def changed_partitions(lake: Lake, before: dict[str, int]) -> list[str]:
+    """The day partitions a change since the table versions `before` makes again: each day of
+    swaps whose date changed in a table read a day at a time, or which takes a changed date
+    without swaps (the first day of swaps on or after it); a date no swap has reached yet is
+    taken by the day that first does."""
+    days = lake.days("swaps")
+    changed = {date for table in DAY_TABLES for date in lake.changed_days(table, before.get(table))}
+    return sorted({next(day for day in days if day >= date) for date in changed
+                   if days and date <= days[-1]})
 
 
 @dg.op

@@ -1,11 +1,13 @@
 import os
 import time
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import dagster as dg
 import polars as pl
 
 from assets.warehouse import Warehouse
+from core.columns import RAW
 from pipelines.schedules import lake_maintenance, lake_sensor
 from sources.lake import COMPACT_ABOVE_FILES, Lake
 from tests.sources.test_lake import later, swaps
@@ -57,6 +59,33 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
         assert days_of(requested(result)) == ("2026-11-19", "2026-11-19")
         # Then only the tables whose version moved.
         assert observed(result) == {"swaps": 1}
+
+
+def test_a_change_to_a_day_read_table_alone_makes_the_day_of_swaps_that_takes_it(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    sensor = lake_sensor("everything")
+    lake = Lake()
+    lake.write("swaps", swaps())  # the 18th and the 19th
+    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+    lake.mark(mark, "test")
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance)
+        requested(sensor(context))
+        # A reserve written late for the 18th, with no swap: that day is made again, and the
+        # days after it, as for a swap.
+        lake.append("reserves", pl.DataFrame({
+            "chain_id": [1], "block_number": [9], "log_index": [1],
+            "block_time": pl.Series([datetime(2026, 11, 18, 23, 58, tzinfo=UTC)],
+                                    dtype=pl.Datetime("us", "UTC")),
+            "tx_hash": ["0x9"], "pair": ["0xp"],
+            "reserve0": pl.Series([Decimal(5)], dtype=RAW),
+            "reserve1": pl.Series([Decimal(7)], dtype=RAW)}))
+        lake.mark(mark + timedelta(seconds=2), "test")
+        context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
+        result = sensor(context)
+        assert days_of(requested(result)) == ("2026-11-18", "2026-11-19")
+        assert observed(result) == {"reserves": 0}
 
 
 def test_the_sensor_shows_how_far_a_chain_follower_stands_behind_the_head(tmp_path,
