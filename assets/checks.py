@@ -63,7 +63,7 @@ def checked_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
     asked = {check.asset_key for check in context.selected_asset_check_keys}
     stored = [key for key in asked if key not in context.selected_asset_keys]
     for key in stored:
-        yield as_result(_stored_days(warehouse, key.path[-1], context.partition_keys), key,
+        yield as_result(stored_outcome(warehouse, key.path[-1], context.partition_keys), key,
                         SCHEMA_CHECK)
     outcomes: dict[str, list[Future[Outcome]]] = {}
 
@@ -92,18 +92,6 @@ def checked_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
             asset_key=product.asset_key, metadata=product.metadata,
             check_results=[as_result(done[name], product.asset_key, SCHEMA_CHECK)]
             if name in done else None)
-
-
-def _stored_days(warehouse: Warehouse, name: str, days: list[str]) -> Outcome:
-    """A product made a day at a time checked as stored, on `days`, a day at a time; a pass is
-    recorded with the files it read."""
-    files = warehouse.files(name)
-    read = [files[day] for day in sorted(days)]
-    outcome = combined(name, [piece_outcome(name, warehouse.read(day).select(
-        _read_by(PRODUCT_SCHEMAS[name])).collect()) for day in read])
-    if outcome.passed:
-        warehouse.passed(name, [path for day in read for path in day], rules_of(name))
-    return outcome
 
 
 def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: Any
@@ -144,15 +132,17 @@ def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: A
     return decorate
 
 
-def stored_outcome(warehouse: Warehouse, name: str) -> Outcome:
-    """A stored product checked against its schema of record; a pass is recorded with the
-    files it read (`Warehouse.passed`)."""
-    version = warehouse.version(name)
-    outcome = piece_outcome(name, warehouse.scan(name, version).select(
-        _read_by(PRODUCT_SCHEMAS[name])).collect())
+def stored_outcome(warehouse: Warehouse, name: str, days: list[str] | None = None) -> Outcome:
+    """A stored product checked against its schema of record: whole, or for a product made a
+    day at a time, `days` of it a day at a time (a product's key is unique within its day); a
+    pass is recorded with the files it read (`Warehouse.passed`)."""
+    files = warehouse.files(name, warehouse.version(name))
+    pieces = ([files[day] for day in sorted(days)] if days is not None
+              else [[path for paths in files.values() for path in paths]])
+    outcome = combined(name, [piece_outcome(name, warehouse.read(piece).select(
+        _read_by(PRODUCT_SCHEMAS[name])).collect()) for piece in pieces])
     if outcome.passed:
-        warehouse.passed(name, [path for paths in warehouse.files(name, version).values()
-                                for path in paths], rules_of(name))
+        warehouse.passed(name, [path for piece in pieces for path in piece], rules_of(name))
     return outcome
 
 

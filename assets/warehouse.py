@@ -154,7 +154,7 @@ class Warehouse(dg.ConfigurableResource):
         lake = self.lake()
         after = max((d for d in lake.days("swaps") if d < day), default="")
         dates = tuple(d for d in lake.days(name) if after < d <= day)
-        return lake.scan(name, dates or day)
+        return lake.scan(name, dates)
 
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""

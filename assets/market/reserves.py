@@ -38,32 +38,39 @@ def reserves_at(warehouse: Warehouse, cutoffs: Mapping[str, datetime]) -> pl.Laz
         raise FileNotFoundError(
             f"{NAME} of {', '.join(missing)} not materialised: materialise the market days "
             "from the first of them")
+    # A few rows per pool and day: read once for every cutoff.
+    summaries = {day: warehouse.read(made[day]).collect() for day in days}
     found = None
     for name, at in cutoffs.items():
-        last = _last_at(warehouse, days, at).rename({s: f"{s}_{name}" for s in SIDES})
+        last = _last_at(warehouse, summaries, at).rename({s: f"{s}_{name}" for s in SIDES})
         found = last if found is None else found.join(last, on=KEY, how="full", coalesce=True)
-    first = (warehouse.product_days(NAME, days).group_by(*KEY, maintain_order=True)
-             .agg(*[pl.col(f"{side}_first").first() for side in SIDES]))
+    # Before any day of swaps, the first reserves are the lake's own.
+    firsts = (pl.concat([s.lazy() for s in summaries.values()]) if summaries
+              else warehouse.scan("reserves").select(
+                  *KEY, **{f"{side}_first": side for side in SIDES}))
+    first = firsts.group_by(*KEY, maintain_order=True).agg(
+        *[pl.col(f"{side}_first").first() for side in SIDES])
     return first if found is None else first.join(found, on=KEY, how="full", coalesce=True)
 
 
-def _last_at(warehouse: Warehouse, days: list[str], at: datetime) -> pl.LazyFrame:
+def _last_at(warehouse: Warehouse, summaries: Mapping[str, pl.DataFrame],
+             at: datetime) -> pl.LazyFrame:
     """Per pair with a reserve at or before `at`: its last. The days of swaps before the
-    instant's date give their last; then, on a day of swaps, that day's rows before its date
-    (`earlier`) and its date's rows up to the instant; on a date no swap was made on, the rows
-    of the dates since the last day of swaps."""
+    instant's date give their last (`summaries`, by day); then, on a day of swaps, that day's
+    rows before its date (`earlier`) and its date's rows up to the instant; on a date no swap
+    was made on, the rows of the dates since the last day of swaps."""
     date = at.astimezone(UTC).date().isoformat()
-    if not days or date < days[0]:
+    if not summaries or date < min(summaries):
         # Before the first day of swaps: the first day's summary holds later rows too.
         rows = warehouse.scan("reserves").filter(pl.col("block_time") <= at)
         return rows.group_by(*KEY).agg(pl.col(*SIDES).last())
-    before = [d for d in days if d < date]
-    parts = [warehouse.product_days(NAME, before)] if before else []
+    parts = [summary for day, summary in summaries.items() if day < date]
     rows = warehouse.scan_day("reserves", date).filter(pl.col("block_time") <= at)
-    if date in days:
-        parts.append(warehouse.product_days(NAME, [date]).filter("earlier"))
+    if date in summaries:
+        parts.append(summaries[date].filter("earlier"))
         rows = rows.filter(pl.col("block_time") >= datetime.fromisoformat(date).replace(tzinfo=UTC))
     stacked = pl.concat([
-        *(part.select(*KEY, **{side: f"{side}_last" for side in SIDES}) for part in parts),
+        *(part.lazy().select(*KEY, **{side: f"{side}_last" for side in SIDES})
+          for part in parts),
         rows.select(*KEY, *SIDES)])
     return stacked.group_by(*KEY, maintain_order=True).agg(pl.col(*SIDES).last())
