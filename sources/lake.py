@@ -14,6 +14,7 @@ import polars as pl
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
+from core.caches import ByteCache
 from core.frontiers import reached
 from core.home import home
 from sources import contract as schema
@@ -85,10 +86,13 @@ RETENTION = timedelta(hours=2)
 COMPACT_ABOVE_FILES = 8
 # A writer's commit refused because compaction committed meanwhile is tried this many times.
 COMMIT_TRIES = 5
-# A table of at most this size is read once per version and kept: a week's liquidity events are
+# A table of at most this size is read once per version and held: a week's liquidity events are
 # a few thousand rows in over a thousand daily files, which cost more to open than to hold.
-KEPT_BYTES = 32 * 2**20
-_KEPT: dict[tuple[str, str, int, str | tuple[str, ...] | None], pl.DataFrame] = {}
+HELD_BYTES = 32 * 2**20
+# What every lake of a process holds together: a live reader sees a new version of each table
+# every few seconds, and only the newest few are read again.
+HELD_TOTAL_BYTES = 128 * 2**20
+_HELD: ByteCache[pl.DataFrame] = ByteCache(HELD_TOTAL_BYTES)
 
 
 def default_root() -> str:
@@ -166,7 +170,24 @@ class Lake:
         spec, data = self._validated(table, frame)
         if self._table(table) is None:
             return self._commit(table, spec, data, "append", None)
-        return self._commit(table, spec, data, "overwrite", where)
+        # Every partition the rows go to or leave is written again whole, in key order: Delta's
+        # own predicate overwrite puts the new rows ahead of the ones it keeps in a file, and
+        # products take a pair's first and last rows in the order a file holds them.
+        selected = pl.sql_expr(where).fill_null(False)
+        stored = self.scan(table)
+        parts = spec.partition_columns()
+        if spec.partitioning in ("date", "chain_date"):
+            stored = stored.with_columns(date=_date_expr(spec))
+        if parts:
+            touched = stored.filter(selected).select(parts).unique().collect()
+            covered = pl.concat([touched, data.select(parts)]).unique()
+            if covered.is_empty():
+                return int(self.version(table) or 0)
+            stored = stored.join(covered.lazy(), on=parts, how="semi")
+        kept = stored.filter(~selected).collect()
+        rows = pl.concat([kept, data], how="vertical_relaxed").sort(list(spec.key))
+        return self._commit(table, spec, rows, "overwrite",
+                            _covering(spec, covered) if parts else None)
 
     def restore(self, table: str, version: int | None) -> None:
         """Put a table back as it was at `version` (None: remove it), in one commit: how a
@@ -190,16 +211,17 @@ class Lake:
         """A table as one lazy frame (empty with its schema when absent): its files in partition
         order and, inside a partition, by their earliest time and smallest key, so a chain's
         events come in block and log order; with `day` (YYYY-MM-DD, or several), only those
-        dates' partitions. A table of at most KEPT_BYTES is read once per version and kept."""
+        dates' partitions. A table of at most HELD_BYTES is read once per version and held (in a
+        cache bounded by HELD_TOTAL_BYTES)."""
         spec = _spec(table)
         delta = self._table(table)
         if delta is None:
             return pl.LazyFrame(schema=_polars_schema(spec.model))
         # A table dropped and written again starts again at version 0: its id tells them apart.
         stamp = (self.uri(table), str(delta.metadata().id), delta.version(), day)
-        kept = _KEPT.get(stamp)
-        if kept is not None:
-            return kept.lazy()
+        held = _HELD.get(stamp)
+        if held is not None:
+            return held.lazy()
         files, size = self._files(table, delta, spec, day)
         columns = list(spec.model.to_schema().columns)
         if not files:
@@ -208,10 +230,10 @@ class Lake:
         frame = pl.scan_parquet(files, hive_partitioning=bool(hive), hive_schema=hive or None,
                                 storage_options=polars_options(self.storage) or None,
                                 missing_columns="insert").select(columns)
-        if size > KEPT_BYTES:
+        if size > HELD_BYTES:
             return frame
-        kept = _KEPT[stamp] = frame.collect()
-        return kept.lazy()
+        read = frame.collect()
+        return _HELD.put(stamp, read, int(read.estimated_size())).lazy()
 
     def read(self, table: str) -> pl.DataFrame:
         """A whole table, materialised."""

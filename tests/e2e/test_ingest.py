@@ -182,15 +182,39 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
             httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
 
 
+def served_pool(home, pair: str) -> tuple[list[dict], dict]:
+    """A pair's trades and row as an edge over `home` serves them."""
+    with edge_process(home) as base:
+        trades = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}/trades",
+                           timeout=30).json()["items"]
+        row = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}", timeout=30).json()
+    return trades, row
+
+
+def assert_pool_as_on_chain(home, net: Devnet, market, pair: str, pepe: str, row: dict) -> None:
+    """The served row's reserves, price and liquidity are the pool's `getReserves()` now,
+    priced at the oracle's ETH price at the lake's watermark."""
+    reserve0, reserve1, _ = net.view(pair, "getReserves()", ["uint112", "uint112", "uint32"])
+    r_weth, r_pepe = (reserve0, reserve1) if market.quote < pepe else (reserve1, reserve0)
+    p_now = eth_usd(home, int(Lake(home / "lake").progress().watermark.timestamp()))
+    sides = {t["symbol"]: t for t in row["tokens"]}
+    assert sides["WETH"]["reserve"] == pytest.approx(r_weth / E18, rel=1e-12)
+    assert sides["PEPE"]["reserve"] == pytest.approx(r_pepe / E18, rel=1e-12)
+    assert sides["PEPE"]["price_usd"] == pytest.approx(r_weth / r_pepe * p_now, rel=1e-9)
+    assert row["liquidity_usd"] == pytest.approx(2 * r_weth / E18 * p_now, rel=1e-9)
+
+
 def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
     """Two blocks of swaps ingested and published, then replaced by a reorg: after the next
-    ingest and refresh, the edge serves the canonical swaps only."""
+    ingest and refresh, the edge serves the canonical swaps only, and the pool's reserves,
+    price and liquidity as the chain holds them; reading the range again from the fork changes
+    none of it."""
     node = start_node()
     net = Devnet(node.url)
     home = tmp_path / "home"
     try:
         market = v2_market(net)
-        pair, _ = market.pool("Pepe", "PEPE", 1_000 * E18, 1_000_000 * E18)
+        pair, pepe = market.pool("Pepe", "PEPE", 1_000 * E18, 1_000_000 * E18)
         fork = net.rpc.call("evm_snapshot")
         orphaned = [market.swap(pair, market.quote, E18, 0) for _ in range(2)]
         venues = home / "venues.yaml"
@@ -209,13 +233,18 @@ def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
         assert f"(reorg: written again from block {first_orphan})" in done.stderr
         done = run_cli(["materialize"], home)
         assert done.returncode == 0, done.stderr
-        with edge_process(home) as base:
-            trades = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}/trades",
-                               timeout=30).json()["items"]
-            row = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}", timeout=30).json()
+        trades, row = served_pool(home, pair)
+        buys = [t["hash"] for t in trades if t["tx_type"] == "buy"]
+        assert sorted(buys) == sorted(r["transactionHash"] for r in canonical)
+        assert row["txn"]["m5"]["buys"] == 3
+        assert_pool_as_on_chain(home, net, market, pair, pepe, row)
+
+        for command in ([*ingest, "--from-block", str(first_orphan)], ["materialize"]):
+            done = run_cli(command, home)
+            assert done.returncode == 0, done.stderr
+        again, row = served_pool(home, pair)
+        assert [t["hash"] for t in again] == [t["hash"] for t in trades]
+        assert_pool_as_on_chain(home, net, market, pair, pepe, row)
     finally:
         net.close()
         node.stop()
-    buys = [t["hash"] for t in trades if t["tx_type"] == "buy"]
-    assert sorted(buys) == sorted(r["transactionHash"] for r in canonical)
-    assert row["txn"]["m5"]["buys"] == 3

@@ -95,6 +95,25 @@ def test_replacing_a_block_range_across_days_is_one_commit(tmp_path):
     assert lake.read("swaps")["block_number"].to_list() == [10]
 
 
+def test_a_range_replaced_keeps_every_partition_in_key_order(tmp_path):
+    lake = Lake(tmp_path)
+    # Ten blocks on the 19th (blocks 20..29, a second apart), appended in two batches.
+    day = pl.concat([later(swaps(1), b, 120 + b) for b in range(10, 20)])
+    lake.append("swaps", day.head(6))
+    lake.append("swaps", day.tail(4))
+    # A reorg from block 27: blocks 27..29 replaced by blocks 27 and 28 with another amount.
+    fork = day.filter(pl.col("block_number").is_between(27, 28)).with_columns(
+        amount0_in=pl.lit(Decimal(9)).cast(RAW))
+    lake.replace("swaps", fork, "chain_id = 1 AND block_number >= 27")
+    rows = lake.read("swaps")
+    assert rows["block_number"].to_list() == list(range(20, 29))
+    assert rows["amount0_in"].to_list() == [Decimal(5)] * 7 + [Decimal(9)] * 2
+    # A range read again below where the lake stands changes nothing, order included.
+    lake.replace("swaps", rows.filter(pl.col("block_number") <= 24),
+                 "chain_id = 1 AND block_number >= 20 AND block_number <= 24")
+    assert lake.read("swaps").equals(rows)
+
+
 def test_rewriting_a_partition_replaces_its_rows_and_no_other(tmp_path):
     lake = Lake(tmp_path)
     lake.write("swaps", swaps())
