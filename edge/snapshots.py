@@ -13,7 +13,7 @@ import polars as pl
 
 from edge.http import Response
 from edge.problems import ApiError
-from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot
+from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot, pointed_id
 from publish.store import NotFound, ObjectStore, StoreUnavailable
 
 log = logging.getLogger("chaintape.edge")
@@ -84,7 +84,7 @@ class SnapshotHolder:
         current snapshot stays served and the next good publish is followed."""
         sid = None
         try:
-            sid = _pointed(self.store.get(LATEST).body)
+            sid = pointed_id(self.store.get(LATEST).body)
             self.store_healthy = True
             self.last_check = time.time()
             if self.current is not None and self.current.snapshot_id == sid:
@@ -178,12 +178,3 @@ class SnapshotHolder:
             except Exception:
                 # Following must outlive any one failure, or the edge serves one snapshot for good.
                 log.exception("following %s failed; retrying", LATEST)
-
-
-def _pointed(body: bytes) -> str:
-    """The snapshot id a LATEST pointer names; ValueError when it names none."""
-    pointer = orjson.loads(body)
-    sid = pointer.get("snapshot_id") if isinstance(pointer, dict) else None
-    if not isinstance(sid, str) or not sid:
-        raise ValueError(f"{LATEST} names no snapshot")
-    return sid

@@ -19,11 +19,13 @@ import click
 
 from core.priority import WRITER_NICENESS, as_batch
 from edge.plans import PLANS
+from pipelines.supervise import Supervisor
 
 if TYPE_CHECKING:
     from sources.simulator.live import LiveMarket
 
 REPO = Path(__file__).resolve().parent.parent
+DAEMON_LOG_BYTES = 16 << 20
 
 
 def _say(message: str) -> None:
@@ -416,66 +418,57 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         if not _materialize(None):
             sys.exit(1)
         _serve_in_place()
-    children: dict[str, subprocess.Popen] = {}
+    supervisor = Supervisor(_say)
     # Stopped by a signal as by Ctrl-C: what it started is stopped with it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         # The history, then the live market in the same process (no replay of what it just
-        # made); or the live market going on from the lake's last mark.
-        children["live market"] = (_child("simulate", "--swaps", str(swaps), "--days",
-                                          str(days), "--live", niceness=WRITER_NICENESS)
-                                   if simulating else _child("live", niceness=WRITER_NICENESS))
+        # made); or the live market going on from the lake's last mark, as it does when it is
+        # started again.
+        history = ["simulate", "--swaps", str(swaps), "--days", str(days), "--live"]
+        supervisor.start("live market", lambda again: _child(
+            *(history if simulating and not again else ["live"]), niceness=WRITER_NICENESS))
         _wait_for_live(lake)
-        _serve_and_refresh(children, "live: the market runs, the lake sensor refreshes and "
-                                     "publishes as it lands (`chaintape ui` shows the runs); "
-                                     "Ctrl-C stops everything")
+        _serve_and_refresh(supervisor, "live: the market runs, the lake sensor refreshes and "
+                                       "publishes as it lands (`chaintape ui` shows the runs); "
+                                       "Ctrl-C stops everything")
     finally:
-        _stop(children)
+        supervisor.stop()
 
 
 def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
     """Follow a chain into the lake, materialise its first batch, then serve and refresh as
     the follower's batches land."""
-    children: dict[str, subprocess.Popen] = {}
+    supervisor = Supervisor(_say)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        children["chain follower"] = _child("ingest", "evm", "--rpc", rpc_url, "--venues",
-                                            venues_file, "--follow", niceness=WRITER_NICENESS)
+        follower = supervisor.start("chain follower", lambda _: _child(
+            "ingest", "evm", "--rpc", rpc_url, "--venues", venues_file, "--follow",
+            niceness=WRITER_NICENESS))
         deadline = time.monotonic() + 900
         while lake.progress() is None:
-            if children["chain follower"].poll() is not None:
+            if follower.process.poll() is not None:
                 raise click.ClickException("the chain follower stopped before its first batch")
             if time.monotonic() > deadline:
                 raise click.ClickException("the chain follower wrote no batch in 15 minutes")
             time.sleep(0.5)
-        _serve_and_refresh(children, "following the chain: the lake sensor refreshes and "
-                                     "publishes as its batches land; Ctrl-C stops everything")
+        _serve_and_refresh(supervisor, "following the chain: the lake sensor refreshes and "
+                                       "publishes as its batches land; Ctrl-C stops everything")
     finally:
-        _stop(children)
+        supervisor.stop()
 
 
-def _serve_and_refresh(children: dict[str, subprocess.Popen], message: str) -> None:
+def _serve_and_refresh(supervisor: Supervisor, message: str) -> None:
     """Make the first snapshot here, before serving; then the daemon's lake sensor makes the
-    next ones as the lake's writer lands batches, while the edge serves."""
+    next ones as the lake's writer lands batches, while the edge serves; every component is
+    restarted when it stops, until Ctrl-C."""
     if subprocess.run([_cli(), "materialize"], check=False).returncode:
         sys.exit(1)
-    children["Dagster daemon"] = _daemon()
-    children["live tail"] = _child("tail", niceness=WRITER_NICENESS)
-    children["edge"] = _child("serve")
+    supervisor.start("Dagster daemon", lambda _: _daemon())
+    supervisor.start("live tail", lambda _: _child("tail", niceness=WRITER_NICENESS))
+    supervisor.start("edge", lambda _: _child("serve"))
     _say(message)
-    _watch(children)
-
-
-def _stop(children: dict[str, subprocess.Popen]) -> None:
-    """Stop every child, killing those that do not stop within 15 s."""
-    for child in children.values():
-        if child.poll() is None:
-            child.terminate()
-    for child in children.values():
-        try:
-            child.wait(15)
-        except subprocess.TimeoutExpired:
-            child.kill()
+    supervisor.watch()
 
 
 def _cli() -> str:
@@ -490,11 +483,17 @@ def _child(*args: str, niceness: int = 0) -> subprocess.Popen:
 
 def _daemon() -> subprocess.Popen:
     """The Dagster daemon over the same instance, as batch work (its runs inherit it): it runs
-    the lake sensor and the schedules."""
+    the lake sensor and the schedules. Its output goes to var/logs/dagster-daemon.log."""
     bin_dir = Path(sys.executable).parent
-    return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-m", "pipelines.definitions"],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            preexec_fn=as_batch)
+    path = Path(os.environ["CHAINTAPE_HOME"]) / "logs" / "dagster-daemon.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # The log of the daemon's previous start is kept once, so the two never pass twice this.
+    if path.exists() and path.stat().st_size > DAEMON_LOG_BYTES:
+        path.replace(path.with_suffix(".log.1"))
+    with open(path, "ab") as output:
+        return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-m",
+                                 "pipelines.definitions"], cwd=REPO, stdout=output,
+                                stderr=subprocess.STDOUT, preexec_fn=as_batch)
 
 
 def _wait_for_live(lake, timeout_s: float = 900.0) -> None:
@@ -508,19 +507,6 @@ def _wait_for_live(lake, timeout_s: float = 900.0) -> None:
             return
         time.sleep(0.5)
     raise click.ClickException("the live market did not catch up with the clock")
-
-
-def _watch(children: dict[str, subprocess.Popen]) -> None:
-    """Run until interrupted or until a child stops (which stops the rest)."""
-    try:
-        while all(child.poll() is None for child in children.values()):
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        _say("stopping")
-        return
-    name, stopped = next((n, c) for n, c in children.items() if c.poll() is not None)
-    raise click.ClickException(f"the {name} stopped (exit {stopped.returncode}); "
-                               "stopping the rest")
 
 
 def _serve_in_place() -> None:

@@ -552,12 +552,21 @@ def snapshot_ids(store: ObjectStore) -> list[str]:
 
 
 def latest_id(store: ObjectStore) -> str | None:
-    """The id LATEST points to, or None before the first publish."""
+    """The id LATEST points to, or None before the first publish; ValueError when LATEST is
+    torn or names no snapshot."""
     try:
-        sid: str = orjson.loads(store.get(LATEST).body)["snapshot_id"]
-        return sid
+        return pointed_id(store.get(LATEST).body)
     except NotFound:
         return None
+
+
+def pointed_id(body: bytes) -> str:
+    """The snapshot id a LATEST pointer names; ValueError when it names none."""
+    pointer = orjson.loads(body)
+    sid = pointer.get("snapshot_id") if isinstance(pointer, dict) else None
+    if not isinstance(sid, str) or not sid:
+        raise ValueError(f"{LATEST} names no snapshot")
+    return sid
 
 
 def latest_manifest(store: ObjectStore) -> Manifest | None:

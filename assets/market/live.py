@@ -278,10 +278,17 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     taken: Taken | None = None
     making: Future[Basis] | None = None
     last_said = 0.0
+    warned = Warnings()
     pool = _preparer()
     try:
         while not stop():
-            latest = latest_id(store)
+            try:
+                latest = latest_id(store)
+            except ValueError as err:
+                # A torn or wrong LATEST is a bad publish: tails go on on the last good
+                # snapshot, and the next good publish is followed.
+                warned.say(f"not following LATEST: {err}")
+                latest = None if basis is None else basis.manifest.snapshot_id
             if making is None and latest is not None and (
                     basis is None or basis.manifest.snapshot_id != latest):
                 making = pool.submit(basis_of, store, latest)
@@ -295,7 +302,7 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
                     pool = _preparer()
                 except Exception as err:
                     # A snapshot pruned or torn under the reader: the next poll reads LATEST.
-                    log.warning("could not read snapshot %s for the live tail: %s", latest, err)
+                    warned.say(f"could not read snapshot {latest} for the live tail: {err}")
                 making = None
             mark = lake.progress()
             if mark is None or basis is None or (
@@ -304,8 +311,16 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
                 continue
             now = (mark.watermark, basis.manifest.snapshot_id)
             picked = time.time()
-            tail, taken = live_tail(lake.pinned(), warehouse, basis, seq, picked, taken)
-            publish_tail(store, tail)
+            try:
+                tail, taken = live_tail(lake.pinned(), warehouse, basis, seq, picked, taken)
+                publish_tail(store, tail)
+            except Exception as err:
+                # One tail that cannot be made (a file compacted away under the read, the
+                # store down) is made again, whole, at the next poll.
+                warned.say(f"live tail {seq} not published: {type(err).__name__}: {err}")
+                taken = None
+                time.sleep(poll_s)
+                continue
             seen, seq = now, seq + 1
             if time.monotonic() - last_said > 60:
                 progress(f"live tail {tail.seq:,}: {tail.trades.height:,} trades since "
@@ -314,3 +329,20 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
                 last_said = time.monotonic()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Warnings:
+    """A warning logged once while it repeats, and again after a minute: a failure that lasts
+    does not fill the log."""
+
+    def __init__(self, every_s: float = 60.0) -> None:
+        self.every_s = every_s
+        self.last: tuple[str, float] | None = None
+
+    def say(self, message: str) -> None:
+        """Log `message` unless it was the last one logged, less than `every_s` ago."""
+        now = time.monotonic()
+        if self.last is not None and self.last[0] == message and now - self.last[1] < self.every_s:
+            return
+        log.warning("%s", message)
+        self.last = (message, now)

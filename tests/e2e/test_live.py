@@ -5,6 +5,7 @@ leaves it serving what it has."""
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -13,10 +14,10 @@ import orjson
 import polars as pl
 import pytest
 
-from assets.market.live import basis_of, live_tail
+from assets.market.live import basis_of, follow, live_tail
 from pipelines.resources import resources
 from publish.live import TABLES, TAIL, load_tail, read_pointer
-from publish.snapshot import latest_id, load_snapshot
+from publish.snapshot import LATEST, latest_id, load_snapshot
 from publish.store import LocalStore
 from sources.lake import Lake
 from sources.simulator.live import commit, start
@@ -307,3 +308,43 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
               .agg(pl.col("ts").max()).rows()}
     assert all(page["items"][0]["timestamp"][:19] == _iso(newest[k])[:19]
                for k, page in live_wallets.items())
+
+
+def test_a_torn_latest_leaves_the_tail_following_the_last_good_snapshot(live_home, tmp_path,
+                                                                        monkeypatch):
+    """A bad publish (LATEST torn) does not stop the live tail: it goes on publishing tails on
+    the last good snapshot as the lake moves, and follows LATEST again once it is whole."""
+    home = tmp_path / "home"
+    shutil.copytree(live_home, home, ignore=shutil.ignore_patterns("edge-parts"))
+    monkeypatch.setenv("CHAINTAPE_HOME", str(home))
+    warehouse, store = resources()["warehouse"], LocalStore(home / "store")
+    lake = Lake(home / "lake", keep_open=True)
+    market = start(lake)
+    good = latest_id(store)
+    latest = home / "store" / LATEST
+    whole = latest.read_bytes()
+    done = threading.Event()
+    following = threading.Thread(target=follow, args=(lake, warehouse, store, 0.05, done.is_set))
+    seen = read_pointer(store)["seq"]
+    following.start()
+    try:
+        _wait(lambda: read_pointer(store)["seq"] > seen, 120, "a first tail")
+        latest.write_bytes(b'{"snapshot_id": ')
+        for _ in range(2):
+            commit(lake, market, market.position.at + 30)
+            _wait(lambda: _tail_at(store, lake), 120, "a tail past the new mark")
+            assert following.is_alive()
+        pointer = read_pointer(store)
+        assert pointer["snapshot_id"] == good and pointer["seq"] >= seen + 2
+        latest.write_bytes(whole)
+        commit(lake, market, market.position.at + 30)
+        _wait(lambda: _tail_at(store, lake), 120, "a tail once LATEST is whole")
+    finally:
+        done.set()
+        following.join(60)
+    assert not following.is_alive()
+
+
+def _tail_at(store: LocalStore, lake: Lake) -> bool:
+    """Whether the published tail reaches the lake's last mark."""
+    return (read_pointer(store) or {}).get("as_of") == lake.progress().watermark.isoformat()

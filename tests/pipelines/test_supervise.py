@@ -1,0 +1,76 @@
+"""`up`'s supervision with real child processes: a component that stops is restarted after a
+backoff that doubles while it keeps stopping, the others never touched; Ctrl-C stops all."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from pipelines.supervise import BACKOFF_FIRST_S, STEADY_S, Supervisor
+
+
+def python(code: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def stopped(process: subprocess.Popen) -> int:
+    return process.wait(30)
+
+
+def test_a_stopped_component_is_restarted_with_backoff_and_the_others_left_alone():
+    said: list[str] = []
+    starts: list[bool] = []
+    supervisor = Supervisor(said.append)
+
+    def failing(again: bool) -> subprocess.Popen:
+        starts.append(again)
+        return python("import sys; sys.exit(3)")
+
+    steady = supervisor.start("edge", lambda _: python("import time; time.sleep(600)"))
+    flaky = supervisor.start("live tail", failing)
+    edge_pid = steady.process.pid
+    try:
+        stopped(flaky.process)
+        t0 = flaky.started_at
+        supervisor.check(now=t0)
+        assert said == [f"the live tail stopped (exit 3); restarting it in {BACKOFF_FIRST_S:g}s"]
+        supervisor.check(now=t0 + BACKOFF_FIRST_S / 2)  # not yet
+        assert starts == [False]
+        supervisor.check(now=t0 + BACKOFF_FIRST_S)
+        assert starts == [False, True] and flaky.restarts == 1
+        assert said[-1].startswith("the live tail restarted (pid ")
+        # Stopping again at once: the backoff doubles.
+        stopped(flaky.process)
+        t1 = t0 + BACKOFF_FIRST_S
+        supervisor.check(now=t1)
+        assert said[-1].endswith(f"restarting it in {2 * BACKOFF_FIRST_S:g}s")
+        supervisor.check(now=t1 + BACKOFF_FIRST_S)
+        assert starts == [False, True]
+        supervisor.check(now=t1 + 2 * BACKOFF_FIRST_S)
+        assert starts == [False, True, True]
+        # After a steady run, the backoff starts again from the first.
+        stopped(flaky.process)
+        t2 = t1 + 2 * BACKOFF_FIRST_S
+        supervisor.check(now=t2 + STEADY_S)
+        assert said[-1].endswith(f"restarting it in {BACKOFF_FIRST_S:g}s")
+        # The steady one was never restarted.
+        assert steady.process.pid == edge_pid and steady.process.poll() is None
+        assert steady.restarts == 0
+    finally:
+        supervisor.stop()
+    assert steady.process.poll() is not None
+
+
+def test_watch_runs_until_interrupted_then_stop_ends_every_component():
+    said: list[str] = []
+    supervisor = Supervisor(said.append)
+    part = supervisor.start("edge", lambda _: python("import time; time.sleep(600)"))
+    # Ctrl-C, as the terminal sends it, half a second into watching.
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        supervisor.watch()
+    finally:
+        supervisor.stop()
+    assert said == ["stopping"]
+    assert part.process.poll() is not None
