@@ -37,6 +37,7 @@ CLI = Path(sys.executable).parent / "chaintape"
 sys.path.insert(0, str(REPO))
 
 from bench.load import DELAY, ROUND_ROBIN, internal_key, wrk  # noqa: E402
+from bench.processes import session_processes  # noqa: E402
 from publish.live import read_pointer  # noqa: E402
 from publish.store import LocalStore  # noqa: E402
 from sources.lake import PROGRESS, Lake  # noqa: E402
@@ -69,38 +70,12 @@ def percentile(values: list[float], q: float) -> float | None:
 
 ROLES = (("refreshes", ("dagster",)), ("edge", (" serve", "granian")),
          ("tail writer", (" tail",)), ("live market", ("simulate", " live")))
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def role_of(command: str) -> str | None:
-    """What a process of `chaintape up` is, by its command line (None: ask its parent)."""
-    return next((role for role, marks in ROLES if any(m in command for m in marks)), None)
 
 
 def cpu_by_process(session: int) -> dict[int, tuple[str, float]]:
-    """Each process of a session (and this bench's own, with wrk): its role and CPU seconds. A
-    process whose command line does not say (a server's or a run's worker processes) has its
-    nearest ancestor's role."""
-    seen = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, IndexError):
-            continue
-        pid, parent, sid = int(entry.name), int(fields[1]), int(fields[3])
-        mine = pid == os.getpid() or parent == os.getpid()
-        if sid == session or mine:
-            own = "load (wrk, this bench)" if mine else role_of(command)
-            seen[pid] = (parent, own, (int(fields[11]) + int(fields[12])) / TICK)
-
-    def role(pid: int) -> str:
-        parent, own, _ = seen[pid]
-        return own or (role(parent) if parent in seen else "other")
-
-    return {pid: (role(pid), cpu) for pid, (_, _, cpu) in seen.items()}
+    """Each process of a session (and this bench's own, with wrk): its role and CPU seconds."""
+    return {pid: (p.role, p.cpu_s) for pid, p in
+            session_processes(session, ROLES, "load (wrk, this bench)").items()}
 
 
 @contextlib.contextmanager

@@ -1,7 +1,6 @@
 """The schema of record of every published product; nothing is published that fails one."""
 
 import sys
-from collections.abc import Mapping
 
 import pandera.polars as pa
 import polars as pl
@@ -80,12 +79,3 @@ def rules_of(name: str) -> str:
 def piece_outcome(name: str, frame: pl.DataFrame) -> Outcome:
     """A product, or a piece of it that no rule spans, checked against its schema of record."""
     return validate(name, PRODUCT_SCHEMAS[name], frame)
-
-
-def validate_products(frames: Mapping[str, pl.DataFrame]) -> list[Outcome]:
-    """Every product's outcome, a product at a time (a mapping that reads each when asked
-    never holds them all); a product without a schema is an error, not a pass."""
-    missing = set(frames) - PRODUCT_SCHEMAS.keys()
-    if missing:
-        raise KeyError(f"no schema of record for {', '.join(sorted(missing))}")
-    return [piece_outcome(name, frame) for name, frame in frames.items()]

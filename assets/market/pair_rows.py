@@ -183,22 +183,18 @@ def perp_blocks(markets: pl.LazyFrame, snapshots: pl.LazyFrame, as_of: datetime)
 
 
 def perp_windows(snapshots: pl.LazyFrame, as_of: datetime) -> pl.LazyFrame:
-    """Per perp market (as its pair): the mark price now and its change and the notional
-    volume in each window, the figures a perp's pair row shows where a pool shows its swaps'."""
+    """Per perp market (as its pair): the mark price now and its change in each window, the
+    price a perp's pair row shows where a pool shows its swaps'."""
     cut = {w: as_of - timedelta(seconds=s) for w, s in PAIR_WINDOWS.items()}
     seen = (snapshots.filter(pl.col("observed_at") <= as_of)
-            .select("chain_id", "observed_at", "mark_price", "volume_usd", pair="market"))
+            .select("chain_id", "observed_at", "mark_price", pair="market"))
     marks = around(seen, "observed_at", ("mark_price",), {"now": as_of, **cut})
-    volumes = seen.group_by(KEY).agg(**{
-        f"perp_volume_{w}": pl.col("volume_usd").filter(pl.col("observed_at") > c).sum()
-        for w, c in cut.items()})
     now = pl.col("mark_price_before_now")
-    return marks.join(volumes, on=KEY, how="left").select(
+    return marks.select(
         *KEY, perp_mark=now, **{
             f"perp_change_{w}": pl.when(o > 0).then((now / o - 1.0) * 100.0).otherwise(0.0)
             for w in PAIR_WINDOWS
-            for o in [pl.coalesce(f"mark_price_before_{w}", f"mark_price_after_{w}")]},
-        **{f"perp_volume_{w}": f"perp_volume_{w}" for w in PAIR_WINDOWS})
+            for o in [pl.coalesce(f"mark_price_before_{w}", f"mark_price_after_{w}")]})
 
 
 def _token(side: str, position: pl.Expr) -> pl.Expr:
@@ -252,13 +248,12 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
                   how="left")
             .join(perp_windows(frames["perp_snapshots"], as_of), on=KEY, how="left"))
     perp = pl.col("is_perp").fill_null(False)
-    # A perp market trades no swaps in a pool: its row shows its own mark price and notional
-    # volume, as its perp block does.
+    # A perp market trades no swaps in a pool: its row shows its own mark price. Its notional
+    # volume has no taker side in the lake, so it stays in the perp block
+    # (`day_notional_volume`) and the windows keep volume = buys + sells (docs/market.md).
     wide = wide.with_columns(
         price_usd=pl.when(perp).then(pl.coalesce("perp_mark", "price_usd"))
         .otherwise("price_usd"),
-        **{f"volume_{w}_usd": pl.when(perp).then(pl.col(f"perp_volume_{w}").fill_null(0.0))
-           .otherwise(f"volume_{w}_usd") for w in PAIR_WINDOWS},
         **{f"price_change_{w}": pl.when(perp).then(pl.col(f"perp_change_{w}"))
            .otherwise(f"price_change_{w}") for w in PAIR_WINDOWS})
     wide = wide.with_columns(

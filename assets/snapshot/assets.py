@@ -18,7 +18,8 @@ from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
 from assets.wallets.positions import assemble_rounds, book_positions
 from assets.warehouse import Warehouse
-from checks.products import PRODUCT_SCHEMAS, rules_of, validate_products
+from checks.outcome import Outcome, combined
+from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from core.fingerprints import recipe
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
 from publish.boards import board_documents
@@ -77,15 +78,30 @@ class Products(Mapping[str, pl.DataFrame]):
 
 class Unchecked(Mapping[str, pl.DataFrame]):
     """The rows of each product that no schema check passed (a product made or changed by a
-    run without its checks): what a publish checks itself, each read when asked."""
+    run without its checks, or checked under rules that changed since): what a publish checks
+    itself, each read when asked."""
 
     def __init__(self, products: Products) -> None:
         warehouse = self.warehouse = products.warehouse
         self.files = {name: files for name in PRODUCT_SCHEMAS if (files := warehouse.unchecked(
             name, rules_of(name), products.versions[name]))}
+        self.versions = products.versions
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.warehouse.read(self.files[name]).collect()
+
+    def outcomes(self) -> list[Outcome]:
+        """Each product's outcome, a product made a day at a time checked a day at a time (its
+        key is unique within its day, as its own step checks it)."""
+        found = []
+        for name, files in self.files.items():
+            unchecked = set(files)
+            days = self.warehouse.files(name, self.versions[name])
+            pieces = [piece for day in sorted(days, key=lambda d: d or "")
+                      if (piece := [p for p in days[day] if p in unchecked])]
+            found.append(combined(name, [piece_outcome(name, self.warehouse.read(piece).collect())
+                                         for piece in pieces]))
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.files)
@@ -190,7 +206,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     unchecked = Unchecked(frames)
     context.log.info(f"checking {len(unchecked)} product(s) no check passed: "
                      f"{', '.join(unchecked) or 'none'}")
-    outcomes = validate_products(unchecked)
+    outcomes = unchecked.outcomes()
     broken = [o.summary() for o in outcomes if not o.passed]
     if broken:
         raise dg.Failure("refusing to publish: " + "; ".join(broken))

@@ -4,7 +4,7 @@ import pandera.polars as pa
 import polars as pl
 
 from core.columns import Raw, events_unique, raw
-from core.vocabulary import TERMINAL_TOKEN_STATUSES
+from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
@@ -83,6 +83,23 @@ class PairRow(VerdictRules):
         low, high = (token.field("price_range").struct.field(end) for end in ("low", "high"))
         inside = price.is_null() | ((low <= price) & (high >= price)).fill_null(False)
         return data.lazyframe.select(tokens.list.eval(inside).list.all().fill_null(True))
+
+    @pa.dataframe_check
+
+    @classmethod
+    def window_volume_is_buys_plus_sells(cls, data) -> pl.LazyFrame:
+        """Each window's volume is its buy volume plus its sell volume (spec 2.1), perps' rows
+        included (their notional has no taker side: it stays in the perp block)."""
+        def figure(path: str) -> pl.Expr:
+            return pl.col("item").str.json_path_match(path).cast(pl.Float64)
+
+        held = []
+        for w in PAIR_WINDOWS:
+            volume = figure(f"$.volume.{w}")
+            both = figure(f"$.txn.{w}.buy_volume") + figure(f"$.txn.{w}.sell_volume")
+            held.append(((volume - both).abs() <= 1e-9 * volume.abs().clip(1.0, None))
+                        .fill_null(volume.is_null()))
+        return data.lazyframe.select(pl.all_horizontal(held))
 
     @pa.dataframe_check
 

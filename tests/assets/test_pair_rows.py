@@ -137,7 +137,12 @@ def good_rows() -> pl.DataFrame:
         "score": [90, 0, 100], "verdict": ["ok", "blocked", "unknown"],
         "status": ["active", "rugged", "unresolved"], "is_perp": [False] * 3,
         "launchpad": [None] * 3, "is_scam": [False, True, False],
-        "item": ['{"network":{},"verdict":{"status":"ok"},"tokens":['
+        "item": ['{"network":{},"verdict":{"status":"ok"},'
+                 '"volume":{"m5":0.0,"h1":2.5,"h6":3.0,"h24":3.0},'
+                 '"txn":{"m5":{"buy_volume":0.0,"sell_volume":0.0},'
+                 '"h1":{"buy_volume":2.0,"sell_volume":0.5},'
+                 '"h6":{"buy_volume":2.0,"sell_volume":1.0},'
+                 '"h24":{"buy_volume":2.0,"sell_volume":1.0}},"tokens":['
                  '{"price_usd":2.0,"price_range":{"low":1.0,"high":3.0}},'
                  '{"price_usd":1.0,"price_range":{"low":1.0,"high":1.0}}]}',
                  '{"network":{},"verdict":{"status":"blocked"}}',
@@ -156,6 +161,9 @@ def test_each_pair_rule_fails_when_broken() -> None:
         "makers_cover_the_day": pl.Series([2, 0, 1]).alias("makers_h24"),
         "token_prices_lie_in_their_ranges": pl.col("item").str.replace('"price_usd":2.0',
                                                                       '"price_usd":3.5'),
+        # A perp's notional in its volume, with no buys or sells to add up to it.
+        "window_volume_is_buys_plus_sells": pl.col("item").str.replace('"h6":3.0',
+                                                                       '"h6":1000.0'),
     }
     for rule, change in broken.items():
         frame = good_rows().with_columns(change)
@@ -166,7 +174,7 @@ def test_each_pair_rule_fails_when_broken() -> None:
     assert not validate("pair_rows", PairRow, duplicated).passed
 
 
-def test_a_perp_row_shows_its_markets_funding_mark_and_notional_volume() -> None:
+def test_a_perp_row_shows_its_markets_funding_mark_and_notional_volume_in_its_block() -> None:
     observed = [AS_OF - timedelta(hours=h) for h in (30, 2, 0.5, 0)]
     snapshots = pl.LazyFrame({
         "chain_id": [9] * 4, "market": ["m"] * 4, "observed_at": pl.Series(observed, dtype=TS),
@@ -187,7 +195,5 @@ def test_a_perp_row_shows_its_markets_funding_mark_and_notional_volume() -> None
     assert row["perp_change_m5"] == pytest.approx(120 / 110 * 100 - 100)
     assert row["perp_change_h1"] == pytest.approx(20.0)
     assert row["perp_change_h6"] == pytest.approx(50.0) and row["perp_change_h24"] == 50.0
-    # Volume observed inside each window: m5 and h1 only the newest (10, and 20 + 10), h6 and
-    # h24 the three of the day.
-    assert (row["perp_volume_m5"], row["perp_volume_h1"]) == (10.0, 30.0)
-    assert (row["perp_volume_h6"], row["perp_volume_h24"]) == (70.0, 70.0)
+    # The notional has no taker side: it is the block's alone, never the windows' volume.
+    assert not any(c.startswith("perp_volume") for c in row)

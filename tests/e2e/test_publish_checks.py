@@ -11,7 +11,7 @@ import pytest
 import assets.farms.assets
 from assets.snapshot.assets import Products, Store, Unchecked, snapshot
 from assets.warehouse import Warehouse
-from checks.products import rules_of
+from checks.products import piece_outcome, rules_of
 from publish.snapshot import snapshot_ids
 from publish.store import open_store
 
@@ -79,3 +79,18 @@ def test_a_rule_across_products_failing_in_its_products_step_blocks_the_publish(
     assert [m.asset_key.path[-1] for m in result.get_asset_materialization_events()] == [
         "farm_rows"]
     assert snapshot_ids(open_store(store.url)) == before
+
+
+def test_a_day_product_whose_rules_changed_is_checked_a_day_at_a_time(home, tmp_path) -> None:
+    """A product made a day at a time repeats its key across days (a holder changes on many),
+    so a publish checking it under new rules checks each day alone, as its step does."""
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    record = tmp_path / "warehouse" / "_checked" / "holder_changes.json"
+    record.write_text(record.read_text().replace(rules_of("holder_changes"), "older rules"))
+    unchecked = Unchecked(Products(warehouse))
+    assert list(unchecked) == ["holder_changes"]
+    assert len(warehouse.files("holder_changes")) > 1
+    # Whole, the days' rows break the key's uniqueness; a day at a time, none does.
+    assert not piece_outcome("holder_changes", unchecked["holder_changes"]).passed
+    assert [o.passed for o in unchecked.outcomes()] == [True]

@@ -1,0 +1,156 @@
+"""The live stack held: `chaintape up` (the README's first command, at its 1M-swap default) run
+for an hour while every process's memory is read every few seconds. After a warm-up, each
+role's resident memory must stay flat: its growth is the least-squares slope over the rest of
+the run, in MB an hour. The whole stack's figure is the sum of the processes' proportional set
+sizes (shared pages counted once), and their resident sizes beside it. Progress goes to
+standard error every minute; one JSON line at the end.
+
+    .venv/bin/python bench/soak.py --minutes 60 [--home var/bench-soak] [--swaps 1000000]
+
+A home holding a lake is resumed (the live market catches up with the clock first); --fresh
+simulates it again.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = Path(sys.executable).parent / "chaintape"
+sys.path.insert(0, str(REPO))
+
+from bench.processes import session_processes  # noqa: E402
+from tests.conftest import free_port  # noqa: E402
+
+MB = 1 << 20
+# The runs' own processes are named by the daemon's: each refresh is a process of its own.
+ROLES = (("Dagster daemon", ("dagster-daemon",)), ("refresh runs", ("dagster api execute",
+                                                                    "execute_run")),
+         ("code server", ("dagster api grpc", "dagster code-server")),
+         ("edge", (" serve", "granian")), ("live tail", (" tail",)),
+         ("live market", (" simulate", " live")), ("up", (" up",)))
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def sample(session: int) -> dict[str, dict[str, float]]:
+    """Each role's summed PSS and RSS (MB) and process count, and the whole stack's."""
+    roles: dict[str, dict[str, float]] = {}
+    for p in session_processes(session, ROLES, memory=True).values():
+        if p.role == "this bench":
+            continue
+        got = roles.setdefault(p.role, {"pss_mb": 0.0, "rss_mb": 0.0, "processes": 0})
+        got["pss_mb"] += p.pss_bytes / MB
+        got["rss_mb"] += p.rss_bytes / MB
+        got["processes"] += 1
+    roles["whole stack"] = {k: sum(r[k] for r in roles.values())
+                            for k in ("pss_mb", "rss_mb", "processes")}
+    return roles
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """The least-squares slope of (seconds, MB) points, in MB an hour."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mx = sum(t for t, _ in points) / n
+    my = sum(v for _, v in points) / n
+    var = sum((t - mx) ** 2 for t, _ in points)
+    return 0.0 if var == 0 else 3600 * sum((t - mx) * (v - my) for t, v in points) / var
+
+
+def summary(series: list[tuple[float, dict]], warm_s: float) -> dict[str, dict[str, float]]:
+    """Per role: memory at the end of the warm-up and at the end, the most seen after it, and
+    the slope after it."""
+    after = [(t, s) for t, s in series if t >= warm_s] or series[-1:]
+    out = {}
+    for role in sorted({r for _, s in series for r in s}):
+        pss = [(t, s[role]["pss_mb"]) for t, s in after if role in s]
+        rss = [(t, s[role]["rss_mb"]) for t, s in after if role in s]
+        if not pss:
+            continue
+        out[role] = {"pss_mb_warm": round(pss[0][1]), "pss_mb_end": round(pss[-1][1]),
+                     "pss_mb_max": round(max(v for _, v in pss)),
+                     "rss_mb_max": round(max(v for _, v in rss)),
+                     "pss_mb_per_hour": round(slope(pss), 1),
+                     "rss_mb_per_hour": round(slope(rss), 1)}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=60)
+    parser.add_argument("--warm-minutes", type=float, default=10)
+    parser.add_argument("--every", type=float, default=10, help="seconds between samples")
+    parser.add_argument("--home", default=str(REPO / "var" / "bench-soak"))
+    parser.add_argument("--swaps", type=int, default=1_000_000)
+    parser.add_argument("--fresh", action="store_true")
+    args = parser.parse_args()
+    home = Path(args.home).absolute()
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+           "PORT": str(port)}
+    command = [str(CLI), "up", "--swaps", str(args.swaps), *(["--fresh"] if args.fresh else [])]
+    log = open(home / "soak-up.log", "w")  # noqa: SIM115 - held for the child's life
+    up = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                          start_new_session=True)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    began = time.monotonic()
+    try:
+        while True:
+            if up.poll() is not None:
+                raise SystemExit(f"`chaintape up` stopped (exit {up.returncode}); see "
+                                 f"{home / 'soak-up.log'}")
+            try:
+                if httpx.get(base + "/status", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(2)
+        serving = time.monotonic()
+        say(f"serving after {serving - began:.0f}s; holding {args.minutes:g} minutes")
+        series: list[tuple[float, dict]] = []
+        statuses: dict[str, int] = {}
+        last_said = serving
+        while (now := time.monotonic()) - serving < 60 * args.minutes:
+            series.append((now - serving, sample(up.pid)))
+            try:
+                status = httpx.get(base + "/status", timeout=10).json()["status"]
+            except (httpx.HTTPError, ValueError, KeyError):
+                status = "unanswered"
+            statuses[status] = statuses.get(status, 0) + 1
+            if now - last_said >= 60:
+                whole = series[-1][1]["whole stack"]
+                say(f"  {(now - serving) / 60:5.1f} min: stack {whole['pss_mb']:,.0f} MB PSS "
+                    f"({whole['rss_mb']:,.0f} MB RSS, {whole['processes']:.0f} processes); "
+                    + ", ".join(f"{r} {s['pss_mb']:,.0f}" for r, s in sorted(series[-1][1].items())
+                                if r != "whole stack"))
+                last_said = now
+            if up.poll() is not None:
+                raise SystemExit(f"`chaintape up` stopped (exit {up.returncode})")
+            time.sleep(args.every)
+    finally:
+        with_up = up.poll() is None
+        if with_up:
+            os.killpg(up.pid, signal.SIGTERM)
+            up.wait(120)
+        log.close()
+    restarts = (home / "soak-up.log").read_text().count(" restarted (pid ")
+    print(json.dumps({"bench": "soak", "swaps": args.swaps, "minutes": args.minutes,
+                      "warm_minutes": args.warm_minutes, "serving_after_s": round(serving - began),
+                      "statuses": statuses, "restarts": restarts,
+                      "roles": summary(series, 60 * args.warm_minutes)}))
+
+
+if __name__ == "__main__":
+    main()
