@@ -1,20 +1,37 @@
 """A JSON-RPC client that retries what a provider refuses for a while and splits log ranges it
-refuses to answer whole; nothing is ever skipped: what cannot be read is an error."""
+refuses to answer whole; nothing is ever skipped: what cannot be read is an error. An error is
+read for what it says: a provider's rate limit (an HTTP 429, or a JSON-RPC error in a 200
+answer) is waited out, for any call, honouring `Retry-After`; only a log range the provider
+calls too wide is split."""
 
+import re
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import orjson
 
 # Waits before each retry of a call the provider refused for now (429, 5xx, a dropped
-# connection), longest last; after the last, the call fails.
+# connection, a rate-limit error), longest last; after the last, the call fails.
 BACKOFF_S = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-# What providers answer when a log range holds too much (Alchemy, Infura, QuickNode, geth,
+# A provider's Retry-After is honoured up to this long.
+RETRY_AFTER_MOST_S = 60.0
+# What providers answer when a call is over their rate or quota for now (Infura's -32005
+# "request rate limited", Alchemy's 429 "compute units per second", QuickNode's "request
+# limit reached", Ankr's "too many requests"): waited out and asked again.
+RATE_LIMITED = re.compile(
+    r"rate.?limit|request rate|too many requests|request limit|requests? per second|compute units|"
+    r"capacity|throughput|credits|try again (later|in)|backoff|slow down", re.IGNORECASE)
+RATE_LIMITED_CODES = {429, -32029, -32090}
+# What they answer when a log query's range holds too much (Alchemy, Infura, QuickNode, geth,
 # erigon, anvil's own limit): the range is split in two and each half asked again.
-TOO_WIDE = ("too many", "limit", "range", "exceed", "timeout", "timed out", "response size",
-            "query returned more than", "block range")
+TOO_WIDE = re.compile(
+    r"block range|range (is )?too (large|wide|big)|max(imum)? block range|returned more than|"
+    r"more than \d+ (results|logs)|too many (results|logs)|response size|result(s)? (set )?too "
+    r"large|log response size|query timeout|timed? ?out|limit the query", re.IGNORECASE)
 
 
 class RpcError(RuntimeError):
@@ -84,26 +101,34 @@ class Rpc:
         payload = orjson.dumps(body)
         for attempt in range(len(self.backoff_s) + 1):
             self.calls += 1
+            wait = self.backoff_s[attempt] if attempt < len(self.backoff_s) else 0.0
             try:
                 response = self.client.post(self.url, content=payload,
                                             headers={"content-type": "application/json"})
             except httpx.TransportError as err:
-                failure = f"{type(err).__name__}: {err}"
+                failure = f"{type(err).__name__}: {err} ({self.url})"
             else:
                 if response.status_code == 429 or response.status_code >= 500:
                     failure = f"HTTP {response.status_code}"
+                    wait = max(wait, retry_after(response.headers.get("retry-after")))
                 elif response.status_code >= 400:
                     raise RpcError(method, f"HTTP {response.status_code}: "
                                            f"{response.text[:200]}", response.status_code)
                 else:
                     try:
-                        return orjson.loads(response.content)
+                        answers = orjson.loads(response.content)
                     except orjson.JSONDecodeError:
                         failure = "an answer that is not JSON"
+                    else:
+                        limited = rate_limited(answers)
+                        if limited is None:
+                            return answers
+                        failure = f"rate limited: {limited}"
+                        wait = max(wait, retry_after(response.headers.get("retry-after")))
             if attempt == len(self.backoff_s):
                 raise RpcError(method, f"{failure}, still after {attempt} retries")
             self.retries += 1
-            self.sleep(self.backoff_s[attempt])
+            self.sleep(wait)
         raise AssertionError("unreachable")
 
     def logs(self, first: int, last: int, addresses: Sequence[str] | None,
@@ -127,8 +152,36 @@ class Rpc:
 
 
 def _too_wide(err: RpcError) -> bool:
-    text = err.message.lower()
-    return any(word in text for word in TOO_WIDE)
+    """Whether a log query's error says its range holds too much (and a rate limit does not)."""
+    return TOO_WIDE.search(err.message) is not None and RATE_LIMITED.search(err.message) is None
+
+
+def rate_limited(answers: Any) -> str | None:
+    """The message of a rate-limit error among JSON-RPC answers (one, or a batch's), or None."""
+    for answer in answers if isinstance(answers, list) else [answers]:
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if not error:
+            continue
+        message = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+        code = error.get("code") if isinstance(error, dict) else None
+        if code in RATE_LIMITED_CODES or RATE_LIMITED.search(message):
+            return message
+    return None
+
+
+def retry_after(value: str | None) -> float:
+    """Seconds a `Retry-After` header asks to wait (delay seconds or an HTTP date), at most
+    RETRY_AFTER_MOST_S; 0 when absent or unreadable."""
+    if not value:
+        return 0.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
+        except (TypeError, ValueError):
+            return 0.0
+    return min(max(seconds, 0.0), RETRY_AFTER_MOST_S)
 
 
 def quantity(value: str) -> int:

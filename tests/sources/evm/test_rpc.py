@@ -12,7 +12,7 @@ import yaml
 
 from sources.evm.config import parse
 from sources.evm.ingest import Follower
-from sources.evm.rpc import Rpc, RpcError
+from sources.evm.rpc import Rpc, RpcError, _too_wide, rate_limited
 from sources.lake import Lake
 from tests.sources.evm.conftest import ETH_FEED
 
@@ -26,9 +26,12 @@ class Proxy:
     `broken` with a 500."""
 
     def __init__(self, upstream: str, widest: int | None = None, throttle: int | None = None,
-                 broken: int | None = None) -> None:
+                 broken: int | None = None, limit: int | None = None,
+                 retry_after: str | None = None) -> None:
         self.upstream, self.widest, self.throttle, self.broken = upstream, widest, throttle, broken
-        self.requests = self.refused = self.throttled = 0
+        self.limit, self.retry_after = limit, retry_after
+        self.requests = self.refused = self.throttled = self.limited = 0
+        self.methods: list[str] = []
         self.answered: list[int] = []
         proxy = self
 
@@ -37,6 +40,8 @@ class Proxy:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 status, answer = proxy.answer(json.loads(body))
                 self.send_response(status)
+                if status == 429 and proxy.retry_after is not None:
+                    self.send_header("retry-after", proxy.retry_after)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(answer)))
                 self.end_headers()
@@ -56,6 +61,14 @@ class Proxy:
             self.throttled += 1
             return 429, b'{"error": "slow down"}'
         calls = request if isinstance(request, list) else [request]
+        if self.limit and self.requests % self.limit == 0:
+            # Infura's way: HTTP 200, each call a JSON-RPC error saying the rate is exceeded.
+            self.limited += 1
+            self.methods.extend(call["method"] for call in calls)
+            errors = [{"jsonrpc": "2.0", "id": call["id"], "error": {
+                "code": -32005, "message": "project ID request rate exceeded, rate limit hit"}}
+                for call in calls]
+            return 200, json.dumps(errors if isinstance(request, list) else errors[0]).encode()
         for call in calls:
             if call["method"] != "eth_getLogs":
                 continue
@@ -138,3 +151,49 @@ def test_a_range_that_cannot_be_read_stops_the_ingest_before_it(busy, proxy, tmp
     mark = lake.progress()
     assert mark is not None and mark.meta["next_block"] == broken
     assert lake.read("swaps")["block_number"].max() < broken
+
+
+def test_a_rate_limit_in_a_200_answer_is_waited_out_for_any_call_not_split(busy, proxy,
+                                                                          tmp_path):
+    direct = Lake(tmp_path / "direct")
+    with Rpc(busy.net.rpc.url) as rpc:
+        Follower(rpc, config(busy), direct, batch_blocks=100).run()
+    limiting = proxy(limit=3)
+    through = Lake(tmp_path / "through")
+    with Rpc(limiting.url, backoff_s=FAST) as rpc:
+        Follower(rpc, config(busy), through, batch_blocks=100).run()
+        assert rpc.retries >= limiting.limited > 0
+    # Log queries were never split: each asked the batch's whole range, as directly.
+    assert limiting.answered and min(limiting.answered) > 1
+    # Calls other than eth_getLogs met the limit too, and were asked again.
+    assert set(limiting.methods) - {"eth_getLogs"}
+    expected, got = events(direct), events(through)
+    for name in expected:
+        assert got[name].equals(expected[name]), name
+
+
+def test_retry_after_is_honoured(busy, proxy):
+    slept: list[float] = []
+    throttling = proxy(throttle=1, retry_after="3")
+    with Rpc(throttling.url, backoff_s=(0.01, 0.01), sleep=slept.append) as rpc, \
+            pytest.raises(RpcError, match="HTTP 429, still after 2 retries"):
+        rpc.call("eth_blockNumber")
+    assert slept == [3.0, 3.0]
+
+
+@pytest.mark.parametrize(("message", "too_wide", "limited"), [
+    ("query exceeds max block range 2000", True, False),
+    ("query returned more than 10000 results", True, False),
+    ("Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range",
+     True, False),
+    ("block range is too wide", True, False),
+    ("project ID request rate exceeded", False, True),
+    ("Your app has exceeded its compute units per second capacity", False, True),
+    ("daily request count exceeded, request rate limited", False, True),
+    ("execution reverted", False, False),
+])
+def test_errors_are_read_for_what_they_say(message, too_wide, limited):
+    assert _too_wide(RpcError("eth_getLogs", message, -32005)) is too_wide
+    answer = {"jsonrpc": "2.0", "id": 0, "error": {"code": -32005, "message": message}}
+    assert (rate_limited(answer) == message) is limited
+    assert (rate_limited([{"id": 1, "result": "0x1"}, answer]) == message) is limited
