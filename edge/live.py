@@ -16,6 +16,7 @@ import orjson
 import polars as pl
 
 from core.frontiers import reached
+from core.wire import iso_text
 from edge.http import Request
 from edge.memo import Kept, per_snapshot
 from edge.registry import Params
@@ -307,9 +308,8 @@ def _patched(row: dict[str, Any], view: LiveView, key: PairKey) -> bytes:
     if figures is not None:
         row.update(orjson.loads(figures["fields"]))
         row["last_trade_at"] = figures["last_trade_at"]
-        if row["status"] in ("active", "inactive"):
-            row["status"] = "active" if figures["txns_h24"] > 0 else "inactive"
-    row["last_updated_at"] = view.as_of.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        row["status"] = figures["status"]
+    row["last_updated_at"] = iso_text(view.as_of)
     state = view.pairs.row(key)
     if state is not None:
         row["liquidity_usd"] = state["liquidity_usd"]

@@ -111,7 +111,8 @@ def pair_scope(sort: str, timeframe: str, descending: bool,
 # The columns a token's pairs give its live row (assets.market.token_rows.token_pairs) too.
 PAIR_TABLE = ("chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol",
               "quote_symbol", "venue_id", "venue_name", "created_at", "liquidity_usd",
-              "base_price_usd", "quote_price_usd", "is_scam", "rugged", "score", "verdict",
+              "base_price_usd", "quote_price_usd", "is_scam", "rugged", "status", "score",
+              "verdict",
               "launchpad", "item")
 # The figures the pair sorts read, per timeframe.
 PAIR_SORT_FIGURES = [f.format(w=w) for f in ("volume_{w}_usd", "txns_{w}", "price_change_{w}",

@@ -32,17 +32,17 @@ from core.windows import (
     window_prices,
     window_ranges,
 )
-from core.wire import ISO
+from core.wire import ISO, pair_status
 from publish.snapshot import Snapshot
 
 KEY = ["chain_id", "pair"]
 LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000
 # What token_market reads of a pair row.
 PAIR_COLUMNS = ("chain_id", "pair", "ticker", "venue_id", "liquidity_usd", "created_at",
-                "is_scam", "rugged", "verdict", "score", "base", "quote", "base_price_usd",
+                "is_scam", "rugged", "status", "verdict", "score", "base", "quote", "base_price_usd",
                 "quote_price_usd", *[f"price_change_{w}" for w in PAIR_WINDOWS])
 TOKEN_COLUMNS = ("chain_id", "address", "item", "market", "instances")
-FIGURE_COLUMNS = ("chain_id", "pair", "fields", "last_trade_at", "txns_h24")
+FIGURE_COLUMNS = ("chain_id", "pair", "fields", "last_trade_at", "status")
 # The tables a writer reads of a snapshot to make the live rows.
 READS = ("trades", "pairs", "token_basis")
 # A priced swap's place is its pair's ordinal shifted past any time in milliseconds (2^42 ms
@@ -223,7 +223,7 @@ class LiveRows:
         """No live rows: the snapshot's are served."""
         return cls(pl.DataFrame(schema={"chain_id": pl.Int64, "pair": pl.String,
                                         "fields": pl.String, "last_trade_at": pl.String,
-                                        "txns_h24": pl.Int64}),
+                                        "status": pl.String}),
                    pl.DataFrame(schema={"chain_id": pl.Int64, **dict.fromkeys(
                        TOKEN_COLUMNS[1:], pl.String)}))
 
@@ -237,7 +237,11 @@ def _pair_figures(at: AtSnapshot, added: pl.DataFrame, as_of_ms: int) -> pl.Data
     return (keys.lazy().join(blocks, on=KEY, how="left")
             .join(window_prices(swaps.lazy(), as_of_ms), on=KEY, how="left")
             .with_columns(*filled_windows()).with_columns(**window_columns())
-            .select(*KEY, *[f"price_change_{w}" for w in PAIR_WINDOWS], "txns_h24",
+            .join(at.pair_rows.select(*KEY, "rugged", unresolved=pl.col("status") == "unresolved")
+                  .lazy(), on=KEY, how="left")
+            .select(*KEY, *[f"price_change_{w}" for w in PAIR_WINDOWS],
+                    status=pair_status(pl.col("unresolved").fill_null(False),
+                                       pl.col("rugged").fill_null(False), pl.col("txns_h24")),
                     fields=pl.struct([e.alias(n) for n, e in window_fields().items()])
                     .struct.json_encode(),
                     last_trade_at=pl.from_epoch("last_trade_ms", "ms").dt.strftime(ISO))

@@ -15,7 +15,7 @@ from core.windows import (
     window_columns,
     window_fields,
 )
-from core.wire import iso, status_text
+from core.wire import iso, pair_status, status_text
 
 KEY = ["chain_id", "pair"]
 SCORE_TITLES = ((80, "good"), (50, "fair"), (20, "poor"), (0, "dangerous"))
@@ -300,9 +300,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         verdict=pl.when(pl.col("is_scam")).then(pl.lit("blocked"))
         .when(pl.col("unresolved")).then(pl.lit("unknown"))
         .when(severe).then(pl.lit("watch")).otherwise(pl.lit("ok")),
-        status=pl.when(pl.col("unresolved")).then(pl.lit("unresolved"))
-        .when(pl.col("rugged")).then(pl.lit("rugged"))
-        .when(pl.col("txns_h24") > 0).then(pl.lit("active")).otherwise(pl.lit("inactive")),
+        status=pair_status(pl.col("unresolved"), pl.col("rugged"), pl.col("txns_h24")),
         **{f"trending_{w}": trending(pl.col(f"makers_{w}"), pl.col(f"volume_{w}_usd"),
                                      pl.col("thin_liquidity")) for w in PAIR_WINDOWS},
         **window_columns())

@@ -32,10 +32,12 @@ def _trades(rows: list[tuple[str, int, str, str, float]]) -> pl.DataFrame:
 
 
 def _snapshot(trades: pl.DataFrame) -> Snapshot:
-    pairs = pl.DataFrame({"chain_id": [1, 1, 1], "pair": ["A", "B", "C"],
-                          "base": ["ta", "tb", "tc"], "quote": ["q", "q", "q"]}).with_columns(
-        *[pl.lit(None).alias(c) for c in PAIR_COLUMNS if c not in ("chain_id", "pair", "base",
-                                                                     "quote")])
+    # B was rugged: a pair's terminal status stays, whatever its swaps.
+    given = {"chain_id": [1, 1, 1], "pair": ["A", "B", "C"], "base": ["ta", "tb", "tc"],
+             "quote": ["q", "q", "q"], "rugged": [False, True, False],
+             "status": ["inactive", "rugged", "active"]}
+    pairs = pl.DataFrame(given).with_columns(
+        *[pl.lit(None).alias(c) for c in PAIR_COLUMNS if c not in given])
     basis = pl.DataFrame({"chain_id": [1], "address": ["ta"]})
     manifest = Manifest("s1", "2026-11-25T12:00:00+00:00", "2026-11-25T12:00:05+00:00")
     return Snapshot(manifest, {}, {"trades": [Part("t", trades)], "pairs": [Part("p", pairs)],
@@ -72,7 +74,8 @@ def test_a_tail_carries_the_figures_of_the_pairs_a_swap_entered_or_left_and_only
     assert b["windows"]["h1"]["txns"] == {"buys": 0, "sells": 0}
     assert b["windows"]["h6"]["txns"] == {"buys": 0, "sells": 1}
     assert b["volume"]["h1"] == 0.0 and b["volume"]["h6"] == 10.0
-    assert figures["txns_h24"].to_list() == [2, 1]
+    # A traded in the day: active (it was inactive in the snapshot); B stays rugged.
+    assert figures["status"].to_list() == ["active", "rugged"]
 
 
 def test_the_prices_read_of_a_pair_are_the_few_its_windows_and_range_need():

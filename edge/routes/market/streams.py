@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from core.wire import iso_text
 from edge.addresses import ChainRef
 from edge.http import Request, Response
 from edge.live import LiveTail, LiveView, live_trades, pair_row
@@ -21,7 +22,7 @@ from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.market.pairs import pair_item
-from edge.routes.market.trades import POSITION, iso_second, trade_items
+from edge.routes.market.trades import POSITION, trade_items
 from edge.snapshots import SnapshotHolder
 from publish.snapshot import Snapshot
 
@@ -155,7 +156,7 @@ class _PairFeed(_Feed):
             self.after = newest if isinstance(newest, int) else -1
         else:
             fresh = rows.filter(pl.col("position") > self.after)
-            for item, place in zip(trade_items(fresh, iso_second), fresh["position"].to_list(),
+            for item, place in zip(trade_items(fresh, iso_text), fresh["position"].to_list(),
                                    strict=True):
                 out.append(_sse("trade", item, place))
                 self.after = place

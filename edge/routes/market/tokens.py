@@ -14,6 +14,7 @@ import polars as pl
 
 from core.vocabulary import RESOLUTION_SECONDS
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
+from core.wire import iso_text
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
@@ -25,7 +26,6 @@ from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
 from edge.routes.market.trades import (
     candles,
-    iso_second,
     pair_trades,
     trade_items,
 )
@@ -218,7 +218,7 @@ def brief(snapshot: Snapshot, view: LiveView | None, chain: ChainRef, address: s
         "holders": {**token["holder_stats"],
                     "top": [orjson.Fragment(i) for i in holders["item"].to_list()]},
         "trades": [] if trades is None else trade_items(
-            trades.tail(BRIEF_TRADES).reverse(), iso_second),
+            trades.tail(BRIEF_TRADES).reverse(), iso_text),
         "candles": {"resolution": "1h", "items": [] if trades is None else candles(
             trades, hour, end - BRIEF_CANDLES * hour, end)},
         "as_of": at,

@@ -1,13 +1,13 @@
 """A pair's trades (spec 4.6), paged by position so that a cursor keeps following new trades,
 and its candles at every resolution /config lists."""
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import polars as pl
 
 from core.vocabulary import RESOLUTION_SECONDS
+from core.wire import iso_text
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
 from edge.live import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
@@ -53,11 +53,6 @@ def trade_items(rows: pl.DataFrame, iso_of: Callable[[int], str]) -> list[dict[s
                        "price1": r["price1"], "price_usd0": r["price_usd0"],
                        "price_usd1": r["price_usd1"]},
     } for r in rows.iter_rows(named=True)]
-
-
-def iso_second(ts: int) -> str:
-    """Unix seconds as the wire's ISO 8601 text."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ts))
 
 
 # A trade's place in its pair's history: block, then log index, as one sortable integer.
@@ -120,7 +115,7 @@ async def list_trades(request: Request, params: Params) -> Response:
     # catching up; oldest first, it ends like any walk once nothing newer is published.
     newer = (cursor(NEWER, newest) if newest_first
              or rows.filter(pl.col("position") > newest).height else None)
-    items = trade_items(chosen.reverse() if newest_first else chosen, iso_second)
+    items = trade_items(chosen.reverse() if newest_first else chosen, iso_text)
     body = {"items": items,
             "next_cursor": older if newest_first else newer,
             "prev_cursor": newer if newest_first else older}
@@ -140,7 +135,7 @@ def candles(rows: pl.DataFrame, seconds: int, low: int, high: int) -> list[dict[
                 trades=pl.len(), buys=(pl.col("tx_type") == "buy").sum(),
                 sells=(pl.col("tx_type") == "sell").sum())
             .sort("open_at"))
-    return [{"timestamp": iso_second(b["open_at"]), "time": b["open_at"], **{
+    return [{"timestamp": iso_text(b["open_at"]), "time": b["open_at"], **{
         k: b[k] for k in ("open", "high", "low", "close", "volume_usd", "trades", "buys",
                           "sells")}} for b in bars.iter_rows(named=True)]
 
