@@ -223,19 +223,20 @@ async def status(request: Request, params: Params) -> Response:
 def _series(found: Catalog, feed: Feed, hub: PriceHub, low: int,
             high: int) -> tuple[np.ndarray, np.ndarray]:
     """Publish times and USD prices of the feed's updates in [low, high]: the published history,
-    then the hub's live record past it."""
+    then the hub's live record past the history's watermark."""
     times, values = [], []
     history = found.history(feed)
     scale = 10.0 ** feed.expo
-    last = -1
     if history is not None:
         kept = (history.times >= low) & (history.times <= high)
         times.append(history.times[kept])
         values.append(history.columns["price"][kept] * scale)
-        last = int(history.times[-1]) if len(history) else -1
+    # The history holds every update up to the snapshot's watermark: the hub's fill in only
+    # past it (a closed feed's last update may be long before it).
+    covered = found.window[1]
     key = feed.hub_key(hub)
     if key is not None:
-        live = [u for u in hub.recent.get(key, ()) if max(low, last + 1) <= u.publish_time <= high]
+        live = [u for u in hub.recent.get(key, ()) if max(low, covered + 1) <= u.publish_time <= high]
         times.append(np.array([u.publish_time for u in live], dtype=np.int64))
         values.append(np.array([u.price for u in live], dtype=np.float64) * scale)
     if not times:

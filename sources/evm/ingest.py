@@ -170,8 +170,9 @@ class Follower:
             batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head,
                               seen_at)
             done.append(batch)
-            # Catching up, every batch is said; at the head, once a minute.
-            if batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:
+            # Every batch is said, the last (partial) one included; following the head, once a
+            # minute there.
+            if not follow or batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:
                 self.progress(_said(batch))
                 said = time.monotonic()
         return done

@@ -17,6 +17,7 @@ from tests.conftest import edge_process
 BTC = next(f for f in FEEDS if f.symbol == "Crypto.BTC/USD")
 ETH = next(f for f in FEEDS if f.symbol == "Crypto.ETH/USD")
 HYPE = next(f for f in FEEDS if f.compatible_id is None)
+AAPL = next(f for f in FEEDS if f.symbol == "Equity.US.AAPL/USD")
 
 
 def test_feeds_are_listed_once_under_their_primary_id(edge) -> None:
@@ -120,6 +121,23 @@ def test_native_feeds_status_and_candles(edge, lake) -> None:
                                                             time.gmtime(hour)),
                                  "open": round(prices[0], 8), "high": round(prices.max(), 8),
                                  "low": round(prices.min(), 8), "close": round(prices[-1], 8),
+                                 "updates": one.height}]
+
+
+def test_a_past_hour_candle_comes_from_the_published_history_alone(edge, lake) -> None:
+    """A closed equity feed's last hour before its market's close: the hub has seen updates
+    since, which the history (up to the snapshot's watermark) does not hold, and which are not
+    that hour's."""
+    rows = lake.read("oracle_updates").filter(pl.col("feed_id") == AAPL.feed_id)
+    hour = int(rows["publish_time"].max()) // 3600 * 3600
+    candles = httpx.get(edge + "/v1/candles", params={"id": AAPL.feed_id, "resolution": "1h",
+                                                      "from": hour, "to": hour + 3599}).json()
+    one = rows.filter(pl.col("publish_time").is_between(hour, hour + 3599)).sort("publish_time")
+    prices = one["price"] / 1e5
+    assert candles["items"] == [{"timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                            time.gmtime(hour)),
+                                 "open": round(prices[0], 5), "high": round(prices.max(), 5),
+                                 "low": round(prices.min(), 5), "close": round(prices[-1], 5),
                                  "updates": one.height}]
 
 

@@ -76,7 +76,12 @@ def traded(market):
 
 def test_the_lake_holds_what_the_chain_did(traded, market, follower, tmp_path):
     lake = Lake(tmp_path / "lake")
-    follower(market, lake, batch_blocks=3).run()
+    said: list[str] = []
+    batches = follower(market, lake, batch_blocks=3, progress=said.append).run()
+    # Each batch says one line, the last (partial) one too.
+    head = market.net.block_number()
+    assert len(said) == len(batches) > 1
+    assert said[-1].startswith(f"blocks {batches[-1].first:,}..{head:,}:")
     weth, pepe, pair, accounts = market.quote, traded["pepe"], traded["pair"], traded["accounts"]
     r_weth, r_pepe = 1_000 * E18, 1_000_000 * E18
     bought = out_for(E18, r_weth, r_pepe)

@@ -197,3 +197,11 @@ def test_errors_are_read_for_what_they_say(message, too_wide, limited):
     answer = {"jsonrpc": "2.0", "id": 0, "error": {"code": -32005, "message": message}}
     assert (rate_limited(answer) == message) is limited
     assert (rate_limited([{"id": 1, "result": "0x1"}, answer]) == message) is limited
+
+
+def test_an_unreachable_node_is_named():
+    from tests.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    with Rpc(url, backoff_s=FAST) as rpc, pytest.raises(RpcError, match=url):
+        rpc.call("eth_chainId")
