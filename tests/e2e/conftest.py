@@ -1,7 +1,9 @@
 """End-to-end fixtures: one simulated lake, materialised and published, and an edge over it;
 and a real chain followed live."""
 
+import fcntl
 import os
+import shutil
 import subprocess
 import time
 
@@ -21,7 +23,23 @@ SWAP_TOPIC = "0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822
 
 @pytest.fixture(scope="session")
 def home(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
+    """One simulated home, materialised and published, for the whole run: the first test
+    process to ask builds it under a file lock, the others wait for it and share it (tests
+    that change a home change a copy)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return _built(tmp_path_factory.mktemp("home"))
+    shared = tmp_path_factory.getbasetemp().parent / "e2e-home"
+    with open(shared.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / ".built").exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            shared.mkdir()
+            _built(shared)
+            (shared / ".built").touch()
+    return shared
+
+
+def _built(home):
     sim = run_cli(["simulate", "--chains", "6", "--days", "2", "--swaps", "6000", "--seed", "3"],
                   home)
     assert sim.returncode == 0, sim.stderr

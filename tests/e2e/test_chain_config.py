@@ -1,5 +1,6 @@
 """Simulate -> materialise (with blocking checks) -> publish -> serve -> call over HTTP."""
 
+import shutil
 import time
 from datetime import timedelta
 
@@ -61,17 +62,21 @@ def test_every_response_carries_a_request_id_and_unknown_routes_are_problems(edg
     assert doc["type"].endswith("/not_found")
 
 
-def test_the_edge_follows_latest_as_a_new_snapshot_lands(home, edge):
-    before = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
-    old_cursor = httpx.get(f"{edge}/api/v1/chains", params={"limit": 2}).json()["next_cursor"]
-    assert run_cli(["publish"], home).returncode == 0
-    deadline = time.monotonic() + 10
-    after = before
-    while after == before and time.monotonic() < deadline:
-        time.sleep(0.2)
-        after = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
-    assert after != before
-    pinned = httpx.get(f"{edge}/api/v1/chains", params={"cursor": old_cursor, "limit": 2})
+def test_the_edge_follows_latest_as_a_new_snapshot_lands(home, tmp_path):
+    # A copy: the shared home's snapshot stays the one every other test reads.
+    mine = tmp_path / "home"
+    shutil.copytree(home, mine, ignore=shutil.ignore_patterns("edge-parts"))
+    with edge_process(mine, CHAINTAPE_POLL_SECONDS="0.2") as edge:
+        before = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
+        old_cursor = httpx.get(f"{edge}/api/v1/chains", params={"limit": 2}).json()["next_cursor"]
+        assert run_cli(["publish"], mine).returncode == 0
+        deadline = time.monotonic() + 10
+        after = before
+        while after == before and time.monotonic() < deadline:
+            time.sleep(0.2)
+            after = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
+        assert after != before
+        pinned = httpx.get(f"{edge}/api/v1/chains", params={"cursor": old_cursor, "limit": 2})
     assert pinned.status_code == 200 and pinned.headers["x-snapshot-id"] == before
 
 

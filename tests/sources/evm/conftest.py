@@ -1,4 +1,6 @@
-"""A fresh anvil node per test (ended by its PID), and a V2 market deployed on it."""
+"""One anvil node per test module with a V2 market deployed on it; each test starts from that
+state (an `evm_snapshot` taken before it, reverted after it) and the node ends with the module
+(by its PID)."""
 
 import pytest
 
@@ -9,19 +11,33 @@ from sources.evm.rpc import Rpc
 ETH_FEED = FEED_BY_BASE["ETH"].feed_id
 
 
-@pytest.fixture
-def node():
+@pytest.fixture(scope="module")
+def _module_node():
     started = start_node()
     yield started
     started.stop()
     assert started.process.poll() is not None
 
 
-@pytest.fixture
-def market(node):
-    net = Devnet(node.url)
+@pytest.fixture(scope="module")
+def _deployed(_module_node):
+    net = Devnet(_module_node.url)
     yield v2_market(net)
     net.close()
+
+
+@pytest.fixture
+def node(_module_node, _deployed):
+    """The module's node as the market's deploy left it, put back so after the test."""
+    with Rpc(_module_node.url) as rpc:
+        taken = rpc.call("evm_snapshot")
+        yield _module_node
+        assert rpc.call("evm_revert", taken)
+
+
+@pytest.fixture
+def market(node, _deployed):
+    return _deployed
 
 
 @pytest.fixture
