@@ -2,6 +2,7 @@
 the lake's maintenance."""
 
 import json
+import os
 
 import dagster as dg
 
@@ -14,8 +15,8 @@ CADENCES = {
     "every_5_minutes": ("*/5 * * * *", ["market", "chains", "oracle", "publish"]),
 }
 # How often the sensor looks at the lake: the market products' cadence is a minute, and a
-# refresh takes part of it.
-LAKE_POLL_S = 20
+# refresh takes part of it ($CHAINTAPE_LAKE_POLL_SECONDS sets another).
+LAKE_POLL_S = int(os.environ.get("CHAINTAPE_LAKE_POLL_SECONDS", "20"))
 MAINTENANCE_CRON = "*/10 * * * *"
 BUSY = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
         dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]

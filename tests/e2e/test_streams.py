@@ -16,7 +16,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from sources.evm.rpc import quantity
-from tests.conftest import edge_process
+from tests.conftest import edge_process, until
 from tests.e2e.conftest import E18, swap_id
 from tests.edge.conftest import issue_key
 
@@ -70,6 +70,11 @@ class Client:
         return [e["id"] for e in self.events if e.get("event") == "trade"]
 
 
+def tail_seq(evm_live) -> int:
+    """The live tail's sequence number the edge serves."""
+    return int(httpx.get(f"{evm_live['base']}/status").json()["live"]["seq"])
+
+
 def test_swaps_reach_the_pair_stream_and_a_reconnect_resumes_exactly_after_its_last_event(evm_live):
     market, pair = evm_live["market"], evm_live["pair"]
     chain_id = quantity(evm_live["chain_id"])
@@ -110,7 +115,7 @@ def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(evm_live):
     market = evm_live["market"]
     chain_id = quantity(evm_live["chain_id"])
     client = Client(f"{evm_live['base']}/pairs/new/stream?chain={chain_id}")
-    time.sleep(1.0)
+    until(lambda: client.status == 200, 20, "the stream open")
     doge = market.token("Doge", "DOGE", 10**9 * E18)
     fresh = market.pair(doge).lower()
     market.approve(0, doge)
@@ -229,7 +234,8 @@ def test_the_brief_etag_changes_exactly_when_its_content_does(evm_live):
     assert first.status_code == 200
     tag = first.headers["etag"]
     # New tails with nothing new for the token: the same brief, the same tag, 304.
-    time.sleep(1.0)
+    seq = tail_seq(evm_live)
+    until(lambda: tail_seq(evm_live) >= seq + 2, 20, "two newer tails")
     again = httpx.get(brief, headers={**headers, "If-None-Match": tag})
     assert again.status_code == 304 and again.headers["etag"] == tag
     receipt = market.swap(pair, market.quote, E18 // 100, 1)
@@ -265,8 +271,9 @@ def test_a_wallets_trades_are_live_and_paged_by_place(evm_live):
     everything = [t["trade_uid"] for t in httpx.get(lookup, params={"limit": 100},
                                                     headers=evm_live["key"]).json()["items"]]
     first = httpx.get(lookup, params={"limit": 2}, headers=evm_live["key"]).json()
-    market.swap(pair, market.quote, E18 // 100, 1)
-    time.sleep(1.0)
+    arrived = market.swap(pair, market.quote, E18 // 100, 1)
+    until(lambda: httpx.get(lookup, params={"limit": 1}, headers=evm_live["key"]).json()[
+        "items"][0]["trade_uid"].startswith(arrived["transactionHash"]), 20, "the new trade")
     # A trade arrived: the next page still goes on exactly after the first.
     second = httpx.get(lookup, params={"limit": 2, "cursor": first["next_cursor"]},
                        headers=evm_live["key"]).json()

@@ -20,7 +20,7 @@ from tests.conftest import BIN, free_port, run_cli
 def test_up_serves_what_it_just_published(tmp_path) -> None:
     port = free_port()
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path), "DAGSTER_HOME": str(tmp_path / "dagster"),
-           "PORT": str(port)}
+           "PORT": str(port), "CHAINTAPE_LAKE_POLL_SECONDS": "2"}
     up = subprocess.Popen([str(BIN / "chaintape"), "up", "--swaps", "3000"], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     said: list[str] = []

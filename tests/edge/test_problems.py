@@ -14,7 +14,7 @@ import pytest
 from publish.cursor import Cursor, default_signer
 from publish.snapshot import PagedList, Publisher
 from publish.store import S3Store
-from tests.conftest import edge_process
+from tests.conftest import edge_process, until
 from tests.edge.conftest import AS_OF, chain_record, publish_chains
 
 PROBLEM_KEYS = {"type", "title", "status", "code", "detail", "request_id"}
@@ -138,9 +138,9 @@ def test_a_store_that_stops_answering_keeps_the_snapshot_and_times_out_old_curso
             assert served.status_code == 200 and len(served.json()["items"]) == 5
             pinned = httpx.get(base + f"/api/v1/chains?cursor={old_cursor}", timeout=10)
             problem(pinned, 504, "upstream_timeout")
-            time.sleep(2.5)
-            status = httpx.get(base + "/api/v1/status", timeout=10).json()
-            assert status["status"] == "degraded"
+            status = until(lambda: (doc := httpx.get(base + "/api/v1/status", timeout=10)
+                                    .json())["status"] == "degraded" and doc, 20,
+                           "the store marked unhealthy")
             assert status["upstreams"]["object_store"]["healthy"] is False
         finally:
             os.kill(moto, signal.SIGCONT)
