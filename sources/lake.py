@@ -86,6 +86,10 @@ RETENTION = timedelta(hours=2)
 COMPACT_ABOVE_FILES = 8
 # A writer's commit refused because compaction committed meanwhile is tried this many times.
 COMMIT_TRIES = 5
+# A table held open is opened afresh once it has moved on this many versions: brought up to
+# date commit by commit, delta-rs's table keeps what each commit's log said (about 45 KB a
+# commit), where a table opened anew replays from the last checkpoint and holds only the state.
+REOPEN_AFTER_VERSIONS = 200
 # A table of at most this size is read once per version and held: a week's liquidity events are
 # a few thousand rows in over a thousand daily files, which cost more to open than to hold.
 HELD_BYTES = 32 * 2**20
@@ -139,7 +143,7 @@ class Lake:
         # Each table held open, with a version it was read at and when that version's commit
         # was written (writes through it move it on; a table written again elsewhere has
         # another commit at that version).
-        self._open: dict[str, tuple[DeltaTable, int, int | None]] | None = (
+        self._open: dict[str, tuple[DeltaTable, int, int | None, int]] | None = (
             {} if keep_open else None)
 
     def uri(self, table: str) -> str:
@@ -490,10 +494,13 @@ class Lake:
         if held is not None:
             try:
                 held.update_incremental()
-                self._hold(table, held)
-                return held
             except DeltaError:
                 self._forget(table)  # its log gone under it (the table dropped): opened again
+            else:
+                if held.version() - self._opened(table) < REOPEN_AFTER_VERSIONS:
+                    self._hold(table, held)
+                    return held
+                self._forget(table)
         try:
             delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
         except TableNotFoundError:
@@ -505,7 +512,7 @@ class Lake:
         """The table this lake holds open, unless it was dropped and written again since."""
         if self._open is None or table not in self._open:
             return None
-        held, version, written = self._open[table]
+        held, version, written, _ = self._open[table]
         if written != self._written(table, version):
             self._forget(table)
             return None
@@ -518,7 +525,12 @@ class Lake:
     def _hold(self, table: str, delta: DeltaTable) -> None:
         if self._open is not None:
             version = delta.version()
-            self._open[table] = (delta, version, self._written(table, version))
+            opened = self._open[table][3] if table in self._open else version
+            self._open[table] = (delta, version, self._written(table, version), opened)
+
+    def _opened(self, table: str) -> int:
+        """The version a held table was opened at."""
+        return self._open[table][3] if self._open is not None and table in self._open else 0
 
     def _written(self, table: str, version: int) -> int | None:
         """When a local table's commit file of `version` was written (None on S3, or gone)."""

@@ -39,6 +39,11 @@ APPENDED = ("oracle_updates", "transfers", "liquidity_events", "reserves", "swap
 LAG_S = {"lagging": 240.0}
 
 
+def _unpriced(token: object, t: float) -> float:
+    """What a trader prices with between batches: nothing (a batch hands it its price book)."""
+    raise RuntimeError("a trader priced a trade outside a batch")
+
+
 @dataclass
 class Position:
     """Where the live market stands: each chain's next block, the next oracle tick and the next
@@ -107,6 +112,16 @@ class LiveMarket:
             {c.run.world.template.chain_id: int(c.run.clock.block(
                 c.run.world.indexed_until.timestamp())) + 1 for c in self.chains},
             first_tick, head_at, self.end)
+        self._idle()
+
+    def _idle(self) -> None:
+        """Let go of what the traders were handed for the last batch (or the history): its
+        events and price book. A trader that does not trade for a while would otherwise keep
+        the batch it last traded in, each its own book, for as long as the market runs."""
+        idle = Events()
+        for chain in self.chains:
+            for t in chain.run.market.trading:
+                t.trader.events, t.trader.quote_usd = idle, _unpriced
 
     def advance(self, now: float, build: bool = True) -> dict[str, pl.DataFrame]:
         """Produce every block complete by `now` (a lagging chain's by four minutes before, a
@@ -151,6 +166,7 @@ class LiveMarket:
                 updates = PriceBook(assemble.utc(position.tick), assemble.utc(ticks_until))
                 out["oracle_updates"].append(updates.updates())
             position.tick += TICK_S * (-(-(ticks_until - position.tick) // TICK_S))
+        self._idle()
         return {name: pl.concat(frames) for name, frames in out.items() if frames}
 
     def _trade(self, chain: _Chain, until: float, events: Events, book: PriceBook) -> int:

@@ -327,6 +327,16 @@ def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_pat
     follower = Lake(tmp_path, keep_open=True)
     assert [follower.pinned().read("swaps").height for _ in range(3)] == [12, 12, 12]
     assert opened == [writer.uri("swaps")] * 2
+    # Moved on by REOPEN_AFTER_VERSIONS versions since it was opened, the held table is opened
+    # afresh: held at version 3 since version 0, it is opened again at its next use (at 3);
+    # versions 4 and 5 keep it, version 6 opens it again.
+    monkeypatch.setattr(module, "REOPEN_AFTER_VERSIONS", 3)
+    for step in range(4, 6):
+        writer.append("swaps", later(swaps(1), 3 * step, 60 * step))
+    assert opened == [writer.uri("swaps")] * 3
+    writer.append("swaps", later(swaps(1), 21, 420))
+    assert opened == [writer.uri("swaps")] * 4
+    assert writer.read("swaps").height == 15
 
 
 def test_the_files_past_a_frontier_say_when_what_was_taken_is_written_again(tmp_path):
