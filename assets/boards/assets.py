@@ -7,6 +7,7 @@ import dagster as dg
 import polars as pl
 
 from assets.boards.buyers import row_buyers
+from assets.boards.closing import board_at
 from assets.boards.flows import in_period, pair_flows, router_flows
 from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
 from assets.boards.seasons import (
@@ -20,6 +21,7 @@ from assets.boards.seasons import (
 from assets.checks import product_asset
 from assets.domains import keys
 from assets.warehouse import Warehouse, materialized
+from checks.schemas.boards import frozen_metrics
 
 GROUP = "boards"
 # The ranking method in force; raise the version and move `since` when the method changes.
@@ -85,7 +87,11 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     as_of = warehouse.clock()["as_of"]
     before = (warehouse.scan("season_boards").collect() if warehouse.exists("season_boards")
               else None)
-    frozen = before.filter("closed") if before is not None else None
+    # A season frozen without its metrics at the close (by products before them) is made
+    # again, once.
+    frozen = (before.filter("closed", ~pl.col("season").is_in(
+        before.filter("closed", ~frozen_metrics())["season"].unique().implode()))
+        if before is not None else None)
     done = set(frozen["season"].unique()) if frozen is not None else set()
     reach: int = history_start(warehouse).select(pl.col("history_start_s").min()).item()
     running = SEASONS.number(as_of)
@@ -106,6 +112,7 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     buyers = row_buyers(legs, pairs.lazy(), (pl.col("block_time") >= first)
                         & (pl.col("block_time") < latest), SEASONS.of(pl.col("block_time")))
     boards = [] if frozen is None else [frozen]
+    reach_from = history_start(warehouse)
     for number in wanted:
         start, end = SEASONS.window(number)
         closed, until = end <= as_of, min(end, as_of)
@@ -114,7 +121,8 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
             pairs, flows.filter(mine).drop("season"),
             season_liquidity(closes, tokens, prices, start, until),
             buyers.filter(mine).drop("season"), minimum, start, until)
-        boards.append(season_board(live, figures, number, start, end, closed, as_of))
+        at_close = board_at(warehouse, end, reach_from, METHODOLOGY) if closed else None
+        boards.append(season_board(live, figures, number, start, end, as_of, at_close))
     # Frozen rows keep the columns they were frozen with, which a later product may extend.
     frame = pl.concat(boards, how="diagonal_relaxed").sort("season", *BOARD_KEY, nulls_last=True)
     warehouse.write("season_boards_before", before if before is not None else frame.clear())

@@ -123,11 +123,18 @@ def season_figures(pairs: pl.DataFrame, flows: pl.DataFrame, liquidity: pl.DataF
 
 
 def season_board(live: pl.DataFrame, figures: pl.DataFrame, number: int, start: datetime,
-                 end: datetime, closed: bool, as_of: datetime) -> pl.DataFrame:
+                 end: datetime, as_of: datetime,
+                 at_close: pl.DataFrame | None = None) -> pl.DataFrame:
     """One season's board over the live board's rows: ranked by the season's volume, then its
     last liquidity, then key; a row the live board refuses, or with no season volume, stays
-    out of the ranking."""
-    rows = (live.select(*BOARD_KEY, "chain_id", "exclusion_reason", "methodology_version", "item")
+    out of the ranking. A closed season's rows carry the metrics of the board as it stood at
+    the close (`at_close`, the live board's rows then)."""
+    closed = at_close is not None
+    if at_close is not None:
+        live = live.join(at_close.select(*BOARD_KEY, closing_item="item"), on=BOARD_KEY,
+                         how="left")
+    rows = (live.select(*BOARD_KEY, "chain_id", "exclusion_reason", "methodology_version", "item",
+                        *(["closing_item"] if closed else []))
             .with_columns(row_key=pl.when(pl.col("scope") == "protocols").then("key"))
             .join(figures, on=["scope", "chain_id", "row_key"], how="left", nulls_equal=True)
             .with_columns(*[pl.col(f).fill_null(0) for f in SEASON_FIGURES])
@@ -149,17 +156,31 @@ def season_board(live: pl.DataFrame, figures: pl.DataFrame, number: int, start: 
 
 def season_item(row: dict, closed: bool) -> str:
     """The live row's JSON re-ranked for the season, with its season metrics; a closed season's
-    row is frozen, with the season's figures only: the rolling 24h blocks (`metrics`, and the
-    `badges` and `dimensions` drawn from them) describe the run that computed it, not the
-    season, so they are left out."""
+    row is frozen: its `metrics` are the board's at the season's close (all 0 for a row the
+    board did not have then), and the `badges` and `dimensions` drawn from the run's rolling
+    day are left out."""
     item = orjson.loads(row["item"])
     item.update(rank=row["rank"] or 0, rank_change_24h=0,
                 exclusion_reason=row["exclusion_reason"],
                 data_state="frozen" if closed else item["data_state"],
                 season_metrics=season_metrics(row))
     if closed:
-        item.update(metrics=None, badges=[], dimensions={})
+        closing = row["closing_item"]
+        metrics = (orjson.loads(closing)["metrics"] if closing is not None
+                   else nothing_yet(item["metrics"]))
+        item.update(metrics=metrics, badges=[], dimensions={})
     return orjson.dumps(item).decode()
+
+
+def nothing_yet(metrics: dict) -> dict:
+    """A metrics block with every figure 0 and no growth: a row as of before it had any."""
+    def zero(value: object) -> object:
+        if isinstance(value, dict):  # a growth block
+            return {"available": False, "volume": 0.0, "liquidity": 0.0, "reason": "no_baseline"}
+        if isinstance(value, bool):
+            return False
+        return 0 if isinstance(value, int) else 0.0
+    return {k: zero(v) for k, v in metrics.items()}
 
 
 def season_metrics(row: dict) -> dict:

@@ -101,7 +101,13 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each pair's reserves, USD price and liquidity at the watermark; its price and liquidity
     a day before and its liquidity a week before (null when the pair had no reserves then):
     the last reserves of the days before each instant and the rows of its own day."""
-    clock = warehouse.clock()
+    return materialized(warehouse, "pair_state", pair_state_at(warehouse,
+                                                                warehouse.clock()["as_of"]))
+
+
+def pair_state_at(warehouse: Warehouse, at: datetime) -> pl.DataFrame:
+    """The pair state as it stood at `at` (the watermark, or a season's close)."""
+    at_s = int(at.timestamp())
     pairs = warehouse.scan("pair_tokens").select(
         "chain_id", "pair", "base_is_token0", "base_decimals", "quote_decimals", "quote_feed_id")
     prices = warehouse.scan("quote_prices").collect()
@@ -110,26 +116,25 @@ def pair_state(warehouse: Warehouse) -> dg.MaterializeResult:
         return valued(in_tokens(state, pairs), prices, ts).rename(
             lambda c: c if c in ("chain_id", "pair") else f"{c}{suffix}")
 
-    kept = reserves_at(warehouse, {"now": clock["as_of"], "then": clock["as_of_minus_day"],
-                                   "week": clock["as_of"] - WEEK}).collect().lazy()
-    now = priced(_state(kept, "_now"), clock["as_of_s"], "")
-    then = priced(_state(kept, "_then"), clock["as_of_s"] - 86_400, "_24h_ago")
-    week = priced(_state(kept, "_week"), clock["as_of_s"] - int(WEEK.total_seconds()), "_7d_ago")
-    first = priced(_state(kept, "_first"), clock["as_of_s"] - 86_400, "_first")
-    frame = (now.join(then, on=["chain_id", "pair"], how="left")
-             .join(week, on=["chain_id", "pair"], how="left")
-             .join(first, on=["chain_id", "pair"], how="left")
-             .with_columns(
-                 liquidity_usd=liquidity(), liquidity_usd_24h_ago=liquidity("_24h_ago"),
-                 liquidity_usd_7d_ago=liquidity("_7d_ago"),
-                 price_usd_24h_ago=pl.coalesce("price_usd_24h_ago", "price_usd_first"))
-             .with_columns(price_change_24h=pl.when(pl.col("price_usd_24h_ago") > 0).then(
-                 (pl.col("price_usd") / pl.col("price_usd_24h_ago") - 1.0) * 100.0))
-             .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
-                     "price_usd", "price_usd_24h_ago", "liquidity_usd", "price_change_24h",
-                     "liquidity_usd_24h_ago", "liquidity_usd_7d_ago")
-             .sort("chain_id", "pair").collect())
-    return materialized(warehouse, "pair_state", frame)
+    kept = reserves_at(warehouse, {"now": at, "then": at - timedelta(days=1),
+                                   "week": at - WEEK}).collect().lazy()
+    now = priced(_state(kept, "_now"), at_s, "")
+    then = priced(_state(kept, "_then"), at_s - 86_400, "_24h_ago")
+    week = priced(_state(kept, "_week"), at_s - int(WEEK.total_seconds()), "_7d_ago")
+    first = priced(_state(kept, "_first"), at_s - 86_400, "_first")
+    return (now.join(then, on=["chain_id", "pair"], how="left")
+            .join(week, on=["chain_id", "pair"], how="left")
+            .join(first, on=["chain_id", "pair"], how="left")
+            .with_columns(
+                liquidity_usd=liquidity(), liquidity_usd_24h_ago=liquidity("_24h_ago"),
+                liquidity_usd_7d_ago=liquidity("_7d_ago"),
+                price_usd_24h_ago=pl.coalesce("price_usd_24h_ago", "price_usd_first"))
+            .with_columns(price_change_24h=pl.when(pl.col("price_usd_24h_ago") > 0).then(
+                (pl.col("price_usd") / pl.col("price_usd_24h_ago") - 1.0) * 100.0))
+            .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
+                    "price_usd", "price_usd_24h_ago", "liquidity_usd", "price_change_24h",
+                    "liquidity_usd_24h_ago", "liquidity_usd_7d_ago")
+            .sort("chain_id", "pair").collect())
 
 
 def windowed_legs(warehouse: Warehouse, as_of: datetime) -> pl.LazyFrame:

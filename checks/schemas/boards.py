@@ -195,21 +195,29 @@ class SeasonBoardRow(pa.DataFrameModel):
     @pa.dataframe_check
 
     @classmethod
-    def closed_rows_carry_only_season_figures(cls, data) -> pl.LazyFrame:
-        """A closed season is frozen: its rows carry the season's figures, never the rolling
-        24h ones of whatever run computed them (`metrics` null, no badges or dimensions)."""
+    def closed_rows_carry_figures_as_of_the_close(cls, data) -> pl.LazyFrame:
+        """A closed season is frozen: its rows carry the season's figures and the metrics of
+        the board at the season's close (an object, spec 2.8), never the badges or dimensions
+        of whatever run computed them."""
         item = pl.col("item")
-        rolling = (item.str.json_path_match("$.metrics.volume_24h").is_not_null()
-                   | (item.str.json_path_match("$.badges[0]").is_not_null())
-                   | item.str.contains('"dimensions":{"', literal=True))
-        return data.lazyframe.select(~pl.col("closed") | ~rolling)
+        frozen = (frozen_metrics()
+                  & item.str.json_path_match("$.badges[0]").is_null()
+                  & ~item.str.contains('"dimensions":{"', literal=True))
+        return data.lazyframe.select(~pl.col("closed") | frozen)
+
+
+def frozen_metrics() -> pl.Expr:
+    """Whether a season row's `item` carries its metrics (a closed season's, as of its close)."""
+    return pl.col("item").str.json_path_match("$.metrics.volume_24h").is_not_null()
 
 
 def closed_seasons_changed(before: pl.DataFrame, now: pl.DataFrame) -> pl.DataFrame:
-    """Rows of seasons closed in the previous product that the new one lost or changed."""
+    """Rows of seasons closed in the previous product that the new one lost or changed (a
+    season frozen without its metrics at the close, as products before them were, is frozen
+    again with them)."""
     if before.is_empty():
         return before
-    frozen = before.filter("closed")
+    frozen = before.filter("closed", frozen_metrics())
     columns = ["season", "scope", "board", "key", "rank", "item", "computed_at"]
     return frozen.select(columns).join(now.select(columns), on=columns, how="anti",
                                        nulls_equal=True)

@@ -160,13 +160,20 @@ def test_seasons_count_weeks_from_their_epoch() -> None:
 def test_closed_seasons_must_come_back_unchanged() -> None:
     before = pl.DataFrame({"season": [45, 46], "scope": ["chains", "chains"],
                            "board": [None, None], "key": ["ethereum", "ethereum"],
-                           "rank": [1, 1], "item": ['{"a":1}', '{"a":2}'], "closed": [True, False],
+                           "rank": [1, 1], "item": [item(1), item(2)], "closed": [True, False],
                            "computed_at": [AS_OF, AS_OF]})
-    moved_running = before.with_columns(item=pl.Series(['{"a":1}', '{"a":3}']))
+    moved_running = before.with_columns(item=pl.Series([item(1), item(3)]))
     assert closed_seasons_changed(before, moved_running).is_empty()
-    recomputed = before.with_columns(item=pl.Series(['{"a":9}', '{"a":2}']))
+    recomputed = before.with_columns(item=pl.Series([item(9), item(2)]))
     assert closed_seasons_changed(before, recomputed).height == 1
     assert closed_seasons_changed(before, before.filter(pl.col("season") == 46)).height == 1
+    # A season frozen without its metrics at the close (by earlier products) is made again.
+    unfrozen = before.with_columns(item=pl.Series(['{"metrics":null}', item(2)]))
+    assert closed_seasons_changed(unfrozen, recomputed).is_empty()
+
+
+def item(volume: float) -> str:
+    return orjson.dumps({"metrics": {"volume_24h": volume}}).decode()
 
 
 def test_a_closed_season_row_carries_only_the_seasons_figures() -> None:
@@ -175,9 +182,23 @@ def test_a_closed_season_row_carries_only_the_seasons_figures() -> None:
     row = {"item": orjson.dumps(live).decode(), "rank": 1, "exclusion_reason": "",
            "volume": 10.0, "buy_volume": 4.0, "liquidity_last": 7.0, "liquidity_peak": 9.0,
            "quality_liquidity": 7.0, "txns": 3, "buyers": 2, "new_pairs": 1}
-    closed, running = (orjson.loads(season_item(row, c)) for c in (True, False))
-    # Closed: the run's rolling 24h figures (123 of volume) are not the season's; gone.
-    assert (closed["metrics"], closed["badges"], closed["dimensions"]) == (None, [], {})
+    at_close = {"key": "dex", "metrics": {"volume_24h": 55.0}}
+    closed = orjson.loads(season_item({**row, "closing_item": orjson.dumps(at_close).decode()},
+                                      True))
+    running = orjson.loads(season_item(row, False))
+    # Closed: the run's rolling 24h figures (123 of volume) are not the season's: its metrics
+    # are the board's at the close, frozen with it.
+    assert (closed["metrics"], closed["badges"], closed["dimensions"]) == (
+        {"volume_24h": 55.0}, [], {})
+    # A row the board did not have at the close: nothing yet, every figure 0.
+    growth = {"available": True, "volume": 0.5, "liquidity": 0.1, "reason": ""}
+    fresh = {**live, "metrics": {"volume_24h": 9.0, "pairs": 2, "has_capital_efficiency": True,
+                                 "growth_24h": growth}}
+    unseen = orjson.loads(season_item({**row, "item": orjson.dumps(fresh).decode(),
+                                       "closing_item": None}, True))
+    assert unseen["metrics"] == {"volume_24h": 0.0, "pairs": 0, "has_capital_efficiency": False,
+                                 "growth_24h": {"available": False, "volume": 0.0,
+                                                "liquidity": 0.0, "reason": "no_baseline"}}
     assert closed["data_state"] == "frozen" and closed["season_metrics"]["volume"] == 10.0
     assert running["metrics"] == {"volume_24h": 123.0} and running["data_state"] == "live"
     assert running["rank"] == 1 and running["rank_change_24h"] == 0

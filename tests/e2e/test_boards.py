@@ -4,8 +4,10 @@ farm pools, stale farms are flagged, perp history and liquidations count the lak
 
 from datetime import timedelta
 
+import orjson
 import polars as pl
 
+from tests.e2e.test_live import _differences
 from tests.e2e.test_market import walk
 
 
@@ -106,3 +108,25 @@ def test_perps_history_and_liquidations_count_the_lake(api, lake) -> None:
     far = api.get("/perps/liquidations", params={"from": 2**62, "to": 2**63 - 1})
     assert far.status_code == 200 and far.json()["items"] == []
     assert api.get("/perps/0x" + "cd" * 20 + "/history").status_code == 404
+
+
+def test_the_board_at_an_instant_is_the_live_board_made_at_that_instant(home) -> None:
+    """A closed season's metrics come from the board as it stood at the close (`board_at`):
+    made at the watermark, it is the live board the run made, row for row."""
+    from assets.boards.assets import METHODOLOGY, history_start
+    from assets.boards.closing import board_at
+    from assets.boards.rows import BOARD_KEY
+    from assets.warehouse import Warehouse
+
+    warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    as_of = warehouse.clock()["as_of"]
+    made = board_at(warehouse, as_of, history_start(warehouse), METHODOLOGY).sort(BOARD_KEY)
+    live = warehouse.scan("board_rows").collect().sort(BOARD_KEY)
+    assert made.select(BOARD_KEY).equals(live.select(BOARD_KEY))
+    # The same rows, their floats summed in another order (to 1e-9 relative).
+    for one, other in zip(made["item"], live["item"], strict=True):
+        assert _differences(orjson.loads(one), orjson.loads(other)) == []
+    # A day earlier the board is another: the day's figures moved.
+    earlier = board_at(warehouse, as_of - timedelta(hours=6), history_start(warehouse),
+                       METHODOLOGY).sort(BOARD_KEY)
+    assert not earlier.select("item").equals(live.select("item"))

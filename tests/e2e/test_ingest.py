@@ -155,7 +155,8 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
             [str(BIN / "chaintape"), "up", "--rpc", f"http://127.0.0.1:{node_port}", "--venues",
              str(venues)],
             env={**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
-                 "PORT": str(edge_port), "CHAINTAPE_LAKE_POLL_SECONDS": "2"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 "PORT": str(edge_port), "CHAINTAPE_LAKE_POLL_SECONDS": "2"},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{edge_port}/api/v1"
         wait_http(base + "/status", timeout=300)
         pairs = httpx.get(base + "/pairs/new", params={"chains": "devnet"}, timeout=30).json()
