@@ -31,6 +31,14 @@ class LruCache(Generic[V]):
             self._held.popitem(last=False)
         return value
 
+    def pop(self, key: Hashable) -> V | None:
+        """Forget the value held under `key`, returning it (None when none is)."""
+        return self._held.pop(key, None)
+
+    def values(self) -> list[V]:
+        """The values held, least recently used first."""
+        return list(self._held.values())
+
     def __contains__(self, key: Hashable) -> bool:
         return key in self._held
 

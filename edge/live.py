@@ -15,10 +15,11 @@ from typing import Any
 import orjson
 import polars as pl
 
+from core.caches import LruCache
 from core.frontiers import reached
 from core.wire import iso_text
 from edge.http import Request
-from edge.memo import Kept, per_snapshot
+from edge.memo import per_snapshot
 from edge.registry import Params
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, frame_spans, indexed, sorted_spans
@@ -140,13 +141,13 @@ class LiveTail:
         self.tail: Tail | None = None
         # The newest tail built on each recent snapshot: while the edge still serves an older
         # snapshot than the newest tail's, it goes on serving the tail built on it.
-        self.tails: Kept = Kept(4)
+        self.tails: LruCache[Tail] = LruCache(4)
         self.last_check: float | None = None
         self.healthy = True
         self.loaded_at: float | None = None
-        self._views: Kept = Kept(4)
+        self._views: LruCache[LiveView | None] = LruCache(4)
         # Per snapshot, the newest tail whose view is made, and that view.
-        self._ready: Kept = Kept(4)
+        self._ready: LruCache[tuple[int, LiveView | None]] = LruCache(4)
         self._changed: asyncio.Future[None] | None = None
 
     def refresh(self) -> bool:
@@ -157,8 +158,8 @@ class LiveTail:
             if pointer is None or (self.tail is not None and self.tail.seq == pointer["seq"]):
                 return False
             self.tail = load_tail(self.store, pointer)
-            self.tails.pop(self.tail.snapshot_id, None)
-            self.tails.keep(self.tail.snapshot_id, self.tail)
+            self.tails.pop(self.tail.snapshot_id)
+            self.tails.put(self.tail.snapshot_id, self.tail)
         except (StoreUnavailable, OSError) as err:
             self.healthy = False
             log.warning("live tail unreachable, keeping seq %s: %s",
@@ -191,9 +192,8 @@ class LiveTail:
             return None
         key = (snapshot.snapshot_id, tail.seq)
         if key not in self._views:
-            self._views.keep(key, _view(tail, snapshot))
-        made: LiveView | None = self._views[key]
-        return made
+            return self._views.put(key, _view(tail, snapshot))
+        return self._views.get(key)
 
     def warm(self, snapshot: Snapshot | None) -> None:
         """Make the view of the newest usable tail for `snapshot` before requests are answered
@@ -205,7 +205,7 @@ class LiveTail:
         if tail is None or (ready is not None and ready[0] == tail.seq):
             return
         view = _view(tail, snapshot)
-        self._ready.keep(snapshot.snapshot_id, (tail.seq, view))
+        self._ready.put(snapshot.snapshot_id, (tail.seq, view))
 
     def changed(self) -> "asyncio.Future[None]":
         """Resolved when the next tail is loaded (streams wait on it)."""
@@ -283,7 +283,7 @@ def followed(rows: pl.DataFrame, newer: pl.DataFrame | None) -> pl.DataFrame:
 
 
 # Per snapshot, tail and pair, its row as served.
-_rows: Kept = Kept(4096)
+_rows: LruCache[bytes] = LruCache(4096)
 
 
 @per_snapshot(kept=4, ahead=True)
@@ -328,10 +328,10 @@ def live_pair_item(snapshot: Snapshot, view: LiveView, key: PairKey, item: str) 
     memo = (snapshot.snapshot_id, view.seq, key)
     found = _rows.get(memo)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     row: dict[str, Any] = orjson.loads(item)
     if row["prop_data"]["is_perp"]:
         return item.encode()
     made = _patched(row, view, key)
-    _rows.keep(memo, made)
+    _rows.put(memo, made)
     return made

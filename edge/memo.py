@@ -4,8 +4,9 @@ of computed lookups."""
 import functools
 import logging
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import TypeVar
 
+from core.caches import ByteCache, LruCache
 from edge.http import Request, Response
 from edge.registry import Handler, Params
 from publish.snapshot import Snapshot
@@ -14,21 +15,6 @@ log = logging.getLogger("chaintape.edge")
 
 T = TypeVar("T")
 V = TypeVar("V")
-
-
-class Kept(dict[Any, Any]):
-    """A dict that forgets its oldest entry once it holds `size` of them."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def keep(self, key: Hashable, value: T) -> T:
-        """Store `value` under `key`, making room first; returns `value`."""
-        if key not in self and len(self) >= self.size:
-            del self[next(iter(self))]
-        self[key] = value
-        return value
 
 
 # The derivations made of a snapshot before it is served (`ahead`).
@@ -42,13 +28,13 @@ def per_snapshot(kept: int, ahead: bool = False) -> Callable[[Callable[[Snapshot
     live lookups read on every request) is made by `derive_ahead` when the snapshot is
     loaded, so its first requests do not wait for it."""
     def wrap(derive: Callable[[Snapshot], T]) -> Callable[[Snapshot], T]:
-        memo: Kept = Kept(kept)
+        memo: LruCache[T] = LruCache(kept)
 
         @functools.wraps(derive)
         def derived(snapshot: Snapshot) -> T:
             found = memo.get(snapshot.snapshot_id)
-            return found if found is not None else memo.keep(snapshot.snapshot_id,
-                                                             derive(snapshot))
+            return found if found is not None else memo.put(snapshot.snapshot_id,
+                                                            derive(snapshot))
         if ahead:
             _AHEAD.append(derived)
         return derived
@@ -66,37 +52,9 @@ def derive_ahead(snapshot: Snapshot) -> None:
                         getattr(derive, "__name__", derive), err)
 
 
-class KeptBytes(Generic[V]):
-    """Values by key, weighed in bytes: the oldest are forgotten once the kept ones pass
-    `max_bytes` together, so memory stays bounded however large each value is."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self._kept: dict[Hashable, tuple[V, int]] = {}
-
-    def get(self, key: Hashable) -> V | None:
-        """The kept value, or None."""
-        found = self._kept.get(key)
-        return None if found is None else found[0]
-
-    def keep(self, key: Hashable, value: V, size: int) -> V:
-        """Remember `value` (weighing `size` bytes) unless it alone passes the bound; returns it."""
-        if size > self.max_bytes:
-            return value
-        old = self._kept.pop(key, None)
-        if old is not None:
-            self.bytes -= old[1]
-        while self._kept and self.bytes + size > self.max_bytes:
-            self.bytes -= self._kept.pop(next(iter(self._kept)))[1]
-        self._kept[key] = (value, size)
-        self.bytes += size
-        return value
-
-
 # What the computed lookups may keep of their answers: a few hundred pages and candle series.
 ANSWER_BYTES = 64 << 20
-_answers: KeptBytes[tuple[bytes, tuple[tuple[str, str], ...]]] = KeptBytes(ANSWER_BYTES)
+_answers: ByteCache[tuple[bytes, tuple[tuple[str, str], ...]]] = ByteCache(ANSWER_BYTES)
 
 
 def kept_answers(handler: Handler) -> Handler:
@@ -135,6 +93,6 @@ def _kept(handler: Handler,
                 for name, value in found[1]])
         made = await handler(request, params)
         if made.status == 200 and made.stream is None:
-            _answers.keep(key, (made.body, tuple(made.headers)), len(made.body))
+            _answers.put(key, (made.body, tuple(made.headers)), len(made.body))
         return made
     return answer

@@ -6,16 +6,16 @@ from typing import Any
 
 import polars as pl
 
+from core.caches import ByteCache, LruCache
 from edge.http import Request, Response
-from edge.memo import Kept, KeptBytes
 from edge.problems import ApiError
 from edge.snapshots import snapshot_headers
 from publish.cursor import Cursor, CursorError
 from publish.snapshot import Snapshot, page_body
 
 # Orderings and pages are immutable within a snapshot, so they are kept for the next caller.
-_orderings = Kept(256)
-_rendered: KeptBytes[bytes] = KeptBytes(32 << 20)
+_orderings: LruCache[pl.DataFrame] = LruCache(256)
+_rendered: ByteCache[bytes] = ByteCache(32 << 20)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ async def page(request: Request, listing: Listing, limit: int, cursor: str | Non
     body = _rendered.get(key)
     if body is None:
         body = _render(request, snapshot, listing, offset, limit)
-        _rendered.keep(key, body, len(body))
+        _rendered.put(key, body, len(body))
     return Response(body, headers=snapshot_headers(snapshot))
 
 
@@ -73,7 +73,7 @@ def ordering(snapshot: Snapshot, listing: Listing) -> pl.DataFrame:
     """The listing's rows in order for `snapshot`, derived once."""
     key = (snapshot.snapshot_id, listing.name, listing.scope)
     rows = _orderings.get(key)
-    return rows if rows is not None else _orderings.keep(key, listing.order(snapshot))
+    return rows if rows is not None else _orderings.put(key, listing.order(snapshot))
 
 
 def _render(request: Request, snapshot: Snapshot, listing: Listing, offset: int,

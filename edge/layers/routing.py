@@ -4,11 +4,11 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
+from core.caches import LruCache
 from edge.addresses import resolve
 from edge.admission import Admission, key_in_query
 from edge.http import Request, Response
 from edge.layers import Next
-from edge.memo import Kept
 from edge.plans import KEYLESS
 from edge.problems import ApiError
 from edge.registry import API_PREFIX, FORMER_PREFIX, Operation, Router
@@ -42,7 +42,7 @@ class Routing:
     def __init__(self, inner: Next, services: Services) -> None:
         self.inner = inner
         self.services = services
-        self._prepared = Kept(PREPARED_KEPT)
+        self._prepared: LruCache[Prepared] = LruCache(PREPARED_KEPT)
         self._prepared_for: str | None = None
 
     def __call__(self, request: Request) -> Awaitable[Response]:
@@ -76,7 +76,7 @@ class Routing:
         except ApiError as err:
             return Prepared(operation, path_params, key_name, None, err)
         made = Prepared(operation, path_params, key_name, params, None)
-        self._prepared.keep(url, made)
+        self._prepared.put(url, made)
         return made
 
 

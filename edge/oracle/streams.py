@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from edge.memo import Kept
+from core.caches import LruCache
 from edge.oracle.hub import Channel, PriceHub, Tick
 
 KEEPALIVE = b": keepalive\n\n"
@@ -28,14 +28,14 @@ class Selection:
         self.keys = frozenset(k for k, _ in pairs)
 
 
-_selections: Kept = Kept(SELECTIONS_KEPT)
+_selections: LruCache[Selection] = LruCache(SELECTIONS_KEPT)
 
 
 def selection(pairs: list[tuple[str, str]]) -> Selection:
     """The shared selection of these (hub key, answer id) pairs."""
     key = tuple(dict.fromkeys(pairs))
     found = _selections.get(key)
-    return found if found is not None else _selections.keep(key, Selection(key))
+    return found if found is not None else _selections.put(key, Selection(key))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,17 +5,17 @@ from typing import Any
 
 import orjson
 
+from core.caches import ByteCache, LruCache
 from edge.addresses import ChainRef
 from edge.http import Request, Response
-from edge.memo import Kept, KeptBytes
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import snapshot_headers
 from publish.boards import view_name
 from publish.snapshot import Snapshot
 
-_views = Kept(64)
-_rendered: KeptBytes[bytes] = KeptBytes(16 << 20)
+_views: LruCache[dict[str, Any]] = LruCache(64)
+_rendered: ByteCache[bytes] = ByteCache(16 << 20)
 
 
 def view(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
@@ -23,7 +23,7 @@ def view(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
     key = (snapshot.snapshot_id, name)
     found = _views.get(key)
     if found is None and name in snapshot.documents:
-        found = _views.keep(key, orjson.loads(snapshot.documents[name]))
+        found = _views.put(key, orjson.loads(snapshot.documents[name]))
     return found
 
 
@@ -65,7 +65,7 @@ async def leaderboard(request: Request, params: Params) -> Response:
             raise ApiError("not_found", f"no board for season {number}: seasons the lake "
                            f"reaches run up to {live['season']['latest']}", "season")
         body = orjson.dumps(narrowed(doc, asked, params["limit"]))
-        _rendered.keep(key, body, len(body))
+        _rendered.put(key, body, len(body))
     return Response(body, headers=snapshot_headers(snapshot))
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import orjson
 
+from core.caches import LruCache
 from core.vocabulary import RESOLUTION_SECONDS
 from edge.http import Request, Response
-from edge.memo import Kept
 from edge.oracle.feeds import Catalog, Feed, canonical, catalog, wire
 from edge.oracle.hub import PriceHub, Update
 from edge.oracle.live import LiveOracle
@@ -25,7 +25,7 @@ MAX_IDS = 500
 MAX_HISTORICAL_FEEDS = 100
 # Latest answers change only when the hub does, so each URL is rendered once per hub version.
 RENDERED_KEPT = 1_024
-_rendered: Kept = Kept(RENDERED_KEPT)
+_rendered: LruCache[bytes] = LruCache(RENDERED_KEPT)
 
 
 def _hub(request: Request) -> PriceHub:
@@ -83,7 +83,7 @@ async def latest_updates(request: Request, params: Params) -> Response:
                               lambda f: f.latest(hub) is not None)
         items = [(asked, update.body()) for feed, asked in feeds
                  for update in [feed.latest(hub)] if update is not None]
-        body = _rendered.keep(key, orjson.dumps(price_update(items, _rendering(params))))
+        body = _rendered.put(key, orjson.dumps(price_update(items, _rendering(params))))
     return Response(body)
 
 

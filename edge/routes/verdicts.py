@@ -5,16 +5,17 @@ from typing import Any
 
 import orjson
 
+from core.caches import LruCache
 from edge.addresses import ChainRef
 from edge.http import Request, Response
-from edge.memo import Kept, per_snapshot
+from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import snapshot_json, table
 from publish.snapshot import Snapshot
 from publish.verdicts import merkle_proof, root_of, verdict_message
 
-_signed = Kept(4096)
+_signed: LruCache[dict[str, Any]] = LruCache(4096)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ async def get_verdict(request: Request, params: Params) -> Response:
     found = epoch(snapshot)
     index, status = found.leaves.get((chain.chain_id, address), (None, "unknown"))
     key = (snapshot.snapshot_id, chain.chain_id, address)
-    signed = _signed.get(key) or _signed.keep(key, request.state.notary.sign(
+    signed = _signed.get(key) or _signed.put(key, request.state.notary.sign(
         "TokenVerdict", verdict_message(chain.chain_id, address, status, found.number)))
     body = {**_head(snapshot, chain, address, found, status), "listed": index is not None,
             "leaf_index": index, **signed}
@@ -84,7 +85,7 @@ async def get_proof(request: Request, params: Params) -> Response:
                        f"{found.number}", "address")
     index, status = leaf
     key = (snapshot.snapshot_id, "root")
-    signed = _signed.get(key) or _signed.keep(key, request.state.notary.sign(
+    signed = _signed.get(key) or _signed.put(key, request.state.notary.sign(
         "VerdictRoot", {"epoch": found.number, "root": found.root,
                         "leaves": len(found.levels[0])}))
     body = {**_head(snapshot, chain, address, found, status),

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from core.caches import LruCache
 from core.vocabulary import (
     MIN_RATED_POSITIONS,
     WALLET_WINDOW_SECONDS,
@@ -18,7 +19,7 @@ from core.vocabulary import (
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import followed, last_rows, tail_held
-from edge.memo import Kept, kept_while, per_snapshot
+from edge.memo import kept_while, per_snapshot
 from edge.paging import Listing, decode, page
 from edge.problems import ApiError
 from edge.registry import Params
@@ -43,7 +44,7 @@ from publish.wallets import (
 
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400
-_stats = Kept(256)
+_stats: LruCache[bytes] = LruCache(256)
 TRADER_SORTS = {"realized_pnl": "realized_usd", "total_pnl": "total_pnl_usd",
                 "volume": "volume_usd", "trades": "trades"}
 
@@ -382,7 +383,7 @@ async def wallet_stats(request: Request, params: Params) -> Response:
     money, the median PNL, volume and realised profit."""
     snapshot, chain, window = request.state.snapshot, params["chain"], params["window"]
     key = (snapshot.snapshot_id, chain.chain_id, window)
-    body = _stats.get(key) or _stats.keep(key, population(snapshot, chain, window))
+    body = _stats.get(key) or _stats.put(key, population(snapshot, chain, window))
     return Response(body, headers=snapshot_headers(snapshot))
 
 

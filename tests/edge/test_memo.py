@@ -1,29 +1,11 @@
-"""What the edge keeps of its answers: bounded by bytes, oldest forgotten first, only plain 200
-answers, each call given headers of its own, and one answer per snapshot and URL."""
+"""What the edge keeps of its answers: only plain 200 answers, each call given headers of its
+own, and one answer per snapshot and URL (the caches themselves: tests/core/test_caches.py)."""
 
 import asyncio
 from types import SimpleNamespace
 
 from edge.http import Response
-from edge.memo import KeptBytes, kept_answers, kept_while
-
-
-def test_kept_bytes_forget_the_oldest_once_past_their_bound() -> None:
-    kept: KeptBytes[str] = KeptBytes(max_bytes=10)
-    kept.keep("a", "first", 4)
-    kept.keep("b", "second", 4)
-    assert kept.bytes == 8
-    kept.keep("c", "third", 4)  # 12 bytes would pass 10: "a" goes
-    assert kept.get("a") is None
-    assert (kept.get("b"), kept.get("c"), kept.bytes) == ("second", "third", 8)
-    kept.keep("b", "again", 2)  # kept anew: weighed once
-    assert (kept.get("b"), kept.bytes) == ("again", 6)
-
-
-def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
-    kept: KeptBytes[str] = KeptBytes(max_bytes=10)
-    assert kept.keep("big", "x", 11) == "x"
-    assert kept.get("big") is None and kept.bytes == 0
+from edge.memo import kept_answers, kept_while
 
 
 def call(handler, snapshot: str, path: str, query: str = "", seq: int | None = None,

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from core.caches import LruCache
 from core.vocabulary import RESOLUTION_SECONDS
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from core.wire import iso_text
@@ -19,7 +20,7 @@ from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
 from edge.live import LiveView
 from edge.live_tokens import instances_of, live_token_rows
-from edge.memo import Kept, per_snapshot
+from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.registry import Params
@@ -36,7 +37,7 @@ from publish.snapshot import Snapshot
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 BRIEF_PAIRS, BRIEF_HOLDERS, BRIEF_TRADES, BRIEF_CANDLES = 5, 10, 10, 24
-_briefs = Kept(1024)
+_briefs: LruCache[tuple[bytes, str, str]] = LruCache(1024)
 
 
 # Two: lookups read the current snapshot (and the one before, while requests on it finish);
@@ -247,7 +248,7 @@ async def get_brief(request: Request, params: Params) -> Response:
         token = (chain.chain_id, params["address"])
         live = live_token_rows(view, [token]).get(token)
         body = brief(snapshot, view, chain, token[1], live)
-        kept = _briefs.keep(key, (body, _etag(body), orjson.loads(body)["as_of"]))
+        kept = _briefs.put(key, (body, _etag(body), orjson.loads(body)["as_of"]))
     body, etag, as_of = kept
     headers = [*snapshot_headers(snapshot, as_of), ("etag", etag),
                ("cache-control", "private, max-age=0, must-revalidate")]
