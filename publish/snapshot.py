@@ -276,7 +276,7 @@ class Publisher:
         return {}
 
     def _parts(self, table: "ServingTable | SpannedTable", manifest: Manifest,
-               shared: "Shared", previous: Mapping[str, Any]) -> list[dict[str, Any]]:
+               shared: "SharedObjects", previous: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Store a serving table's parts (in span order, each sorted by key, if it has one),
         writing only those the previous snapshot does not already hold, and making only the
         spans whose inputs changed. A table without rows is one empty part, which carries its
@@ -300,7 +300,7 @@ class Publisher:
         return sorted(parts, key=lambda part: part["span"]) if kept else parts
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
-              shared: "Shared") -> dict[str, Any]:
+              shared: "SharedObjects") -> dict[str, Any]:
         rows = fingerprint(piece)
         key = shared.by_name.get(rows)
         if key is not None:
@@ -316,7 +316,7 @@ class Publisher:
         return {"object": key, "rows": piece.height, "span": label, **_blocks(piece)}
 
     def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList, manifest: Manifest,
-              shared: "Shared", pages: dict[str, str]) -> dict[str, Any]:
+              shared: "SharedObjects", pages: dict[str, str]) -> dict[str, Any]:
         """Store a list's pages, each named by its items (a page whose items the previous
         snapshot holds is not written again), and its index: the envelope, each page's object
         and the cursors signed for this snapshot."""
@@ -344,7 +344,7 @@ class Publisher:
         return {"rows": len(items), "pages": len(entries), "page_size": PAGE_SIZE,
                 "index": f"lists/{where}/index.json", **meta}
 
-    def _page(self, body: bytes, manifest: Manifest, shared: "Shared",
+    def _page(self, body: bytes, manifest: Manifest, shared: "SharedObjects",
               pages: dict[str, str]) -> tuple[str, bool]:
         """A page's object: the previous snapshot's or this publish's with the same items, or
         written, named by its items and its writer (as a part is, for pruning); and whether it
@@ -486,8 +486,8 @@ def _manifest(store: ObjectStore, sid: str) -> dict[str, Any] | None:
     return found
 
 
-class Shared(dict[str, dict[str, Any]]):
-    """Shared objects by key, with their ETags and sizes, and each one's key by the fingerprint
+class SharedObjects(dict[str, dict[str, Any]]):
+    """SharedObjects objects by key, with their ETags and sizes, and each one's key by the fingerprint
     of its rows or items (`by_name`)."""
 
     def __init__(self, objects: Mapping[str, dict[str, Any]]) -> None:
@@ -501,9 +501,9 @@ def _writer_of(key: str) -> str:
     return Path(key).stem.partition("-")[2]
 
 
-def _objects_of(manifest: Mapping[str, Any]) -> Shared:
+def _objects_of(manifest: Mapping[str, Any]) -> SharedObjects:
     """The shared objects a manifest names."""
-    return Shared({key: meta for key, meta in manifest.get("objects", {}).items()
+    return SharedObjects({key: meta for key, meta in manifest.get("objects", {}).items()
                    if key.startswith(OBJECTS)})
 
 

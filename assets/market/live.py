@@ -77,7 +77,7 @@ def basis_of(store: ObjectStore, snapshot_id: str) -> Basis:
 
 
 @dataclass(frozen=True)
-class Taken:
+class TailReads:
     """What the tails on one snapshot have read of the lake past it, kept so that the next
     tail reads only what was committed since: each chain event table's rows (up to `as_of`),
     the files they came from and each chain's highest block among them (`reached`), the swaps'
@@ -100,7 +100,7 @@ TAKEN = ("swaps", "liquidity_events", "transfers", "reserves", "blocks")
 
 
 def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_at: float,
-              taken: Taken | None = None) -> tuple[Tail, Taken]:
+              taken: TailReads | None = None) -> tuple[Tail, TailReads]:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
     `basis` describes: what the lake at the snapshot's versions did not hold, and the live
     rows at the lake's watermark; and what it took, for the next. With what an earlier tail on
@@ -155,14 +155,14 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_a
                 picked_at=picked_at, published_at=time.time(), trades=trades, pairs=pairs,
                 new_pairs=created, wallet_trades=live_wallet_trades(wallet_frames, as_of),
                 feeds=feeds, pair_figures=live.pair_figures, tokens=live.tokens)
-    return tail, Taken(
+    return tail, TailReads(
         manifest.snapshot_id, as_of, rows,
         {t: frozenset(files[t]["path"]) for t in TAKEN},
         {t: _highest(upto[t], read[t]) for t in TAKEN}, legs, prices.height,
         pair_tokens.select(KEY), taken is None)
 
 
-def _still(taken: Taken, snapshot_id: str, files: dict[str, pl.DataFrame],
+def _still(taken: TailReads, snapshot_id: str, files: dict[str, pl.DataFrame],
            prices: pl.DataFrame, pair_tokens: pl.DataFrame, created: pl.DataFrame) -> bool:
     """Whether what `taken` holds is still what the lake says: the same snapshot; every file it
     read still there and every new one past the blocks it took (no reorg, range read again or
@@ -275,7 +275,7 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
     seen: tuple[object, str] | None = None
     basis: Basis | None = None
-    taken: Taken | None = None
+    taken: TailReads | None = None
     making: Future[Basis] | None = None
     last_said = 0.0
     warned = Warnings()

@@ -58,14 +58,14 @@ def as_swaps(trades: pl.DataFrame) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class Timed:
+class SwapTimeline:
     """Swaps in time order (each key's in block and log order) and their times."""
 
     swaps: pl.DataFrame
     at_ms: np.ndarray
 
     @classmethod
-    def of(cls, swaps: pl.DataFrame) -> "Timed":
+    def of(cls, swaps: pl.DataFrame) -> "SwapTimeline":
         """The swaps sorted by time, ties kept in their order."""
         ordered = swaps.sort("at_ms", maintain_order=True)
         return cls(ordered, ordered["at_ms"].to_numpy())
@@ -87,22 +87,22 @@ class Timed:
 
 
 @dataclass(frozen=True)
-class Moving:
+class WindowBlocks:
     """Window blocks by `key` at a snapshot's watermark (`since_ms`), kept to be moved to any
     later one: the swaps the windows can still reach (`timed`), their makers' sums and the
     blocks made of them."""
 
     key: str
     since_ms: int
-    timed: Timed
+    timed: SwapTimeline
     sums: pl.DataFrame
     blocks: pl.DataFrame
 
     @classmethod
-    def of(cls, swaps: pl.DataFrame, key: str, since_ms: int) -> "Moving":
+    def of(cls, swaps: pl.DataFrame, key: str, since_ms: int) -> "WindowBlocks":
         """From swaps keyed by `key`."""
         sums = maker_sums(swaps.lazy(), window_ranges(since_ms), key).collect()
-        return cls(key, since_ms, Timed.of(swaps), sums, blocks_of(sums.lazy(), key).collect())
+        return cls(key, since_ms, SwapTimeline.of(swaps), sums, blocks_of(sums.lazy(), key).collect())
 
     def moved(self, added: pl.DataFrame, as_of_ms: int) -> tuple[pl.LazyFrame, pl.DataFrame]:
         """The blocks at `as_of_ms`, moved by what left the windows since and the swaps
@@ -134,7 +134,7 @@ def _extremes_after(group: np.ndarray, price: np.ndarray) -> tuple[np.ndarray, n
 
 
 @dataclass(frozen=True)
-class Priced:
+class PriceIndex:
     """Every pair's priced swaps in pair and time order, found by binary search of their
     places (`SHIFT`), with where the lowest and highest price from each swap on are first
     reached: what `window_prices` reads of a pair at any later watermark is a few of them (the
@@ -148,7 +148,7 @@ class Priced:
     high: np.ndarray
 
     @classmethod
-    def of(cls, swaps: pl.DataFrame) -> "Priced":
+    def of(cls, swaps: pl.DataFrame) -> "PriceIndex":
         """From swaps in time order."""
         rows = (swaps.filter(pl.col("price_usd").is_not_null(), pl.col("side").is_in(SWAP_SIDES))
                 .sort("chain_id", "pair", maintain_order=True))
@@ -186,9 +186,9 @@ class AtSnapshot:
     that (a window opens at the last price at or before its start), moving by pair and by
     token, the priced swaps by pair, its pair rows and its token basis."""
 
-    pairs: Moving
-    tokens: Moving
-    priced: Priced
+    pairs: WindowBlocks
+    tokens: WindowBlocks
+    priced: PriceIndex
     pair_rows: pl.DataFrame
     basis: pl.DataFrame
 
@@ -204,10 +204,10 @@ class AtSnapshot:
                   .group_by(KEY, maintain_order=True).last())
         swaps = as_swaps(pl.concat([before, trades.filter(pl.col("at_ms") > start)]))
         rows = snapshot.tables["pairs"].select(PAIR_COLUMNS)
-        pairs = Moving.of(swaps, "pair", since_ms)
-        return cls(pairs, Moving.of(token_swaps(swaps.lazy(), rows.lazy()).collect(), "token",
+        pairs = WindowBlocks.of(swaps, "pair", since_ms)
+        return cls(pairs, WindowBlocks.of(token_swaps(swaps.lazy(), rows.lazy()).collect(), "token",
                                     since_ms),
-                   Priced.of(pairs.timed.swaps), rows, snapshot.tables["token_basis"])
+                   PriceIndex.of(pairs.timed.swaps), rows, snapshot.tables["token_basis"])
 
 
 @dataclass(frozen=True)

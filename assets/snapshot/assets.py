@@ -76,7 +76,7 @@ class Products(Mapping[str, pl.DataFrame]):
         return len(PRODUCT_SCHEMAS)
 
 
-class Unchecked(Mapping[str, pl.DataFrame]):
+class UncheckedProducts(Mapping[str, pl.DataFrame]):
     """The rows of each product that no schema check passed (a product made or changed by a
     run without its checks, or checked under rules that changed since): what a publish checks
     itself, each read when asked."""
@@ -203,7 +203,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     frames = Products(warehouse)
     # The products' own blocking checks ran before, in the run that made them; what none of
     # them passed is checked here.
-    unchecked = Unchecked(frames)
+    unchecked = UncheckedProducts(frames)
     context.log.info(f"checking {len(unchecked)} product(s) no check passed: "
                      f"{', '.join(unchecked) or 'none'}")
     outcomes = unchecked.outcomes()

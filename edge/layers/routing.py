@@ -24,7 +24,7 @@ ANONYMOUS = Admission(KEYLESS, "")
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
+class PreparedCall:
     """What a method, path and query string mean against one snapshot: the operation, its
     validated parameters (or the first error) and any query parameter that looks like a key."""
 
@@ -42,7 +42,7 @@ class Routing:
     def __init__(self, inner: Next, services: Services) -> None:
         self.inner = inner
         self.services = services
-        self._prepared: LruCache[Prepared] = LruCache(PREPARED_KEPT)
+        self._prepared: LruCache[PreparedCall] = LruCache(PREPARED_KEPT)
         self._prepared_for: str | None = None
 
     def __call__(self, request: Request) -> Awaitable[Response]:
@@ -55,13 +55,13 @@ class Routing:
                               self.services.live.view(snapshot))
         return self.inner(request)
 
-    def _prepare(self, request: Request, snapshot: Snapshot | None) -> Prepared:
+    def _prepare(self, request: Request, snapshot: Snapshot | None) -> PreparedCall:
         sid = None if snapshot is None else snapshot.snapshot_id
         if sid != self._prepared_for:
             self._prepared.clear()
             self._prepared_for = sid
         url = (request.method, request.path, request.raw_query)
-        prepared: Prepared | None = self._prepared.get(url)
+        prepared: PreparedCall | None = self._prepared.get(url)
         if prepared is not None:
             return prepared
         operation, path_params = route(self.services.router, request)
@@ -74,8 +74,8 @@ class Routing:
                                    "no snapshot has been published yet; retry")
                 params = resolve(snapshot, params)
         except ApiError as err:
-            return Prepared(operation, path_params, key_name, None, err)
-        made = Prepared(operation, path_params, key_name, params, None)
+            return PreparedCall(operation, path_params, key_name, None, err)
+        made = PreparedCall(operation, path_params, key_name, params, None)
         self._prepared.put(url, made)
         return made
 

@@ -26,7 +26,7 @@ from sources.evm.families import (
     Liquidity,
     Pool,
     Reserves,
-    Swapped,
+    SwapEvent,
     topic,
     topic_address,
     words,
@@ -411,11 +411,11 @@ class Follower:
                                      "to_address": to, "amount": amount})
         events = [(log, self._event(log, pools)) for log in pool_logs]
         receipts = self._receipts({log["transactionHash"] for log, event in events
-                                   if isinstance(event, Swapped)})
+                                   if isinstance(event, SwapEvent)})
         for log, event in events:
             pool = log["address"].lower()
             base = {**_where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
-            if isinstance(event, Swapped):
+            if isinstance(event, SwapEvent):
                 amounts = (event.amount0_in, event.amount1_in, event.amount0_out,
                            event.amount1_out)
                 if max(amounts) > MAX_RAW:

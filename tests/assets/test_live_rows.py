@@ -10,8 +10,8 @@ import pytest
 from assets.market.live_rows import (
     PAIR_COLUMNS,
     AtSnapshot,
-    Priced,
-    Timed,
+    PriceIndex,
+    SwapTimeline,
     _pair_figures,
     as_swaps,
 )
@@ -45,7 +45,7 @@ def _snapshot(trades: pl.DataFrame) -> Snapshot:
 
 
 def test_the_swaps_in_several_ranges_come_once_each_in_time_order():
-    timed = Timed.of(_trades([("A", at, "buy", "m", 1.0) for at in (13, 1, 5, 2, 8, 3)]))
+    timed = SwapTimeline.of(_trades([("A", at, "buy", "m", 1.0) for at in (13, 1, 5, 2, 8, 3)]))
     found = timed.within({"a": (1, 3), "b": (2, 5), "c": (10, 13), "empty": (7, 7)})
     # (1, 3] and (2, 5] overlap into (1, 5]: 2, 3, 5; (10, 13]: 13.
     assert found["at_ms"].to_list() == [2, 3, 5, 13]
@@ -82,7 +82,7 @@ def test_the_prices_read_of_a_pair_are_the_few_its_windows_and_range_need():
     swaps = as_swaps(_trades([("A", W + at, "buy", "m", price) for at, price in (
         (-25 * HOUR, 5.0), (-20 * HOUR, 1.0), (-15 * HOUR, 3.0), (-12 * HOUR, 2.0),
         (-10 * HOUR, 1.0), (-2 * HOUR, 9.0), (-30 * MINUTE, 4.0))]))
-    read = Priced.of(swaps).read([(1, "A"), (1, "unknown")], W + HOUR)
+    read = PriceIndex.of(swaps).read([(1, "A"), (1, "unknown")], W + HOUR)
     # At W+1h: the h24 window opens at W-23h (last before: -25h, first after: -20h, also the
     # range's low, reached first there), h6 at W-5h (-10h before it, -2h after it, the high),
     # h1 and m5 after the last swap (-30 min).

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import assets.farms.assets
-from assets.snapshot.assets import Products, Store, Unchecked, snapshot
+from assets.snapshot.assets import Products, Store, UncheckedProducts, snapshot
 from assets.warehouse import Warehouse
 from checks.products import piece_outcome, rules_of
 from publish.snapshot import snapshot_ids
@@ -22,7 +22,7 @@ def test_a_run_records_every_products_pass_and_a_publish_checks_only_what_change
     shutil.copytree(home / "store", tmp_path / "store")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     # The run that made them checked every product, each day of the swap legs included.
-    assert len(Unchecked(Products(warehouse))) == 0
+    assert len(UncheckedProducts(Products(warehouse))) == 0
     assert warehouse.unchecked("swap_legs", rules_of("swap_legs")) == []
     # A pass under other rules is no pass.
     assert warehouse.unchecked("pair_rows", "other rules") == warehouse.files("pair_rows")[None]
@@ -32,7 +32,7 @@ def test_a_run_records_every_products_pass_and_a_publish_checks_only_what_change
     broken = rows.with_columns(volume_h24_usd=pl.when(pl.int_range(pl.len()) == 0)
                                .then(-1.0).otherwise("volume_h24_usd"))
     warehouse.write("pair_rows", broken)
-    unchecked = Unchecked(Products(warehouse))
+    unchecked = UncheckedProducts(Products(warehouse))
     assert list(unchecked) == ["pair_rows"] and unchecked["pair_rows"].equals(broken)
     store = Store(url=str(tmp_path / "store"))
     before = snapshot_ids(open_store(store.url))
@@ -42,7 +42,7 @@ def test_a_run_records_every_products_pass_and_a_publish_checks_only_what_change
 
     # Put right, the product is checked by the publish itself and published.
     warehouse.write("pair_rows", rows)
-    assert list(Unchecked(Products(warehouse))) == ["pair_rows"]
+    assert list(UncheckedProducts(Products(warehouse))) == ["pair_rows"]
     assert dg.materialize([snapshot], resources={"warehouse": warehouse, "store": store}).success
     assert len(snapshot_ids(open_store(store.url))) == len(before) + 1
 
@@ -88,7 +88,7 @@ def test_a_day_product_whose_rules_changed_is_checked_a_day_at_a_time(home, tmp_
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     record = tmp_path / "warehouse" / "_checked" / "holder_changes.json"
     record.write_text(record.read_text().replace(rules_of("holder_changes"), "older rules"))
-    unchecked = Unchecked(Products(warehouse))
+    unchecked = UncheckedProducts(Products(warehouse))
     assert list(unchecked) == ["holder_changes"]
     assert len(warehouse.files("holder_changes")) > 1
     # Whole, the days' rows break the key's uniqueness; a day at a time, none does.

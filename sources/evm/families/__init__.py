@@ -35,7 +35,7 @@ class Pool:
 
 
 @dataclass(frozen=True)
-class Swapped:
+class SwapEvent:
     """A pool swap: what went in and out on each side."""
 
     sender: str
@@ -66,7 +66,7 @@ class Liquidity:
     liquidity: int | None
 
 
-PoolEvent = Swapped | Reserves | Liquidity
+PoolEvent = SwapEvent | Reserves | Liquidity
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from sources.evm.families import (
     Pool,
     PoolEvent,
     Reserves,
-    Swapped,
+    SwapEvent,
     topic,
     topic_address,
     words,
@@ -32,7 +32,7 @@ def event(log: dict) -> PoolEvent | None:
     """What a pair's log says (None for logs of other kinds)."""
     kind, data = log["topics"][0], words(log["data"])
     if kind == SWAP:
-        return Swapped(topic_address(log["topics"][1]), topic_address(log["topics"][2]),
+        return SwapEvent(topic_address(log["topics"][1]), topic_address(log["topics"][2]),
                        data[0], data[1], data[2], data[3])
     if kind == SYNC:
         return Reserves(data[0], data[1])
