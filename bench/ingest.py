@@ -110,7 +110,7 @@ def main() -> None:
             lake = Lake(Path(home) / "lake")
             head = net.block_number()
             with Rpc(node.url) as rpc:
-                follower = Follower(rpc, venues, lake, confirmations=12,
+                follower = Follower.open(rpc, venues, lake, confirmations=12,
                                     batch_blocks=args.batch_blocks,
                                     progress=lambda line: say(f"  {line}"))
                 started = time.perf_counter()

@@ -184,7 +184,7 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
     # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        follower = Follower(rpc, config, lake, confirmations, batch_blocks, from_block,
+        follower = Follower.open(rpc, config, lake, confirmations, batch_blocks, from_block,
                             progress=lambda line: _say(f"  {line}"))
         _say(f"following chain {follower.chain_id} ({config.chain.slug}) from block "
              f"{follower.cursor.next_block:,} -> {lake.root}"

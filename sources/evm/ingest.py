@@ -104,32 +104,17 @@ class Batch:
 class Follower:
     """Follows one chain into one lake (the lake's only writer)."""
 
-    def __init__(self, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
-                 batch_blocks: int = 1_000, from_block: int | None = None,
+    def __init__(self, rpc: Rpc, config: IngestConfig, lake: Lake, chain_id: int,
+                 cursor: Cursor, confirmations: int = 12, batch_blocks: int = 1_000,
                  progress: Callable[[str], None] = lambda _: None) -> None:
+        """A follower of chain `chain_id` standing at `cursor` (`open` makes one from the node
+        and the lake)."""
         self.rpc, self.config, self.lake = rpc, config, lake
         self.confirmations, self.batch_blocks, self.progress = confirmations, batch_blocks, progress
-        self.chain_id = quantity(rpc.call("eth_chainId"))
+        self.chain_id, self.cursor = chain_id, cursor
         self.venues: dict[str, VenueConfig] = {v.factory: v for v in config.venues}
         self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
         self.feeds = {q.token: q.feed_id for q in config.quotes}
-        mark = lake.progress()
-        if mark is not None and mark.writer != WRITER:
-            raise LakeError(f"{lake.root} is written by {mark.writer!r}: an ingest follows a "
-                            "chain into a lake of its own (set CHAINTAPE_LAKE or --lake)")
-        if mark is not None and int(mark.meta["chain_id"]) != self.chain_id:
-            raise LakeError(f"{lake.root} follows chain {mark.meta['chain_id']}, and the node "
-                            f"serves chain {self.chain_id}")
-        if mark is not None:
-            lake.roll_back(mark)
-        start = 0 if from_block is None else from_block
-        if mark is None:
-            self.cursor = Cursor(self.chain_id, start, start, start)
-        else:
-            self.cursor = Cursor.from_meta(mark.meta)
-            if from_block is not None and from_block < self.cursor.next_block:
-                self.cursor.next_block = from_block
-                self.cursor.first_block = min(self.cursor.first_block, from_block)
         chain = pl.col("chain_id") == self.chain_id
         self.pairs = lake.scan("pairs").filter(chain).collect()
         self.tokens = lake.scan("tokens").filter(chain).collect()
@@ -146,6 +131,32 @@ class Follower:
         self.catalog = PriceBook(datetime.now(UTC), datetime.now(UTC)).feeds()
         if lake.version("oracle_feeds") is not None:
             self.written["oracle_feeds"] = self.catalog
+
+    @classmethod
+    def open(cls, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
+             batch_blocks: int = 1_000, from_block: int | None = None,
+             progress: Callable[[str], None] = lambda _: None) -> "Follower":
+        """A follower of the node's chain into `lake`: asks the node which chain it serves,
+        refuses a lake another writer or chain keeps, undoes a batch begun and not marked, and
+        goes on from the lake's mark (or `from_block`, to read a range again)."""
+        chain_id = quantity(rpc.call("eth_chainId"))
+        mark = lake.progress()
+        if mark is not None and mark.writer != WRITER:
+            raise LakeError(f"{lake.root} is written by {mark.writer!r}: an ingest follows a "
+                            "chain into a lake of its own (set CHAINTAPE_LAKE or --lake)")
+        if mark is not None and int(mark.meta["chain_id"]) != chain_id:
+            raise LakeError(f"{lake.root} follows chain {mark.meta['chain_id']}, and the node "
+                            f"serves chain {chain_id}")
+        start = 0 if from_block is None else from_block
+        if mark is None:
+            cursor = Cursor(chain_id, start, start, start)
+        else:
+            lake.roll_back(mark)
+            cursor = Cursor.from_meta(mark.meta)
+            if from_block is not None and from_block < cursor.next_block:
+                cursor.next_block = from_block
+                cursor.first_block = min(cursor.first_block, from_block)
+        return cls(rpc, config, lake, chain_id, cursor, confirmations, batch_blocks, progress)
 
     @property
     def pools(self) -> dict[str, str]:

@@ -39,7 +39,7 @@ def follower(rpc):
     """A follower of the market's chain into `lake`."""
 
     def make(market: V2Market, lake: Lake, **kw) -> Follower:
-        return Follower(rpc(), parse_file(market), lake, **{"confirmations": 2, **kw})
+        return Follower.open(rpc(), parse_file(market), lake, **{"confirmations": 2, **kw})
 
     return make
 
@@ -200,7 +200,7 @@ def test_a_reorg_replacing_two_blocks_of_swaps(market, follower, rpc, tmp_path):
     assert not set(reserves["tx_hash"]) & {r["transactionHash"] for r in orphaned}
     assert lake.read("blocks")["block_number"].is_unique().all()
     # A new follower on the same lake goes on from the canonical chain's hashes.
-    assert Follower(rpc(), parse_file(market), lake).cursor.hashes[
+    assert Follower.open(rpc(), parse_file(market), lake).cursor.hashes[
         quantity(canonical[1]["blockNumber"])] == canonical[1]["blockHash"]
 
 
@@ -238,7 +238,7 @@ def test_a_node_of_another_chain_is_refused(market, follower, rpc, tmp_path):
     other = start_node(chain_id=5)
     try:
         with pytest.raises(LakeError, match="follows chain 31337"):
-            Follower(rpc(other.url), parse_file(market), lake)
+            Follower.open(rpc(other.url), parse_file(market), lake)
     finally:
         other.stop()
 

@@ -59,7 +59,7 @@ def test_killed_at_any_moment_it_resumes_without_gap_or_duplicate(market, node, 
 
     whole = Lake(tmp_path / "whole")
     with Rpc(node.url) as rpc:
-        Follower(rpc, parse(yaml.safe_load(venues.read_text())), whole).run()
+        Follower.open(rpc, parse(yaml.safe_load(venues.read_text())), whole).run()
     resumed = Lake(home / "lake")
     assert resumed.read("swaps").height == 40
     for name, key in TABLES.items():

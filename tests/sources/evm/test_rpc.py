@@ -125,11 +125,11 @@ def events(lake: Lake) -> dict[str, pl.DataFrame]:
 def test_refused_ranges_are_split_and_throttling_retried(busy, proxy, tmp_path):
     direct = Lake(tmp_path / "direct")
     with Rpc(busy.net.rpc.url) as rpc:
-        Follower(rpc, config(busy), direct, batch_blocks=100).run()
+        Follower.open(rpc, config(busy), direct, batch_blocks=100).run()
     picky = proxy(widest=2, throttle=4)
     through = Lake(tmp_path / "through")
     with Rpc(picky.url, backoff_s=FAST) as rpc:
-        Follower(rpc, config(busy), through, batch_blocks=100).run()
+        Follower.open(rpc, config(busy), through, batch_blocks=100).run()
         assert rpc.retries >= picky.throttled > 0
     assert picky.refused > 0
     assert max(picky.answered) <= 2
@@ -145,7 +145,7 @@ def test_a_range_that_cannot_be_read_stops_the_ingest_before_it(busy, proxy, tmp
     failing = proxy(broken=broken)
     lake = Lake(tmp_path / "lake")
     with Rpc(failing.url, backoff_s=FAST) as rpc:
-        follower = Follower(rpc, config(busy), lake, batch_blocks=1)
+        follower = Follower.open(rpc, config(busy), lake, batch_blocks=1)
         with pytest.raises(RpcError, match="HTTP 500, still after 3 retries"):
             follower.run()
     mark = lake.progress()
@@ -157,11 +157,11 @@ def test_a_rate_limit_in_a_200_answer_is_waited_out_for_any_call_not_split(busy,
                                                                           tmp_path):
     direct = Lake(tmp_path / "direct")
     with Rpc(busy.net.rpc.url) as rpc:
-        Follower(rpc, config(busy), direct, batch_blocks=100).run()
+        Follower.open(rpc, config(busy), direct, batch_blocks=100).run()
     limiting = proxy(limit=3)
     through = Lake(tmp_path / "through")
     with Rpc(limiting.url, backoff_s=FAST) as rpc:
-        Follower(rpc, config(busy), through, batch_blocks=100).run()
+        Follower.open(rpc, config(busy), through, batch_blocks=100).run()
         assert rpc.retries >= limiting.limited > 0
     # Log queries were never split: each asked the batch's whole range, as directly.
     assert limiting.answered and min(limiting.answered) > 1
