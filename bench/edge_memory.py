@@ -27,7 +27,7 @@ from load import CLI, KEYED, REPO, internal_key, paced, wrk
 from published import written, written_by_product
 
 from sources.lake import Lake
-from sources.simulator import live
+from sources.simulator import live_market
 
 END = datetime(2026, 11, 20, tzinfo=UTC)
 LIVE = timedelta(minutes=5)
@@ -177,12 +177,12 @@ def main() -> None:
 
         stage("first snapshot", 1)
         lake = Lake(home / "lake")
-        market = live.start(lake)
+        market = live_market.start(lake)
         pinned = []
         for n in range(1, args.publishes + 1):
             pair_trades = by_family["pair_trades"][0]
             pinned.append(client.get(pair_trades).json()["next_cursor"])
-            live.commit(lake, market, (END + n * LIVE).timestamp())
+            live_market.commit(lake, market, (END + n * LIVE).timestamp())
             say(f"publish {n + 1}: five more live minutes ...")
             before = client.get("/api/v1/status").json()["snapshot"]["id"]
             cli(["materialize"], env)

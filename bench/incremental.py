@@ -79,7 +79,7 @@ def measure(swaps: int, home_root: Path) -> dict:
     from published import written, written_by_product
 
     from sources.lake import Lake
-    from sources.simulator import live
+    from sources.simulator import live_market
 
     home = home_root / str(swaps)
     pristine = home / "history"
@@ -102,8 +102,8 @@ def measure(swaps: int, home_root: Path) -> dict:
         version = lake.version("swaps")
         full_bytes, _ = written(home / "store")
         say(f"  {full:.1f}s over {steps} steps; appending {APPENDED} of live market ...")
-        market = live.start(lake)
-        appended = live.commit(lake, market, (END + APPENDED).timestamp())
+        market = live_market.start(lake)
+        appended = live_market.commit(lake, market, (END + APPENDED).timestamp())
         say(f"  {appended.get('swaps', 0)} swaps appended; refreshing ...")
         # What the lake sensor asks for: the days whose swaps changed.
         incremental, _, slowest = refresh(instance, lake.changed_days("swaps", version))
@@ -111,7 +111,7 @@ def measure(swaps: int, home_root: Path) -> dict:
         incremental_written = written_by_product(home / "store")
         # The next five minutes: the day's turn is behind, as for every refresh but one a day.
         version = lake.version("swaps")
-        live.commit(lake, market, (END + 2 * APPENDED).timestamp())
+        live_market.commit(lake, market, (END + 2 * APPENDED).timestamp())
         say(f"  {incremental:.1f}s; five more minutes, refreshing ...")
         steady, _, steady_slowest = refresh(instance, lake.changed_days("swaps", version))
         say(f"  {steady:.1f}s; the same number of empty steps ...")

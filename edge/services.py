@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from core.home import secret
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
-from edge.live import LiveTail, LiveView
 from edge.memo import derive_ahead
 from edge.metering import open_meter
 from edge.notary import Notary
-from edge.oracle.live import LiveOracle
+from edge.oracle.upstream import LiveOracle
 from edge.payments import Cashier, Ledger
 from edge.registry import Router
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
+from edge.tail import LiveTail, LiveView
 from publish.cursor import CursorSigner
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore

@@ -22,7 +22,7 @@ from edge.plans import PLANS
 from pipelines.supervise import Supervisor
 
 if TYPE_CHECKING:
-    from sources.simulator.live import LiveMarket
+    from sources.simulator.live_market import LiveMarket
 
 REPO = Path(__file__).resolve().parent.parent
 DAEMON_LOG_BYTES = 16 << 20
@@ -88,7 +88,7 @@ def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, liv
     _say(f"lake written in {time.perf_counter() - started:.1f}s: "
          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     if live:
-        from sources.simulator.live import LiveMarket
+        from sources.simulator.live_market import LiveMarket
 
         _live(None, every, LiveMarket(config, runs, lake))
 
@@ -108,12 +108,12 @@ def live(until: str | None, every: float) -> None:
 
 def _live(until: datetime | None, every: float, market: "LiveMarket | None" = None) -> None:
     from sources.lake import Lake, LakeError
-    from sources.simulator import live
+    from sources.simulator import live_market
 
     lake = Lake(keep_open=True)
     _say(f"live market -> {lake.root} (a batch every {every:g}s; Ctrl-C stops it)")
     try:
-        live.run(lake, every, until, progress=lambda line: _say(f"  {line}"), market=market)
+        live_market.run(lake, every, until, progress=lambda line: _say(f"  {line}"), market=market)
     except LakeError as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:
@@ -126,10 +126,10 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
 def tail(poll: float) -> None:
     """Publish the live tail: the trades past the latest snapshot and every pair's state, after
     each lake commit, for the edges' dynamic lookups."""
-    from assets.market.live import follow
     from pipelines.resources import resources
     from publish.store import open_store
     from sources.lake import Lake
+    from tail.writer import follow
 
     found = resources()
     store = open_store(found["store"].url)

@@ -13,8 +13,8 @@ from core.vocabulary import RESOLUTION_SECONDS
 from edge.http import Request, Response
 from edge.oracle.feeds import Catalog, Feed, canonical, catalog, wire
 from edge.oracle.hub import PriceHub, Update
-from edge.oracle.live import LiveOracle
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
+from edge.oracle.upstream import LiveOracle
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.market.trades import candle_window

@@ -18,7 +18,6 @@ from core.vocabulary import (
 )
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import followed, last_rows, tail_held
 from edge.memo import kept_while, per_snapshot
 from edge.paging import Listing, decode, page
 from edge.problems import ApiError
@@ -27,6 +26,7 @@ from edge.routes.chains import chain_states
 from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from edge.spans import Spans, frame_spans, indexed
+from edge.tail import followed, last_rows, tail_held
 from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 from publish.wallets import (

@@ -15,7 +15,7 @@ from pipelines.definitions import defs
 from publish.snapshot import latest_id, load_snapshot, snapshot_ids
 from publish.store import LocalStore
 from sources.lake import Lake
-from sources.simulator import SimulationConfig, live, simulate
+from sources.simulator import SimulationConfig, live_market, simulate
 
 # The history ends ten minutes before midnight; the live market then runs on past it.
 CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=11,
@@ -96,11 +96,11 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     incremental = Warehouse(lake_root=lake.root, root=str(tmp_path / "incremental"))
     with dg.instance_for_test() as instance:
         refresh(instance, incremental, lake.days("swaps"), PRODUCED)
-        market = live.start(lake)
+        market = live_market.start(lake)
         version = lake.version("swaps")
         refreshed: list[list[str]] = []
         for n in range(1, APPENDS + 1):
-            live.commit(lake, market, CONFIG.end.timestamp() + n * STEP_S)
+            live_market.commit(lake, market, CONFIG.end.timestamp() + n * STEP_S)
             if n % REFRESH_EVERY:
                 continue
             days, version = lake.changed_days("swaps", version), lake.version("swaps")

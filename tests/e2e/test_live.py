@@ -14,13 +14,13 @@ import orjson
 import polars as pl
 import pytest
 
-from assets.market.live import basis_of, follow, live_tail
 from pipelines.resources import resources
-from publish.live import TABLES, TAIL, load_tail, read_pointer
 from publish.snapshot import LATEST, latest_id, load_snapshot
 from publish.store import LocalStore
+from publish.tail import TABLES, TAIL, load_tail, read_pointer
 from sources.lake import Lake
-from sources.simulator.live import commit, start
+from sources.simulator.live_market import commit, start
+from tail.writer import basis_of, follow, live_tail
 from tests.conftest import BIN, edge_process, run_cli
 from tests.e2e.conftest import stop
 from tests.e2e.test_incremental import close

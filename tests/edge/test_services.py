@@ -6,8 +6,8 @@ import gc
 import sys
 
 from edge.app import create_app
-from edge.live import pair_rows
 from edge.services import SWITCH_INTERVAL_S
+from edge.tail import pair_rows
 from publish.store import LocalStore
 from tests.edge.conftest import publish_chains
 

@@ -10,7 +10,7 @@ import orjson
 import polars as pl
 import pytest
 
-from edge.live import frontier
+from edge.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import (
     LATEST,

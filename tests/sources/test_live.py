@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from sources.lake import Lake
-from sources.simulator import SimulationConfig, live, simulate
+from sources.simulator import SimulationConfig, live_market, simulate
 from tests.conftest import BIN
 
 CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=5,
@@ -60,13 +60,13 @@ def assert_same_state(a: Lake, b: Lake) -> None:
 def test_the_live_market_appends_after_the_history_with_every_rule_kept(history, tmp_path):
     lake = copy(history, tmp_path / "lake")
     before = {name: lake.read(name).height for name in STATE}
-    market = live.run(lake, until=UNTIL)
+    market = live_market.run(lake, until=UNTIL)
     # Each chain produced every block whose timestamp has come, and none after: a block is
     # seen right after its timestamp, as on a real chain.
     for chain in market.chains:
         if chain.run.world.role == "stopped":
             continue
-        upto = UNTIL.timestamp() - live.LAG_S.get(chain.run.world.role, 0.0)
+        upto = UNTIL.timestamp() - live_market.LAG_S.get(chain.run.world.role, 0.0)
         following = market.position.blocks[chain.run.world.template.chain_id]
         assert chain.run.clock.at(following - 1) <= upto < chain.run.clock.at(following)
     swaps = lake.read("swaps")
@@ -120,37 +120,37 @@ def test_the_live_market_appends_after_the_history_with_every_rule_kept(history,
 
 def test_the_live_market_does_not_depend_on_how_its_blocks_are_batched(history, tmp_path):
     a = copy(history, tmp_path / "a")
-    live.run(a, until=UNTIL)
+    live_market.run(a, until=UNTIL)
     b = copy(history, tmp_path / "b")
-    market = live.start(b)
+    market = live_market.start(b)
     at = CONFIG.end.timestamp()
     while at < UNTIL.timestamp():
         at = min(at + 37.0, UNTIL.timestamp())
-        live.commit(b, market, at)
+        live_market.commit(b, market, at)
     assert_same_state(a, b)
 
 
 def test_a_batch_begun_and_not_marked_is_undone_and_the_writer_goes_on(history, tmp_path):
     whole = copy(history, tmp_path / "whole")
-    live.run(whole, until=UNTIL)
+    live_market.run(whole, until=UNTIL)
     broken = copy(history, tmp_path / "broken")
-    live.run(broken, until=CONFIG.end + timedelta(minutes=20))
+    live_market.run(broken, until=CONFIG.end + timedelta(minutes=20))
     marked = broken.read("swaps").height
     # A writer that died after committing some of a batch's tables and before marking it.
-    market = live.start(broken)
+    market = live_market.start(broken)
     tables = market.advance((CONFIG.end + timedelta(minutes=25)).timestamp())
     for name in ("oracle_updates", "reserves", "swaps"):
         broken.append(name, tables[name])
     assert Lake(broken.root).read("swaps").height > marked
     assert broken.pinned().read("swaps").height == marked
-    live.run(broken, until=UNTIL)
+    live_market.run(broken, until=UNTIL)
     assert_same_state(whole, broken)
 
 
 def test_a_writer_killed_mid_append_resumes_with_no_gap_and_no_duplicate(history, tmp_path):
     whole = copy(history, tmp_path / "whole")
     until = CONFIG.end + timedelta(hours=3)
-    live.run(whole, until=until)
+    live_market.run(whole, until=until)
     lake = copy(history, tmp_path / "killed")
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path), "CHAINTAPE_LAKE": str(lake.root)}
     args = [str(BIN / "chaintape"), "live", "--until", until.isoformat(), "--every", "0"]
@@ -177,22 +177,22 @@ def test_a_lake_written_when_blocks_came_a_block_late_resumes_without_gap(histor
     after its timestamp) replays by that rule, then goes on producing blocks at their
     timestamps: no block missing, none twice."""
     lake = copy(history, tmp_path / "lake")
-    market = live.start(lake)
+    market = live_market.start(lake)
     market.seen_after = 1
     half = CONFIG.end + timedelta(minutes=20)
-    live.commit(lake, market, half.timestamp())
+    live_market.commit(lake, market, half.timestamp())
     mark = lake.progress()
     position = {k: v for k, v in mark.meta["position"].items() if k != "blocks_seen"}
     lake.mark(mark.watermark, mark.writer, mark.step, {**mark.meta, "position": position})
-    resumed = live.start(lake)
+    resumed = live_market.start(lake)
     assert resumed.seen_after == 0
-    live.commit(lake, resumed, UNTIL.timestamp())
+    live_market.commit(lake, resumed, UNTIL.timestamp())
     swaps = lake.read("swaps").sort("chain_id", "block_number", "log_index")
     key = ["chain_id", "block_number", "log_index"]
     assert swaps.select(key).is_unique().all()
     # The same swaps as a market that ran by one rule throughout would have, but for where
     # the twenty minutes' turn cut: every block the old rule left for later came after it.
     whole = copy(history, tmp_path / "whole")
-    live.run(whole, until=UNTIL)
+    live_market.run(whole, until=UNTIL)
     assert swaps.select(STATE["swaps"]).equals(
         whole.read("swaps").sort(key).select(STATE["swaps"]))

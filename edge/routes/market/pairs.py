@@ -9,12 +9,12 @@ import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import LiveView, live_pair_item, pair_row
 from edge.paging import Listing, page
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.chains import asked_chains, chain_states, in_scope
 from edge.snapshots import snapshot_headers, snapshot_json, table
+from edge.tail import LiveView, live_pair_item, pair_row
 from publish.cursor import list_scope
 from publish.market import new_pairs, pair_list, pair_scope
 from publish.snapshot import Snapshot

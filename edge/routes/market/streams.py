@@ -17,13 +17,13 @@ import polars as pl
 from core.wire import iso_text
 from edge.addresses import ChainRef
 from edge.http import Request, Response
-from edge.live import LiveTail, LiveView, live_trades, pair_row
 from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.market.pairs import pair_item
 from edge.routes.market.trades import POSITION, trade_items
 from edge.snapshots import SnapshotHolder
+from edge.tail import LiveTail, LiveView, live_trades, pair_row
 from publish.snapshot import Snapshot
 
 RETRY_MS = 1000

@@ -18,8 +18,6 @@ from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from core.wire import iso_text
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.http import Request, Response
-from edge.live import LiveView
-from edge.live_tokens import instances_of, live_token_rows
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
 from edge.problems import ApiError
@@ -31,6 +29,8 @@ from edge.routes.market.trades import (
     trade_items,
 )
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
+from edge.tail import LiveView
+from edge.tail_tokens import instances_of, live_token_rows
 from publish.cursor import list_scope
 from publish.market import TOKEN_RANGES, TokenQuery, token_list, token_scope
 from publish.snapshot import Snapshot

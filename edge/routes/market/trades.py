@@ -10,12 +10,12 @@ from core.vocabulary import RESOLUTION_SECONDS
 from core.wire import iso_text
 from edge.addresses import ChainRef, normalize
 from edge.http import Request, Response
-from edge.live import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
 from edge.memo import kept_answers, kept_while
 from edge.paging import decode
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import as_of_seconds, snapshot_json
+from edge.tail import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
 from publish.cursor import Cursor, list_scope
 from publish.snapshot import Snapshot
 

@@ -1,6 +1,6 @@
-"""The live tail from the lake (publish/live.py): the pair trades and wallet trades the latest
+"""The live tail from the lake (publish/tail.py): the pair trades and wallet trades the latest
 snapshot lacks, every pair's reserves valued at the lake's newest watermark, the pairs created
-since and the live rows (assets/market/live_rows.py), made by the functions the batch makes
+since and the live rows (tail/rows.py), made by the functions the batch makes
 them with (the swap legs, the trade rows, the pair state, the wallet ledger's events, the
 window blocks, the token rows), so that the next snapshot holds exactly what the tail showed."""
 
@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from assets.market.assets import in_tokens, liquidity, quote_price_rows, valued
-from assets.market.live_rows import READS, AtSnapshot, LiveRows, live_rows
 from assets.market.pair_rows import KEY, in_native, native_prices
 from assets.market.pair_trades import (
     assemble_legs,
@@ -26,16 +25,17 @@ from assets.market.pair_trades import (
     trade_rows,
 )
 from assets.sql_models import SqlModel, load_models
-from assets.wallets.live import live_wallet_trades
 from assets.warehouse import Warehouse
 from core.frontiers import reached
 from core.priority import as_batch
 from core.quotes import oracle_changes
 from core.vocabulary import PAIR_WINDOWS
-from publish.live import Tail, publish_tail, read_pointer
 from publish.snapshot import Manifest, latest_id, load_snapshot
 from publish.store import ObjectStore
+from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import Lake
+from tail.rows import READS, AtSnapshot, LiveRows, live_rows
+from tail.wallet_trades import live_wallet_trades
 
 log = logging.getLogger("chaintape.live")
 # Oracle updates read before the tail's start: a swap is priced at its feed's latest update,

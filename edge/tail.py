@@ -1,7 +1,7 @@
-"""Follows the live tail (publish/live.py) and serves the dynamic lookups fresher than the
+"""Follows the live tail (publish/tail.py) and serves the dynamic lookups fresher than the
 snapshot: a pair's trades and candles from the snapshot's rows and what arrived after its
 watermark, and its row and its tokens' rows with the live figures the tail's writer made with
-the batch's functions (assets/market/live_rows.py): an edge computes no figure itself."""
+the batch's functions (tail/rows.py): an edge computes no figure itself."""
 
 import asyncio
 import functools
@@ -23,9 +23,9 @@ from edge.memo import per_snapshot
 from edge.registry import Params
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, frame_spans, indexed, sorted_spans
-from publish.live import Tail, load_tail, read_pointer
 from publish.snapshot import Snapshot
 from publish.store import ObjectStore, StoreUnavailable
+from publish.tail import Tail, load_tail, read_pointer
 
 log = logging.getLogger("chaintape.edge")
 KEY = ("chain_id", "pair")

@@ -1,5 +1,5 @@
 """A token's row live (spec 2.2): the row the tail's writer made at the tail's watermark with
-the batch's own `token_market` (assets/market/live_rows.py), and a registry token's instances
+the batch's own `token_market` (tail/rows.py), and a registry token's instances
 as the snapshot's token basis lists them."""
 
 from collections import defaultdict
@@ -7,8 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from edge.live import LiveView
 from edge.memo import per_snapshot
+from edge.tail import LiveView
 from publish.snapshot import Snapshot
 
 TokenKey = tuple[int, str]

@@ -7,7 +7,9 @@ import orjson
 import polars as pl
 import pytest
 
-from assets.market.live_rows import (
+from core.windows import window_prices
+from publish.snapshot import Manifest, Part, Snapshot
+from tail.rows import (
     PAIR_COLUMNS,
     AtSnapshot,
     PriceIndex,
@@ -15,8 +17,6 @@ from assets.market.live_rows import (
     _pair_figures,
     as_swaps,
 )
-from core.windows import window_prices
-from publish.snapshot import Manifest, Part, Snapshot
 
 MINUTE = 60_000
 HOUR = 60 * MINUTE

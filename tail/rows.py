@@ -1,4 +1,4 @@
-"""The live rows a tail carries (publish/live.py): the window figures of every pair whose
+"""The live rows a tail carries (publish/tail.py): the window figures of every pair whose
 windows moved since the snapshot and every token's row, at the tail's watermark, made once by
 the tail's writer for every edge with the batch's own functions (core.windows,
 core.token_market) over the snapshot's rows and the tail's swaps.
