@@ -25,7 +25,7 @@ from polars.io.plugins import register_io_source
 
 from assets.domains import PRODUCTS, key
 from core.home import home
-from publish.store import NotFound, S3Store, open_store
+from core.store import NotFound, ObjectStore, open_store
 from sources.lake import TABLES, Lake, is_remote, polars_options, storage_options
 
 # The week's largest products, which others read back in full (every swap as a leg, every
@@ -231,23 +231,15 @@ class Warehouse(dg.ConfigurableResource):
         self.vacuum(name)
         return version
 
-    def _objects(self) -> S3Store:
+    def _objects(self) -> ObjectStore:
         return _object_store(self.root, os.environ.get("AWS_ENDPOINT_URL"))
 
     def _place(self, name: str, tmp: Path, part: str) -> None:
         """Move a written file to its place in a product's table (not yet committed)."""
-        if self.remote:
-            self._objects().put_file(f"{name}/{part}", tmp)
-            return
-        path = self.path(name) / part
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, path)
+        self._objects().put_file(f"{name}/{part}", tmp)
 
     def _unplace(self, name: str, part: str) -> None:
-        if self.remote:
-            self._objects().delete([f"{name}/{part}"])
-        else:
-            (self.path(name) / part).unlink(missing_ok=True)
+        self._objects().delete([f"{name}/{part}"])
 
     def _commit(self, name: str, written: "_Written") -> int:
         """Commit one placed file as the whole of a product's table (or of its day's
@@ -292,15 +284,8 @@ class Warehouse(dg.ConfigurableResource):
         live = {path for paths in self.files(name).values() for path in paths}
         record = {"rules": rules, "files": [f.removeprefix(table) for f in sorted(
             (set(self._passed(name, rules)) | set(files)) & live)]}
-        if self.remote:
-            self._objects().put(f"{CHECKED}/{name}.json", json.dumps(record).encode(),
-                                "application/json", "no-store")
-            return
-        place = Path(self.root) / CHECKED / f"{name}.json"
-        place.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=place.parent, delete=False) as tmp:
-            json.dump(record, tmp)
-        os.replace(tmp.name, place)
+        self._objects().put(f"{CHECKED}/{name}.json", json.dumps(record).encode(),
+                            "application/json", "no-store")
 
     def unchecked(self, name: str, rules: str, version: int | None = None) -> list[str]:
         """A product's data files at `version` (else its latest) that no schema check under
@@ -312,11 +297,8 @@ class Warehouse(dg.ConfigurableResource):
 
     def _passed(self, name: str, rules: str) -> list[str]:
         try:
-            if self.remote:
-                body = self._objects().get(f"{CHECKED}/{name}.json").body
-            else:
-                body = (Path(self.root) / CHECKED / f"{name}.json").read_bytes()
-        except (FileNotFoundError, NotFound):
+            body = self._objects().get(f"{CHECKED}/{name}.json").body
+        except NotFound:
             return []
         record = json.loads(body)
         if record["rules"] != rules:
@@ -325,12 +307,7 @@ class Warehouse(dg.ConfigurableResource):
 
     def products(self) -> list[str]:
         """The products written so far."""
-        if self.remote:
-            names = self._objects().children("")
-        else:
-            root = Path(self.root)
-            names = [p.name for p in root.iterdir()] if root.exists() else []
-        return sorted(name for name in names if self.exists(name))
+        return sorted(name for name in self._objects().children("") if self.exists(name))
 
     def maintain(self, name: str) -> list[str]:
         """Vacuum a product past the retention window, then delete the files no version names
@@ -341,14 +318,11 @@ class Warehouse(dg.ConfigurableResource):
 
 
 @functools.cache
-def _object_store(root: str, endpoint: str | None) -> S3Store:
-    """The store of a warehouse's prefix: one client per root for the process (boto3's clients
-    are safe to share between threads), and another once `endpoint` (which `open_store` reads
-    from the environment) names another server."""
-    store = open_store(root)
-    if not isinstance(store, S3Store):
-        raise ValueError(f"warehouse {root!r}: expected s3://bucket/prefix")
-    return store
+def _object_store(root: str, endpoint: str | None) -> ObjectStore:
+    """The store of a warehouse's root: one per root for the process (boto3's clients are safe
+    to share between threads), and another once `endpoint` (which `open_store` reads from the
+    environment) names another server."""
+    return open_store(root)
 
 
 def _depended_on(name: str) -> None:

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.load import DELAY, ROUND_ROBIN, internal_key, wrk  # noqa: E402
 from bench.processes import session_processes  # noqa: E402
-from publish.store import LocalStore  # noqa: E402
+from core.store import LocalStore  # noqa: E402
 from publish.tail import read_pointer  # noqa: E402
 from sources.lake import PROGRESS, Lake  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402

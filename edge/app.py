@@ -2,6 +2,7 @@
 
 import importlib.metadata
 
+from core.store import ObjectStore, open_store
 from edge.catalog import OPERATIONS
 from edge.http import Response
 from edge.layers.deprecation import Deprecation
@@ -23,7 +24,6 @@ from edge.server import Server
 from edge.services import Services
 from edge.settings import Settings
 from publish.cursor import CursorSigner, default_signer
-from publish.store import ObjectStore, open_store
 
 ROUTES = (boards, chains, farms, oracle, pairs, perps, platform, search, streams, tokens, trades,
           verdicts, wallets)

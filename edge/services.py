@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 
 from core.home import secret
+from core.store import ObjectStore
 from edge.admission import Admission, Admissions
 from edge.keys import open_keys
 from edge.memo import derive_ahead
@@ -21,7 +22,6 @@ from edge.snapshots import SnapshotHolder
 from edge.tail import LiveTail, LiveView
 from publish.cursor import CursorSigner
 from publish.snapshot import Snapshot
-from publish.store import ObjectStore
 
 SWITCH_INTERVAL_S = 0.0005
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import orjson
 import polars as pl
 
+from core.store import NotFound, ObjectStore, StoreUnavailable
 from edge.http import Response
 from edge.problems import ApiError
 from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot, pointed_id
-from publish.store import NotFound, ObjectStore, StoreUnavailable
 
 log = logging.getLogger("chaintape.edge")
 PINNED = 4

@@ -17,6 +17,7 @@ import polars as pl
 
 from core.caches import LruCache
 from core.frontiers import reached
+from core.store import ObjectStore, StoreUnavailable
 from core.wire import iso_text
 from edge.http import Request
 from edge.memo import per_snapshot
@@ -24,7 +25,6 @@ from edge.registry import Params
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, frame_spans, indexed, sorted_spans
 from publish.snapshot import Snapshot
-from publish.store import ObjectStore, StoreUnavailable
 from publish.tail import Tail, load_tail, read_pointer
 
 log = logging.getLogger("chaintape.edge")

@@ -126,8 +126,8 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
 def tail(poll: float) -> None:
     """Publish the live tail: the trades past the latest snapshot and every pair's state, after
     each lake commit, for the edges' dynamic lookups."""
+    from core.store import open_store
     from pipelines.resources import resources
-    from publish.store import open_store
     from sources.lake import Lake
     from tail.writer import follow
 

@@ -8,7 +8,7 @@ import dagster as dg
 from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
 from assets.warehouse import default_root as warehouse_root
-from publish.store import default_url
+from core.store import default_url
 from sources.lake import Lake
 
 

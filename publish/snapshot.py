@@ -21,8 +21,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
+from core.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 from publish.cursor import Cursor, CursorSigner
-from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 LATEST = "snapshots/LATEST"
 # Serving tables' parts, named by their rows' fingerprint and shared between snapshots.

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from publish.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
+from core.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 TAIL = "live/TAIL"
 ARROW = "application/vnd.apache.arrow.file"

@@ -2,7 +2,6 @@
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,6 +16,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 from core.caches import ByteCache
 from core.frontiers import reached
 from core.home import home
+from core.store import NotFound, open_store
 from sources import contract as schema
 
 Partitioning = Literal["none", "chain", "date", "chain_date"]
@@ -138,6 +138,8 @@ class Lake:
         self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
         self.versions = dict(versions) if versions is not None else None
         self.storage = storage_options() if self.remote else {}
+        # The lake's own objects beside its tables (its progress mark), and whole tables removed.
+        self.objects = open_store(self.root)
         # Up to when every table is complete, for a lake pinned to a writer's batch.
         self.watermark: datetime | None = None
         # Each table held open, with a version it was read at and when that version's commit
@@ -334,31 +336,15 @@ class Lake:
                            "versions": progress.versions, "meta": progress.meta,
                            "written_at": datetime.now(UTC).isoformat()},
                           sort_keys=True, default=str).encode()
-        if self.remote:
-            bucket, key = self._object(PROGRESS)
-            _s3().put_object(Bucket=bucket, Key=key, Body=body)
-        else:
-            target = Path(self.root) / PROGRESS
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{PROGRESS}.{os.getpid()}")
-            tmp.write_bytes(body)
-            os.replace(tmp, target)
+        self.objects.put(PROGRESS, body, "application/json", "no-store")
         return progress
 
     def progress(self) -> Progress | None:
         """The last complete batch, or None when no writer has marked one."""
-        if self.remote:
-            bucket, key = self._object(PROGRESS)
-            s3 = _s3()
-            try:
-                body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-            except s3.exceptions.NoSuchKey:
-                return None
-        else:
-            try:
-                body = (Path(self.root) / PROGRESS).read_bytes()
-            except FileNotFoundError:
-                return None
+        try:
+            body = self.objects.get(PROGRESS).body
+        except NotFound:
+            return None
         fields = json.loads(body)
         return Progress(datetime.fromisoformat(fields["watermark"]), fields["writer"],
                         int(fields["step"]), fields["versions"], fields["meta"])
@@ -599,20 +585,7 @@ class Lake:
         return [f"{base}/{p}" for p in actions["path"]], int(actions["size_bytes"].sum())
 
     def _remove(self, table: str) -> None:
-        if not self.remote:
-            shutil.rmtree(self.uri(table), ignore_errors=True)
-            return
-        bucket, prefix = self._object(table)
-        s3 = _s3()
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket,
-                                                                 Prefix=prefix + "/"):
-            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
-            if keys:
-                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys})
-
-    def _object(self, name: str) -> tuple[str, str]:
-        bucket, _, key = self.uri(name).removeprefix("s3://").partition("/")
-        return bucket, key
+        self.objects.remove(table)
 
 
 def committed(attempts: list[Callable[[], None]]) -> None:
@@ -638,12 +611,6 @@ def _ordered(frame: pl.DataFrame) -> Any:
     """The frame as one Arrow batch: delta-rs writes the batches of a table concurrently and
     interleaves their rows, and a partition's file must keep the key order."""
     return frame.rechunk().to_arrow()
-
-
-def _s3() -> Any:
-    import boto3
-
-    return boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL"))
 
 
 def _actions(delta: DeltaTable) -> pl.DataFrame:

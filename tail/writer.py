@@ -29,9 +29,9 @@ from assets.warehouse import Warehouse
 from core.frontiers import reached
 from core.priority import as_batch
 from core.quotes import oracle_changes
+from core.store import ObjectStore
 from core.vocabulary import PAIR_WINDOWS
 from publish.snapshot import Manifest, latest_id, load_snapshot
-from publish.store import ObjectStore
 from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import Lake
 from tail.rows import READS, AtSnapshot, LiveRows, live_rows

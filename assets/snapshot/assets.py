@@ -21,6 +21,7 @@ from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from core.fingerprints import recipe
+from core.store import open_store
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
 from publish.boards import board_documents
 from publish.cursor import default_signer
@@ -43,7 +44,6 @@ from publish.snapshot import (
     spans_in_day,
     spans_of,
 )
-from publish.store import open_store
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import ranking_pages, wallet_serving
 

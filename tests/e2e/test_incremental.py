@@ -11,9 +11,9 @@ from assets.days import run_tags
 from assets.domains import PRODUCTS, product_key
 from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
+from core.store import LocalStore
 from pipelines.definitions import defs
 from publish.snapshot import latest_id, load_snapshot, snapshot_ids
-from publish.store import LocalStore
 from sources.lake import Lake
 from sources.simulator import SimulationConfig, live_market, simulate
 

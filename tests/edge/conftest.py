@@ -9,9 +9,9 @@ import orjson
 import polars as pl
 import pytest
 
+from core.store import LocalStore
 from publish.cursor import default_signer
 from publish.snapshot import PagedList, Publisher, ServingTable
-from publish.store import LocalStore
 from tests.conftest import edge_process, run_cli
 
 CHAINS = 60

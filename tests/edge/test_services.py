@@ -5,10 +5,10 @@ import asyncio
 import gc
 import sys
 
+from core.store import LocalStore
 from edge.app import create_app
 from edge.services import SWITCH_INTERVAL_S
 from edge.tail import pair_rows
-from publish.store import LocalStore
 from tests.edge.conftest import publish_chains
 
 

@@ -10,6 +10,7 @@ import orjson
 import polars as pl
 import pytest
 
+from core.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 from edge.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.snapshot import (
@@ -31,7 +32,6 @@ from publish.snapshot import (
     spans_in_day,
     spans_of,
 )
-from publish.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 
 SIGNER = CursorSigner(b"test-secret")
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
@@ -429,7 +429,7 @@ import sys, time, orjson, polars as pl
 from datetime import UTC, datetime
 from publish.cursor import CursorSigner
 from publish.snapshot import PagedList, Publisher
-from publish.store import LocalStore
+from core.store import LocalStore
 
 class Slow(LocalStore):
     def put(self, key, body, content_type, cache_control):

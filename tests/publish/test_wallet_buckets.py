@@ -7,9 +7,9 @@ from typing import Any
 
 import polars as pl
 
+from core.store import LocalStore
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, SpannedTable, load_snapshot
-from publish.store import LocalStore
 from publish.wallets import wallet_buckets
 
 DAY, HOUR = 86_400, 3_600

@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 
 from assets.wallets.positions import book_positions
+from core.store import LocalStore
 from publish.cursor import CursorSigner
 from publish.snapshot import OBJECTS, Publisher, layer_ends, layer_of, load_snapshot
-from publish.store import LocalStore
 from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
 from tests.assets.test_wallets import account
 

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -50,6 +51,10 @@ class ObjectStore(Protocol):
 
     def delete(self, keys: list[str]) -> None: ...
 
+    def put_file(self, key: str, path: Path) -> None: ...
+
+    def remove(self, prefix: str) -> None: ...
+
 
 def etag_of(body: bytes) -> str:
     """The quoted MD5 ETag S3 gives a single-part object."""
@@ -72,13 +77,29 @@ class LocalStore:
         return etag
 
     def get(self, key: str) -> StoredObject:
-        """The object and its headers."""
+        """The object and its headers (a file placed by `put_file` has none of its own)."""
         try:
             body = self._path(key).read_bytes()
-            meta = json.loads(self._path(f"{_META}/{key}.json").read_bytes())
         except FileNotFoundError:
             raise NotFound(key) from None
+        try:
+            meta = json.loads(self._path(f"{_META}/{key}.json").read_bytes())
+        except FileNotFoundError:
+            meta = {"content_type": "application/octet-stream", "cache_control": "",
+                    "etag": etag_of(body)}
         return StoredObject(key, body, meta["content_type"], meta["cache_control"], meta["etag"])
+
+    def put_file(self, key: str, path: Path) -> None:
+        """Move a written file into place whole (a rename, on the same filesystem), without
+        headers of its own: a table's data file."""
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+
+    def remove(self, prefix: str) -> None:
+        """Remove everything under `prefix` (a directory), headers included."""
+        for path in (self._path(prefix), self._path(f"{_META}/{prefix}")):
+            shutil.rmtree(path, ignore_errors=True)
 
     def keys(self, prefix: str) -> list[str]:
         """Keys under `prefix`, sorted; only the directory the prefix names is walked."""
@@ -187,6 +208,10 @@ class S3Store:
             for i in range(0, len(keys), 1000):
                 batch = [{"Key": self._key(k)} for k in keys[i:i + 1000]]
                 self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch})
+
+    def remove(self, prefix: str) -> None:
+        """Remove every object under `prefix` (a directory's worth of keys)."""
+        self.delete(self.keys(prefix.rstrip("/") + "/"))
 
 
 class _translated:
