@@ -74,20 +74,12 @@ class LiveView:
 
 
 def _frontier(snapshot: Snapshot, table: str) -> dict[int, int]:
-    """Each chain's highest block in a table: from its parts' `blocks` in the manifest, or, for
-    a snapshot published without them, from its rows."""
-    parts = snapshot.manifest.tables.get(table, {}).get("parts", [])
-    if parts and all("blocks" in part for part in parts):
-        highest: dict[int, int] = {}
-        for part in parts:
-            for chain, block in part["blocks"].items():
-                highest[int(chain)] = max(block, highest.get(int(chain), block))
-        return highest
-    rows = snapshot.tables.get(table)
-    if rows is None:
-        return {}
-    found = rows.group_by("chain_id").agg(pl.col("block_number").max())
-    return {int(c): int(b) for c, b in found.iter_rows()}
+    """Each chain's highest block in a table, from its parts' `blocks` in the manifest."""
+    highest: dict[int, int] = {}
+    for part in snapshot.manifest.tables.get(table, {}).get("parts", []):
+        for chain, block in part["blocks"].items():
+            highest[int(chain)] = max(block, highest.get(int(chain), block))
+    return highest
 
 
 @per_snapshot(kept=4, ahead=True)

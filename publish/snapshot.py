@@ -436,10 +436,8 @@ def _kept_spans(table: "ServingTable | SpannedTable", shared: Mapping[str, dict[
         return {}, []
     names = dict(table.inputs())
     before = previous.get("tables", {}).get(table.name, {}).get("parts", [])
-    # A part an older publisher recorded without its blocks is made again, once.
     kept = [dict(part) for part in before if part.get("inputs") is not None
-            and names.get(part["span"]) == part["inputs"] and part["object"] in shared
-            and "blocks" in part]
+            and names.get(part["span"]) == part["inputs"] and part["object"] in shared]
     return names, kept
 
 

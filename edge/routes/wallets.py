@@ -64,13 +64,8 @@ funding_of = indexed("wallet_funding", WALLET)
 @per_snapshot(kept=2)
 def profiles(snapshot: Snapshot) -> Spans:
     """Every profile's JSON but for its metrics records (its head), looked up by (chain id,
-    wallet); 503 for a snapshot published before profiles kept their head (its rankings are
-    not sorted by wallet either), until the next publish."""
-    rows = table(snapshot, "wallet_profiles")
-    if "head" not in rows.columns:
-        raise ApiError("upstream_unavailable", "the published snapshot's wallet profiles are of "
-                       "an older layout; retry after the next publish")
-    return frame_spans(rows.select(*WALLET, "head"), WALLET)
+    wallet)."""
+    return frame_spans(table(snapshot, "wallet_profiles").select(*WALLET, "head"), WALLET)
 
 
 def head_of(snapshot: Snapshot, key: tuple[int, str]) -> str | None:
@@ -152,18 +147,14 @@ def marked_now(snapshot: Snapshot, rows: pl.DataFrame) -> pl.DataFrame:
     """A wallet's positions from their published layers (each token's newest row), marked at
     the snapshot's token rows; 503 for a snapshot published with its positions marked, until
     the next publish."""
-    newest = newest_rows(rows, POSITION_KEY, "mark_usd")
+    newest = newest_rows(rows, POSITION_KEY)
     marks = token_marks(snapshot)
     found = [marks.rows(key) for key in newest.select("chain_id", "token").iter_rows()]
     return marked(newest, pl.concat(found) if found else marks.empty())
 
 
-def newest_rows(rows: pl.DataFrame, key: tuple[str, ...], older: str) -> pl.DataFrame:
-    """Each key's row in the last part that holds it (the rows in part order); 503 for a
-    snapshot of the layout before (one with an `older` column), until the next publish."""
-    if older in rows.columns:
-        raise ApiError("upstream_unavailable", "the published snapshot's wallet tables are of "
-                       "an older layout; retry after the next publish")
+def newest_rows(rows: pl.DataFrame, key: tuple[str, ...]) -> pl.DataFrame:
+    """Each key's row in the last part that holds it (the rows in part order)."""
     return rows.unique(subset=list(key), keep="last", maintain_order=True)
 
 
@@ -178,7 +169,7 @@ async def get_rounds(request: Request, params: Params) -> Response:
 def rounds_now(snapshot: Snapshot, rows: pl.DataFrame) -> pl.DataFrame:
     """A wallet's rounds from their published parts (each round's last part's row), an open
     one held to the snapshot's watermark."""
-    return newest_rows(rows, ROUND_KEY, "item").with_columns(
+    return newest_rows(rows, ROUND_KEY).with_columns(
         hold_seconds=pl.coalesce("closed_at", pl.lit(as_of_seconds(snapshot)))
         - pl.col("opened_at"))
 
@@ -511,7 +502,7 @@ def traders_by_token(snapshot: Snapshot) -> Spans:
     """Every position with its wallet's tier and type, indexed by (chain id, token) once per
     snapshot: a token's traders are then a slice, not a scan and join of every position."""
     kinds = table(snapshot, "wallet_profiles").select("chain_id", "wallet", "tier", "type")
-    newest = newest_rows(table(snapshot, "wallet_positions"), POSITION_KEY, "mark_usd")
+    newest = newest_rows(table(snapshot, "wallet_positions"), POSITION_KEY)
     rows = (marked(newest, table(snapshot, "tokens").select(*MARKS_FROM))
             .select("chain_id", "wallet", "token", "bought_usd", "sold_usd", "buys", "sells",
                     "realized_usd", "unrealized_usd", "total_pnl_usd", "held",

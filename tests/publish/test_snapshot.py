@@ -245,26 +245,6 @@ def test_a_day_whose_inputs_are_named_as_before_is_not_made_again(store):
     assert made == [{0}]
 
 
-def test_a_day_an_older_publisher_recorded_without_its_blocks_is_made_again_once(tmp_path):
-    store = LocalStore(tmp_path / "store")
-    publisher = Publisher(store, SIGNER)
-    first = publisher.publish(AS_OF, [], {}, tables=[trades((0, 3), inputs={0: "a"})])
-    # As an older publisher wrote it: the same part, named the same, without `blocks`.
-    key = f"snapshots/{first.snapshot_id}/manifest.json"
-    manifest = orjson.loads(store.get(key).body)
-    del manifest["tables"]["trades"]["parts"][0]["blocks"]
-    store.put(key, orjson.dumps(manifest), "application/json", REVALIDATE)
-    made: list = []
-    second = publisher.publish(AS_OF + timedelta(minutes=1), [], {},
-                               tables=[trades((0, 3), made=made, inputs={0: "a"})])
-    assert made == [{0}]
-    assert second.tables["trades"]["parts"][0]["blocks"] == {}
-    made = []
-    publisher.publish(AS_OF + timedelta(minutes=2), [], {},
-                      tables=[trades((0, 3), made=made, inputs={0: "a"})])
-    assert made == [set()]
-
-
 def test_a_span_name_changes_with_its_own_rows_and_with_what_every_span_is_made_with():
     frame = trade_frame((0, 2), (1, 2), (3, 1))
     names = span_names(frame, day_of(), "v1")
