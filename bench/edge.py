@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from load import KEYED, internal_key, paced, wrk  # noqa: E402
 
-from publish.snapshot import ServingTable  # noqa: E402
+from publish.writer import ServingTable  # noqa: E402
 from tests.conftest import wait_http  # noqa: E402
 from tests.edge.conftest import publish_chains  # noqa: E402
 

@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from publish.snapshot import OBJECTS, PAGES
+from publish.reader import OBJECTS
+from publish.writer import PAGES
 
 
 def _manifests(store: Path) -> list[dict[str, Any]]:

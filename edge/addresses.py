@@ -9,7 +9,7 @@ from core.vocabulary import EVM_ADDRESS as EVM
 from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 CHAIN_PARAMS = ("chain", "chains")
 

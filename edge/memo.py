@@ -9,7 +9,7 @@ from typing import TypeVar
 from core.caches import ByteCache, LruCache
 from edge.http import Request, Response
 from edge.registry import Handler, Params
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 log = logging.getLogger("chaintape.edge")
 

@@ -11,7 +11,8 @@ from edge.http import Request, Response
 from edge.problems import ApiError
 from edge.snapshots import snapshot_headers
 from publish.cursor import Cursor, CursorError
-from publish.snapshot import Snapshot, page_body
+from publish.reader import Snapshot
+from publish.writer import page_body
 
 # Orderings and pages are immutable within a snapshot, so they are kept for the next caller.
 _orderings: LruCache[pl.DataFrame] = LruCache(256)

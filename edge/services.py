@@ -21,7 +21,7 @@ from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
 from edge.tail import LiveTail, LiveView
 from publish.cursor import CursorSigner
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 SWITCH_INTERVAL_S = 0.0005
 

@@ -14,7 +14,7 @@ import polars as pl
 from core.store import NotFound, ObjectStore, StoreUnavailable
 from edge.http import Response
 from edge.problems import ApiError
-from publish.snapshot import LATEST, Snapshot, forget_mapped, load_snapshot, pointed_id
+from publish.reader import LATEST, Snapshot, forget_mapped, load_snapshot, pointed_id
 
 log = logging.getLogger("chaintape.edge")
 PINNED = 4

@@ -10,7 +10,7 @@ import polars as pl
 
 from edge.memo import per_snapshot
 from edge.snapshots import table
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 Key = tuple[Any, ...]
 

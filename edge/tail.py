@@ -24,7 +24,7 @@ from edge.memo import per_snapshot
 from edge.registry import Params
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, frame_spans, indexed, sorted_spans
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 from publish.tail import Tail, load_tail, read_pointer
 
 log = logging.getLogger("chaintape.edge")

@@ -9,7 +9,7 @@ import polars as pl
 
 from edge.memo import per_snapshot
 from edge.tail import LiveView
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 TokenKey = tuple[int, str]
 

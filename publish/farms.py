@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 import polars as pl
 
 from publish.cursor import list_scope
-from publish.snapshot import PagedList
+from publish.writer import PagedList
 
 FARM_SORT_COLUMNS = {"tvl": "tvl_usd", "apr": "apr", "updated_at": "updated_at"}
 DEFAULT_FARM_SORT = "tvl"

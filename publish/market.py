@@ -9,7 +9,7 @@ import polars as pl
 
 from core.vocabulary import PAIR_WINDOWS, address_spellings
 from publish.cursor import list_scope
-from publish.snapshot import PagedList
+from publish.writer import PagedList
 
 # Columns a pair list sorts on; `{tf}` is the requested timeframe.
 PAIR_SORT_COLUMNS = {

@@ -13,18 +13,8 @@ import polars as pl
 from core.fingerprints import distinct, gathered, keyed, lookup, recipe
 from core.vocabulary import TERMINAL_TOKEN_STATUSES, WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
-from publish.snapshot import (
-    PagedList,
-    ServingTable,
-    SpannedTable,
-    fingerprint_of,
-    layer_ends,
-    layer_of,
-    span_day,
-    span_names,
-    span_of,
-    spans_of,
-)
+from publish.spans import fingerprint_of, layer_ends, layer_of, span_day, span_names, span_of, spans_of
+from publish.writer import PagedList, ServingTable, SpannedTable
 
 WALLET_SORT_COLUMNS = {
     "total_pnl": "total_pnl_usd", "realized_pnl": "realized_pnl_usd", "volume": "volume_usd",

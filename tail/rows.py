@@ -33,7 +33,7 @@ from core.windows import (
     window_ranges,
 )
 from core.wire import ISO, pair_status
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 KEY = ["chain_id", "pair"]
 LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000

@@ -31,7 +31,7 @@ from core.priority import as_batch
 from core.quotes import oracle_changes
 from core.store import ObjectStore
 from core.vocabulary import PAIR_WINDOWS
-from publish.snapshot import Manifest, latest_id, load_snapshot
+from publish.reader import Manifest, latest_id, load_snapshot
 from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import Lake
 from tail.rows import READS, AtSnapshot, LiveRows, live_rows

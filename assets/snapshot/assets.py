@@ -27,12 +27,8 @@ from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
-from publish.snapshot import (
+from publish.spans import (
     DAY_SECONDS,
-    PagedList,
-    Publisher,
-    ServingTable,
-    SpannedTable,
     day_of,
     day_start,
     fingerprint,
@@ -40,12 +36,12 @@ from publish.snapshot import (
     span_cut,
     span_day,
     span_of,
-    spanned,
     spans_in_day,
     spans_of,
 )
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import ranking_pages, wallet_serving
+from publish.writer import PagedList, Publisher, ServingTable, SpannedTable, spanned
 
 
 class Store(dg.ConfigurableResource):

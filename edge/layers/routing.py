@@ -13,7 +13,7 @@ from edge.plans import KEYLESS
 from edge.problems import ApiError
 from edge.registry import API_PREFIX, FORMER_PREFIX, Operation, Router
 from edge.services import Services, State
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 # Clients repeat the same URLs, and what a URL means only changes with the snapshot, so its
 # parsing and validation are kept until the snapshot changes (bounded against random queries).

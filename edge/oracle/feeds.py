@@ -13,7 +13,7 @@ from core.vocabulary import ORACLE_HISTORY_S, WIRE_TIME
 from edge.memo import per_snapshot
 from edge.oracle.hub import PriceHub, Update
 from edge.snapshots import as_of_seconds, table
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 ATTRIBUTES = ("asset_type", "base", "description", "display_symbol", "generic_symbol",
               "quote_currency", "schedule", "symbol", "min_channel")

@@ -12,7 +12,7 @@ from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import snapshot_headers
 from publish.boards import view_name
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 _views: LruCache[dict[str, Any]] = LruCache(64)
 _rendered: ByteCache[bytes] = ByteCache(16 << 20)

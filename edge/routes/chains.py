@@ -9,7 +9,7 @@ from edge.memo import per_snapshot
 from edge.paging import page, table_listing
 from edge.registry import Params
 from edge.snapshots import snapshot_headers, table
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 CHAINS = table_listing("chains")
 

@@ -10,7 +10,7 @@ from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import snapshot_headers, table
 from publish.farms import FarmQuery, farm_list, farm_scope
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 
 @per_snapshot(kept=4)

@@ -19,7 +19,7 @@ from edge.problems import ApiError
 from edge.registry import Params
 from edge.routes.market.trades import candle_window
 from edge.snapshots import snapshot_json
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 MAX_IDS = 500
 MAX_HISTORICAL_FEEDS = 100

@@ -13,7 +13,7 @@ from edge.paging import page, table_listing
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import as_of_seconds, snapshot_json, table
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 PERPS = table_listing("perps")
 # `from` defaults to this long before `to`: the longest window the history serves.

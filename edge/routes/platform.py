@@ -9,7 +9,7 @@ from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.plans import units
 from edge.registry import Params
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 
 async def get_key(request: Request, params: Params) -> Response:

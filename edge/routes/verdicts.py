@@ -12,7 +12,7 @@ from edge.memo import per_snapshot
 from edge.problems import ApiError
 from edge.registry import Params
 from edge.snapshots import snapshot_json, table
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 from publish.verdicts import merkle_proof, root_of, verdict_message
 
 _signed: LruCache[dict[str, Any]] = LruCache(4096)

@@ -28,7 +28,7 @@ from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from edge.spans import Spans, frame_spans, indexed
 from edge.tail import followed, last_rows, tail_held
 from publish.cursor import Cursor, list_scope
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 from publish.wallets import (
     METRIC_FIELDS,
     POSITION_KEY,

@@ -13,7 +13,7 @@ from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
 from core.store import LocalStore
 from pipelines.definitions import defs
-from publish.snapshot import latest_id, load_snapshot, snapshot_ids
+from publish.reader import latest_id, load_snapshot, snapshot_ids
 from sources.lake import Lake
 from sources.simulator import SimulationConfig, live_market, simulate
 

@@ -16,7 +16,7 @@ import pytest
 
 from core.store import LocalStore
 from pipelines.resources import resources
-from publish.snapshot import LATEST, latest_id, load_snapshot
+from publish.reader import LATEST, latest_id, load_snapshot
 from publish.tail import TABLES, TAIL, load_tail, read_pointer
 from sources.lake import Lake
 from sources.simulator.live_market import commit, start

@@ -13,7 +13,7 @@ from assets.snapshot.assets import Products, Store, UncheckedProducts, snapshot
 from assets.warehouse import Warehouse
 from checks.products import piece_outcome, rules_of
 from core.store import open_store
-from publish.snapshot import snapshot_ids
+from publish.reader import snapshot_ids
 
 
 def test_a_run_records_every_products_pass_and_a_publish_checks_only_what_changed_since(

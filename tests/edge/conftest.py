@@ -11,7 +11,7 @@ import pytest
 
 from core.store import LocalStore
 from publish.cursor import default_signer
-from publish.snapshot import PagedList, Publisher, ServingTable
+from publish.writer import PagedList, Publisher, ServingTable
 from tests.conftest import edge_process, run_cli
 
 CHAINS = 60

@@ -5,7 +5,7 @@ import orjson
 import polars as pl
 import pytest
 
-from publish.snapshot import ServingTable
+from publish.writer import ServingTable
 from tests.conftest import edge_process
 from tests.edge.conftest import chain_record, issue_key, publish_chains
 

@@ -13,7 +13,7 @@ import pytest
 
 from core.store import S3Store
 from publish.cursor import Cursor, default_signer
-from publish.snapshot import PagedList, Publisher
+from publish.writer import PagedList, Publisher
 from tests.conftest import edge_process, until
 from tests.edge.conftest import AS_OF, chain_record, publish_chains
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from edge.routes.market.trades import candles
-from publish.snapshot import ServingTable
+from publish.writer import ServingTable
 from tests.conftest import edge_process
 from tests.edge.conftest import issue_key, publish_chains
 

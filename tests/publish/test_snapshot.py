@@ -13,25 +13,9 @@ import pytest
 from core.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 from edge.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
-from publish.snapshot import (
-    LATEST,
-    OBJECTS,
-    PagedList,
-    Publisher,
-    SpannedTable,
-    day_of,
-    forget_mapped,
-    latest_id,
-    load_snapshot,
-    new_snapshot_id,
-    snapshot_ids,
-    span_cut,
-    span_names,
-    span_of,
-    spanned,
-    spans_in_day,
-    spans_of,
-)
+from publish.reader import LATEST, OBJECTS, forget_mapped, latest_id, load_snapshot, snapshot_ids
+from publish.spans import day_of, span_cut, span_names, span_of, spans_in_day, spans_of
+from publish.writer import PagedList, Publisher, SpannedTable, new_snapshot_id, spanned
 
 SIGNER = CursorSigner(b"test-secret")
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
@@ -408,7 +392,7 @@ SLOW_PUBLISH = """
 import sys, time, orjson, polars as pl
 from datetime import UTC, datetime
 from publish.cursor import CursorSigner
-from publish.snapshot import PagedList, Publisher
+from publish.writer import PagedList, Publisher
 from core.store import LocalStore
 
 class Slow(LocalStore):

@@ -9,8 +9,9 @@ import polars as pl
 
 from core.store import LocalStore
 from publish.cursor import CursorSigner
-from publish.snapshot import OBJECTS, Publisher, SpannedTable, load_snapshot
+from publish.reader import OBJECTS, load_snapshot
 from publish.wallets import wallet_buckets
+from publish.writer import Publisher, SpannedTable
 
 DAY, HOUR = 86_400, 3_600
 # The watermark: 02:30 on day 9.

@@ -10,8 +10,10 @@ import pytest
 from assets.wallets.positions import book_positions
 from core.store import LocalStore
 from publish.cursor import CursorSigner
-from publish.snapshot import OBJECTS, Publisher, layer_ends, layer_of, load_snapshot
+from publish.reader import OBJECTS, load_snapshot
+from publish.spans import layer_ends, layer_of
 from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
+from publish.writer import Publisher
 from tests.assets.test_wallets import account
 
 DAY, HOUR = 86_400, 3_600

@@ -8,8 +8,9 @@ import polars as pl
 from assets.wallets.positions import assemble_rounds
 from core.store import LocalStore
 from publish.cursor import CursorSigner
-from publish.snapshot import OBJECTS, Publisher, load_snapshot
+from publish.reader import OBJECTS, load_snapshot
 from publish.wallets import ROUND_BOOKS, ROUND_KEY, wallet_rounds
+from publish.writer import Publisher
 from tests.assets.test_wallets import account
 from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, layers, ledger
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from core.windows import window_prices
-from publish.snapshot import Manifest, Part, Snapshot
+from publish.reader import Manifest, Part, Snapshot
 from tail.rows import (
     PAIR_COLUMNS,
     AtSnapshot,

@@ -17,7 +17,7 @@ from edge.snapshots import snapshot_headers, snapshot_json, table
 from edge.tail import LiveView, live_pair_item, pair_row
 from publish.cursor import list_scope
 from publish.market import new_pairs, pair_list, pair_scope
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 # Batch rows carry no LP lock figures (spec 2.3): these are taken out of them.
 LOCK_FIGURES = {"security": ("locked_pct", "top_lock_provider", "earliest_unlock_at"),

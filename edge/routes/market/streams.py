@@ -24,7 +24,7 @@ from edge.routes.market.pairs import pair_item
 from edge.routes.market.trades import POSITION, trade_items
 from edge.snapshots import SnapshotHolder
 from edge.tail import LiveTail, LiveView, live_trades, pair_row
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 RETRY_MS = 1000
 # What a window event carries of the live pair row.

@@ -33,7 +33,7 @@ from edge.tail import LiveView
 from edge.tail_tokens import instances_of, live_token_rows
 from publish.cursor import list_scope
 from publish.market import TOKEN_RANGES, TokenQuery, token_list, token_scope
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 BRIEF_PAIRS, BRIEF_HOLDERS, BRIEF_TRADES, BRIEF_CANDLES = 5, 10, 10, 24

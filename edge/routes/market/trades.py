@@ -17,7 +17,7 @@ from edge.registry import Params
 from edge.snapshots import as_of_seconds, snapshot_json
 from edge.tail import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
 from publish.cursor import Cursor, list_scope
-from publish.snapshot import Snapshot
+from publish.reader import Snapshot
 
 DEFAULT_CANDLES = 300
 MAX_CANDLES = 1_000

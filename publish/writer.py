@@ -1,32 +1,36 @@
-"""Snapshots: immutable sets of lists, documents and serving tables, flipped live by LATEST.
-Serving tables' parts and lists' pages are content-addressed objects under `objects/`, which a
-snapshot shares with its predecessor wherever their rows are the same."""
+"""Writing snapshots: immutable sets of lists, documents and serving tables, flipped live by
+LATEST. Serving tables' parts and lists' pages are content-addressed objects under
+`objects/`, which a snapshot shares with its predecessor wherever their rows are the same."""
 
 import hashlib
 import io
-import mmap
-import os
-import re
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
-from typing import Any, cast
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-import numpy as np
 import orjson
 import polars as pl
-import pyarrow as pa
-import pyarrow.ipc
 
-from core.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
+from core.store import IMMUTABLE, REVALIDATE, ObjectStore
 from publish.cursor import Cursor, CursorSigner
+from publish.reader import (
+    JSON,
+    LATEST,
+    OBJECTS,
+    PARQUET,
+    Manifest,
+    SharedObjects,
+    latest_id,
+    objects_of,
+    shared_objects,
+    snapshot_ids,
+    stored_manifest,
+    writer_of,
+)
+from publish.spans import fingerprint, spans_of
 
-LATEST = "snapshots/LATEST"
-# Serving tables' parts, named by their rows' fingerprint and shared between snapshots.
-OBJECTS = "objects/"
 # The first object of a snapshot, before anything it shares.
 STARTED = "started.json"
 # List pages, named by their items: shared objects like the parts.
@@ -36,9 +40,6 @@ FROZEN = "frozen/"
 PAGE_SIZE = 50
 # The layout of the published lists this publisher writes (the manifest's `format`).
 LIST_FORMAT = 2
-JSON = "application/json"
-PARQUET = "application/vnd.apache.parquet"
-ID_PATTERN = re.compile(r"^\d{8}T\d{12}Z-[0-9a-f]{8}$")
 
 
 @dataclass(frozen=True)
@@ -99,99 +100,6 @@ def spanned(name: str, frame: pl.DataFrame, key: tuple[str, ...], span: pl.Expr)
     return SpannedTable(name, lambda wanted: spans_of(frame, span), key)
 
 
-def day_of(ts: str = "ts") -> pl.Expr:
-    """The UTC day (days since the epoch) of a column of unix seconds."""
-    return pl.col(ts) // DAY_SECONDS
-
-
-def span_of(as_of_s: int, ts: str | pl.Expr = "ts") -> pl.Expr:
-    """A serving table's span for rows that only ever arrive at the end of time, labelled by
-    its first second: the watermark's hour for a row in it (or later, or with no time yet: a
-    round still open), else the row's UTC day. A refresh adds to the watermark's hour, so the
-    rest of its day keeps its part."""
-    hour = _hour_of(as_of_s)
-    at = pl.col(ts) if isinstance(ts, str) else ts
-    return (pl.when(at.is_null() | (at >= hour)).then(pl.lit(hour, pl.Int64))
-            .otherwise(at // DAY_SECONDS * DAY_SECONDS))
-
-
-def layer_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
-    """A serving table's layer for state as of the end of a stretch of time, labelled by its
-    first second: the watermark's hour, the rest of the watermark's UTC day, and all before
-    (0). A refresh remakes the hour's layer; the day's, when the hour turns; the first, when
-    the day does."""
-    hour = _hour_of(as_of_s)
-    day = span_day(hour)
-    return (pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64))
-            .when(pl.col(ts) >= day).then(pl.lit(day, pl.Int64)).otherwise(pl.lit(0, pl.Int64)))
-
-
-def layer_ends(as_of_s: int) -> dict[int, int | None]:
-    """Each label `layer_of` gives, with its layer's end: the next layer's first second (None
-    for the watermark's hour)."""
-    hour = _hour_of(as_of_s)
-    starts = sorted({0, span_day(hour), hour})
-    return dict(zip(starts, [*starts[1:], None], strict=True))
-
-
-def span_cut(as_of_s: int, lag_s: int) -> int:
-    """The instant a serving table's spans and layers are cut at (what `span_of`, `layer_of`
-    and `spans_in_day` take): the watermark less the most a live chain lags behind it, whose
-    rows still arrive in the hour before the watermark's, but not before the watermark's day,
-    so that a span never crosses a day."""
-    return max(as_of_s - max(lag_s, 0), span_day(as_of_s))
-
-
-def spans_in_day(day: int, as_of_s: int) -> list[int]:
-    """The span labels `span_of` gives the rows of the day starting at second `day`: the day,
-    and the watermark's hour when it falls within the day."""
-    hour = _hour_of(as_of_s)
-    return [day, hour] if day < hour < day + DAY_SECONDS else [day]
-
-
-def span_day(label: int) -> int:
-    """The first second of the UTC day a span labelled `label` by `span_of` falls in."""
-    return label - label % DAY_SECONDS
-
-
-def _hour_of(as_of_s: int) -> int:
-    return as_of_s - as_of_s % HOUR_SECONDS
-
-
-def day_start(day: str) -> int:
-    """A UTC date (YYYY-MM-DD) as its first second, the label `span_of` gives a closed day."""
-    return (date.fromisoformat(day).toordinal() - _EPOCH_ORDINAL) * DAY_SECONDS
-
-
-DAY_SECONDS = 86_400
-HOUR_SECONDS = 3_600
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
-
-
-@dataclass
-class Manifest:
-    """What a snapshot holds and when it was computed."""
-
-    snapshot_id: str
-    as_of: str
-    snapshot_at: str
-    lists: dict[str, dict[str, Any]] = field(default_factory=dict)
-    documents: dict[str, str] = field(default_factory=dict)
-    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
-    objects: dict[str, dict[str, Any]] = field(default_factory=dict)
-    frozen: dict[str, str] = field(default_factory=dict)
-    # The version of every lake table the products were computed from, and of every product
-    # published: a reproducible read.
-    lake_versions: dict[str, int] = field(default_factory=dict)
-    warehouse_versions: dict[str, int] = field(default_factory=dict)
-    # The layout of the lists: 2, pages shared by their items through a per-snapshot index
-    # (a manifest without the field has the first, pages of their own under each snapshot).
-    format: int = 1
-
-    def to_json(self) -> bytes:
-        return orjson.dumps(self.__dict__, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
-
-
 def new_snapshot_id(at: datetime, as_of: datetime) -> str:
     """Sortable by publication time; the suffix tells apart snapshots published together."""
     digest = f"{at.isoformat()}|{as_of.isoformat()}".encode()
@@ -234,7 +142,7 @@ class Publisher:
                                                           "snapshot_at": manifest.snapshot_at}),
                        JSON, IMMUTABLE)
         previous = self._previous(ids)
-        shared = _objects_of(previous)
+        shared = objects_of(previous)
         # Pages written by this publish by their items' name: two lists may hold the same.
         pages: dict[str, str] = {}
         for paged in lists:
@@ -270,7 +178,7 @@ class Publisher:
         its shared objects a new snapshot need not write again. Always the newest, so that the
         snapshots naming one object follow one another, which is what pruning relies on."""
         for sid in reversed(ids):
-            found = _manifest(self.store, sid)
+            found = stored_manifest(self.store, sid)
             if found is not None:
                 return found
         return {}
@@ -393,10 +301,10 @@ class Publisher:
         gone = set(doomed)
         edges = {ids[i + step] for i, sid in enumerate(ids) if sid in gone
                  for step in (-1, 1) if 0 <= i + step < len(ids) and ids[i + step] not in gone}
-        kept = set().union(*(_shared_objects(self.store, sid) or {} for sid in edges))
+        kept = set().union(*(shared_objects(self.store, sid) or {} for sid in edges))
         unfinished = set()
         for sid in doomed:
-            named = _shared_objects(self.store, sid)
+            named = shared_objects(self.store, sid)
             if named is None:
                 unfinished.add(sid)
             unnamed = set(named or {}) - kept
@@ -404,7 +312,7 @@ class Publisher:
         if unfinished:
             # What a publish that never wrote its manifest left: the objects it wrote.
             self.store.delete([key for key in self.store.keys(OBJECTS)
-                               if _writer_of(key) in unfinished])
+                               if writer_of(key) in unfinished])
         return doomed
 
 
@@ -441,86 +349,6 @@ def _kept_spans(table: "ServingTable | SpannedTable", shared: Mapping[str, dict[
     return names, kept
 
 
-def spans_of(frame: pl.DataFrame, span: pl.Expr) -> Iterator[tuple[Any, pl.DataFrame]]:
-    """A frame's rows by the value of `span`, in span order, each span's rows in their order;
-    a frame without rows is one unlabelled piece without rows, which carries the columns."""
-    if frame.is_empty():
-        yield None, frame
-        return
-    split = frame.with_columns(_span=span).partition_by("_span", as_dict=True)
-    for (label,) in sorted(split):
-        yield label, split.pop((label,)).drop("_span")
-
-
-def span_names(frame: pl.DataFrame, span: pl.Expr, *made_with: str) -> dict[Any, str]:
-    """A name for each span's rows of `frame` (in order, with the schema) and for `made_with`
-    (what else every span's rows are made from): a changed row changes its span's name only.
-    Like `fingerprint`, the polars release is part of it."""
-    labels = frame.select(span.alias("_span"))["_span"].to_numpy()
-    hashes = frame.hash_rows(seed=0x5EED).to_numpy()
-    order = np.argsort(labels, kind="stable")
-    labels, hashes = labels[order], hashes[order]
-    if not len(labels):
-        return {}
-    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
-    ends = [*starts[1:], len(labels)]
-    head = f"{pl.__version__}|{frame.schema}|{'|'.join(made_with)}".encode()
-    return {labels[a].item(): hashlib.sha256(head + hashes[a:b].tobytes()).hexdigest()[:40]
-            for a, b in zip(starts, ends, strict=True)}
-
-
-def fingerprint_of(*names: str) -> str:
-    """One name for several names, in order."""
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:40]
-
-
-def _manifest(store: ObjectStore, sid: str) -> dict[str, Any] | None:
-    """A snapshot's manifest, as stored (None when it has none readable: a publish that did not
-    finish)."""
-    try:
-        found: dict[str, Any] = orjson.loads(store.get(f"snapshots/{sid}/manifest.json").body)
-    except (NotFound, orjson.JSONDecodeError):
-        return None
-    return found
-
-
-class SharedObjects(dict[str, dict[str, Any]]):
-    """SharedObjects objects by key, with their ETags and sizes, and each one's key by the fingerprint
-    of its rows or items (`by_name`)."""
-
-    def __init__(self, objects: Mapping[str, dict[str, Any]]) -> None:
-        super().__init__(objects)
-        self.by_name = {Path(key).stem.partition("-")[0]: key for key in objects}
-
-
-def _writer_of(key: str) -> str:
-    """The snapshot id that wrote a shared object (empty for an object named by its rows
-    alone)."""
-    return Path(key).stem.partition("-")[2]
-
-
-def _objects_of(manifest: Mapping[str, Any]) -> SharedObjects:
-    """The shared objects a manifest names."""
-    return SharedObjects({key: meta for key, meta in manifest.get("objects", {}).items()
-                   if key.startswith(OBJECTS)})
-
-
-def _shared_objects(store: ObjectStore, sid: str) -> dict[str, dict[str, Any]] | None:
-    """The shared objects a snapshot's manifest names (None when it has no readable manifest)."""
-    found = _manifest(store, sid)
-    return None if found is None else _objects_of(found)
-
-
-def fingerprint(frame: pl.DataFrame) -> str:
-    """A name for a frame's rows, in order, with its schema: equal frames get equal names, and
-    frames that differ in any value differ in it but for a collision of 64-bit row hashes.
-    Polars' row hash is stable within one release only, so the release is part of the name:
-    a new one writes new parts rather than share old ones."""
-    digest = hashlib.sha256(f"{pl.__version__}|{frame.schema}|{frame.height}".encode())
-    digest.update(frame.hash_rows(seed=0x5EED).to_numpy().tobytes())
-    return digest.hexdigest()[:40]
-
-
 def _parquet(frame: pl.DataFrame) -> bytes:
     buffer = io.BytesIO()
     frame.write_parquet(buffer, statistics=True)
@@ -542,136 +370,3 @@ def page_body(items: list[str], next_cursor: str | None, prev_cursor: str | None
         tail["prev_cursor"] = prev_cursor
     tail.update(extra or {})
     return page_items(items)[:-1] + b"," + orjson.dumps(tail)[1:]
-
-
-def snapshot_ids(store: ObjectStore) -> list[str]:
-    """Every snapshot id present, oldest first."""
-    return [sid for sid in store.children("snapshots/") if ID_PATTERN.match(sid)]
-
-
-def latest_id(store: ObjectStore) -> str | None:
-    """The id LATEST points to, or None before the first publish; ValueError when LATEST is
-    torn or names no snapshot."""
-    try:
-        return pointed_id(store.get(LATEST).body)
-    except NotFound:
-        return None
-
-
-def pointed_id(body: bytes) -> str:
-    """The snapshot id a LATEST pointer names; ValueError when it names none."""
-    pointer = orjson.loads(body)
-    sid = pointer.get("snapshot_id") if isinstance(pointer, dict) else None
-    if not isinstance(sid, str) or not sid:
-        raise ValueError(f"{LATEST} names no snapshot")
-    return sid
-
-
-def latest_manifest(store: ObjectStore) -> Manifest | None:
-    """The manifest of the snapshot LATEST points to, or None before the first publish."""
-    sid = latest_id(store)
-    found = None if sid is None else _manifest(store, sid)
-    return None if found is None else Manifest(**found)
-
-
-def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
-    """A stored part as a frame over a memory-mapped Arrow file in `directory`, written from
-    the store's Parquet the first time (atomically: processes that map the same part at once
-    each write it whole and keep one); its use refreshes the file's time, by which unused
-    ones are removed (`forget_mapped`)."""
-    path = directory / f"{Path(key).stem}.arrow"
-    if not path.exists():
-        directory.mkdir(parents=True, exist_ok=True)
-        frame = pl.read_parquet(io.BytesIO(store.get(key).body))
-        with tempfile.NamedTemporaryFile(dir=directory, suffix=".writing", delete=False) as tmp:
-            frame.write_ipc(tmp.name, compression="uncompressed")
-            # Written pages left in the page cache would be mapped sixteen at a time around
-            # every page a lookup touches (the kernel's fault-around): out of the cache, a
-            # lookup maps the pages it reads.
-            os.fsync(tmp.fileno())
-            os.posix_fadvise(tmp.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-        os.replace(tmp.name, path)
-    os.utime(path)
-    with path.open("rb") as file:
-        mapped = mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ)
-    # A lookup reads a few pages here and there: no read-ahead around them.
-    mapped.madvise(mmap.MADV_RANDOM)
-    table = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
-    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))
-
-
-def forget_mapped(directory: Path, keep: set[str], older_than_s: float) -> list[Path]:
-    """Remove the mapped parts not in `keep` (object keys) unused for `older_than_s`: a process
-    still mapping one keeps its pages until it lets go."""
-    gone = []
-    cutoff = time.time() - older_than_s
-    names = {f"{Path(key).stem}.arrow" for key in keep}
-    for path in directory.glob("*.arrow"):
-        if path.name not in names and path.stat().st_mtime < cutoff:
-            path.unlink(missing_ok=True)
-            gone.append(path)
-    return gone
-
-
-@dataclass(frozen=True)
-class Part:
-    """One stored part of a serving table: its object's key and its rows."""
-
-    object: str
-    frame: pl.DataFrame
-
-
-@dataclass
-class Snapshot:
-    """A loaded snapshot: its manifest, documents (bytes) and serving tables, both whole
-    (`tables`, the parts one after another) and by part (`parts`, each sorted by the table's
-    key)."""
-
-    manifest: Manifest
-    documents: dict[str, bytes]
-    parts: dict[str, list[Part]]
-    tables: dict[str, pl.DataFrame] = field(init=False)
-
-    def __post_init__(self) -> None:
-        # Without rechunking, the whole table holds the parts' memory, not a copy of it.
-        self.tables = {name: parts[0].frame if len(parts) == 1
-                       else pl.concat([p.frame for p in parts], rechunk=False)
-                       for name, parts in self.parts.items()}
-
-    @property
-    def snapshot_id(self) -> str:
-        return self.manifest.snapshot_id
-
-
-def load_snapshot(store: ObjectStore, snapshot_id: str,
-                  loaded: MutableMapping[str, pl.DataFrame] | None = None,
-                  mapped: Path | None = None, only: Iterable[str] | None = None) -> Snapshot:
-    """Read a snapshot's manifest, documents and serving tables (`only` these tables and no
-    documents, when given); a part already in `loaded` (by its object's key, as an earlier
-    snapshot that shares it left it there) is not read again. With `mapped` (a local
-    directory), each part is kept there as an uncompressed Arrow file and memory-mapped: its
-    pages stay in the OS page cache, shared by every process that maps it, rather than in this
-    process's heap."""
-    raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
-    manifest = Manifest(**raw)
-    base = f"snapshots/{snapshot_id}"
-    wanted = None if only is None else set(only)
-    documents: dict[str, bytes] = {}
-    if wanted is None:
-        documents = {name: store.get(f"{base}/{key}").body
-                     for name, key in manifest.documents.items()}
-        documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
-    cache: MutableMapping[str, pl.DataFrame] = {} if loaded is None else loaded
-
-    def part(key: str) -> Part:
-        frame = cache.get(key)
-        if frame is None:
-            frame = (pl.read_parquet(io.BytesIO(store.get(key).body)) if mapped is None
-                     else map_part(store, key, mapped))
-            cache[key] = frame
-        return Part(key, frame)
-
-    parts = {name: [part(p["object"]) for p in meta["parts"]]
-             for name, meta in {**manifest.lists, **manifest.tables}.items()
-             if "parts" in meta and (wanted is None or name in wanted)}
-    return Snapshot(manifest, documents, parts)
