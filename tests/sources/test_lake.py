@@ -211,7 +211,7 @@ def test_the_lake_works_the_same_on_s3(s3_env):
 
 
 def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
-    import sources.lake as module
+    import sources.lake.maintenance as module
 
     lake, raced = crowded(tmp_path), []
     real = module.write_deltalake
@@ -232,7 +232,7 @@ def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
 @pytest.mark.parametrize("keep_open", [False, True])
 def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, monkeypatch,
                                                                     keep_open):
-    import sources.lake as module
+    import sources.lake.writer as module
 
     crowded(tmp_path)
     lake, refused = Lake(tmp_path, keep_open=keep_open), []
@@ -305,7 +305,7 @@ def test_a_lake_kept_open_sees_a_table_dropped_and_written_again_elsewhere(tmp_p
 
 
 def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_path, monkeypatch):
-    import sources.lake as module
+    import sources.lake.reader as module
 
     Lake(tmp_path).write("swaps", swaps())
     opened: list[str] = []

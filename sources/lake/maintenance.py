@@ -1,0 +1,83 @@
+"""Keeping the lake: crowded partitions compacted into one file in key order, and files no
+retained version reads vacuumed."""
+
+from datetime import timedelta
+from typing import Any
+
+import polars as pl
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError
+
+from sources.lake.reader import LakeReader, add_actions
+from sources.lake.tables import LakeTable, date_expr, literal, spec_of
+from sources.lake.writer import one_batch, writer_properties
+
+# Versions older than this stay readable (a run pins the versions it started on); vacuum removes
+# only files no version inside the window needs.
+RETENTION = timedelta(hours=2)
+
+
+# A partition with more files than this is rewritten as one by the maintenance job.
+COMPACT_ABOVE_FILES = 8
+
+
+class LakeMaintenance(LakeReader):
+    """Compacts and vacuums the raw tables."""
+
+    def compact(self, table: str, tries: int = 3) -> int:
+        """Rewrite each partition holding more than COMPACT_ABOVE_FILES files as one file in key
+        order; returns the partitions rewritten. Each is its own commit against the version it
+        read: a writer appending to the same partition meanwhile makes it fail, and it is tried
+        again (then left for the next run), so no appended row is ever lost."""
+        spec = spec_of(table)
+        done = 0
+        for values in self._crowded(table):
+            for _ in range(tries):
+                try:
+                    self._compact(table, spec, values)
+                except CommitFailedError:
+                    continue
+                done += 1
+                break
+        return done
+
+    def _crowded(self, table: str) -> list[dict[str, Any]]:
+        delta = self._table(table)
+        if delta is None:
+            return []
+        actions = add_actions(delta)
+        parts = [c for c in actions.columns if c.startswith("partition.")]
+        if not parts:
+            return [{}] if actions.height > COMPACT_ABOVE_FILES else []
+        counts = actions.group_by(parts).len().filter(pl.col("len") > COMPACT_ABOVE_FILES)
+        return [{k.removeprefix("partition."): v for k, v in row.items()}
+                for row in counts.drop("len").to_dicts()]
+
+    def _compact(self, table: str, spec: LakeTable, names: dict[str, Any]) -> None:
+        delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
+        data = LakeReader(self.root, {table: delta.version()}).scan(table)
+        if "chain_id" in names:
+            data = data.filter(pl.col("chain_id") == names["chain_id"])
+        if "date" in names:
+            data = data.filter(date_expr(spec) == names["date"])
+        frame = data.collect()
+        if spec.partitioning in ("date", "chain_date"):
+            frame = frame.with_columns(date=date_expr(spec))
+        predicate = " AND ".join(f"{k} = {literal(v)}" for k, v in names.items()) or None
+        write_deltalake(delta, one_batch(frame.sort(list(spec.key))),
+                        partition_by=spec.partition_columns() or None, mode="overwrite",
+                        predicate=predicate, storage_options=self.storage or None,
+                        writer_properties=writer_properties(), commit_properties=CommitProperties(
+                            custom_metadata={"chaintape": "compact"}))
+
+    def vacuum(self, table: str, retention: timedelta = RETENTION) -> list[str]:
+        """Delete the files no version younger than `retention` reads, and the log entries
+        before the last checkpoint past it; returns the files deleted."""
+        delta = self._table(table)
+        if delta is None:
+            return []
+        deleted = delta.vacuum(retention_hours=max(0, int(retention.total_seconds() // 3600)),
+                               dry_run=False, enforce_retention_duration=False)
+        delta.create_checkpoint()
+        delta.cleanup_metadata()
+        return deleted

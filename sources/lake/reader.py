@@ -1,0 +1,399 @@
+"""Reading the lake: its tables as they stand or as of a batch's versions, each table held
+open by a long-running reader, and the progress mark a writer leaves."""
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Self
+
+import polars as pl
+from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError, TableNotFoundError
+
+from core.caches import ByteCache
+from core.frontiers import reached
+from core.home import home
+from core.store import NotFound, open_store
+from sources.lake.tables import TABLES, LakeTable, polars_schema, spec_of
+
+# The lake's record of its last complete batch: a writer commits a batch's tables one by one,
+# then replaces this object, naming the version each table reached, so a reader pins a state in
+# which every table holds the same batches.
+PROGRESS = "_progress.json"
+
+
+# A table held open is opened afresh once it has moved on this many versions: brought up to
+# date commit by commit, delta-rs's table keeps what each commit's log said (about 45 KB a
+# commit), where a table opened anew replays from the last checkpoint and holds only the state.
+REOPEN_AFTER_VERSIONS = 200
+
+
+# A table of at most this size is read once per version and held: a week's liquidity events are
+# a few thousand rows in over a thousand daily files, which cost more to open than to hold.
+HELD_BYTES = 32 * 2**20
+
+
+# What every lake of a process holds together: a live reader sees a new version of each table
+# every few seconds, and only the newest few are read again.
+HELD_TOTAL_BYTES = 128 * 2**20
+
+
+_HELD: ByteCache[pl.DataFrame] = ByteCache(HELD_TOTAL_BYTES)
+
+
+def default_root() -> str:
+    """The lake: $CHAINTAPE_LAKE (a directory or s3://bucket/prefix), else $CHAINTAPE_HOME/lake."""
+    return os.environ.get("CHAINTAPE_LAKE") or str(home() / "lake")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The last complete batch a writer committed: its watermark and every table's version."""
+
+    watermark: datetime
+    writer: str
+    step: int
+    versions: dict[str, int]
+    meta: dict[str, Any]
+
+
+def add_actions(delta: DeltaTable) -> pl.DataFrame:
+    return pl.DataFrame(delta.get_add_actions(flatten=True))
+
+
+def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFrame:
+    """The add actions of the files whose statistics say they may hold rows past each chain's
+    `frontier` block."""
+    actions = add_actions(delta)
+    if actions.is_empty():
+        return actions
+    return actions.filter(pl.col("max.block_number") > reached(frontier, "partition.chain_id"))
+
+
+def _days(actions: pl.DataFrame) -> list[str]:
+    """The dates of add actions, each once, in order."""
+    return [] if actions.is_empty() else actions["partition.date"].unique().sort().to_list()
+
+
+def is_remote(root: str) -> bool:
+    """Whether a root names an object store prefix (s3://bucket/prefix) rather than a
+    directory."""
+    return "://" in root
+
+
+def storage_options() -> dict[str, str]:
+    """S3 settings from the environment, as delta-rs takes them: the endpoint (moto, MinIO),
+    region and credentials."""
+    options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+               # One writer per table: the lake's writers never commit to a table together,
+               # nor do two steps to one product.
+               "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        options["AWS_ENDPOINT_URL"] = endpoint
+        options["AWS_ALLOW_HTTP"] = "true" if endpoint.startswith("http://") else "false"
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        if os.environ.get(name):
+            options[name] = os.environ[name]
+    return options
+
+
+def polars_options(storage: dict[str, str]) -> dict[str, str]:
+    """The same settings as polars' readers take them."""
+    return {k.lower(): v for k, v in storage.items()}
+
+
+class LakeReader:
+    """Reads the raw tables under one root (a directory or an s3:// prefix). A lake opened
+    with `versions` reads each of those tables as of that version.
+
+    A lake opened with `keep_open` (a long-running writer or follower of the lake) keeps each
+    table it opens at its newest version and reads only the commits made since on the next
+    use, and the lakes it pins share them: opening a table replays its log (tens of
+    milliseconds a table, growing with the commits since its checkpoint), and a live writer
+    commits and marks every few seconds. A table dropped and written again by another process
+    is told from the one held by its commit file's time (on a local lake; on S3 no other
+    process may do so while the lake is open)."""
+
+    def __init__(self, root: Path | str | None = None,
+                 versions: dict[str, int] | None = None, keep_open: bool = False) -> None:
+        root = str(root) if root is not None else default_root()
+        self.remote = is_remote(root)
+        self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
+        self.versions = dict(versions) if versions is not None else None
+        self.storage = storage_options() if self.remote else {}
+        # The lake's own objects beside its tables (its progress mark), and whole tables removed.
+        self.objects = open_store(self.root)
+        # Up to when every table is complete, for a lake pinned to a writer's batch.
+        self.watermark: datetime | None = None
+        # Each table held open, with a version it was read at and when that version's commit
+        # was written (writes through it move it on; a table written again elsewhere has
+        # another commit at that version).
+        self._open: dict[str, tuple[DeltaTable, int, int | None, int]] | None = (
+            {} if keep_open else None)
+
+    def uri(self, table: str) -> str:
+        """Where a table's Delta log and files live."""
+        return f"{self.root}/{table}"
+
+    def scan(self, table: str, day: str | tuple[str, ...] | None = None) -> pl.LazyFrame:
+        """A table as one lazy frame (empty with its schema when absent): its files in partition
+        order and, inside a partition, by their earliest time and smallest key, so a chain's
+        events come in block and log order; with `day` (YYYY-MM-DD, or several), only those
+        dates' partitions. A table of at most HELD_BYTES is read once per version and held (in a
+        cache bounded by HELD_TOTAL_BYTES)."""
+        spec = spec_of(table)
+        delta = self._table(table)
+        if delta is None:
+            return pl.LazyFrame(schema=polars_schema(spec.model))
+        # A table dropped and written again starts again at version 0: its id tells them apart.
+        stamp = (self.uri(table), str(delta.metadata().id), delta.version(), day)
+        held = _HELD.get(stamp)
+        if held is not None:
+            return held.lazy()
+        files, size = self._files(table, delta, spec, day)
+        columns = list(spec.model.to_schema().columns)
+        if not files:
+            return pl.LazyFrame(schema=polars_schema(spec.model))
+        hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
+        frame = pl.scan_parquet(files, hive_partitioning=bool(hive), hive_schema=hive or None,
+                                storage_options=polars_options(self.storage) or None,
+                                missing_columns="insert").select(columns)
+        if size > HELD_BYTES:
+            return frame
+        read = frame.collect()
+        return _HELD.put(stamp, read, int(read.estimated_size())).lazy()
+
+    def read(self, table: str) -> pl.DataFrame:
+        """A whole table, materialised."""
+        return self.scan(table).collect()
+
+    def days(self, table: str) -> list[str]:
+        """The dates (YYYY-MM-DD) a table partitioned by date holds rows of, in order."""
+        return _days(self._dated(table)[1])
+
+    def offsets(self, table: str) -> dict[str, int]:
+        """Where each date's rows start in the table as `scan` reads it (dates first): the
+        number of rows of the earlier dates, from the Delta log's statistics."""
+        actions = self._dated(table)[1]
+        counts = (actions.group_by("partition.date").agg(pl.col("num_records").sum())
+                  .sort("partition.date"))
+        starts = counts["num_records"].cum_sum() - counts["num_records"]
+        return dict(zip(counts["partition.date"].to_list(), starts.to_list(), strict=True))
+
+    def changed_days(self, table: str, since: int | None) -> list[str]:
+        """The dates whose partitions gained or lost files after version `since` (every date
+        when `since` is None, or when that version can no longer be read), in order."""
+        delta, now = self._dated(table)
+        if delta is None or since is None or since > delta.version():
+            return _days(now)
+        try:
+            before = DeltaTable(self.uri(table), version=since, storage_options=self.storage or None)
+        except (TableNotFoundError, DeltaError):
+            return _days(now)
+        then = add_actions(before)
+        if now.is_empty() or then.is_empty():
+            return _days(now)
+        moved = [a.join(b, on="path", how="anti").select("partition.date")
+                 for a, b in ((now, then), (then, now))]
+        return _days(pl.concat(moved))
+
+    def _dated(self, table: str) -> tuple[DeltaTable | None, pl.DataFrame]:
+        """A table partitioned by date and its live files' add actions (none when absent or
+        not partitioned by date)."""
+        delta = self._table(table)
+        if delta is None or "date" not in spec_of(table).partition_columns():
+            return None, pl.DataFrame(schema={"path": pl.String, "partition.date": pl.String,
+                                              "num_records": pl.Int64})
+        return delta, add_actions(delta)
+
+    def frontier(self, table: str) -> dict[int, int]:
+        """A table of chain events: each chain's highest block among its rows, from the Delta
+        log's statistics (a chain's events are appended in block order, so every row past it
+        was committed later)."""
+        delta = self._table(table)
+        if delta is None:
+            return {}
+        found = (add_actions(delta).group_by("partition.chain_id")
+                 .agg(pl.col("max.block_number").max()))
+        return {int(c): int(b) for c, b in found.iter_rows() if b is not None}
+
+    def day_files(self, table: str) -> dict[str, list[str]]:
+        """A table partitioned by date: each date's live files (paths in the table, which a
+        write never reuses: a date's files name its rows), in order."""
+        actions = self._dated(table)[1].sort("path")
+        return dict(actions.group_by("partition.date").agg(pl.col("path"))
+                    .sort("partition.date").iter_rows())
+
+    def files(self, table: str) -> list[str]:
+        """The table's live data files, in read order."""
+        delta = self._table(table)
+        return [] if delta is None else self._files(table, delta, spec_of(table))[0]
+
+    def version(self, table: str) -> int | None:
+        """The table's current Delta version as this lake reads it (None when absent)."""
+        delta = self._table(table)
+        return None if delta is None else delta.version()
+
+    def current_versions(self) -> dict[str, int]:
+        """Every present table's latest version."""
+        return {name: delta.version() for name in TABLES
+                if (delta := self._latest(name)) is not None}
+
+    def tables(self) -> list[str]:
+        """The tables that hold at least one row."""
+        return [name for name in TABLES if self.files(name)]
+
+    def progress(self) -> Progress | None:
+        """The last complete batch, or None when no writer has marked one."""
+        try:
+            body = self.objects.get(PROGRESS).body
+        except NotFound:
+            return None
+        fields = json.loads(body)
+        return Progress(datetime.fromisoformat(fields["watermark"]), fields["writer"],
+                        int(fields["step"]), fields["versions"], fields["meta"])
+
+    def pinned(self) -> Self:
+        """This lake as of its last complete batch (as it stands when no batch was marked);
+        its `watermark` is that batch's."""
+        progress = self.progress()
+        lake = type(self)(self.root, progress.versions if progress else self.current_versions())
+        lake.watermark = progress.watermark if progress else None
+        lake._open = self._open
+        return lake
+
+    def _table(self, table: str) -> DeltaTable | None:
+        """The table as this lake reads it: latest, or at its pinned version (None when absent
+        or not part of the pinned state)."""
+        if self.versions is None:
+            return self._latest(table)
+        pinned = self.versions.get(table)
+        if pinned is None:
+            return None
+        # A follower pins the lake's last mark, most often every table's newest version: the
+        # table held is opened, or brought up to date, only when it is not there or behind.
+        held = self._held(table)
+        if self._open is not None and (held is None or held.version() < pinned):
+            held = self._latest(table)
+        if held is not None and held.version() == pinned:
+            return held
+        try:
+            return DeltaTable(self.uri(table), version=pinned,
+                              storage_options=self.storage or None)
+        except TableNotFoundError:
+            return None
+
+    def _latest(self, table: str) -> DeltaTable | None:
+        """The table at its newest version (None when absent): a lake keeping its tables open
+        brings the one it holds up to date."""
+        held = self._held(table)
+        if held is not None:
+            try:
+                held.update_incremental()
+            except DeltaError:
+                self._forget(table)  # its log gone under it (the table dropped): opened again
+            else:
+                if held.version() - self._opened(table) < REOPEN_AFTER_VERSIONS:
+                    self._hold(table, held)
+                    return held
+                self._forget(table)
+        try:
+            delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
+        except TableNotFoundError:
+            return None
+        self._hold(table, delta)
+        return delta
+
+    def _held(self, table: str) -> DeltaTable | None:
+        """The table this lake holds open, unless it was dropped and written again since."""
+        if self._open is None or table not in self._open:
+            return None
+        held, version, written, _ = self._open[table]
+        if written != self._written(table, version):
+            self._forget(table)
+            return None
+        return held
+
+    def _forget(self, table: str) -> None:
+        if self._open is not None:
+            self._open.pop(table, None)
+
+    def _hold(self, table: str, delta: DeltaTable) -> None:
+        if self._open is not None:
+            version = delta.version()
+            opened = self._open[table][3] if table in self._open else version
+            self._open[table] = (delta, version, self._written(table, version), opened)
+
+    def _opened(self, table: str) -> int:
+        """The version a held table was opened at."""
+        return self._open[table][3] if self._open is not None and table in self._open else 0
+
+    def _written(self, table: str, version: int) -> int | None:
+        """When a local table's commit file of `version` was written (None on S3, or gone)."""
+        if self.remote:
+            return None
+        try:
+            return os.stat(f"{self.uri(table)}/_delta_log/{version:020d}.json").st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def past(self, table: str, frontier: Mapping[int, int]) -> pl.LazyFrame:
+        """A chain event table's rows past each chain's `frontier` block (a chain it does not
+        name: all its rows), in read order; only the files whose statistics say they may hold
+        such rows are read: those a writer added since, and what compaction made of them."""
+        spec = spec_of(table)
+        delta = self._table(table)
+        if delta is None:
+            return pl.LazyFrame(schema=polars_schema(spec.model))
+        files = self._ordered(table, spec, _past_actions(delta, frontier))[0]
+        if not files:
+            return pl.LazyFrame(schema=polars_schema(spec.model))
+        hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
+        return (pl.scan_parquet(files, hive_partitioning=True, hive_schema=hive,
+                                storage_options=polars_options(self.storage) or None,
+                                missing_columns="insert")
+                .select(list(spec.model.to_schema().columns))
+                .filter(pl.col("block_number") > reached(frontier)))
+
+    def past_files(self, table: str, frontier: Mapping[int, int]) -> pl.DataFrame:
+        """The files `past` reads for `frontier`: each one's path, chain and lowest block. A
+        reader that has taken a table's rows up to some block knows from them whether anything
+        it took was written again since (a reorg, a range read again, compaction): a file it
+        read is gone, or a new one reaches back to what it took."""
+        delta = self._table(table)
+        actions = None if delta is None else _past_actions(delta, frontier)
+        if actions is None or actions.is_empty():
+            return pl.DataFrame(schema={"path": pl.String, "chain_id": pl.Int64,
+                                        "min_block": pl.Int64})
+        return actions.select("path", chain_id=pl.col("partition.chain_id").cast(pl.Int64),
+                              min_block=pl.col("min.block_number").cast(pl.Int64))
+
+    def _files(self, table: str, delta: DeltaTable, spec: LakeTable,
+               day: str | tuple[str, ...] | None = None) -> tuple[list[str], int]:
+        actions = add_actions(delta)
+        if day is not None and not actions.is_empty():
+            actions = actions.filter(pl.col("partition.date").is_in(
+                [day] if isinstance(day, str) else list(day)))
+        return self._ordered(table, spec, actions)
+
+    def _ordered(self, table: str, spec: LakeTable,
+                 actions: pl.DataFrame) -> tuple[list[str], int]:
+        """Files of add actions in read order, and their bytes."""
+        if actions.is_empty():
+            return [], 0
+        # Date first: a day's rows keep their place in the table however much later days grow,
+        # so what is derived a day at a time can point into it (see `offsets`).
+        parts = sorted((f"partition.{c}" for c in spec.partition_columns()),
+                       key=lambda c: c != "partition.date")
+        # A partition's files are appended in time order and do not overlap (a chain's events
+        # in block and log order), and compaction sorts by key, so each file's earliest time,
+        # then its smallest key, places it.
+        firsts = [c for c in (spec.date_column, *spec.key) if c]
+        order = parts + [f"min.{c}" for c in firsts if f"min.{c}" in actions.columns] + ["path"]
+        actions = actions.sort(order, nulls_last=True)
+        base = self.uri(table)
+        return [f"{base}/{p}" for p in actions["path"]], int(actions["size_bytes"].sum())
