@@ -79,7 +79,7 @@ def board_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 @product_asset(deps=keys("board_rows", "board_pairs", "swap_legs", "perp_snapshots",
                          "reserves", "pair_tokens", "quote_prices", "chain_records", "heads",
-                         "as_of"))
+                         "as_of", "swaps", "venues", "pair_risk", "chains", "reserve_days"))
 def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every season board the lake reaches: the running season's recomputed each run, a closed
     season's computed once and then carried over unchanged (the previous product is kept as

@@ -112,16 +112,23 @@ def test_native_feeds_status_and_candles(edge, lake) -> None:
     status = httpx.get(edge + "/v1/status").json()
     assert status["upstream"]["kind"] == "simulator" and status["catalog"]["live"] == len(FEEDS)
     rows = lake.read("oracle_updates").filter(pl.col("feed_id") == BTC.feed_id)
-    hour = int(rows["publish_time"].max()) // 3600 * 3600 - 3600
-    candles = httpx.get(edge + "/v1/candles", params={"id": BTC.feed_id, "resolution": "1h",
+    assert_hour_candle(edge, lake, BTC, int(rows["publish_time"].max()) // 3600 * 3600 - 3600)
+
+
+def assert_hour_candle(edge: str, lake, feed, hour: int) -> None:
+    """The feed's 1h candle of `hour` is the lake's updates in it, worked out here."""
+    rows = lake.read("oracle_updates").filter(pl.col("feed_id") == feed.feed_id)
+    candles = httpx.get(edge + "/v1/candles", params={"id": feed.feed_id, "resolution": "1h",
                                                       "from": hour, "to": hour + 3599}).json()
     one = rows.filter(pl.col("publish_time").is_between(hour, hour + 3599)).sort("publish_time")
-    prices = one["price"] / 1e8
+    places = -feed.expo
+    prices = one["price"] / 10**places
     assert candles["items"] == [{"timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                             time.gmtime(hour)),
-                                 "open": round(prices[0], 8), "high": round(prices.max(), 8),
-                                 "low": round(prices.min(), 8), "close": round(prices[-1], 8),
-                                 "updates": one.height}]
+                                 "open": round(prices[0], places),
+                                 "high": round(prices.max(), places),
+                                 "low": round(prices.min(), places),
+                                 "close": round(prices[-1], places), "updates": one.height}]
 
 
 def test_a_past_hour_candle_comes_from_the_published_history_alone(edge, lake) -> None:
@@ -129,16 +136,7 @@ def test_a_past_hour_candle_comes_from_the_published_history_alone(edge, lake) -
     since, which the history (up to the snapshot's watermark) does not hold, and which are not
     that hour's."""
     rows = lake.read("oracle_updates").filter(pl.col("feed_id") == AAPL.feed_id)
-    hour = int(rows["publish_time"].max()) // 3600 * 3600
-    candles = httpx.get(edge + "/v1/candles", params={"id": AAPL.feed_id, "resolution": "1h",
-                                                      "from": hour, "to": hour + 3599}).json()
-    one = rows.filter(pl.col("publish_time").is_between(hour, hour + 3599)).sort("publish_time")
-    prices = one["price"] / 1e5
-    assert candles["items"] == [{"timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                            time.gmtime(hour)),
-                                 "open": round(prices[0], 5), "high": round(prices.max(), 5),
-                                 "low": round(prices.min(), 5), "close": round(prices[-1], 5),
-                                 "updates": one.height}]
+    assert_hour_candle(edge, lake, AAPL, int(rows["publish_time"].max()) // 3600 * 3600)
 
 
 async def _events(base: str, query: str, seconds: float) -> list[tuple[float, dict]]:
