@@ -35,17 +35,14 @@ TRAILING_S = 60
 
 
 def busiest(base: str, headers: dict, chains: list[dict]) -> list[tuple[str, str]]:
-    """(chain slug, pair) of the busiest pairs: two per syncing chain by the last hour's swaps,
-    up to PAIRS."""
-    picked: list[tuple[str, str]] = []
-    for chain in chains:
-        if not chain["syncing"]:
-            continue
-        rows = httpx.get(f"{base}/pairs", params={"chains": chain["slug"], "sort": "txns",
-                                                  "timeframe": "h1", "limit": 2},
-                         headers=headers, timeout=30).json()["items"]
-        picked += [(chain["slug"], r["pair_address"]) for r in rows]
-    return picked[:PAIRS]
+    """(chain slug, pair) of the busiest pairs by the last hour's swaps: each syncing chain's
+    busiest first, then each one's second, up to PAIRS."""
+    ranked = [[(chain["slug"], r["pair_address"]) for r in httpx.get(
+        f"{base}/pairs", params={"chains": chain["slug"], "sort": "txns", "timeframe": "h1",
+                                 "limit": 2}, headers=headers, timeout=30).json()["items"]]
+              for chain in chains if chain["syncing"]]
+    return [pair for place in range(2) for pairs in ranked if len(pairs) > place
+            for pair in [pairs[place]]][:PAIRS]
 
 
 def percentile(values: list[float], q: float) -> float:
