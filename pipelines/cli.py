@@ -476,8 +476,9 @@ def _cli() -> str:
 
 
 def _child(*args: str, niceness: int = 0) -> subprocess.Popen:
-    """A chaintape command as a child process at `niceness`, sharing this one's output."""
-    return subprocess.Popen([_cli(), *args],
+    """A chaintape command as a child process at `niceness`, in a process group of its own
+    (`up` stops it and what it started together), sharing this one's output."""
+    return subprocess.Popen([_cli(), *args], process_group=0,
                             preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
 
 
@@ -493,7 +494,7 @@ def _daemon() -> subprocess.Popen:
     with open(path, "ab") as output:
         return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-m",
                                  "pipelines.definitions"], cwd=REPO, stdout=output,
-                                stderr=subprocess.STDOUT, preexec_fn=as_batch)
+                                stderr=subprocess.STDOUT, preexec_fn=as_batch, process_group=0)
 
 
 def _wait_for_live(lake, timeout_s: float = 900.0) -> None:

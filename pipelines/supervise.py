@@ -1,6 +1,11 @@
-"""What `chaintape up` runs beside itself: each component a child process, restarted with
-backoff when it stops, so that one failure (a bad publish, a node gone) stops no other."""
+"""What `chaintape up` runs beside itself: each component a child process in a process group of
+its own, restarted with backoff when it stops, so that one failure (a bad publish, a node gone)
+stops no other. A component's group goes with it: what it started (an edge's workers, a run)
+is not left behind to hold a port or the warehouse."""
 
+import contextlib
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -52,6 +57,7 @@ class Supervisor:
                 code = part.process.poll()
                 if code is None:
                     continue
+                _signal_group(part.process, signal.SIGKILL)
                 if now - part.started_at >= STEADY_S:
                     part.delay_s = BACKOFF_FIRST_S
                 part.due_at = now + part.delay_s
@@ -75,14 +81,20 @@ class Supervisor:
             self.say("stopping")
 
     def stop(self) -> None:
-        """Stop every component, killing those that do not stop within 15 s."""
+        """Stop every component with its group, killing those that do not stop within 15 s."""
         running = [p.process for p in self.components.values() if p.due_at is None]
         for child in running:
-            if child.poll() is None:
-                child.terminate()
+            _signal_group(child, signal.SIGTERM)
         for child in running:
             try:
                 child.wait(15)
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
+            _signal_group(child, signal.SIGKILL)
+
+
+def _signal_group(child: subprocess.Popen, number: int) -> None:
+    """Signal a component's process group (its own: started with `process_group=0`)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, number)

@@ -4,17 +4,22 @@ publishes and serves over a real socket, and keeps publishing as the market land
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import dagster as dg
 import httpx
 import pytest
 
 from core.feeds import FEED_BY_BASE
-from tests.conftest import BIN, free_port, run_cli
+from core.store import LocalStore
+from publish.reader import LATEST
+from publish.tail import read_pointer
+from tests.conftest import BIN, free_port, run_cli, until, wait_http
 
 
 def test_up_serves_what_it_just_published(tmp_path) -> None:
@@ -66,6 +71,23 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
         assert now["snapshot"]["as_of"] > first["snapshot"]["as_of"], now
         assert now["status"] == "ok" and now["watermark"]["trails_now_seconds"] < 120
         assert up.poll() is None
+        # A bad publish (LATEST torn) stops nothing: the tail goes on publishing on the last
+        # good snapshot.
+        store = LocalStore(tmp_path / "store")
+        seq = read_pointer(store)["seq"]
+        (tmp_path / "store" / LATEST).write_bytes(b'{"snapshot_id": ')
+        until(lambda: read_pointer(store)["seq"] > seq + 2, 60, "tails after a torn LATEST")
+        # A component killed is started again, and said; the others go on.
+        edge = child_of(up.pid, " serve")
+        os.kill(edge, signal.SIGKILL)
+        until(lambda: any("the edge restarted" in line for line in said), 60, "the restart")
+        assert any(line.startswith("the edge stopped (exit -9); restarting it in")
+                   for line in said)
+        wait_http(f"{base}/api/v1/status", timeout=60)
+        # Started while LATEST was torn, the new edge serves the next good publish.
+        until(lambda: httpx.get(f"{base}/api/v1/chains", timeout=30).status_code == 200, 180,
+              "the next good publish served")
+        assert up.poll() is None
     finally:
         up.terminate()
         try:
@@ -85,6 +107,21 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
                  if e.dagster_event is not None and e.step_key == "publish__snapshot"
                  and e.dagster_event.event_type_value == "STEP_SUCCESS"]
     assert len(published) == 1 and published[0] < heard[0]
+
+
+def child_of(parent: int, marked: str) -> int:
+    """The child process of `parent` whose command line holds `marked`."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat[1]) == parent and marked in command:
+            return int(entry.name)
+    raise LookupError(f"no child of {parent} runs{marked}")
 
 
 def test_serve_says_it_listens_only_once_it_accepts_connections(home) -> None:

@@ -11,7 +11,7 @@ from pipelines.supervise import BACKOFF_FIRST_S, STEADY_S, Supervisor
 
 
 def python(code: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code])
+    return subprocess.Popen([sys.executable, "-c", code], process_group=0)
 
 
 def stopped(process: subprocess.Popen) -> int:
