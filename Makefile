@@ -35,7 +35,7 @@ $(BROWSER):
 test: $(STAMP) $(NODE_STAMP) $(BROWSER)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=10
 
 # The SQL models on Spark in local mode as well (pyspark and a Java runtime: not in `test`).
 test-spark: $(STAMP)
