@@ -3,6 +3,7 @@
 import importlib.metadata
 
 from core.store import ObjectStore, open_store
+from edge.agent_endpoint import AgentEndpoint
 from edge.catalog import OPERATIONS
 from edge.http import Response
 from edge.layers.deprecation import Deprecation
@@ -37,7 +38,7 @@ def operations() -> list[Operation]:
 
 def documents(router: Router) -> dict[str, Response]:
     """/openapi.yml and /llms.txt, at the root and under /api/v1; the page at `/`."""
-    made = {"/openapi.yml": Response(openapi_yaml(router.operations, _version()), 200,
+    made = {"/openapi.yml": Response(openapi_yaml(router.operations, version()), 200,
                                      "application/yaml"),
             "/llms.txt": Response(llms_txt(router.operations, API_PREFIX), 200,
                                   "text/plain; charset=utf-8")}
@@ -55,10 +56,10 @@ def create_app(store: ObjectStore | None = None, signer: CursorSigner | None = N
                         settings or Settings.from_env(), router)
     handle = RequestIds(Deprecation(Problems(Limits(Documents(Routing(Gate(Settlement(
         dispatch, services.admissions), services.admissions), services), documents(router))))))
-    return Server(services, handle)
+    return Server(services, handle, AgentEndpoint(router.operations, handle, version()))
 
 
-def _version() -> str:
+def version() -> str:
     try:
         return importlib.metadata.version("chaintape")
     except importlib.metadata.PackageNotFoundError:

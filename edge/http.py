@@ -1,6 +1,6 @@
 """The little HTTP vocabulary of the edge: requests, responses and query parsing."""
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -8,6 +8,10 @@ from urllib.parse import parse_qs
 import orjson
 
 Headers = list[tuple[str, str]]
+# ASGI's own types.
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 BODILESS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
 

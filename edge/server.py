@@ -7,14 +7,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from edge.http import Request
+from edge.agent_endpoint import PATH as AGENT_PATH
+from edge.agent_endpoint import AgentEndpoint
+from edge.http import Receive, Request, Scope, Send
 from edge.layers import Next
 from edge.routes.oracle import websocket_session
 from edge.services import Services
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 WEBSOCKET_PATH = "/ws"
 # A stream write that takes longer than this means the client stopped reading: drop it.
 SEND_TIMEOUT_S = 10.0
@@ -22,24 +21,39 @@ log = logging.getLogger("chaintape.edge")
 
 
 class Server:
-    """An RSGI and ASGI application over the layers `handle` and the shared `services`."""
+    """An RSGI and ASGI application over the layers `handle` and the shared `services`, with
+    the agent-tool server at /mcp."""
 
-    def __init__(self, services: Services, handle: Next) -> None:
+    def __init__(self, services: Services, handle: Next, agents: AgentEndpoint) -> None:
         self.services = services
         self.handle = handle
+        self.agents = agents
+
+    async def start(self) -> None:
+        """Start the shared services, then the agent-tool transport."""
+        await self.services.start()
+        await self.agents.start()
+
+    async def stop(self) -> None:
+        """Stop what start started."""
+        await self.agents.stop()
+        await self.services.stop()
 
     # RSGI: granian calls init before its loop runs and del after it stopped.
     def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        loop.run_until_complete(self.services.start())
+        loop.run_until_complete(self.start())
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
-        loop.run_until_complete(self.services.stop())
+        loop.run_until_complete(self.stop())
 
     async def __rsgi__(self, scope: Any, protocol: Any) -> None:
         if scope.proto == "ws":
             await self._rsgi_websocket(scope, protocol)
             return
         if scope.proto != "http":
+            return
+        if scope.path == AGENT_PATH:
+            await self.agents.rsgi(scope, protocol)
             return
         request = Request.from_rsgi(scope, protocol)
         response = await self.handle(request)
@@ -74,6 +88,8 @@ class Server:
             await self._lifespan(receive, send)
         elif scope["type"] == "websocket":
             await self._asgi_websocket(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"] == AGENT_PATH:
+            await self.agents.asgi(scope, receive, send)
         elif scope["type"] == "http":
             request = Request.from_asgi(scope, receive)
             response = await self.handle(request)
@@ -94,10 +110,10 @@ class Server:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                await self.services.start()
+                await self.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.services.stop()
+                await self.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -528,6 +528,21 @@ def ui(port: int) -> None:
                     "-p", str(port)], check=False, cwd=REPO)
 
 
+@main.command()
+@click.option("--edge", "edge_url", default=lambda: os.environ.get("CHAINTAPE_EDGE_URL"),
+              show_default="$CHAINTAPE_EDGE_URL, else the local snapshot",
+              help="base URL of the edge to answer from")
+@click.option("--key", default=lambda: os.environ.get("CHAINTAPE_API_KEY"),
+              show_default="$CHAINTAPE_API_KEY", help="API key every call carries")
+def mcp(edge_url: str | None, key: str | None) -> None:
+    """Serve the agent tools (MCP) on stdin and stdout, for a desktop agent."""
+    import asyncio
+
+    from edge.agent_stdio import serve_stdio
+
+    asyncio.run(serve_stdio(edge_url, key))
+
+
 @main.group()
 def keys() -> None:
     """Issue, list and revoke API keys (stored hashed; Redis when CHAINTAPE_REDIS_URL is set)."""
