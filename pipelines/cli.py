@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 DAEMON_LOG_BYTES = 16 << 20
+# The code location's name when the daemon served the code itself (`-m`): runs, sensor cursors
+# and asset history recorded under it carry on.
+CODE_LOCATION = "pipelines.definitions"
 
 
 def _say(message: str) -> None:
@@ -464,7 +467,10 @@ def _serve_and_refresh(supervisor: Supervisor, message: str) -> None:
     restarted when it stops, until Ctrl-C."""
     if subprocess.run([_cli(), "materialize"], check=False).returncode:
         sys.exit(1)
-    supervisor.start("Dagster daemon", lambda _: _daemon())
+    port = _free_port()
+    supervisor.start("code server", lambda _: _code_server(port))
+    _wait_for_port(port)
+    supervisor.start("Dagster daemon", lambda _: _daemon(port))
     supervisor.start("live tail", lambda _: _child("tail", niceness=WRITER_NICENESS))
     supervisor.start("edge", lambda _: _child("serve"))
     _say(message)
@@ -482,19 +488,58 @@ def _child(*args: str, niceness: int = 0) -> subprocess.Popen:
                             preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
 
 
-def _daemon() -> subprocess.Popen:
-    """The Dagster daemon over the same instance, as batch work (its runs inherit it): it runs
-    the lake sensor and the schedules. Its output goes to var/logs/dagster-daemon.log."""
-    bin_dir = Path(sys.executable).parent
-    path = Path(os.environ["CHAINTAPE_HOME"]) / "logs" / "dagster-daemon.log"
+def _log(name: str):
+    """var/logs/NAME.log opened for appending; the log of the previous start is kept once, so
+    the two never pass twice DAEMON_LOG_BYTES."""
+    path = Path(os.environ["CHAINTAPE_HOME"]) / "logs" / f"{name}.log"
     path.parent.mkdir(parents=True, exist_ok=True)
-    # The log of the daemon's previous start is kept once, so the two never pass twice this.
     if path.exists() and path.stat().st_size > DAEMON_LOG_BYTES:
         path.replace(path.with_suffix(".log.1"))
-    with open(path, "ab") as output:
-        return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-m",
-                                 "pipelines.definitions"], cwd=REPO, stdout=output,
-                                stderr=subprocess.STDOUT, preexec_fn=as_batch, process_group=0)
+    return open(path, "ab")
+
+
+def _code_server(port: int) -> subprocess.Popen:
+    """The pipeline's code served once, on `port`, for the daemon's sensor and schedules and
+    the runs it launches (each run a child process of it), as batch work. A daemon that serves
+    the code itself starts a new server every minute, importing everything again, and holds two
+    while runs end on the old one. Its output goes to var/logs/code-server.log."""
+    bin_dir = Path(sys.executable).parent
+    with _log("code-server") as output:
+        return subprocess.Popen([str(bin_dir / "dagster"), "api", "grpc", "-m",
+                                 "pipelines.definitions", "--host", "127.0.0.1", "--port",
+                                 str(port), "--location-name", CODE_LOCATION], cwd=REPO,
+                                stdout=output, stderr=subprocess.STDOUT, preexec_fn=as_batch,
+                                process_group=0)
+
+
+def _daemon(port: int) -> subprocess.Popen:
+    """The Dagster daemon over the same instance and the code server on `port`: it runs the lake
+    sensor and the schedules. Its output goes to var/logs/dagster-daemon.log."""
+    bin_dir = Path(sys.executable).parent
+    workspace = Path(os.environ["DAGSTER_HOME"]) / "workspace.yaml"
+    workspace.write_text(f"load_from:\n  - grpc_server:\n      host: 127.0.0.1\n"
+                         f"      port: {port}\n      location_name: {CODE_LOCATION}\n")
+    with _log("dagster-daemon") as output:
+        return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-w", str(workspace)],
+                                cwd=REPO, stdout=output, stderr=subprocess.STDOUT,
+                                preexec_fn=as_batch, process_group=0)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_port(port: int, timeout_s: float = 300.0) -> None:
+    """Wait until something accepts connections on `port` (the code server has loaded)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise click.ClickException(f"the code server did not listen on port {port}")
 
 
 def _wait_for_live(lake, timeout_s: float = 900.0) -> None:
