@@ -35,7 +35,6 @@ sys.path.insert(0, str(REPO))
 
 from bench.freshness import served  # noqa: E402
 from bench.load import CLI, internal_key  # noqa: E402
-from core.feeds import FEED_BY_BASE  # noqa: E402
 from sources.evm.config import parse  # noqa: E402
 from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_market  # noqa: E402
 from sources.evm.families.uniswap_v2 import SWAP  # noqa: E402
@@ -104,7 +103,7 @@ def main() -> None:
             if block % 500 == 499:
                 say(f"  made {block + 1:,} blocks of {args.swaps_per_block} swaps "
                     f"[{time.perf_counter() - began:.0f}s]")
-        venues = parse(yaml.safe_load(market.venues_file(FEED_BY_BASE["ETH"].feed_id)))
+        venues = parse(yaml.safe_load(market.venues_file()))
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
             os.environ["CHAINTAPE_HOME"] = home
             lake = Lake(Path(home) / "lake")
@@ -169,7 +168,7 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
     env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
            "PORT": str(port)}
     venues = home / "venues.yaml"
-    venues.write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
+    venues.write_text(market.venues_file())
     say("  chaintape up --rpc … --venues … (a first snapshot, then serving) ...")
     up = subprocess.Popen([str(CLI), "up", "--rpc", rpc_url, "--venues", str(venues)], env=env,
                           cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,

@@ -210,7 +210,6 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
 def devnet(port: int, venues_file: str, every: float) -> None:
     """Start a local EVM node with a small V2 market on it, and keep trading: a chain to point
     `chaintape ingest evm` or `chaintape up --rpc` at."""
-    from core.feeds import FEED_BY_BASE
     from sources.evm.devnet import Devnet, DevnetError, start_node, v2_market
 
     try:
@@ -228,7 +227,7 @@ def devnet(port: int, venues_file: str, every: float) -> None:
             market.transfer(market.quote, trader, 1_000 * 10**18)
             market.approve(trader, market.quote, *(base for _, base in pairs))
         Path(venues_file).parent.mkdir(parents=True, exist_ok=True)
-        Path(venues_file).write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
+        Path(venues_file).write_text(market.venues_file())
         _say(f"devnet on {node.url} (chain 31337), venues file {venues_file}; try:\n"
              f"  chaintape up --rpc {node.url} --venues {venues_file}\n"
              "trading every "

@@ -363,6 +363,11 @@ class OracleFeed(Strict):
         unique = ["feed_id"]
 
 
+# Where an oracle update comes from: the simulator's price process (its lake alone), a
+# Chainlink aggregator's AnswerUpdated, a Hermes upstream, or a peg held by the venues file.
+ORACLE_SOURCES = ("simulator", "chainlink", "hermes", "peg")
+
+
 class OracleUpdate(Strict):
     feed_id: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     publish_time: int = pa.Field(gt=0)
@@ -373,6 +378,7 @@ class OracleUpdate(Strict):
     ema_conf: int = pa.Field(ge=0)
     slot: int = pa.Field(ge=0)
     prev_publish_time: int = pa.Field(gt=0)
+    source: str = pa.Field(isin=list(ORACLE_SOURCES))
 
     class Config:
         unique = ["feed_id", "publish_time"]

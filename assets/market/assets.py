@@ -2,12 +2,13 @@
 token rows and registry tokens."""
 
 import json
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import dagster as dg
 import polars as pl
 
-from assets.checks import checked_by_day, day_check_spec, product_asset
+from assets.checks import as_result, checked_by_day, day_check_spec, product_asset
 from assets.days import DAYS
 from assets.domains import keys, product_key
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
@@ -22,6 +23,8 @@ from assets.market.reserves import reserve_day, reserves_at
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.market.token_rows import token_basis as token_basis_rows
 from assets.warehouse import Warehouse, materialized
+from checks.outcome import failed
+from checks.schemas.oracle import simulated_on_a_real_lake
 from core.quotes import prices_at
 from core.windows import as_swaps, in_windows, token_swaps, window_blocks
 
@@ -49,11 +52,20 @@ def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "as_of", frame)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_updates"))
-def quote_prices(warehouse: Warehouse) -> dg.MaterializeResult:
+REAL_PRICES = "no_simulated_price_on_a_real_lake"
+
+
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("oracle_updates"), check_specs=[
+    dg.AssetCheckSpec(REAL_PRICES, asset=dg.AssetKey([GROUP, "quote_prices"]), blocking=True,
+                      description="A lake a real chain's follower writes holds no update of the "
+                                  "simulator's price process.")])
+def quote_prices(warehouse: Warehouse) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """USD price of every oracle feed at each publish time: how quote tokens are priced."""
-    return materialized(warehouse, "quote_prices",
-                        quote_price_rows(warehouse.scan("oracle_updates")).collect())
+    updates = warehouse.scan("oracle_updates")
+    yield materialized(warehouse, "quote_prices", quote_price_rows(updates).collect())
+    mark = warehouse.pin().progress()
+    yield as_result(failed("quote_prices", REAL_PRICES, simulated_on_a_real_lake(
+        mark.writer if mark is not None else None, updates)))
 
 
 def quote_price_rows(updates: pl.LazyFrame) -> pl.LazyFrame:

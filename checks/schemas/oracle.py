@@ -60,11 +60,14 @@ class OracleHistoryRow(OracleUpdate):
 
     @classmethod
     def in_publish_order(cls, data) -> pl.LazyFrame:
-        """Each feed's rows run in publish order with rising slots."""
+        """Each feed's rows run in publish order with rising slots (a Chainlink update's slot
+        is the block of the batch that read its round: rounds read together share it)."""
         earlier = pl.col("publish_time").shift(1).over("feed_id")
         slot_before = pl.col("slot").shift(1).over("feed_id")
+        rising = (slot_before < pl.col("slot")) | (
+            (slot_before == pl.col("slot")) & (pl.col("source") == "chainlink"))
         return data.lazyframe.select(earlier.is_null() | (
-            (earlier < pl.col("publish_time")) & (slot_before < pl.col("slot"))))
+            (earlier < pl.col("publish_time")) & rising))
 
 
 def history_outside_market_hours(feeds: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame:
@@ -83,3 +86,17 @@ def history_off_feed(feeds: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame
     """Updates of feeds the catalog does not have, or in another exponent than the feed's."""
     return history.join(feeds.select("feed_id", feed_expo="expo"), on="feed_id", how="left") \
         .filter(pl.col("feed_expo").is_null() | (pl.col("feed_expo") != pl.col("expo")))
+
+
+# The lake's writers that are the simulator (its history and its live market).
+SIMULATED_WRITERS = ("simulator", "live")
+
+
+def simulated_on_a_real_lake(writer: str | None, updates: pl.LazyFrame) -> pl.DataFrame:
+    """Updates of the simulator's price process in a lake a real chain's follower writes (any
+    other writer): a real lake's USD figures come from real prices only."""
+    if writer is None or writer in SIMULATED_WRITERS:
+        return pl.DataFrame(schema={"feed_id": pl.String, "publish_time": pl.Int64,
+                                    "source": pl.String})
+    return (updates.filter(pl.col("source") == "simulator")
+            .select("feed_id", "publish_time", "source").collect())

@@ -8,15 +8,13 @@ from typing import Any
 
 import yaml
 
-from core.feeds import FEEDS
+from core.feeds import feed_id
 from sources.evm.families import FAMILIES
 
 ADDRESS = re.compile(r"^(0x)?[0-9a-fA-F]{40}$")
-FEED = re.compile(r"^(0x)?[0-9a-fA-F]{64}$")
 SLUG = re.compile(r"^[a-z0-9-]{1,32}$")
-# Every feed the oracle knows, by its own id and by its Hermes-compatible id.
-KNOWN_FEEDS = {**{f.feed_id: f.feed_id for f in FEEDS},
-               **{f.compatible_id: f.feed_id for f in FEEDS if f.compatible_id}}
+# A quote token's price sources (docs/ingest.md, "Prices").
+SOURCES = ("chainlink", "peg")
 
 
 class ConfigError(ValueError):
@@ -54,10 +52,24 @@ class VenueConfig:
 
 @dataclass(frozen=True)
 class QuoteConfig:
-    """A quote token and the oracle feed (by its oracle id) that prices it."""
+    """A quote token and what prices it: a Chainlink aggregator on the chain, or a peg."""
 
     token: str
-    feed_id: str
+    source: str
+    aggregator: str | None = None
+    peg_usd: float | None = None
+
+    def feed_id(self, chain_id: int) -> str:
+        """The oracle feed the quote's prices are written under: the aggregator's, or the
+        peg's, on this chain."""
+        if self.aggregator is not None:
+            return chainlink_feed_id(chain_id, self.aggregator)
+        return feed_id("peg", f"{chain_id}:{self.token}")
+
+
+def chainlink_feed_id(chain_id: int, aggregator: str) -> str:
+    """The feed of a Chainlink aggregator on a chain."""
+    return feed_id("chainlink", f"{chain_id}:{aggregator}")
 
 
 @dataclass(frozen=True)
@@ -128,21 +140,31 @@ def parse(document: Any) -> IngestConfig:
             address(router, f"{where}.router") if router is not None else "",
             address(launchpad, f"{where}.launchpad") if launchpad is not None else None))
     quotes = _list(top["quotes"], "quotes")
-    parsed_quotes = []
-    for i, raw in enumerate(quotes):
-        where = f"quotes[{i}]"
-        quote = _mapping(raw, where, required={"token", "feed"})
-        feed = str(quote["feed"])
-        if not FEED.match(feed):
-            raise ConfigError(f"{where}.feed: {feed!r} is not a 32-byte hex feed id")
-        known = KNOWN_FEEDS.get(feed.lower().removeprefix("0x"))
-        if known is None:
-            raise ConfigError(f"{where}.feed: {feed} is not a feed the oracle has "
-                              "(GET /v2/price_feeds lists them)")
-        parsed_quotes.append(QuoteConfig(address(quote["token"], f"{where}.token"), known))
+    parsed_quotes = [_quote(raw, f"quotes[{i}]") for i, raw in enumerate(quotes)]
     if len({q.token for q in parsed_quotes}) < len(parsed_quotes):
         raise ConfigError("quotes: a token is named twice")
     return IngestConfig(config_chain, tuple(parsed_venues), tuple(parsed_quotes))
+
+
+def _quote(raw: Any, where: str) -> QuoteConfig:
+    """A quote token and its one price source."""
+    if isinstance(raw, dict) and "feed" in raw:
+        raise ConfigError(f"{where}.feed: the simulated oracle prices the simulator's lake "
+                          "alone; price a real chain's quote token with `chainlink: "
+                          "<aggregator address>` or `peg: <usd>` (docs/ingest.md)")
+    quote = _mapping(raw, where, required={"token"}, optional=set(SOURCES))
+    token = address(quote["token"], f"{where}.token")
+    given = [key for key in SOURCES if key in quote]
+    if len(given) != 1:
+        raise ConfigError(f"{where}: name one price source of {', '.join(SOURCES)} "
+                          f"({'none' if not given else ' and '.join(given)} given)")
+    if given[0] == "chainlink":
+        return QuoteConfig(token, "chainlink", aggregator=address(quote["chainlink"],
+                                                                  f"{where}.chainlink"))
+    peg = quote["peg"]
+    if not isinstance(peg, int | float) or isinstance(peg, bool) or not 0 < peg < 1e12:
+        raise ConfigError(f"{where}.peg: {peg!r} is not a price in USD above 0")
+    return QuoteConfig(token, "peg", peg_usd=float(peg))
 
 
 def address(value: Any, where: str) -> str:

@@ -22,6 +22,8 @@ from sources.evm.rpc import Rpc, quantity
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = Path(__file__).resolve().parent / "contracts"
 NODE_MODULES = REPO / "node_modules"
+CHAINLINK = NODE_MODULES / "@chainlink" / "contracts" / "src" / "v0.8"
+AGGREGATOR = CHAINLINK / "tests" / "MockV3Aggregator.sol"
 
 
 class DevnetError(RuntimeError):
@@ -37,20 +39,24 @@ def anvil_binary() -> Path:
 
 
 def compiled() -> dict[str, dict[str, Any]]:
-    """Every contract of `contracts/` by name: its `abi` and `bin`, compiled once per source."""
-    sources = sorted(CONTRACTS.glob("*.sol"))
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
-    out = home() / "devnet" / digest
+    """Every contract of `contracts/` and Chainlink's MockV3Aggregator (from its npm package)
+    by name: its `abi` and `bin`, compiled once per source."""
+    ours = sorted(CONTRACTS.glob("*.sol"))
+    if not AGGREGATOR.exists():
+        raise DevnetError(f"no {AGGREGATOR.name} under {NODE_MODULES}: run `npm ci` (make does)")
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in [*ours, AGGREGATOR])).hexdigest()
+    out = home() / "devnet" / digest[:16]
     if not (out / "done").exists():
         solcjs = NODE_MODULES / ".bin" / "solcjs"
         if not solcjs.exists():
             raise DevnetError(f"no solcjs under {NODE_MODULES}: run `npm ci` (make does)")
         out.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([str(solcjs), "--bin", "--abi", "--optimize", "--base-path",
-                               str(CONTRACTS), "-o", str(out), *map(str, sources)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode:
-            raise DevnetError(f"solcjs failed: {done.stderr[-2000:]}")
+        for base, sources in ((CONTRACTS, ours), (CHAINLINK, [AGGREGATOR])):
+            done = subprocess.run([str(solcjs), "--bin", "--abi", "--optimize", "--base-path",
+                                   str(base), "-o", str(out), *map(str, sources)],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode:
+                raise DevnetError(f"solcjs failed: {done.stderr[-2000:]}")
         (out / "done").touch()
     contracts: dict[str, dict[str, Any]] = {}
     for abi in out.glob("*.abi"):
@@ -185,12 +191,18 @@ MAX_UINT = 2**256 - 1
 
 @dataclass
 class V2Market:
-    """A quote token, a factory and a router on a devnet, and the pairs made on them."""
+    """A quote token priced by a Chainlink aggregator, a factory and a router on a devnet, and
+    the pairs made on them."""
 
     net: Devnet
     quote: str
     factory: str
     router: str
+    aggregator: str
+
+    def answer(self, usd: int) -> dict:
+        """The aggregator's next answer: the quote's price in 10^-8 USD."""
+        return self.net.send(self.aggregator, "updateAnswer(int256)", usd)
 
     def token(self, name: str, symbol: str, supply: int, decimals: int = 18,
               sender: int = 0) -> str:
@@ -238,17 +250,24 @@ class V2Market:
         return self.net.send(token, "transfer(address,uint256)", self.net.accounts[to], amount,
                              sender=sender)
 
-    def venues_file(self, feed_id: str, slug: str = "devnet") -> str:
-        """A venues file naming this market's factory, router and quote token."""
+    def venues_file(self, slug: str = "devnet") -> str:
+        """A venues file naming this market's factory, router, quote token and aggregator."""
         return (f'chain: {{slug: {slug}, display_name: Devnet, '
                 f'explorer_url: "https://explorer.invalid", native_token: "{self.quote}"}}\n'
                 f'venues:\n  - {{factory: "{self.factory}", name: "Uniswap V2", '
                 f'type: uniswap_v2, router: "{self.router}"}}\n'
-                f'quotes:\n  - {{token: "{self.quote}", feed: "{feed_id}"}}\n')
+                f'quotes:\n  - {{token: "{self.quote}", chainlink: "{self.aggregator}"}}\n')
 
 
-def v2_market(net: Devnet, quote_supply: int = 10**24) -> V2Market:
-    """Deploy a wrapped-ether quote token (held by account 0), a factory and a router."""
+# The devnet's ETH/USD answer when it starts: 3,000 USD in Chainlink's 8 decimals.
+ETH_USD = 3_000 * 10**8
+
+
+def v2_market(net: Devnet, quote_supply: int = 10**24, eth_usd: int = ETH_USD) -> V2Market:
+    """Deploy a wrapped-ether quote token (held by account 0), an ETH/USD aggregator answering
+    `eth_usd` (10^-8 USD), a factory and a router."""
     quote = net.deploy("Token", TOKEN_ARGS, ["Wrapped Ether", "WETH", 18, quote_supply])
-    return V2Market(net, quote, net.deploy("Factory", [], []), net.deploy("Router", [], []))
+    aggregator = net.deploy("MockV3Aggregator", ["uint8", "int256"], [8, eth_usd])
+    return V2Market(net, quote, net.deploy("Factory", [], []), net.deploy("Router", [], []),
+                    aggregator)
 

@@ -18,7 +18,6 @@ from typing import Any
 
 import polars as pl
 
-from core.prices import TICK_S
 from sources.evm.config import IngestConfig, VenueConfig
 from sources.evm.families import (
     FAMILIES,
@@ -31,10 +30,10 @@ from sources.evm.families import (
     topic_address,
     words,
 )
+from sources.evm.prices import PriceSources
 from sources.evm.rpc import Rpc, quantity
 from sources.evm.tokens import TokenFacts, describe, gas, text
-from sources.lake import Lake, LakeError, lake_schema
-from sources.simulator.oracle import PriceBook
+from sources.lake import Lake, LakeError, table_frame
 
 WRITER = "evm"
 TRANSFER = topic("Transfer(address,address,uint256)")
@@ -114,7 +113,8 @@ class Follower:
         self.chain_id, self.cursor = chain_id, cursor
         self.venues: dict[str, VenueConfig] = {v.factory: v for v in config.venues}
         self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
-        self.feeds = {q.token: q.feed_id for q in config.quotes}
+        self.prices = PriceSources(chain_id, config.quotes)
+        self.feeds = {q.token: q.feed_id(chain_id) for q in config.quotes}
         chain = pl.col("chain_id") == self.chain_id
         self.pairs = lake.scan("pairs").filter(chain).collect()
         self.tokens = lake.scan("tokens").filter(chain).collect()
@@ -127,10 +127,8 @@ class Follower:
                                             ("lp_locks", self.locks))
             if lake.version(name) is not None}
         self.block_time_ms = config.chain.block_time_ms
-        # The oracle's catalog, written once with the first batch.
-        self.catalog = PriceBook(datetime.now(UTC), datetime.now(UTC)).feeds()
-        if lake.version("oracle_feeds") is not None:
-            self.written["oracle_feeds"] = self.catalog
+        # The quote tokens' feeds, asked of the node with the first batch.
+        self.catalog: pl.DataFrame | None = None
 
     @classmethod
     def open(cls, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
@@ -219,6 +217,7 @@ class Follower:
         times = {n: _time(h) for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
         rows = self._rows(pool_logs, transfers, times)
+        rows["oracle_updates"] = self._prices(first, last, times)
         # The lake is complete up to the last block's time, or, at the head, up to when the head
         # was seen.
         watermark = max(times[last], seen_at) if last >= head else times[last]
@@ -352,7 +351,7 @@ class Follower:
                 "launchpad_stage": "migrated" if launchpad else None,
                 "launchpad_completed_at": at if launchpad else None, "migrated_pool": None,
                 "lp_token_symbol": text(symbol) or "LP", "is_perp": False})
-        self.pairs = pl.concat([self.pairs, _frame("pairs", rows)])
+        self.pairs = pl.concat([self.pairs, table_frame("pairs", rows)])
         return pools
 
     def _new_tokens(self, pools: list[tuple[Pool, dict]]) -> list[TokenFacts]:
@@ -378,7 +377,7 @@ class Follower:
             "honeypot_test": "untested", "status": 0, "is_quote": f.address in self.feeds,
             "price_feed_id": self.feeds.get(f.address), "categories": [], "observed_at": now,
         } for f in facts.values()]
-        self.tokens = pl.concat([self.tokens, _frame("tokens", rows)])
+        self.tokens = pl.concat([self.tokens, table_frame("tokens", rows)])
         return list(facts.values())
 
     def _backfill(self, tokens: list[TokenFacts], first: int) -> list[dict]:
@@ -457,7 +456,7 @@ class Follower:
                 counts[row["block_number"]] += 1
         out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],
                           "log_count": c} for n, c in sorted(counts.items())]
-        return {name: _frame(name, rows) for name, rows in out.items()}
+        return {name: table_frame(name, rows) for name, rows in out.items()}
 
     def _event(self, log: dict, pools: dict[str, str]) -> Any:
         return FAMILIES[self.venues[pools[log["address"].lower()]].family].event(log)
@@ -475,7 +474,7 @@ class Follower:
                "locked_at": times[log_block(log)], "unlock_at": None, "tx_hash": tx,
                "block_number": log_block(log)}
         self.locks = pl.concat([self.locks.filter(pl.col("tx_hash") != tx),
-                                _frame("lp_locks", [row])])
+                                table_frame("lp_locks", [row])])
 
     def _write(self, rows: dict[str, pl.DataFrame], first: int, upto: int, fresh: bool,
                head: int, head_time: datetime, last: int, times: dict[int, datetime],
@@ -483,15 +482,14 @@ class Follower:
         """Commit the batch, table by table (the mark that follows makes it visible); its
         head observation is as of the batch's watermark."""
         lake, cid = self.lake, self.chain_id
-        start = min(times[n] for n in range(first, last + 1) if n in times)
-        updates = PriceBook(datetime.fromtimestamp(start.timestamp() - 2 * TICK_S, UTC),
-                            datetime.fromtimestamp(watermark.timestamp() + TICK_S, UTC)).updates()
-        if updates.height:
-            low, high = updates.select(pl.col("publish_time").min(),
-                                       pl.col("publish_time").max().alias("high")).row(0)
+        updates = rows["oracle_updates"]
+        if not fresh or not updates.is_empty():
+            # The chain's own feeds' updates of the range: a reorg's orphaned answers leave
+            # with it.
+            feeds = ", ".join(f"'{f}'" for f in sorted(self.feeds.values())) or "''"
             lake.replace("oracle_updates", updates,
-                         f"publish_time >= {low} AND publish_time <= {high}")
-        for name, frame in (("oracle_feeds", self.catalog), ("chains", self._chain_row(times)),
+                         f"feed_id IN ({feeds}) AND slot >= {first} AND slot <= {upto}")
+        for name, frame in (("oracle_feeds", self._catalog()), ("chains", self._chain_row(times)),
                             ("venues", self._venue_rows()), ("tokens", self.tokens),
                             ("pairs", self.pairs), ("lp_locks", self.locks)):
             # These change rarely: committed only when they do.
@@ -513,11 +511,31 @@ class Follower:
             else:
                 lake.replace(name, frame, where)
         if time.monotonic() - self.last_head_at >= HEAD_EVERY_S or last >= head:
-            lake.append("heads", _frame("heads", [{
+            lake.append("heads", table_frame("heads", [{
                 "chain_id": cid, "observed_at": watermark, "indexed_block": last,
                 "indexed_block_time": times[last], "head_block": max(head, last),
                 "head_block_time": max(head_time, times[last])}]))
             self.last_head_at = time.monotonic()
+
+    def _prices(self, first: int, last: int, times: dict[int, datetime]) -> pl.DataFrame:
+        """The batch's price updates: the aggregators' rounds of its blocks; with the first
+        block the follower reads, the pegs."""
+        self._catalog()
+        stored = (self.lake.scan("oracle_updates")
+                  .filter(pl.col("feed_id").is_in(self.prices.chainlink_feeds),
+                          pl.col("slot") < first)
+                  .group_by("feed_id").agg(pl.col("publish_time").max()).collect())
+        made = [self.prices.rounds(self.rpc, first, last, dict(stored.iter_rows()))]
+        start = self.cursor.first_block
+        if first <= start <= last:
+            made.append(self.prices.pegs(int(times[start].timestamp()), start))
+        return pl.concat(made)
+
+    def _catalog(self) -> pl.DataFrame:
+        """The quote tokens' feeds (asked of the node once): what their updates are read with."""
+        if self.catalog is None:
+            self.catalog = self.prices.feeds(self.rpc)
+        return self.catalog
 
     def _chain_row(self, times: dict[int, datetime]) -> pl.DataFrame:
         chain = self.config.chain
@@ -526,7 +544,7 @@ class Follower:
             span = (times[numbers[-1]] - times[numbers[0]]).total_seconds()
             if span > 0:
                 self.block_time_ms = max(1, round(1000 * span / (numbers[-1] - numbers[0])))
-        return _frame("chains", [{
+        return table_frame("chains", [{
             "chain_id": self.chain_id, "slug": chain.slug, "display_name": chain.display_name,
             "address_format": "evm", "explorer_url": chain.explorer_url,
             "native_symbol": chain.native_symbol, "native_token": chain.native_token,
@@ -544,7 +562,7 @@ class Follower:
                              "name": f"{v.name} Launchpad", "category": "launchpad",
                              "factory": v.launchpad, "factory_type": "launchpad",
                              "router": ""})
-        return _frame("venues", rows)
+        return table_frame("venues", rows)
 
 
 def _launchpad_id(venue: VenueConfig) -> str:
@@ -587,11 +605,6 @@ def _same_chain(logs: list[dict], headers: dict[int, dict], first: int) -> None:
 def _time(header: dict) -> datetime:
     """A block header's time."""
     return datetime.fromtimestamp(quantity(header["timestamp"]), UTC)
-
-
-def _frame(table: str, rows: list[dict]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=lake_schema(table), orient="row") if rows else \
-        pl.DataFrame(schema=lake_schema(table))
 
 
 def _said(batch: Batch) -> str:

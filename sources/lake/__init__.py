@@ -12,7 +12,7 @@ from sources.lake.reader import (
     polars_options,
     storage_options,
 )
-from sources.lake.tables import TABLES, LakeError, LakeTable, lake_schema
+from sources.lake.tables import TABLES, LakeError, LakeTable, lake_schema, table_frame
 from sources.lake.writer import LakeWriter, committed
 
 
@@ -23,4 +23,4 @@ class Lake(LakeWriter, LakeMaintenance):
 
 __all__ = ["COMPACT_ABOVE_FILES", "PROGRESS", "RETENTION", "TABLES", "Lake", "LakeError",
            "LakeReader", "LakeTable", "LakeWriter", "Progress", "committed", "default_root",
-           "is_remote", "lake_schema", "polars_options", "storage_options"]
+           "is_remote", "lake_schema", "polars_options", "storage_options", "table_frame"]

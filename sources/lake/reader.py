@@ -159,9 +159,15 @@ class LakeReader:
         if not files:
             return pl.LazyFrame(schema=polars_schema(spec.model))
         hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
+        # A table whose contract gained columns is read by the contract's schema, not its
+        # first file's, so that files from before and after hold the same columns.
+        given = ({c: t for c, t in polars_schema(spec.model).items() if c not in hive}
+                 if spec.added else None)
         frame = pl.scan_parquet(files, hive_partitioning=bool(hive), hive_schema=hive or None,
                                 storage_options=polars_options(self.storage) or None,
-                                missing_columns="insert").select(columns)
+                                schema=given, missing_columns="insert").select(columns)
+        if spec.added:
+            frame = frame.with_columns(pl.col(c).fill_null(pl.lit(v)) for c, v in spec.added)
         if size > HELD_BYTES:
             return frame
         read = frame.collect()

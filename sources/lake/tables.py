@@ -25,6 +25,9 @@ class LakeTable:
     partitioning: Partitioning
     key: tuple[str, ...]
     date_column: str | None = None
+    # Columns the contract gained after the table's first rows, with the value every row
+    # written before holds: an older lake reads as the newer contract says.
+    added: tuple[tuple[str, str], ...] = ()
 
     def partition_columns(self) -> list[str]:
         """The Delta partition columns, in path order."""
@@ -66,8 +69,10 @@ TABLES: dict[str, LakeTable] = {
         schema.LiquidationHeartbeat, "chain_date", ("chain_id", "observed_at"), "observed_at"
     ),
     "oracle_feeds": LakeTable(schema.OracleFeed, "none", ("feed_id",)),
+    # Every update before updates said their source was the simulator's.
     "oracle_updates": LakeTable(
-        schema.OracleUpdate, "date", ("feed_id", "publish_time"), "publish_time"
+        schema.OracleUpdate, "date", ("feed_id", "publish_time"), "publish_time",
+        added=(("source", "simulator"),),
     ),
 }
 
@@ -106,6 +111,12 @@ def covering(spec: LakeTable, data: pl.DataFrame) -> str | None:
 def lake_schema(table: str) -> dict[str, pl.DataType]:
     """A raw table's columns and their polars types, as the contract fixes them."""
     return polars_schema(spec_of(table).model)
+
+
+def table_frame(table: str, rows: list[dict]) -> pl.DataFrame:
+    """Rows of a lake table as a frame of its schema (empty when there are none)."""
+    return pl.DataFrame(rows, schema=lake_schema(table), orient="row") if rows else \
+        pl.DataFrame(schema=lake_schema(table))
 
 
 def polars_schema(model: type[pa.DataFrameModel]) -> dict[str, pl.DataType]:

@@ -143,13 +143,16 @@ class LakeWriter(LakeReader):
         rows = one_batch(data)
 
         def write(target: str | DeltaTable) -> None:
+            # "merge": a column the contract gained since the table was made is added to it.
+            evolving: Literal["merge"] | None = "merge" if spec.added else None
             if mode == "append":
                 write_deltalake(target, rows, partition_by=partitions, mode="append",
-                                storage_options=self.storage or None,
+                                schema_mode=evolving, storage_options=self.storage or None,
                                 writer_properties=writer_properties())
             else:
                 write_deltalake(target, rows, partition_by=partitions, mode="overwrite",
-                                predicate=predicate, storage_options=self.storage or None,
+                                predicate=predicate, schema_mode=evolving,
+                                storage_options=self.storage or None,
                                 writer_properties=writer_properties())
 
         def attempt() -> None:

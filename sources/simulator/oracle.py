@@ -87,4 +87,4 @@ class PriceBook:
             ))
         columns = ["feed_id", "publish_time", "price", "conf", "expo", "ema_price", "ema_conf",
                    "slot", "prev_publish_time"]
-        return pl.concat(frames).select(columns)
+        return pl.concat(frames).select(columns).with_columns(source=pl.lit("simulator"))

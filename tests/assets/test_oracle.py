@@ -9,6 +9,7 @@ from checks.schemas.oracle import (
     OracleHistoryRow,
     history_off_feed,
     history_outside_market_hours,
+    simulated_on_a_real_lake,
 )
 from core.feeds import EQUITY_HOURS
 
@@ -23,12 +24,13 @@ def feeds(**change) -> pl.DataFrame:
     return pl.DataFrame({**base, **change})
 
 
-def history(times: list[int], feed: str = A, expo: int = -8) -> pl.DataFrame:
+def history(times: list[int], feed: str = A, expo: int = -8, source: str = "simulator",
+            slots: list[int] | None = None) -> pl.DataFrame:
     n = len(times)
     return pl.DataFrame({"feed_id": [feed] * n, "publish_time": times, "price": [1] * n,
                          "conf": [0] * n, "expo": [expo] * n, "ema_price": [1] * n,
-                         "ema_conf": [0] * n, "slot": list(range(1, n + 1)),
-                         "prev_publish_time": [t - 1 for t in times]})
+                         "ema_conf": [0] * n, "slot": slots or list(range(1, n + 1)),
+                         "prev_publish_time": [t - 1 for t in times], "source": [source] * n})
 
 
 def test_an_id_naming_two_feeds_fails() -> None:
@@ -42,6 +44,22 @@ def test_an_id_naming_two_feeds_fails() -> None:
 def test_history_out_of_publish_order_fails() -> None:
     assert validate("oracle_history", OracleHistoryRow, history([10, 20, 30])).passed
     assert not validate("oracle_history", OracleHistoryRow, history([10, 30, 20])).passed
+    # Rounds one batch read share its block as their slot: only Chainlink's may.
+    shared = {"slots": [5, 5, 9]}
+    assert validate("oracle_history", OracleHistoryRow,
+                    history([10, 20, 30], source="chainlink", **shared)).passed
+    assert not validate("oracle_history", OracleHistoryRow, history([10, 20, 30], **shared)).passed
+    assert not validate("oracle_history", OracleHistoryRow,
+                        history([10, 20, 30], source="oracle")).passed
+
+
+def test_a_real_lake_holding_a_simulated_update_fails() -> None:
+    rows = pl.concat([history([10, 20], source="chainlink"), history([30], feed=B),
+                      history([40], feed=B, source="peg")])
+    assert simulated_on_a_real_lake("evm", rows.lazy()).rows() == [(B, 30, "simulator")]
+    # The simulator's own lake, and a lake no writer marked, are not real.
+    for writer in ("simulator", "live", None):
+        assert simulated_on_a_real_lake(writer, rows.lazy()).is_empty()
 
 
 def test_an_equity_update_on_a_saturday_fails() -> None:

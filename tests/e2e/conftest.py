@@ -10,7 +10,6 @@ import time
 import httpx
 import pytest
 
-from core.feeds import FEED_BY_BASE
 from sources.evm.devnet import Devnet, V2Market, start_node, v2_market
 from sources.evm.rpc import quantity
 from sources.lake import Lake
@@ -115,7 +114,7 @@ def evm_live(tmp_path_factory):
         market, pepe, pair = pepe_market(net, 100 * E18)
         first = market.swap(pair, market.quote, E18, 1)
         venues = home / "venues.yaml"
-        venues.write_text(market.venues_file(FEED_BY_BASE["ETH"].feed_id))
+        venues.write_text(market.venues_file())
         procs.append(subprocess.Popen(
             [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",
              str(venues), "--follow", "--poll", "0.2", "--confirmations", "0"], env=env,

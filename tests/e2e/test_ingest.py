@@ -1,21 +1,18 @@
 """From an RPC URL to served pairs: a V2 market on a real anvil node, ingested, materialised,
-published and served; the figures worked out by hand from the pool's rule and the oracle's
-ETH price at each block."""
+published and served; the figures worked out by hand from the pool's rule and the ETH/USD
+answers the test sent its Chainlink aggregator."""
 
 import httpx
-import polars as pl
 import pytest
 
-from core.feeds import FEED_BY_BASE
 from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import quantity
-from sources.lake import Lake
 from tests.conftest import edge_process, run_cli
 from tests.e2e.conftest import pepe_market
 from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
-ETH = FEED_BY_BASE["ETH"]
+E8 = 10**8
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +24,15 @@ def chain(tmp_path_factory):
     net = Devnet(node.url)
     try:
         market, pepe, pair = pepe_market(net, 10 * E18)
+        # ETH is 3,000 USD (the aggregator's first answer) at the buy, 3,100 at the sell.
         buy = market.swap(pair, market.quote, E18, 1)
+        net.rpc.call("evm_increaseTime", 60)
+        market.answer(3_100 * E8)
+        net.rpc.call("evm_increaseTime", 60)
         sell = market.swap(pair, pepe, 400 * E18, 1)
         market.transfer(pepe, 2, 100 * E18)
         venues = home / "venues.yaml"
-        venues.write_text(market.venues_file(ETH.feed_id))
+        venues.write_text(market.venues_file())
         done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], home)
         assert done.returncode == 0, done.stderr
         assert "blocks 0.." in done.stderr
@@ -47,12 +48,9 @@ def chain(tmp_path_factory):
         node.stop()
 
 
-def eth_usd(home, block_time: int) -> float:
-    """The oracle's ETH price at a block: its latest update at or before the block's time."""
-    updates = Lake(home / "lake").read("oracle_updates").filter(
-        pl.col("feed_id") == ETH.feed_id, pl.col("publish_time") <= block_time)
-    last = updates.sort("publish_time").row(-1, named=True)
-    return last["price"] * 10.0 ** last["expo"]
+# What the aggregator answered in force at the buy, at the sell and at the watermark (after
+# the sell): its answers, as the fixture sent them.
+P_BUY, P_SELL, P_NOW = 3_000.0, 3_100.0, 3_100.0
 
 
 def get(chain, path: str) -> dict:
@@ -67,12 +65,7 @@ def test_the_pair_trades_windows_and_price(chain):
     r_weth, r_pepe = r_weth + E18, r_pepe - bought
     paid = out_for(400 * E18, r_pepe, r_weth)
     r_weth, r_pepe = r_weth - paid, r_pepe + 400 * E18
-    times = {k: quantity(chain["times"][quantity(chain[k]["blockNumber"])]) for k in ("buy", "sell")}
-    p_buy, p_sell = eth_usd(chain["home"], times["buy"]), eth_usd(chain["home"], times["sell"])
-    # Every product is as of the lake's watermark: the follower reached the head, so the time
-    # it saw the head.
-    watermark = Lake(chain["home"] / "lake").progress().watermark
-    p_now = eth_usd(chain["home"], int(watermark.timestamp()))
+    p_buy, p_sell, p_now = P_BUY, P_SELL, P_NOW
 
     trades = get(chain, f"/chains/devnet/pairs/{chain['pair']}/trades")["items"]
     swaps = [t for t in trades if t["tx_type"] in ("buy", "sell")]
@@ -98,8 +91,7 @@ def test_the_traders_pnl_over_a_buy_and_a_partial_sell(chain):
     r_weth, r_pepe = 1_000 * E18, 1_000_000 * E18
     bought = out_for(E18, r_weth, r_pepe)
     paid = out_for(400 * E18, r_pepe - bought, r_weth + E18)
-    times = {k: quantity(chain["times"][quantity(chain[k]["blockNumber"])]) for k in ("buy", "sell")}
-    p_buy, p_sell = eth_usd(chain["home"], times["buy"]), eth_usd(chain["home"], times["sell"])
+    p_buy, p_sell = P_BUY, P_SELL
     cost_per_pepe = 1.0 * p_buy / (bought / E18)
     realized = paid / E18 * p_sell - 400 * cost_per_pepe
 
@@ -192,12 +184,12 @@ def served_pool(home, pair: str) -> tuple[list[dict], dict]:
     return trades, row
 
 
-def assert_pool_as_on_chain(home, net: Devnet, market, pair: str, pepe: str, row: dict) -> None:
+def assert_pool_as_on_chain(net: Devnet, market, pair: str, pepe: str, row: dict,
+                            p_now: float) -> None:
     """The served row's reserves, price and liquidity are the pool's `getReserves()` now,
-    priced at the oracle's ETH price at the lake's watermark."""
+    priced at `p_now`, the aggregator's ETH answer in force at the lake's watermark."""
     reserve0, reserve1, _ = net.view(pair, "getReserves()", ["uint112", "uint112", "uint32"])
     r_weth, r_pepe = (reserve0, reserve1) if market.quote < pepe else (reserve1, reserve0)
-    p_now = eth_usd(home, int(Lake(home / "lake").progress().watermark.timestamp()))
     sides = {t["symbol"]: t for t in row["tokens"]}
     assert sides["WETH"]["reserve"] == pytest.approx(r_weth / E18, rel=1e-12)
     assert sides["PEPE"]["reserve"] == pytest.approx(r_pepe / E18, rel=1e-12)
@@ -206,10 +198,11 @@ def assert_pool_as_on_chain(home, net: Devnet, market, pair: str, pepe: str, row
 
 
 def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
-    """Two blocks of swaps ingested and published, then replaced by a reorg: after the next
-    ingest and refresh, the edge serves the canonical swaps only, and the pool's reserves,
-    price and liquidity as the chain holds them; reading the range again from the fork changes
-    none of it."""
+    """An ETH answer and two blocks of swaps ingested and published, then replaced by a reorg
+    (another answer, other swaps): after the next ingest and refresh, the edge serves the
+    canonical swaps only, and the pool's reserves, price and liquidity as the chain holds them,
+    priced by the canonical answer; reading the range again from the fork changes none of
+    it."""
     node = start_node()
     net = Devnet(node.url)
     home = tmp_path / "home"
@@ -217,16 +210,20 @@ def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
         market = v2_market(net)
         pair, pepe = market.pool("Pepe", "PEPE", 1_000 * E18, 1_000_000 * E18)
         fork = net.rpc.call("evm_snapshot")
-        orphaned = [market.swap(pair, market.quote, E18, 0) for _ in range(2)]
+        net.rpc.call("evm_increaseTime", 60)
+        orphaned = [market.answer(3_500 * E8),
+                    *(market.swap(pair, market.quote, E18, 0) for _ in range(2))]
         venues = home / "venues.yaml"
         home.mkdir()
-        venues.write_text(market.venues_file(ETH.feed_id))
+        venues.write_text(market.venues_file())
         ingest = ["ingest", "evm", "--rpc", node.url, "--venues", str(venues),
                   "--confirmations", "2"]
         for command in (ingest, ["materialize"]):
             done = run_cli(command, home)
             assert done.returncode == 0, done.stderr
         assert net.rpc.call("evm_revert", fork)
+        net.rpc.call("evm_increaseTime", 90)
+        market.answer(2_800 * E8)
         canonical = [market.swap(pair, market.quote, amount * E18, 0) for amount in (3, 5, 7)]
         done = run_cli(ingest, home)
         assert done.returncode == 0, done.stderr
@@ -238,14 +235,14 @@ def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
         buys = [t["hash"] for t in trades if t["tx_type"] == "buy"]
         assert sorted(buys) == sorted(r["transactionHash"] for r in canonical)
         assert row["txn"]["m5"]["buys"] == 3
-        assert_pool_as_on_chain(home, net, market, pair, pepe, row)
+        assert_pool_as_on_chain(net, market, pair, pepe, row, 2_800.0)
 
         for command in ([*ingest, "--from-block", str(first_orphan)], ["materialize"]):
             done = run_cli(command, home)
             assert done.returncode == 0, done.stderr
         again, row = served_pool(home, pair)
         assert [t["hash"] for t in again] == [t["hash"] for t in trades]
-        assert_pool_as_on_chain(home, net, market, pair, pepe, row)
+        assert_pool_as_on_chain(net, market, pair, pepe, row, 2_800.0)
     finally:
         net.close()
         node.stop()

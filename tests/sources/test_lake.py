@@ -356,3 +356,28 @@ def test_the_files_past_a_frontier_say_when_what_was_taken_is_written_again(tmp_
     now = lake.past_files("swaps", {1: 11})
     assert not taken <= set(now["path"])
     assert now.filter(~pl.col("path").is_in(list(taken)))["min_block"].min() == 11
+
+
+def test_a_column_the_contract_gained_reads_as_its_value_before_and_is_kept_after(tmp_path):
+    """A lake whose oracle updates were written before they said their source: those rows read
+    as the simulator's, and rows added or rewritten since keep their own."""
+    from deltalake import write_deltalake
+
+    def update(second: int, source: str | None) -> dict:
+        row = {"feed_id": "a" * 64, "publish_time": second, "price": 5, "conf": 0, "expo": -8,
+               "ema_price": 5, "ema_conf": 0, "slot": second, "prev_publish_time": second}
+        return row if source is None else {**row, "source": source}
+
+    lake = Lake(tmp_path / "lake")
+    day = "2026-11-25"  # of 1,795,564,800 s: the partition the lake files it under
+    before = pl.DataFrame([update(1_795_564_800, None)]).with_columns(date=pl.lit(day))
+    write_deltalake(str(tmp_path / "lake" / "oracle_updates"), before.to_arrow(),
+                    partition_by=["date"])
+    assert lake.read("oracle_updates")["source"].to_list() == ["simulator"]
+    lake.append("oracle_updates", pl.DataFrame([update(1_795_564_801, "chainlink")]))
+    lake.replace("oracle_updates", pl.DataFrame([update(1_795_564_802, "peg")]),
+                 "publish_time = 1795564802")
+    read = Lake(tmp_path / "lake").read("oracle_updates").sort("publish_time")
+    assert read["source"].to_list() == ["simulator", "chainlink", "peg"]
+    assert "source" in DeltaTable(str(tmp_path / "lake" / "oracle_updates")).schema().to_arrow() \
+        .names

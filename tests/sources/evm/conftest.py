@@ -4,11 +4,8 @@ state (an `evm_snapshot` taken before it, reverted after it) and the node ends w
 
 import pytest
 
-from core.feeds import FEED_BY_BASE
 from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import Rpc
-
-ETH_FEED = FEED_BY_BASE["ETH"].feed_id
 
 
 @pytest.fixture(scope="module")

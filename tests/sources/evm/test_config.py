@@ -1,6 +1,7 @@
 """The venues file: the documented shape is accepted, and every mistake is refused naming its
 key, before anything is written."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -10,14 +11,16 @@ from sources.evm.config import ConfigError, load, parse
 
 FACTORY = "0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f"
 WETH = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"
-FEED = FEED_BY_BASE["ETH"].feed_id
+USDC = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
+# Ethereum mainnet's Chainlink ETH/USD aggregator.
+ETH_USD = "0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419"
 
 
 def document(**changes) -> dict:
     base = {"chain": {"slug": "devnet", "display_name": "Devnet",
                       "explorer_url": "https://explorer.invalid"},
             "venues": [{"factory": FACTORY, "name": "Uniswap V2", "type": "uniswap_v2"}],
-            "quotes": [{"token": WETH, "feed": FEED}]}
+            "quotes": [{"token": WETH, "chainlink": ETH_USD}, {"token": USDC, "peg": 1}]}
     base.update(changes)
     return base
 
@@ -28,14 +31,22 @@ def test_the_issue_shape_is_read_with_addresses_lower_cased():
     assert config.venues[0].factory == FACTORY.lower()
     assert config.venues[0].venue_id == "uniswap-v2"
     assert config.venues[0].router == ""
-    assert config.quotes[0].token == WETH.lower()
-    assert config.quotes[0].feed_id == FEED
+    weth, usdc = config.quotes
+    assert (weth.token, weth.source, weth.aggregator) == (WETH.lower(), "chainlink",
+                                                          ETH_USD.lower())
+    assert (usdc.token, usdc.source, usdc.peg_usd) == (USDC.lower(), "peg", 1.0)
+    # A feed per aggregator (or peg) and chain, whatever the case it was written in.
+    named = f"chainlink:1:{ETH_USD.lower()}".encode()
+    assert weth.feed_id(1) == hashlib.sha256(named).hexdigest()
+    assert weth.feed_id(8453) != weth.feed_id(1)
+    assert usdc.feed_id(1) == hashlib.sha256(f"peg:1:{USDC.lower()}".encode()).hexdigest()
 
 
-def test_a_hermes_compatible_feed_id_names_the_same_feed():
-    compatible = FEED_BY_BASE["ETH"].compatible_id
-    config = parse(document(quotes=[{"token": WETH, "feed": "0x" + compatible.upper()}]))
-    assert config.quotes[0].feed_id == FEED
+def test_a_simulated_feed_is_refused_on_a_real_chain():
+    simulated = FEED_BY_BASE["ETH"].feed_id
+    with pytest.raises(ConfigError, match=r"^quotes\[0\]\.feed: the simulated oracle prices "
+                                          r"the simulator's lake alone"):
+        parse(document(quotes=[{"token": WETH, "feed": simulated}]))
 
 
 @pytest.mark.parametrize(("changes", "key"), [
@@ -48,9 +59,13 @@ def test_a_hermes_compatible_feed_id_names_the_same_feed():
     ({"venues": [{"factory": FACTORY, "name": "U", "type": "uniswap_v9"}]}, "venues[0].type"),
     ({"venues": [{"factory": FACTORY, "name": "U", "type": "uniswap_v2", "router": "0xzz"}]},
      "venues[0].router"),
-    ({"quotes": [{"token": WETH, "feed": "ab" * 32}]}, "quotes[0].feed"),
-    ({"quotes": [{"token": WETH, "feed": "not hex"}]}, "quotes[0].feed"),
-    ({"quotes": [{"token": "weth", "feed": FEED}]}, "quotes[0].token"),
+    ({"quotes": [{"token": WETH, "chainlink": "0x1234"}]}, "quotes[0].chainlink"),
+    ({"quotes": [{"token": WETH}]}, "quotes[0]"),
+    ({"quotes": [{"token": WETH, "chainlink": ETH_USD, "peg": 1}]}, "quotes[0]"),
+    ({"quotes": [{"token": WETH, "peg": 0}]}, "quotes[0].peg"),
+    ({"quotes": [{"token": WETH, "peg": "1"}]}, "quotes[0].peg"),
+    ({"quotes": [{"token": WETH, "hermes": "ab" * 32}]}, "quotes[0].hermes"),
+    ({"quotes": [{"token": "weth", "peg": 1}]}, "quotes[0].token"),
     ({"chain": {"slug": "Dev Net", "display_name": "D", "explorer_url": "https://x"}},
      "chain.slug"),
     ({"chain": {"slug": "devnet", "display_name": "D", "explorer_url": "http://x"}},
@@ -94,7 +109,7 @@ def test_the_command_refuses_a_bad_file_before_anything_is_written(tmp_path):
     bad = tmp_path / "venues.yaml"
     bad.write_text(f"chain: {{slug: devnet, display_name: D, explorer_url: 'https://x'}}\n"
                    f"venues:\n  - {{factory: '{FACTORY}', name: U, type: uniswap_v2, "
-                   f"fees: 30}}\nquotes:\n  - {{token: '{WETH}', feed: '{FEED}'}}\n")
+                   f"fees: 30}}\nquotes:\n  - {{token: '{WETH}', peg: 1}}\n")
     done = run_cli(["ingest", "evm", "--rpc", "http://127.0.0.1:9", "--venues", str(bad)],
                    tmp_path / "home")
     assert done.returncode == 1

@@ -1,6 +1,7 @@
 """The EVM follower against a real anvil node: what it writes is what the chain did, worked
 out by hand from the constant-product rule; again is the same; reorgs and bad tokens."""
 
+import hashlib
 from decimal import Decimal
 
 import polars as pl
@@ -11,7 +12,6 @@ from sources.evm.devnet import V2Market
 from sources.evm.ingest import Follower
 from sources.evm.rpc import quantity
 from sources.lake import Lake, LakeError
-from tests.sources.evm.conftest import ETH_FEED
 
 E18 = 10**18
 EVENTS = ("swaps", "reserves", "liquidity_events", "transfers", "blocks")
@@ -47,7 +47,12 @@ def follower(rpc):
 def parse_file(market: V2Market):
     import yaml
 
-    return parse(yaml.safe_load(market.venues_file(ETH_FEED)))
+    return parse(yaml.safe_load(market.venues_file()))
+
+
+def eth_feed(market: V2Market) -> str:
+    """The feed of the market's ETH/USD aggregator on the devnet's chain."""
+    return hashlib.sha256(f"chainlink:31337:{market.aggregator}".encode()).hexdigest()
 
 
 def table(lake: Lake, name: str) -> pl.DataFrame:
@@ -141,7 +146,8 @@ def test_the_lake_holds_what_the_chain_did(traded, market, follower, tmp_path):
     tokens = table(lake, "tokens").sort("symbol")
     assert tokens.select("symbol", "decimals", "is_quote", "price_feed_id",
                          "deployer").rows() == [
-        ("PEPE", 18, False, None, accounts[0]), ("WETH", 18, True, ETH_FEED, accounts[0])]
+        ("PEPE", 18, False, None, accounts[0]), ("WETH", 18, True, eth_feed(market),
+                                                 accounts[0])]
     assert tokens["total_supply_raw"].to_list() == [Decimal(10**9 * E18), Decimal(10**24)]
 
     blocks = table(lake, "blocks")
@@ -245,5 +251,6 @@ def test_a_node_of_another_chain_is_refused(market, follower, rpc, tmp_path):
 
 def test_each_test_starts_from_the_markets_deploy(market, rpc):
     # The earlier tests of the module mined blocks and deployed tokens: none of it is left.
-    assert quantity(rpc().call("eth_blockNumber")) == 3
-    assert quantity(rpc().call("eth_getTransactionCount", market.net.accounts[0], "latest")) == 3
+    # The deploy is four transactions: WETH, the ETH/USD aggregator, the factory, the router.
+    assert quantity(rpc().call("eth_blockNumber")) == 4
+    assert quantity(rpc().call("eth_getTransactionCount", market.net.accounts[0], "latest")) == 4

@@ -15,7 +15,6 @@ from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc
 from sources.lake import Lake
 from tests.conftest import BIN
-from tests.sources.evm.conftest import ETH_FEED
 
 E18 = 10**18
 TABLES = {"swaps": ["block_number", "log_index"], "reserves": ["block_number", "log_index"],
@@ -36,7 +35,7 @@ def test_killed_at_any_moment_it_resumes_without_gap_or_duplicate(market, node, 
     for i in range(40):
         market.swap(pair, market.quote if i % 3 else pepe, (i + 1) * E18 // 10, 0)
     venues = tmp_path / "venues.yaml"
-    venues.write_text(market.venues_file(ETH_FEED))
+    venues.write_text(market.venues_file())
     home = tmp_path / "home"
     env = {**os.environ, "CHAINTAPE_HOME": str(home)}
     command = [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",

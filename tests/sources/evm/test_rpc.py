@@ -14,7 +14,6 @@ from sources.evm.config import parse
 from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc, RpcError, _too_wide, rate_limited
 from sources.lake import Lake
-from tests.sources.evm.conftest import ETH_FEED
 
 E18 = 10**18
 FAST = (0.01, 0.01, 0.02)
@@ -114,7 +113,7 @@ def busy(market):
 
 
 def config(market):
-    return parse(yaml.safe_load(market.venues_file(ETH_FEED)))
+    return parse(yaml.safe_load(market.venues_file()))
 
 
 def events(lake: Lake) -> dict[str, pl.DataFrame]:

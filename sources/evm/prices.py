@@ -1,0 +1,170 @@
+"""A real chain's USD prices into the lake's oracle tables: each quote token's Chainlink
+aggregator or its peg, as the venues file names them. Never the simulator's price process.
+
+An aggregator is read by its rounds, not its events: with each batch of blocks, the round in
+force before the batch's first block and the one at its last (`latestRoundData()` at those
+blocks), and every round between them (`getRoundData()`). A proxy, the address Chainlink
+publishes, answers both itself (its aggregators emit the events, and change), and the round
+history is the chain's own, so a batch read again after a reorg reads the rounds as the
+canonical chain holds them. An update is a round at its `updatedAt`; its `slot` is the last
+block of the batch that read it."""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from sources.evm.config import QuoteConfig
+from sources.evm.families import words
+from sources.evm.rpc import Rpc
+from sources.evm.tokens import text
+from sources.lake import table_frame
+
+DECIMALS = "0x313ce567"
+DESCRIPTION = "0x7284e416"
+SYMBOL = "0x95d89b41"
+LATEST_ROUND_DATA = "0xfeaf968c"
+GET_ROUND_DATA = "0x9a6fc8f5"
+# An aggregator's description naming its pair, as Chainlink's do ("ETH / USD").
+PAIR = re.compile(r"^\s*([A-Za-z0-9.]+)\s*/\s*([A-Za-z0-9.]+)\s*$")
+# Chainlink's feeds and pegs trade at every hour of every day.
+ALWAYS_OPEN = "Etc/UTC;O,O,O,O,O,O,O;"
+# A peg's price in units of 10^-8 USD, as Chainlink's USD feeds answer.
+PEG_EXPO = -8
+# A proxy's round id is its aggregator's phase above its round within the phase.
+PHASE_BITS = 64
+# Rounds read in one batch at most (a first batch on a feed that never answered before it
+# reads from its first round): the newest are kept.
+MAX_ROUNDS = 5_000
+
+
+def signed(value: int) -> int:
+    """A 256-bit word as the two's-complement integer it holds."""
+    return value - (1 << 256) if value >= 1 << 255 else value
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of an aggregator: its id, answer and the time it was updated."""
+
+    round_id: int
+    answer: int
+    updated_at: int
+
+    @classmethod
+    def of(cls, answer: object) -> "Round | None":
+        """A `latestRoundData()` or `getRoundData()` answer; None when the call failed or the
+        round never answered."""
+        if not isinstance(answer, str) or len(answer) < 2 + 64 * 5:
+            return None
+        round_id, value, _, updated, _ = words(answer)[:5]
+        return cls(round_id, signed(value), updated) if updated else None
+
+
+class PriceSources:
+    """The quote tokens' price sources of one chain: their feeds and their updates."""
+
+    def __init__(self, chain_id: int, quotes: Iterable[QuoteConfig]) -> None:
+        self.chain_id = chain_id
+        self.quotes = list(quotes)
+        self.by_aggregator = {q.aggregator: q for q in self.quotes if q.aggregator}
+        self.expo: dict[str, int] = {}
+
+    @property
+    def aggregators(self) -> list[str]:
+        """The aggregators named in the venues file, in address order."""
+        return sorted(self.by_aggregator)
+
+    @property
+    def chainlink_feeds(self) -> list[str]:
+        """The feed ids of the chain's aggregators."""
+        return [self.by_aggregator[a].feed_id(self.chain_id) for a in self.aggregators]
+
+    def feeds(self, rpc: Rpc) -> pl.DataFrame:
+        """The `oracle_feeds` rows: each aggregator's (its `decimals()` and `description()`,
+        asked once) and each peg's."""
+        rows = []
+        calls = [("eth_call", [{"to": a, "data": data}, "latest"])
+                 for a in self.aggregators for data in (DECIMALS, DESCRIPTION)]
+        calls += [("eth_call", [{"to": q.token, "data": SYMBOL}, "latest"]) for q in self.quotes]
+        answers = rpc.batch(calls, errors=True) if calls else []
+        named_by = answers[2 * len(self.aggregators):]
+        symbols = {q.token: text(a) or q.token[:10]
+                   for q, a in zip(self.quotes, named_by, strict=True)}
+        for i, aggregator in enumerate(self.aggregators):
+            decimals, description = answers[2 * i], text(answers[2 * i + 1])
+            if not isinstance(decimals, str) or len(decimals) < 66:
+                raise ValueError(f"{aggregator} answers no decimals(): not an aggregator")
+            quote = self.by_aggregator[aggregator]
+            self.expo[aggregator] = -words(decimals)[0]
+            named = PAIR.match(description)
+            pair = f"{named[1]}/{named[2]}" if named else f"{symbols[quote.token]}/USD"
+            rows.append(_feed(quote.feed_id(self.chain_id), f"Chainlink.{pair}", pair,
+                              f"{description or pair} (Chainlink aggregator {aggregator} "
+                              f"on chain {self.chain_id})", self.expo[aggregator]))
+        for quote in self.quotes:
+            if quote.peg_usd is not None:
+                pair = f"{symbols[quote.token]}/USD"
+                rows.append(_feed(quote.feed_id(self.chain_id), f"Peg.{pair}", pair,
+                                  f"{quote.token} held at {quote.peg_usd:g} USD on chain "
+                                  f"{self.chain_id} (a depeg is not seen)", PEG_EXPO))
+        return table_frame("oracle_feeds", rows)
+
+    def rounds(self, rpc: Rpc, first: int, last: int, stored: dict[str, int]) -> pl.DataFrame:
+        """The aggregators' rounds of blocks [first, last] as `oracle_updates` rows: every
+        round from the one in force before `first` to the one at `last`, but those at or
+        before each feed's latest publish time `stored` before `first`."""
+        latest = [Round.of(a) for a in rpc.batch(
+            [("eth_call", [{"to": a, "data": LATEST_ROUND_DATA}, hex(block)])
+             for a in self.aggregators for block in (max(first - 1, 0), last)], errors=True)]
+        wanted: list[tuple[str, int]] = []
+        for i, aggregator in enumerate(self.aggregators):
+            before, now = latest[2 * i], latest[2 * i + 1]
+            if now is None:
+                continue
+            phase, upto = now.round_id >> PHASE_BITS, now.round_id & ((1 << PHASE_BITS) - 1)
+            since = 1
+            if first > 0 and before is not None and before.round_id >> PHASE_BITS == phase:
+                since = before.round_id & ((1 << PHASE_BITS) - 1)
+            since = max(since, upto - MAX_ROUNDS + 1)
+            wanted += [(aggregator, phase << PHASE_BITS | n) for n in range(since, upto + 1)]
+        answers = rpc.batch([("eth_call", [{"to": a, "data": GET_ROUND_DATA + r.to_bytes(32).hex()},
+                                           hex(last)]) for a, r in wanted], errors=True)
+        rows: dict[tuple[str, int], dict[str, Any]] = {}
+        previous = dict(stored)
+        for (aggregator, _), answer in zip(wanted, answers, strict=True):
+            found = Round.of(answer)
+            feed = self.by_aggregator[aggregator].feed_id(self.chain_id)
+            if found is None or found.updated_at <= stored.get(feed, 0):
+                continue
+            # Two rounds in one second: the later one holds that second.
+            rows[(feed, found.updated_at)] = _update(
+                feed, found.updated_at, found.answer, self.expo[aggregator], last,
+                previous.get(feed, found.updated_at), "chainlink")
+            previous[feed] = found.updated_at
+        return table_frame("oracle_updates", list(rows.values()))
+
+    def pegs(self, second: int, block: int) -> pl.DataFrame:
+        """Each peg's one update, in force from `second`, the time of the first block the
+        follower read (`block`)."""
+        return table_frame("oracle_updates", [
+            _update(q.feed_id(self.chain_id), second, round(q.peg_usd * 10 ** -PEG_EXPO),
+                    PEG_EXPO, block, second, "peg")
+            for q in self.quotes if q.peg_usd is not None])
+
+
+def _feed(feed: str, symbol: str, pair: str, description: str, expo: int) -> dict[str, Any]:
+    base, _, currency = pair.partition("/")
+    return {"feed_id": feed, "compatible_id": None, "symbol": symbol, "asset_type": "Crypto",
+            "base": base, "quote_currency": currency, "description": description,
+            "display_symbol": pair, "generic_symbol": pair.replace("/", ""),
+            "schedule": ALWAYS_OPEN, "min_channel": "real_time", "expo": expo}
+
+
+def _update(feed: str, published: int, price: int, expo: int, block: int, previous: int,
+            source: str) -> dict[str, Any]:
+    return {"feed_id": feed, "publish_time": published, "price": price, "conf": 0,
+            "expo": expo, "ema_price": price, "ema_conf": 0, "slot": block,
+            "prev_publish_time": min(previous, published), "source": source}
