@@ -208,7 +208,8 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
 @click.option("--every", default=2.0, show_default=True, type=click.FloatRange(min=0.1),
               help="seconds between trades")
 def devnet(port: int, venues_file: str, every: float) -> None:
-    """Start a local EVM node with a small V2 market on it, and keep trading: a chain to point
+    """Start a local EVM node with a small V2 market on it, WETH priced by a Chainlink
+    aggregator, and keep trading (the aggregator answering now and then): a chain to point
     `chaintape ingest evm` or `chaintape up --rpc` at."""
     from sources.evm.devnet import Devnet, DevnetError, start_node, v2_market
 
@@ -243,6 +244,9 @@ def devnet(port: int, venues_file: str, every: float) -> None:
                     market.swap(pair, base, held // 2, trader)
             else:
                 market.swap(pair, market.quote, 10**17 * (1 + step % 5), trader)
+            if step % 15 == 14:
+                # The ETH/USD aggregator answers again, a step of the walk 2,900..3,100 USD.
+                market.answer((3_000 + 20 * ((step // 15) % 11 - 5)) * 10**8)
             step += 1
             time.sleep(every)
     except KeyboardInterrupt:
