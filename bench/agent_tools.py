@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.load import internal_key  # noqa: E402
 from bench.oracle import prepared_home  # noqa: E402
-from tests.conftest import free_port, wait_http  # noqa: E402
+from tests.conftest import edge_process  # noqa: E402
 
 TRANSPORTS = ("http", "mcp_http", "mcp_stdio")
 
@@ -117,16 +116,8 @@ def main() -> None:
     home = prepared_home(args.home)
     env = {**os.environ, "CHAINTAPE_HOME": str(home)}
     key = internal_key(env)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([str(CLI), "serve", "--port", str(port)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_http(base + "/v1/status")
+    with edge_process(home) as base:
         times = asyncio.run(measure(base, key, home, args.rounds, args.paths))
-    finally:
-        server.terminate()
-        server.wait()
     every: dict[str, list[float]] = {t: [] for t in TRANSPORTS}
     for name, measured in times.items():
         print(json.dumps(summary(name, measured)), flush=True)
