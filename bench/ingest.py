@@ -11,7 +11,9 @@
    refreshes as batches land, the live tail writer and the edge), while a block of swaps is
    mined every `--every` seconds; for each block, the time from its mining to the edge serving
    its last swap in its pair's newest trades with the pair row's last trade at the block's
-   time (polled every 20 ms, the bench's only load on the edge)."""
+   time (polled every 20 ms, the bench's only load on the edge). Every `--answer-every`th
+   block also carries a new answer of the ETH/USD Chainlink aggregator that prices WETH: the
+   time from its block's mining to the edge serving WETH at that price in a pair's row."""
 
 import argparse
 import contextlib
@@ -90,6 +92,7 @@ def main() -> None:
     parser.add_argument("--batch-blocks", type=int, default=1_000)
     parser.add_argument("--follow-blocks", type=int, default=30)
     parser.add_argument("--every", type=float, default=1.0)
+    parser.add_argument("--answer-every", type=int, default=3)
     args = parser.parse_args()
     node = start_node()
     net = Devnet(node.url)
@@ -128,13 +131,17 @@ def main() -> None:
                     "bench": "ingest", "stage": "follow", "blocks": len(lags),
                     "swaps_per_block": args.swaps_per_block, "every_s": args.every,
                     "mined_to_lake_ms": spread(lags)}), flush=True)
-                said = served_lags(market, made, Path(home), node.url, args)
+                said, answered = served_lags(market, made, Path(home), node.url, args)
             print(json.dumps({
                 "bench": "ingest", "stage": "served", "blocks": len(said),
                 "swaps_per_block": args.swaps_per_block, "every_s": args.every,
                 "mined_to_served_ms": spread([s for s in said if s is not None]),
                 "not_served_in_60s": sum(s is None for s in said),
-                "targets": {"mined_to_served_s": {"median": 3, "p99": 10}}}), flush=True)
+                "answers": len(answered),
+                "answer_to_served_ms": spread([s for s in answered if s is not None]),
+                "answers_not_served_in_60s": sum(s is None for s in answered),
+                "targets": {"mined_to_served_s": {"median": 3, "p99": 10},
+                            "answer_to_served_s": {"median": 2, "p99": 5}}}), flush=True)
     finally:
         net.close()
         node.stop()
@@ -161,9 +168,10 @@ def last_swap(net: Devnet, block: int) -> dict:
 
 
 def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_url: str,
-                args: argparse.Namespace) -> list[float | None]:
+                args: argparse.Namespace) -> tuple[list[float | None], list[float | None]]:
     """`chaintape up` following the node into the lake in `home`, while a block is mined every
-    `--every` seconds: each block's time from mined to served (None when not within 60 s)."""
+    `--every` seconds: each block's time from mined to served, and each aggregator answer's
+    (None when not within 60 s)."""
     port = free_port()
     env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
            "PORT": str(port)}
@@ -174,6 +182,7 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
                           cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
     lags: list[float | None] = []
+    answers: list[float | None] = []
     try:
         base = f"http://127.0.0.1:{port}"
         wait_http(base + "/api/v1/status", timeout=600)
@@ -183,6 +192,13 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
                 "each followed to the edge")
             for k in range(args.follow_blocks):
                 time.sleep(args.every)
+                answer = None
+                if k % args.answer_every == args.answer_every - 1:
+                    # A price no earlier answer gave, in the block with the swaps.
+                    answer = 3_000 * 10**8 + (k + 1) * 10**7
+                    market.net.rpc.call("eth_sendTransaction", {
+                        "from": market.net.accounts[0], "to": market.aggregator,
+                        "gas": hex(200_000), "data": call_data("updateAnswer(int256)", answer)})
                 mine_swaps(market, made, args.swaps_per_block,
                            args.blocks + args.follow_blocks + k)
                 mined = time.perf_counter()
@@ -191,6 +207,12 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
                     time.sleep(0.02)
                 lag = time.perf_counter() - mined
                 lags.append(lag if lag < 60 else None)
+                if answer is not None:
+                    while not weth_at(client, made[0][0], market.quote, answer / 10**8) \
+                            and time.perf_counter() - mined < 60:
+                        time.sleep(0.02)
+                    lag = time.perf_counter() - mined
+                    answers.append(lag if lag < 60 else None)
     finally:
         os.killpg(up.pid, signal.SIGTERM)
         up.wait(60)
@@ -198,7 +220,17 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
         # is removed under it.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(up.pid, signal.SIGKILL)
-    return lags
+    return lags, answers
+
+
+def weth_at(client: httpx.Client, pair: str, weth: str, usd: float) -> bool:
+    """Whether the edge serves WETH at `usd` in `pair`'s row."""
+    row = client.get(f"/chains/devnet/pairs/{pair}")
+    if row.status_code != 200:
+        return False
+    side = next((t for t in row.json()["tokens"] if t["address"] == weth), None)
+    return side is not None and side["price_usd"] is not None and \
+        abs(side["price_usd"] - usd) <= 1e-9 * usd
 
 
 def follow_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, lake: Lake,
