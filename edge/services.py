@@ -15,6 +15,7 @@ from edge.memo import derive_ahead
 from edge.metering import open_meter
 from edge.notary import Notary
 from edge.oracle.upstream import LiveOracle
+from edge.oracle.upstreams import tail_updates
 from edge.payments import Cashier, Ledger
 from edge.registry import Router
 from edge.settings import Settings
@@ -22,6 +23,7 @@ from edge.snapshots import SnapshotHolder
 from edge.tail import LiveTail, LiveView
 from publish.cursor import CursorSigner
 from publish.reader import Snapshot
+from publish.tail import Tail
 
 SWITCH_INTERVAL_S = 0.0005
 
@@ -45,6 +47,7 @@ class Services:
         self.admissions = Admissions(self.keys, self.meter, self.cashier,
                                      settings.trusted_proxies)
         self.oracle = LiveOracle(settings.oracle_upstream)
+        self.live.on_new = self._oracle_updates
         self._followers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -58,6 +61,13 @@ class Services:
             asyncio.ensure_future(self.holder.follow(self.settings.poll_s)),
             asyncio.ensure_future(self.live.follow(self.settings.live_poll_s, self.holder))]
         self.oracle.start()
+        if self.live.tail is not None:
+            self._oracle_updates(self.live.tail)
+
+    def _oracle_updates(self, tail: Tail) -> None:
+        """A real lake's price updates a tail carries, into the live oracle's hub."""
+        if tail.oracle_updates.height:
+            self.oracle.hub.receive(tail_updates(tail.oracle_updates))
 
     def _prepare(self, snapshot: Snapshot) -> None:
         """What the live lookups read of a new snapshot on every request, and the live tail's

@@ -128,8 +128,11 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
 class LiveTail:
     """The newest tail published, followed like LATEST; losing the store keeps the last one."""
 
-    def __init__(self, store: ObjectStore) -> None:
+    def __init__(self, store: ObjectStore,
+                 on_new: Callable[[Tail], None] = lambda _: None) -> None:
         self.store = store
+        # Called in the event loop with each new tail, the first included.
+        self.on_new = on_new
         self.tail: Tail | None = None
         # The newest tail built on each recent snapshot: while the edge still serves an older
         # snapshot than the newest tail's, it goes on serving the tail built on it.
@@ -224,6 +227,8 @@ class LiveTail:
                                               holder.timeout_s):
                     continue
                 tail, current = self.tail, holder.current
+                if tail is not None:
+                    self.on_new(tail)
                 if tail is not None and current is not None and (
                         tail.since > as_of_instant(current)):
                     await asyncio.wait_for(asyncio.to_thread(holder.refresh), holder.timeout_s)

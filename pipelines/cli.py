@@ -447,6 +447,8 @@ def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
     the follower's batches land."""
     supervisor = Supervisor(_say)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # The edge's oracle serves the chain's own feeds, as the live tails carry them.
+    os.environ.setdefault("CHAINTAPE_ORACLE_UPSTREAM", "lake")
     try:
         follower = supervisor.start("chain follower", lambda _: _child(
             "ingest", "evm", "--rpc", rpc_url, "--venues", venues_file, "--follow",

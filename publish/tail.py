@@ -2,9 +2,10 @@
 
 A writer follows the lake and, after each of its commits, publishes the trades since the
 watermark of the snapshot it builds on and every pair's state at the lake's newest watermark
-the pairs created since, the wallets' trades and the price feeds' prices and changes at that
-watermark (`live/{seq}/trades.arrow`, `pairs.arrow`, `new_pairs.arrow`, `wallet_trades.arrow`,
-`feeds.arrow`), then flips `live/TAIL` to name them: any number of edges following the pointer
+the pairs created since, the wallets' trades, the price feeds' prices and changes at that
+watermark and, on a real chain's lake, its feeds' updates (`live/{seq}/trades.arrow`,
+`pairs.arrow`, `new_pairs.arrow`, `wallet_trades.arrow`, `feeds.arrow`,
+`oracle_updates.arrow`), then flips `live/TAIL` to name them: any number of edges following the pointer
 serve the same tail, and a reader never sees half of one.
 """
 
@@ -20,7 +21,8 @@ from core.store import IMMUTABLE, REVALIDATE, NotFound, ObjectStore
 
 TAIL = "live/TAIL"
 ARROW = "application/vnd.apache.arrow.file"
-TABLES = ("trades", "pairs", "new_pairs", "wallet_trades", "feeds", "pair_figures", "tokens")
+TABLES = ("trades", "pairs", "new_pairs", "wallet_trades", "feeds", "pair_figures", "tokens",
+          "oracle_updates")
 # Tails kept behind the newest, so that an edge reading the pointer just before a flip still
 # finds the objects it names.
 KEPT = 8
@@ -31,7 +33,8 @@ class Tail:
     """One published tail: its sequence number, the snapshot it builds on and that snapshot's
     watermark (`since`), the lake's watermark it reaches (`as_of`, per chain in `chains`), when
     its writer saw that watermark and when it published the tail, and its tables (the live rows
-    `pair_figures` and `tokens` are empty when the snapshot lacks what they are made from)."""
+    `pair_figures` and `tokens` are empty when the snapshot lacks what they are made from;
+    `oracle_updates`, a real lake's price updates, is empty on the simulator's)."""
 
     seq: int
     snapshot_id: str
@@ -47,6 +50,7 @@ class Tail:
     feeds: pl.DataFrame
     pair_figures: pl.DataFrame
     tokens: pl.DataFrame
+    oracle_updates: pl.DataFrame
 
     def pointer(self) -> dict[str, object]:
         """The pointer naming this tail (everything but its tables)."""

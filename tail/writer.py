@@ -26,6 +26,7 @@ from assets.market.pair_trades import (
 )
 from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse
+from checks.schemas.oracle import SIMULATED_WRITERS
 from core.frontiers import reached
 from core.priority import as_batch
 from core.quotes import oracle_changes
@@ -154,12 +155,32 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_a
     tail = Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(rows["blocks"].lazy()),
                 picked_at=picked_at, published_at=time.time(), trades=trades, pairs=pairs,
                 new_pairs=created, wallet_trades=live_wallet_trades(wallet_frames, as_of),
-                feeds=feeds, pair_figures=live.pair_figures, tokens=live.tokens)
+                feeds=feeds, pair_figures=live.pair_figures, tokens=live.tokens,
+                oracle_updates=real_updates(lake, as_of))
     return tail, TailReads(
         manifest.snapshot_id, as_of, rows,
         {t: frozenset(files[t]["path"]) for t in TAKEN},
         {t: _highest(upto[t], read[t]) for t in TAKEN}, legs, prices.height,
         pair_tokens.select(KEY), taken is None)
+
+
+# A real lake's price updates a tail carries: each feed's latest and those of the last hour,
+# what an edge's hub answers the latest and recent instants from.
+RECENT_UPDATES_S = 3_600
+
+
+def real_updates(lake: Lake, as_of: datetime) -> pl.DataFrame:
+    """A real chain's lake's price updates up to `as_of` (none on the simulator's lake, whose
+    edges compute its price process themselves): each feed's latest and the last hour's."""
+    mark = lake.progress()
+    updates = lake.scan("oracle_updates")
+    if mark is None or mark.writer in SIMULATED_WRITERS:
+        return updates.clear().collect()
+    end = int(as_of.timestamp())
+    known = updates.filter(pl.col("source") != "simulator", pl.col("publish_time") <= end)
+    return known.filter((pl.col("publish_time") > end - RECENT_UPDATES_S) | (
+        pl.col("publish_time") == pl.col("publish_time").max().over("feed_id"))).sort(
+        "feed_id", "publish_time").collect()
 
 
 def _still(taken: TailReads, snapshot_id: str, files: dict[str, pl.DataFrame],

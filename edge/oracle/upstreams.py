@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import orjson
+import polars as pl
 
 from core.feeds import FEEDS
 from core.prices import PricePath, SlotUpdate, slot_at, slot_time
@@ -124,7 +125,37 @@ def parse_event(data: str) -> list[Update]:
     return out
 
 
-def upstream_for(url: str | None) -> SimulatedUpstream | HermesUpstream:
-    """The configured upstream: a Hermes-compatible stream when a URL is set, else the
-    simulator."""
+class LakeUpstream:
+    """A real chain's lake: its feeds' updates arrive with each live tail (`tail_updates`), as
+    its follower writes them; nothing to follow of its own."""
+
+    kind = "lake"
+    url = None
+    connected = True
+
+    def prime(self, hub: PriceHub) -> None:
+        """Nothing before the first tail."""
+
+    async def follow(self, hub: PriceHub) -> None:
+        """The tails feed the hub: wait for ever."""
+        await asyncio.Event().wait()
+
+
+# The upstream setting that names a real chain's lake.
+LAKE = "lake"
+
+
+def tail_updates(rows: pl.DataFrame) -> list[Update]:
+    """A tail's price updates (a real lake's) as the hub's."""
+    now = int(time.time())
+    return [Update(r["feed_id"], r["price"], r["conf"], r["expo"], r["ema_price"],
+                   r["ema_conf"], r["publish_time"], r["prev_publish_time"], r["slot"],
+                   max(now, r["publish_time"])) for r in rows.iter_rows(named=True)]
+
+
+def upstream_for(url: str | None) -> SimulatedUpstream | HermesUpstream | LakeUpstream:
+    """The configured upstream: a real chain's lake (`lake`), a Hermes-compatible stream when
+    a URL is set, else the simulator."""
+    if url == LAKE:
+        return LakeUpstream()
     return HermesUpstream(url) if url else SimulatedUpstream()

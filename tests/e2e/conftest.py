@@ -129,7 +129,8 @@ def evm_live(tmp_path_factory):
                                       env=env, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL))
         with edge_process(home, CHAINTAPE_LIVE_POLL_SECONDS="0.1",
-                          CHAINTAPE_STREAM_HEARTBEAT_SECONDS="0.5") as base:
+                          CHAINTAPE_STREAM_HEARTBEAT_SECONDS="0.5",
+                          CHAINTAPE_ORACLE_UPSTREAM="lake") as base:
             yield {"home": home, "base": base + "/api/v1", "market": market, "pepe": pepe,
                    "key": {"X-API-Key": issue_key(home, "internal")},
                    "pair": pair.lower(), "first": first, "chain_id": net.rpc.call("eth_chainId"),

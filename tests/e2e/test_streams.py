@@ -327,3 +327,34 @@ def test_the_page_shows_the_market_and_a_new_swap_within_the_freshness_target(ev
     browser.save_screenshot(str(tmp_path / "page.png"))
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_a_real_lakes_oracle_serves_its_aggregators_answers_as_they_land(evm_live):
+    """On a real chain's lake the Hermes-compatible routes list and serve the chain's own feed
+    (its Chainlink aggregator, read by the follower), never the simulator's; a new answer is
+    served once the follower and the tail have it."""
+    import hashlib
+
+    market, net = evm_live["market"], evm_live["net"]
+    root = evm_live["base"].removesuffix("/api/v1")
+    feed = hashlib.sha256(f"chainlink:31337:{market.aggregator}".encode()).hexdigest()
+    listed = httpx.get(root + "/v2/price_feeds", timeout=30).json()
+    assert [f["id"] for f in listed] == [feed]
+    assert listed[0]["attributes"]["display_symbol"] == "WETH/USD"
+
+    def latest() -> dict | None:
+        answer = httpx.get(root + "/v2/updates/price/latest", params={"ids[]": feed},
+                           timeout=30)
+        return answer.json()["parsed"][0]["price"] if answer.status_code == 200 else None
+
+    # The aggregator's first answer, 3,000 USD in 10^-8.
+    assert until(latest, 30, "the first answer served")["price"] == str(3_000 * 10**8)
+    net.rpc.call("evm_increaseTime", 5)
+    answered = market.answer(3_210 * 10**8)
+    at = quantity(net.rpc.call("eth_getBlockByNumber", answered["blockNumber"], False)[
+        "timestamp"])
+    served = until(lambda: (p := latest()) and p["price"] == str(3_210 * 10**8) and p, 30,
+                   "the new answer served")
+    assert (served["expo"], served["publish_time"]) == (-8, at)
+    status = httpx.get(root + "/v1/status", timeout=30).json()
+    assert status["upstream"]["kind"] == "lake"
