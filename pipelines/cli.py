@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from core.ports import free_port
 from core.priority import WRITER_NICENESS, as_batch
 from edge.plans import PLANS
 from pipelines.supervise import Supervisor
@@ -472,7 +473,7 @@ def _serve_and_refresh(supervisor: Supervisor, message: str) -> None:
     restarted when it stops, until Ctrl-C."""
     if subprocess.run([_cli(), "materialize"], check=False).returncode:
         sys.exit(1)
-    port = _free_port()
+    port = free_port()
     supervisor.start("code server", lambda _: _code_server(port))
     _wait_for_port(port)
     supervisor.start("Dagster daemon", lambda _: _daemon(port))
@@ -528,12 +529,6 @@ def _daemon(port: int) -> subprocess.Popen:
         return subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-w", str(workspace)],
                                 cwd=REPO, stdout=output, stderr=subprocess.STDOUT,
                                 preexec_fn=as_batch, process_group=0)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_for_port(port: int, timeout_s: float = 300.0) -> None:

@@ -171,10 +171,10 @@ RECENT_UPDATES_S = 3_600
 
 def real_updates(lake: Lake, as_of: datetime) -> pl.DataFrame:
     """A real chain's lake's price updates up to `as_of` (none on the simulator's lake, whose
-    edges compute its price process themselves): each feed's latest and the last hour's."""
-    mark = lake.progress()
+    edges compute its price process themselves): each feed's latest and the last hour's.
+    `lake` is pinned: its writer is the mark's, read once with it."""
     updates = lake.scan("oracle_updates")
-    if mark is None or mark.writer in SIMULATED_WRITERS:
+    if lake.writer is None or lake.writer in SIMULATED_WRITERS:
         return updates.clear().collect()
     end = int(as_of.timestamp())
     known = updates.filter(pl.col("source") != "simulator", pl.col("publish_time") <= end)

@@ -1,7 +1,6 @@
 """Shared fixtures: a small simulated lake, processes on loopback ports."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,19 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
+from core.ports import free_port
 from sources.lake import Lake
 from sources.simulator import SimulationConfig, simulate
 
 SMALL = SimulationConfig(chains=6, days=2, swaps=6_000, seed=3,
                          end=datetime(2026, 11, 20, tzinfo=UTC))
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:

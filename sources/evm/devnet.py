@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from eth_abi import decode, encode
 from eth_utils import keccak
 
 from core.home import home
+from core.ports import free_port
 from sources.evm.rpc import Rpc, quantity
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,13 +64,6 @@ def compiled() -> dict[str, dict[str, Any]]:
         contracts[name] = {"abi": json.loads(abi.read_text()),
                            "bin": abi.with_suffix(".bin").read_text().strip()}
     return contracts
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -129,6 +129,8 @@ class LakeReader:
         self.objects = open_store(self.root)
         # Up to when every table is complete, for a lake pinned to a writer's batch.
         self.watermark: datetime | None = None
+        # The writer of the batch a pinned lake stands at (None unpinned or unmarked).
+        self.writer: str | None = None
         # Each table held open, with a version it was read at and when that version's commit
         # was written (writes through it move it on; a table written again elsewhere has
         # another commit at that version).
@@ -269,6 +271,7 @@ class LakeReader:
         progress = self.progress()
         lake = type(self)(self.root, progress.versions if progress else self.current_versions())
         lake.watermark = progress.watermark if progress else None
+        lake.writer = progress.writer if progress else None
         lake._open = self._open
         return lake
 
