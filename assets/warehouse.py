@@ -180,8 +180,9 @@ class Warehouse(dg.ConfigurableResource):
     def _days(self, name: str, version: int | None) -> pl.LazyFrame:
         """A product made a day at a time: the files of the days its lake table holds, in
         order; a day not made yet fails the read rather than leave its rows out."""
-        days = self.lake().days(BY_DAY[name])
         files = self.files(name, version) if self.exists(name) else {}
+        # Before the lake's first swap, the day it stands at was made (empty): read that.
+        days = self.lake().days(BY_DAY[name]) or sorted(d for d in files if d is not None)
         missing = [day for day in days if day not in files]
         if missing:
             raise FileNotFoundError(

@@ -167,39 +167,53 @@ def ingest() -> None:
               show_default=True, help="blocks read and committed at a time")
 @click.option("--poll", type=click.FloatRange(min=0.05), default=2.0, show_default=True,
               help="with --follow: seconds between looks at the head")
+@click.option("--hermes", "hermes_url", default=None,
+              help="the Hermes-compatible upstream of the venues file's `hermes:` quotes")
 def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block: int | None,
-               confirmations: int, follow: bool, batch_blocks: int, poll: float) -> None:
+               confirmations: int, follow: bool, batch_blocks: int, poll: float,
+               hermes_url: str | None) -> None:
     """Read an EVM chain's pools over JSON-RPC into the lake, reorg-safe and resumable."""
     from sources.evm.config import ConfigError, load
     from sources.evm.ingest import Follower
     from sources.evm.rpc import Rpc, RpcError
+    from sources.hermes import Hermes, HermesError
     from sources.lake import Lake, LakeError
 
     if not rpc_url.startswith(("http://", "https://")):
         raise click.BadParameter(f"{rpc_url!r} is not an http(s) URL", param_hint="--rpc")
     if from_block is not None and to_block is not None and to_block < from_block:
         raise click.BadParameter("is before --from-block", param_hint="--to-block")
+    if hermes_url is not None and not hermes_url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{hermes_url!r} is not an http(s) URL", param_hint="--hermes")
     try:
         config = load(venues_file)
     except ConfigError as err:
         raise click.ClickException(f"{venues_file}: {err}") from None
+    if config.hermes_ids and hermes_url is None:
+        raise click.UsageError(f"{venues_file} prices a quote by a Hermes feed: name its "
+                               "upstream with --hermes URL")
+    hermes = Hermes(hermes_url, config.hermes_ids) if hermes_url and config.hermes_ids else None
     lake = Lake(keep_open=True)
     rpc = Rpc(rpc_url)
     # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         follower = Follower.open(rpc, config, lake, confirmations, batch_blocks, from_block,
-                            progress=lambda line: _say(f"  {line}"))
+                                 progress=lambda line: _say(f"  {line}"), hermes=hermes)
+        if hermes is not None and follow:
+            hermes.start()
         _say(f"following chain {follower.chain_id} ({config.chain.slug}) from block "
              f"{follower.cursor.next_block:,} -> {lake.root}"
              + (" (Ctrl-C stops it; it goes on from here next time)" if follow else ""))
         follower.run(to_block, follow, poll)
-    except (RpcError, LakeError) as err:
+    except (RpcError, LakeError, HermesError) as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:
         _say("stopped; the next `chaintape ingest evm` goes on from the last marked block")
     finally:
         rpc.close()
+        if hermes is not None:
+            hermes.stop()
 
 
 @main.command()
@@ -296,7 +310,12 @@ def _materialize(selection: str | None) -> bool:
     job = defs.resolve_job_def("everything")
     instance = dg.DagsterInstance.get()
     _say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
-    days = Lake().days("swaps")
+    lake = Lake()
+    days = lake.days("swaps")
+    mark = lake.progress()
+    if not days and mark is not None:
+        # A chain followed from before its first swap: the day the lake stands at.
+        days = [f"{mark.watermark:%Y-%m-%d}"]
     tags = run_tags(instance, days) if days else None
     if job.executor_def is dg.in_process_executor:
         success = job.execute_in_process(
@@ -401,9 +420,12 @@ def _announce_once_listening(host: str, port: int) -> None:
               help="follow this EVM node instead of simulating (with --venues)")
 @click.option("--venues", "venues_file", default=None, type=click.Path(dir_okay=False),
               help="with --rpc: the venues file (docs/ingest.md)")
+@click.option("--hermes", "hermes_url", default=None,
+              help="with --rpc: the Hermes-compatible upstream of the venues file's `hermes:` "
+                   "quotes")
 @click.pass_context
 def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
-       rpc_url: str | None, venues_file: str | None) -> None:
+       rpc_url: str | None, venues_file: str | None, hermes_url: str | None) -> None:
     """Simulate (once), go live, materialise and publish, then serve and keep refreshing; or,
     with --rpc and --venues, follow a real chain instead of the simulator."""
     from sources.lake import Lake
@@ -411,8 +433,10 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
     lake = Lake()
     if (rpc_url is None) != (venues_file is None):
         raise click.UsageError("--rpc and --venues go together")
+    if hermes_url is not None and rpc_url is None:
+        raise click.UsageError("--hermes goes with --rpc and --venues")
     if rpc_url is not None and venues_file is not None:
-        _follow_up(lake, rpc_url, venues_file)
+        _follow_up(lake, rpc_url, venues_file, hermes_url)
         return
     mark = lake.progress()
     simulating = fresh or mark is None
@@ -443,7 +467,7 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         supervisor.stop()
 
 
-def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
+def _follow_up(lake, rpc_url: str, venues_file: str, hermes_url: str | None) -> None:
     """Follow a chain into the lake, materialise its first batch, then serve and refresh as
     the follower's batches land."""
     supervisor = Supervisor(_say)
@@ -453,7 +477,7 @@ def _follow_up(lake, rpc_url: str, venues_file: str) -> None:
     try:
         follower = supervisor.start("chain follower", lambda _: _child(
             "ingest", "evm", "--rpc", rpc_url, "--venues", venues_file, "--follow",
-            niceness=WRITER_NICENESS))
+            *(["--hermes", hermes_url] if hermes_url else []), niceness=WRITER_NICENESS))
         deadline = time.monotonic() + 900
         while lake.progress() is None:
             if follower.process.poll() is not None:

@@ -87,8 +87,9 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             for name, version in sorted(progress.versions.items())
             if before.get(name) != version]
         # The days whose swaps changed, and the later ones, are made again; the rest are read.
-        days = days or pinned.days("swaps")[-1:]
-        tags = run_tags(context.instance, days) if days else {}
+        # A chain followed from before its first swap: the day the lake stands at.
+        days = days or pinned.days("swaps")[-1:] or [f"{progress.watermark:%Y-%m-%d}"]
+        tags = run_tags(context.instance, days)
         return dg.SensorResult(
             run_requests=[dg.RunRequest(run_key=watermark,
                                         tags={"chaintape/watermark": watermark, **tags})],

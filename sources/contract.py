@@ -345,6 +345,12 @@ class LiquidationHeartbeat(Strict):
         unique = ["chain_id", "observed_at"]
 
 
+# Where an oracle feed's updates come from: the simulator's price process (its lake alone), a
+# Chainlink aggregator's rounds, a Hermes upstream, a peg held by the venues file, or a token's
+# most liquid priced pool (docs/ingest.md, "Prices").
+ORACLE_SOURCES = ("simulator", "chainlink", "hermes", "peg", "derived")
+
+
 class OracleFeed(Strict):
     feed_id: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     compatible_id: str | None = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
@@ -358,14 +364,10 @@ class OracleFeed(Strict):
     schedule: str
     min_channel: str
     expo: int = pa.Field(le=0)
+    source: str = pa.Field(isin=list(ORACLE_SOURCES))
 
     class Config:
         unique = ["feed_id"]
-
-
-# Where an oracle update comes from: the simulator's price process (its lake alone), a
-# Chainlink aggregator's AnswerUpdated, a Hermes upstream, or a peg held by the venues file.
-ORACLE_SOURCES = ("simulator", "chainlink", "hermes", "peg")
 
 
 class OracleUpdate(Strict):

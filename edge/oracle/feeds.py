@@ -17,6 +17,9 @@ from publish.reader import Snapshot
 
 ATTRIBUTES = ("asset_type", "base", "description", "display_symbol", "generic_symbol",
               "quote_currency", "schedule", "symbol", "min_channel")
+# A Hermes feed whose market is open and that has had no update for this long stands on a
+# stalled upstream (Pyth publishes a live feed several times a second): its price is stale.
+STALLED_AFTER_S = 60.0
 HISTORY_COLUMNS = ("publish_time", "price", "conf", "expo", "ema_price", "ema_conf", "slot",
                    "prev_publish_time")
 
@@ -35,6 +38,7 @@ class Feed:
     expo: int
     attributes: dict[str, str]
     hours: MarketHours = field(compare=False)
+    source: str = "simulator"
 
     @property
     def primary_id(self) -> str:
@@ -60,6 +64,14 @@ class Feed:
         return {"is_open": self.hours.is_open(at),
                 "next_open": _iso(self.hours.next_open(at)),
                 "next_close": _iso(self.hours.next_close(at))}
+
+    def stale(self, hub: PriceHub, at: float) -> bool:
+        """Whether the feed is a Hermes feed whose market is open at `at` and whose latest
+        update is older than STALLED_AFTER_S (or missing)."""
+        if self.source != "hermes" or not self.hours.is_open(at):
+            return False
+        latest = self.latest(hub)
+        return latest is None or at - latest.publish_time > STALLED_AFTER_S
 
     def document(self, asked: str, at: float) -> dict[str, Any]:
         """The Hermes feed document, under the id it was asked by."""
@@ -124,6 +136,16 @@ class Catalog:
         """The feed's published history (None when the window holds none of it)."""
         return self._histories.get(feed.feed_id)
 
+    def stale(self, hub: PriceHub, at: float) -> list[dict[str, Any]]:
+        """The feeds whose upstream stalled: each one's id, symbol and latest publish time."""
+        out = []
+        for feed in self.feeds:
+            if feed.stale(hub, at):
+                latest = feed.latest(hub)
+                out.append({"id": feed.primary_id, "symbol": feed.attributes["symbol"],
+                            "publish_time": None if latest is None else latest.publish_time})
+        return out
+
     def find(self, feed_id: str) -> Feed | None:
         """The feed an id (own or compatible, any case, 0x optional) names."""
         return self.by_id.get(canonical(feed_id))
@@ -149,7 +171,8 @@ def catalog(snapshot: Snapshot) -> Catalog:
     feeds = []
     for row in table(snapshot, "feed_catalog").iter_rows(named=True):
         feeds.append(Feed(row["feed_id"], row["compatible_id"], row["expo"],
-                          {a: str(row[a]) for a in ATTRIBUTES}, MarketHours(row["schedule"])))
+                          {a: str(row[a]) for a in ATTRIBUTES}, MarketHours(row["schedule"]),
+                          row.get("source") or "simulator"))
     by_id = {}
     for feed in feeds:
         by_id[feed.feed_id] = feed

@@ -203,7 +203,8 @@ async def feeds_native(request: Request, params: Params) -> Response:
                       "quote_currency": a["quote_currency"], "description": a["description"],
                       "display_symbol": a["display_symbol"], "schedule": a["schedule"],
                       "expo": feed.expo, "market_hours": feed.market_hours(now),
-                      "price": None if update is None else oracle_price(feed.feed_id, update)})
+                      "price": None if update is None else oracle_price(feed.feed_id, update),
+                      "source": feed.source, "stale": feed.stale(hub, now)})
     return snapshot_json(request.state.snapshot, {"items": items})
 
 

@@ -7,6 +7,7 @@ import orjson
 
 from edge.http import Request, Response
 from edge.memo import per_snapshot
+from edge.oracle.feeds import catalog
 from edge.plans import units
 from edge.registry import Params
 from publish.reader import Snapshot
@@ -61,6 +62,12 @@ async def get_status(request: Request, params: Params) -> Response:
         "payments": {"settlement": "facilitator" if services.cashier.offer.facilitator_url
                      else "ledger"},
     }
+    if snapshot is not None and "feed_catalog" in snapshot.tables:
+        oracle = services.oracle
+        stalled = catalog(snapshot).stale(oracle.hub, now)
+        upstreams["oracle"] = {"kind": oracle.upstream.kind,
+                               "healthy": oracle.upstream.connected and not stalled,
+                               "stale_feeds": stalled}
     stale_after = services.settings.stale_after_s
     if snapshot is None:
         status = "unavailable"

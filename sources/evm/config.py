@@ -10,11 +10,13 @@ import yaml
 
 from core.feeds import feed_id
 from sources.evm.families import FAMILIES
+from sources.hermes import canonical, own_id
 
 ADDRESS = re.compile(r"^(0x)?[0-9a-fA-F]{40}$")
 SLUG = re.compile(r"^[a-z0-9-]{1,32}$")
 # A quote token's price sources (docs/ingest.md, "Prices").
-SOURCES = ("chainlink", "peg")
+SOURCES = ("chainlink", "hermes", "peg")
+HERMES_ID = re.compile(r"^(0[xX])?[0-9a-fA-F]{64}$")
 
 
 class ConfigError(ValueError):
@@ -32,6 +34,8 @@ class ChainConfig:
     native_token: str
     block_time_ms: int | None
     min_liquidity_usd: float
+    # The liquidity under which a pool never sets a derived price (docs/ingest.md, "Prices").
+    derive_min_liquidity_usd: float = 10_000.0
 
 
 @dataclass(frozen=True)
@@ -52,18 +56,22 @@ class VenueConfig:
 
 @dataclass(frozen=True)
 class QuoteConfig:
-    """A quote token and what prices it: a Chainlink aggregator on the chain, or a peg."""
+    """A quote token and what prices it: a Chainlink aggregator on the chain, a feed of the
+    Hermes upstream, or a peg."""
 
     token: str
     source: str
     aggregator: str | None = None
     peg_usd: float | None = None
+    hermes_id: str | None = None
 
     def feed_id(self, chain_id: int) -> str:
-        """The oracle feed the quote's prices are written under: the aggregator's, or the
-        peg's, on this chain."""
+        """The oracle feed the quote's prices are written under: the aggregator's or the
+        peg's on this chain, or the Hermes feed's (one feed whichever chain it prices)."""
         if self.aggregator is not None:
             return chainlink_feed_id(chain_id, self.aggregator)
+        if self.hermes_id is not None:
+            return own_id(self.hermes_id)
         return feed_id("peg", f"{chain_id}:{self.token}")
 
 
@@ -79,6 +87,11 @@ class IngestConfig:
     chain: ChainConfig
     venues: tuple[VenueConfig, ...]
     quotes: tuple[QuoteConfig, ...]
+
+    @property
+    def hermes_ids(self) -> list[str]:
+        """The Hermes upstream's feeds the quotes name."""
+        return sorted({q.hermes_id for q in self.quotes if q.hermes_id is not None})
 
 
 def load(path: Path | str) -> IngestConfig:
@@ -99,7 +112,7 @@ def parse(document: Any) -> IngestConfig:
     top = _mapping(document, "the file", required={"chain", "venues", "quotes"})
     chain = _mapping(top["chain"], "chain", required={"slug", "display_name", "explorer_url"},
                      optional={"native_symbol", "native_token", "block_time_ms",
-                               "min_liquidity_usd"})
+                               "min_liquidity_usd", "derive_min_liquidity_usd"})
     slug = _text(chain, "slug", "chain")
     if not SLUG.match(slug):
         raise ConfigError(f"chain.slug: {slug!r} is not 1-32 lower-case letters, digits or '-'")
@@ -110,15 +123,14 @@ def parse(document: Any) -> IngestConfig:
     if block_time is not None and (not isinstance(block_time, int) or isinstance(block_time, bool)
                                    or block_time <= 0):
         raise ConfigError(f"chain.block_time_ms: {block_time!r} is not a positive integer")
-    floor = chain.get("min_liquidity_usd", 0.0)
-    if not isinstance(floor, int | float) or isinstance(floor, bool) or floor < 0:
-        raise ConfigError(f"chain.min_liquidity_usd: {floor!r} is not a number >= 0")
+    floor = _usd(chain, "min_liquidity_usd", 0.0)
+    derive_floor = _usd(chain, "derive_min_liquidity_usd", ChainConfig.derive_min_liquidity_usd)
     native = chain.get("native_token")
     config_chain = ChainConfig(
         slug, _text(chain, "display_name", "chain"), explorer,
         str(chain.get("native_symbol", "ETH")),
         address(native, "chain.native_token") if native is not None else "0x" + "0" * 40,
-        block_time, float(floor))
+        block_time, floor, derive_floor)
     venues = _list(top["venues"], "venues")
     factories: set[str] = set()
     parsed_venues = []
@@ -151,7 +163,8 @@ def _quote(raw: Any, where: str) -> QuoteConfig:
     if isinstance(raw, dict) and "feed" in raw:
         raise ConfigError(f"{where}.feed: the simulated oracle prices the simulator's lake "
                           "alone; price a real chain's quote token with `chainlink: "
-                          "<aggregator address>` or `peg: <usd>` (docs/ingest.md)")
+                          "<aggregator address>`, `hermes: <feed id>` or `peg: <usd>` "
+                          "(docs/ingest.md)")
     quote = _mapping(raw, where, required={"token"}, optional=set(SOURCES))
     token = address(quote["token"], f"{where}.token")
     given = [key for key in SOURCES if key in quote]
@@ -161,10 +174,22 @@ def _quote(raw: Any, where: str) -> QuoteConfig:
     if given[0] == "chainlink":
         return QuoteConfig(token, "chainlink", aggregator=address(quote["chainlink"],
                                                                   f"{where}.chainlink"))
+    if given[0] == "hermes":
+        named = quote["hermes"]
+        if not isinstance(named, str) or not HERMES_ID.match(named):
+            raise ConfigError(f"{where}.hermes: {named!r} is not a feed id (32 bytes of hex)")
+        return QuoteConfig(token, "hermes", hermes_id=canonical(named))
     peg = quote["peg"]
     if not isinstance(peg, int | float) or isinstance(peg, bool) or not 0 < peg < 1e12:
         raise ConfigError(f"{where}.peg: {peg!r} is not a price in USD above 0")
     return QuoteConfig(token, "peg", peg_usd=float(peg))
+
+
+def _usd(chain: dict[str, Any], key: str, default: float) -> float:
+    value = chain.get(key, default)
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"chain.{key}: {value!r} is not a number >= 0")
+    return float(value)
 
 
 def address(value: Any, where: str) -> str:

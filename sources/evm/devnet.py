@@ -202,9 +202,10 @@ class V2Market:
         """Deploy a plain ERC-20 whose whole supply `sender` holds."""
         return self.net.deploy("Token", TOKEN_ARGS, [name, symbol, decimals, supply], sender)
 
-    def pair(self, base: str) -> str:
-        """Make the base/quote pair."""
-        receipt = self.net.send(self.factory, "createPair(address,address)", base, self.quote)
+    def pair(self, base: str, quote: str | None = None) -> str:
+        """Make the pair of `base` and `quote` (the market's quote token unless named)."""
+        receipt = self.net.send(self.factory, "createPair(address,address)", base,
+                                quote or self.quote)
         return "0x" + receipt["logs"][-1]["data"][26:66]
 
     def pool(self, name: str, symbol: str, quote_amount: int, base_amount: int,

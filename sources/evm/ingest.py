@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from sources.evm.config import IngestConfig, VenueConfig
+from sources.evm.derived import Derivation, Prices, derived_feed_id
 from sources.evm.families import (
     FAMILIES,
     Family,
@@ -33,6 +34,7 @@ from sources.evm.families import (
 from sources.evm.prices import PriceSources
 from sources.evm.rpc import Rpc, quantity
 from sources.evm.tokens import TokenFacts, describe, gas, text
+from sources.hermes import Hermes
 from sources.lake import Lake, LakeError, table_frame
 
 WRITER = "evm"
@@ -105,16 +107,21 @@ class Follower:
 
     def __init__(self, rpc: Rpc, config: IngestConfig, lake: Lake, chain_id: int,
                  cursor: Cursor, confirmations: int = 12, batch_blocks: int = 1_000,
-                 progress: Callable[[str], None] = lambda _: None) -> None:
+                 progress: Callable[[str], None] = lambda _: None,
+                 hermes: Hermes | None = None) -> None:
         """A follower of chain `chain_id` standing at `cursor` (`open` makes one from the node
-        and the lake)."""
-        self.rpc, self.config, self.lake = rpc, config, lake
+        and the lake), its Hermes feeds read from `hermes`."""
+        self.rpc, self.config, self.lake, self.hermes = rpc, config, lake, hermes
         self.confirmations, self.batch_blocks, self.progress = confirmations, batch_blocks, progress
         self.chain_id, self.cursor = chain_id, cursor
         self.venues: dict[str, VenueConfig] = {v.factory: v for v in config.venues}
         self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
         self.prices = PriceSources(chain_id, config.quotes)
         self.feeds = {q.token: q.feed_id(chain_id) for q in config.quotes}
+        # The feeds whose updates are the chain's own (read with its blocks, rolled back with
+        # them): its aggregators' and its pegs'.
+        self.chain_feeds = sorted(q.feed_id(chain_id) for q in config.quotes
+                                  if q.hermes_id is None)
         chain = pl.col("chain_id") == self.chain_id
         self.pairs = lake.scan("pairs").filter(chain).collect()
         self.tokens = lake.scan("tokens").filter(chain).collect()
@@ -129,14 +136,20 @@ class Follower:
         self.block_time_ms = config.chain.block_time_ms
         # The quote tokens' feeds, asked of the node with the first batch.
         self.catalog: pl.DataFrame | None = None
+        self.derivation = Derivation(chain_id, config.chain.derive_min_liquidity_usd)
+        self._derived_below(cursor.next_block)
 
     @classmethod
     def open(cls, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
              batch_blocks: int = 1_000, from_block: int | None = None,
-             progress: Callable[[str], None] = lambda _: None) -> "Follower":
+             progress: Callable[[str], None] = lambda _: None,
+             hermes: Hermes | None = None) -> "Follower":
         """A follower of the node's chain into `lake`: asks the node which chain it serves,
         refuses a lake another writer or chain keeps, undoes a batch begun and not marked, and
         goes on from the lake's mark (or `from_block`, to read a range again)."""
+        if config.hermes_ids and hermes is None:
+            raise LakeError("the venues file prices a quote by a Hermes feed: name the Hermes "
+                            "upstream (--hermes URL)")
         chain_id = quantity(rpc.call("eth_chainId"))
         mark = lake.progress()
         if mark is not None and mark.writer != WRITER:
@@ -154,7 +167,8 @@ class Follower:
             if from_block is not None and from_block < cursor.next_block:
                 cursor.next_block = from_block
                 cursor.first_block = min(cursor.first_block, from_block)
-        return cls(rpc, config, lake, chain_id, cursor, confirmations, batch_blocks, progress)
+        return cls(rpc, config, lake, chain_id, cursor, confirmations, batch_blocks, progress,
+                   hermes)
 
     @property
     def pools(self) -> dict[str, str]:
@@ -174,7 +188,9 @@ class Follower:
             if self.cursor.next_block > target:
                 if not follow or (to_block is not None and self.cursor.next_block > to_block):
                     break
-                time.sleep(poll_s)
+                if self.hermes is not None and self.hermes.pending(int(seen_at.timestamp())):
+                    self.flush(head, seen_at)
+                self._wait(poll_s)
                 continue
             batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head,
                               seen_at)
@@ -192,11 +208,13 @@ class Follower:
         whose blocks changed while they were read is read again. `seen_at` is when `head` was
         the head: a batch that reaches it is complete up to then (no later block existed)."""
         for attempt in range(tries):
-            known = (self.pairs, self.tokens, self.locks, dict(self.cursor.hashes))
+            known = (self.pairs, self.tokens, self.locks, dict(self.cursor.hashes),
+                     self.derivation.copy())
             try:
                 return self._step(last, head, seen_at or datetime.now(UTC))
             except ChainMoved:
-                self.pairs, self.tokens, self.locks, self.cursor.hashes = known
+                (self.pairs, self.tokens, self.locks, self.cursor.hashes,
+                 self.derivation) = known
                 if attempt == tries - 1:
                     raise
         raise AssertionError("unreachable")
@@ -217,10 +235,15 @@ class Follower:
         times = {n: _time(h) for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
         rows = self._rows(pool_logs, transfers, times)
-        rows["oracle_updates"] = self._prices(first, last, times)
         # The lake is complete up to the last block's time, or, at the head, up to when the head
         # was seen.
         watermark = max(times[last], seen_at) if last >= head else times[last]
+        priced = {times[last], *(t for name in ("swaps", "reserves", "liquidity_events")
+                                 for t in rows[name]["block_time"])}
+        sourced = pl.concat([self._prices(first, last, times),
+                             self._hermes_updates(priced, watermark)])
+        rows["oracle_updates"] = pl.concat([sourced, self._derived(rows["reserves"], times,
+                                                                   sourced, first)])
         # A reorg's orphaned blocks leave in the commits that write the canonical ones.
         upto = last if reorged is None else max(last, self.cursor.end_block - 1)
         self._write(rows, first, upto, fresh=first >= self.cursor.end_block, head=head,
@@ -233,9 +256,7 @@ class Follower:
         self.cursor.next_block = last + 1
         self.cursor.end_block = last + 1 if reorged is not None else max(self.cursor.end_block,
                                                                          last + 1)
-        self.cursor.step += 1
-        self.lake.mark(watermark, WRITER, self.cursor.step,
-                       meta=self.cursor.as_meta(head, self.confirmations))
+        self._marked(watermark, head)
         return Batch(first, last, {k: v.height for k, v in rows.items()}, reorged, head,
                      time.perf_counter() - began, len(pool_logs) + len(transfers))
 
@@ -295,6 +316,7 @@ class Follower:
         held = set(self.pairs["token0"]) | set(self.pairs["token1"])
         self.tokens = self.tokens.filter(pl.col("address").is_in(held))
         self.cursor.hashes = {n: h for n, h in self.cursor.hashes.items() if n < first}
+        self._derived_below(first)
 
     def _pool_topics(self) -> list[Any]:
         return [sorted({t for f in self._families() for t in f.pool_topics})]
@@ -482,14 +504,19 @@ class Follower:
         """Commit the batch, table by table (the mark that follows makes it visible); its
         head observation is as of the batch's watermark."""
         lake, cid = self.lake, self.chain_id
-        updates = rows["oracle_updates"]
+        chained = self._chained_feeds()
+        own = pl.col("feed_id").is_in(chained)
+        updates = rows["oracle_updates"].filter(own)
         if not fresh or not updates.is_empty():
             # The chain's own feeds' updates of the range: a reorg's orphaned answers leave
             # with it.
-            feeds = ", ".join(f"'{f}'" for f in sorted(self.feeds.values())) or "''"
+            feeds = ", ".join(f"'{f}'" for f in chained) or "''"
             lake.replace("oracle_updates", updates,
                          f"feed_id IN ({feeds}) AND slot >= {first} AND slot <= {upto}")
-        for name, frame in (("oracle_feeds", self._catalog()), ("chains", self._chain_row(times)),
+        self._append_hermes(rows["oracle_updates"].filter(~own))
+        catalog = pl.concat([self._catalog(), table_frame("oracle_feeds", self.derivation.catalog(
+            dict(zip(self.tokens["address"], self.tokens["symbol"], strict=True))))])
+        for name, frame in (("oracle_feeds", catalog), ("chains", self._chain_row(times)),
                             ("venues", self._venue_rows()), ("tokens", self.tokens),
                             ("pairs", self.pairs), ("lp_locks", self.locks)):
             # These change rarely: committed only when they do.
@@ -531,11 +558,124 @@ class Follower:
             made.append(self.prices.pegs(int(times[start].timestamp()), start))
         return pl.concat(made)
 
+    def _chained_feeds(self) -> list[str]:
+        """The feeds whose updates are read with the chain's blocks and rolled back with them:
+        its aggregators', its pegs' and the prices derived through its pools."""
+        return sorted({*self.chain_feeds, *self.derivation.expo})
+
+    def _derived_below(self, below: int) -> None:
+        """The derivation's state as the lake holds it before block `below`: each pool's
+        last reserves, each derived feed's exponent and last price."""
+        chain = pl.col("chain_id") == self.chain_id
+        held = (self.lake.scan("reserves").filter(chain, pl.col("block_number") < below)
+                .sort("block_number", "log_index").group_by("pair").last()
+                .select("pair", "reserve0", "reserve1").collect()
+                if self.lake.version("reserves") is not None else None)
+        feeds = (self.lake.scan("oracle_feeds").filter(pl.col("source") == "derived")
+                 .select("feed_id", "expo").collect()
+                 if self.lake.version("oracle_feeds") is not None else None)
+        ours = {} if feeds is None else dict(feeds.iter_rows())
+        last = (self.lake.scan("oracle_updates")
+                .filter(pl.col("feed_id").is_in(list(ours)), pl.col("slot") < below)
+                .sort("publish_time").group_by("feed_id").last()
+                .select("feed_id", "publish_time", "price", "expo").collect()
+                if ours else None)
+        self.derivation.restart(held, ours, last)
+
+    def _derived(self, syncs: pl.DataFrame, times: dict[int, datetime],
+                 sourced: pl.DataFrame, first: int) -> pl.DataFrame:
+        """The batch's prices derived through its pools (docs/ingest.md, "Prices"): the
+        sources' prices in force come from the lake and from this batch's updates."""
+        if syncs.is_empty():
+            return table_frame("oracle_updates", [])
+        self.derivation.decimals = dict(zip(self.tokens["address"], self.tokens["decimals"],
+                                            strict=True))
+        sources = {token: feed for token, feed in self.feeds.items()}
+        start = int(min(times.values()).timestamp())
+        kept = self.lake.scan("oracle_updates").filter(
+            pl.col("feed_id").is_in(list(sources.values())),
+            # A range read again: its own updates are this batch's.
+            ~(pl.col("feed_id").is_in(self.chain_feeds) & (pl.col("slot") >= first)))
+        stored = pl.concat([
+            kept.filter(pl.col("publish_time") < start).sort("publish_time")
+            .group_by("feed_id").last().collect(),
+            kept.filter(pl.col("publish_time") >= start).collect()], how="diagonal_relaxed")
+        usd = Prices(pl.concat([sourced.select("feed_id", "publish_time", "price", "expo"),
+                                stored.select("feed_id", "publish_time", "price", "expo")])
+                     .unique(["feed_id", "publish_time"], keep="first", maintain_order=True))
+        pools = {p: (t0, t1) for p, t0, t1
+                 in self.pairs.select("address", "token0", "token1").iter_rows()}
+        found = self.derivation.updates(
+            pools, sources, syncs.sort("block_number", "log_index"),
+            {n: int(t.timestamp()) for n, t in times.items()}, usd)
+        priced = {f: t for t in self.tokens["address"]
+                  if (f := derived_feed_id(self.chain_id, t)) in self.derivation.expo}
+        if priced:
+            self.tokens = self.tokens.with_columns(price_feed_id=pl.when(
+                pl.col("address").is_in(list(priced.values())) & pl.col("price_feed_id")
+                .is_null()).then(pl.col("address").replace(
+                    {t: f for f, t in priced.items()})).otherwise(pl.col("price_feed_id")))
+        return table_frame("oracle_updates", found)
+
     def _catalog(self) -> pl.DataFrame:
-        """The quote tokens' feeds (asked of the node once): what their updates are read with."""
+        """The quote tokens' feeds (asked of the node and the Hermes upstream once): what their
+        updates are read with."""
         if self.catalog is None:
-            self.catalog = self.prices.feeds(self.rpc)
+            found = [self.prices.feeds(self.rpc)]
+            if self.hermes is not None:
+                found.append(self.hermes.catalog())
+            self.catalog = pl.concat(found)
         return self.catalog
+
+    def _hermes_updates(self, priced: set[datetime], watermark: datetime) -> pl.DataFrame:
+        """The Hermes feeds' updates a commit at `watermark` adds: what the stream received up
+        to it, and the benchmark of each second a priced block of the batch stands at that the
+        stream did not cover (a backfill, or the time it was down); none the lake holds."""
+        if self.hermes is None:
+            return table_frame("oracle_updates", [])
+        self._catalog()
+        hermes = self.hermes
+        missed = {int(t.timestamp()) for t in priced
+                  if not all(hermes.covered(f, int(t.timestamp())) for f in hermes.feeds)}
+        rows = hermes.at(missed) + hermes.updates(int(watermark.timestamp()))
+        found = table_frame("oracle_updates", rows).unique(["feed_id", "publish_time"],
+                                                           keep="first", maintain_order=True)
+        if found.is_empty():
+            return found
+        held = (self.lake.scan("oracle_updates")
+                .filter(pl.col("feed_id").is_in(hermes.feeds),
+                        pl.col("publish_time").is_between(found["publish_time"].min(),
+                                                          found["publish_time"].max()))
+                .select("feed_id", "publish_time").collect())
+        return found.join(held, on=["feed_id", "publish_time"], how="anti").sort(
+            "feed_id", "publish_time")
+
+    def _append_hermes(self, updates: pl.DataFrame) -> None:
+        if not updates.is_empty():
+            self.lake.append("oracle_updates", updates)
+
+    def flush(self, head: int, seen_at: datetime) -> None:
+        """Commit and mark the Hermes stream's updates received while no block came: the lake
+        is complete up to `seen_at`, when `head` was the head and every block to it was read."""
+        self._append_hermes(self._hermes_updates(set(), seen_at))
+        self._marked(seen_at, head)
+
+    def _marked(self, watermark: datetime, head: int) -> None:
+        """Mark what was committed; the Hermes updates it holds are the lake's from now on."""
+        self.cursor.step += 1
+        self.lake.mark(watermark, WRITER, self.cursor.step,
+                       meta=self.cursor.as_meta(head, self.confirmations))
+        if self.hermes is not None:
+            self.hermes.forget(int(watermark.timestamp()))
+
+    def _wait(self, seconds: float) -> None:
+        """Until the next look at the head: `seconds`, or less when the Hermes stream brings an
+        update (committed with the head seen then)."""
+        if self.hermes is None:
+            time.sleep(seconds)
+            return
+        self.hermes.arrived.clear()
+        self.hermes.arrived.wait(seconds)
 
     def _chain_row(self, times: dict[int, datetime]) -> pl.DataFrame:
         chain = self.config.chain

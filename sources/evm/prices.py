@@ -103,13 +103,13 @@ class PriceSources:
             pair = f"{named[1]}/{named[2]}" if named else f"{symbols[quote.token]}/USD"
             rows.append(_feed(quote.feed_id(self.chain_id), f"Chainlink.{pair}", pair,
                               f"{description or pair} (Chainlink aggregator {aggregator} "
-                              f"on chain {self.chain_id})", self.expo[aggregator]))
+                              f"on chain {self.chain_id})", self.expo[aggregator], "chainlink"))
         for quote in self.quotes:
             if quote.peg_usd is not None:
                 pair = f"{symbols[quote.token]}/USD"
                 rows.append(_feed(quote.feed_id(self.chain_id), f"Peg.{pair}", pair,
                                   f"{quote.token} held at {quote.peg_usd:g} USD on chain "
-                                  f"{self.chain_id} (a depeg is not seen)", PEG_EXPO))
+                                  f"{self.chain_id} (a depeg is not seen)", PEG_EXPO, "peg"))
         return table_frame("oracle_feeds", rows)
 
     def rounds(self, rpc: Rpc, first: int, last: int, stored: dict[str, int]) -> pl.DataFrame:
@@ -155,12 +155,13 @@ class PriceSources:
             for q in self.quotes if q.peg_usd is not None])
 
 
-def _feed(feed: str, symbol: str, pair: str, description: str, expo: int) -> dict[str, Any]:
+def _feed(feed: str, symbol: str, pair: str, description: str, expo: int,
+          source: str) -> dict[str, Any]:
     base, _, currency = pair.partition("/")
     return {"feed_id": feed, "compatible_id": None, "symbol": symbol, "asset_type": "Crypto",
             "base": base, "quote_currency": currency, "description": description,
             "display_symbol": pair, "generic_symbol": pair.replace("/", ""),
-            "schedule": ALWAYS_OPEN, "min_channel": "real_time", "expo": expo}
+            "schedule": ALWAYS_OPEN, "min_channel": "real_time", "expo": expo, "source": source}
 
 
 def _update(feed: str, published: int, price: int, expo: int, block: int, previous: int,

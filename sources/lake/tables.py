@@ -68,7 +68,9 @@ TABLES: dict[str, LakeTable] = {
     "liquidation_heartbeats": LakeTable(
         schema.LiquidationHeartbeat, "chain_date", ("chain_id", "observed_at"), "observed_at"
     ),
-    "oracle_feeds": LakeTable(schema.OracleFeed, "none", ("feed_id",)),
+    # Every feed before feeds said their source was the simulator's.
+    "oracle_feeds": LakeTable(schema.OracleFeed, "none", ("feed_id",),
+                              added=(("source", "simulator"),)),
     # Every update before updates said their source was the simulator's.
     "oracle_updates": LakeTable(
         schema.OracleUpdate, "date", ("feed_id", "publish_time"), "publish_time",

@@ -55,7 +55,7 @@ class PriceBook:
             "quote_currency": f.symbol.split("/")[1], "description": f"{f.base} / US DOLLAR",
             "display_symbol": f"{f.base}/{f.symbol.split('/')[1]}",
             "generic_symbol": f"{f.base}{f.symbol.split('/')[1]}", "schedule": f.schedule,
-            "min_channel": "real_time", "expo": f.expo,
+            "min_channel": "real_time", "expo": f.expo, "source": "simulator",
         } for f in FEEDS])
 
     def updates(self) -> pl.DataFrame:

@@ -246,3 +246,27 @@ def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
     finally:
         net.close()
         node.stop()
+
+
+def test_a_chain_with_no_swap_yet_materialises(tmp_path):
+    """A chain followed from before its first swap (liquidity only) materialises and serves
+    its pair, with no trade."""
+    node = start_node()
+    net = Devnet(node.url)
+    try:
+        market = v2_market(net)
+        pair, _ = market.pool("Pepe", "PEPE", 10 * E18, 10_000 * E18)
+        venues = tmp_path / "venues.yaml"
+        venues.write_text(market.venues_file())
+        done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], tmp_path)
+        assert done.returncode == 0, done.stderr
+        made = run_cli(["materialize"], tmp_path)
+        assert made.returncode == 0, made.stderr
+        with edge_process(tmp_path) as base:
+            row = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}", timeout=30).json()
+            assert row["txn"]["h24"]["buys"] == row["txn"]["h24"]["sells"] == 0
+            # 10 WETH at 3,000 USD, both sides.
+            assert row["liquidity_usd"] == pytest.approx(2 * 10 * 3_000, rel=1e-9)
+    finally:
+        net.close()
+        node.stop()

@@ -1,9 +1,10 @@
 -- name: pair_tokens
 -- grain: one row per pair (chain_id, pair)
--- description: Each pair with its base and quote token, their decimals, the quote's price feed and the venue that owns the factory.
+-- description: Each pair with its base and quote token, their decimals, the quote's price feed (its own, or derived through its pools) and the venue that owns the factory.
 WITH t AS (
     SELECT chain_id, address, symbol, decimals, is_quote, price_feed_id, status, honeypot_test,
-           deployer
+           deployer,
+           CASE WHEN is_quote THEN 2 WHEN price_feed_id IS NOT NULL THEN 1 ELSE 0 END AS quote_rank
     FROM tokens
 ),
 oriented AS (
@@ -16,12 +17,13 @@ oriented AS (
         p.is_perp,
         p.launchpad,
         p.fee_bps,
-        CASE WHEN t1.is_quote OR NOT t0.is_quote THEN TRUE ELSE FALSE END AS base_is_token0,
+        -- The quote is the side priced more directly: a quote token by its own feed, then a
+        -- token priced through its pools (a derived feed), then neither.
+        CASE WHEN t1.quote_rank >= t0.quote_rank THEN TRUE ELSE FALSE END AS base_is_token0,
         t0.address AS a0, t1.address AS a1,
         t0.symbol AS s0, t1.symbol AS s1,
         t0.decimals AS d0, t1.decimals AS d1,
         t0.price_feed_id AS f0, t1.price_feed_id AS f1,
-        t0.is_quote AS q0, t1.is_quote AS q1,
         t0.status AS st0, t1.status AS st1,
         t0.honeypot_test AS h0, t1.honeypot_test AS h1
     FROM pairs AS p
@@ -43,8 +45,7 @@ SELECT
     CASE WHEN o.base_is_token0 THEN o.s0 || '/' || o.s1 ELSE o.s1 || '/' || o.s0 END AS ticker,
     CASE WHEN o.base_is_token0 THEN o.d0 ELSE o.d1 END AS base_decimals,
     CASE WHEN o.base_is_token0 THEN o.d1 ELSE o.d0 END AS quote_decimals,
-    CASE WHEN o.base_is_token0 AND o.q1 THEN o.f1 WHEN NOT o.base_is_token0 AND o.q0 THEN o.f0 END
-        AS quote_feed_id,
+    CASE WHEN o.base_is_token0 THEN o.f1 ELSE o.f0 END AS quote_feed_id,
     CASE WHEN o.base_is_token0 THEN o.st0 ELSE o.st1 END AS base_status,
     CASE WHEN o.base_is_token0 THEN o.h0 ELSE o.h1 END AS base_honeypot_test,
     v.venue_id,

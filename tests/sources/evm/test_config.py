@@ -42,6 +42,16 @@ def test_the_issue_shape_is_read_with_addresses_lower_cased():
     assert usdc.feed_id(1) == hashlib.sha256(f"peg:1:{USDC.lower()}".encode()).hexdigest()
 
 
+def test_a_hermes_feed_is_one_feed_whichever_chain_it_prices():
+    pyth = "0xFF61491A931112DDF1BD8147CD1B641375F79F5825126D665480874634FD0ACE"
+    config = parse(document(quotes=[{"token": WETH, "hermes": pyth}]))
+    (weth,) = config.quotes
+    assert (weth.source, weth.hermes_id) == ("hermes", pyth.lower()[2:])
+    assert config.hermes_ids == [pyth.lower()[2:]]
+    own = hashlib.sha256(f"hermes-feed:{pyth.lower()[2:]}".encode()).hexdigest()
+    assert weth.feed_id(1) == weth.feed_id(8453) == own
+
+
 def test_a_simulated_feed_is_refused_on_a_real_chain():
     simulated = FEED_BY_BASE["ETH"].feed_id
     with pytest.raises(ConfigError, match=r"^quotes\[0\]\.feed: the simulated oracle prices "
@@ -64,7 +74,9 @@ def test_a_simulated_feed_is_refused_on_a_real_chain():
     ({"quotes": [{"token": WETH, "chainlink": ETH_USD, "peg": 1}]}, "quotes[0]"),
     ({"quotes": [{"token": WETH, "peg": 0}]}, "quotes[0].peg"),
     ({"quotes": [{"token": WETH, "peg": "1"}]}, "quotes[0].peg"),
-    ({"quotes": [{"token": WETH, "hermes": "ab" * 32}]}, "quotes[0].hermes"),
+    ({"quotes": [{"token": WETH, "hermes": "ab" * 31}]}, "quotes[0].hermes"),
+    ({"quotes": [{"token": WETH, "hermes": 12}]}, "quotes[0].hermes"),
+    ({"quotes": [{"token": WETH, "hermes": "ab" * 32, "peg": 1}]}, "quotes[0]"),
     ({"quotes": [{"token": "weth", "peg": 1}]}, "quotes[0].token"),
     ({"chain": {"slug": "Dev Net", "display_name": "D", "explorer_url": "https://x"}},
      "chain.slug"),
