@@ -3,6 +3,10 @@
 1. `range`: a chain of `--blocks` blocks with `--swaps-per-block` swaps each (over `--pairs`
    pairs, by the node's nine funded traders) is made, then ingested whole from block 0 into an
    empty lake: blocks/s and logs/s.
+1b. `backfill`: its first `--backfill-blocks` blocks read again into empty lakes through a
+   proxy that answers every request `--delay-ms` late (a remote provider's round trip), one
+   request at a time and `--concurrency` at once, side by side: blocks/s, logs/s and the
+   ratio.
 2. `follow`: the follower runs with --follow while a block of swaps is mined every
    `--every` seconds; for each block, the time from its mining (the mining call's return) to
    the lake's mark covering it (the batch committed and visible to every reader).
@@ -44,6 +48,7 @@ from sources.evm.ingest import Follower  # noqa: E402
 from sources.evm.rpc import Rpc  # noqa: E402
 from sources.lake import Lake  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
+from tests.sources.evm.test_rpc import Proxy  # noqa: E402
 
 E18 = 10**18
 TRADERS = range(1, 10)
@@ -93,6 +98,9 @@ def main() -> None:
     parser.add_argument("--follow-blocks", type=int, default=30)
     parser.add_argument("--every", type=float, default=1.0)
     parser.add_argument("--answer-every", type=int, default=3)
+    parser.add_argument("--backfill-blocks", type=int, default=2_000)
+    parser.add_argument("--delay-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
     node = start_node()
     net = Devnet(node.url)
@@ -126,6 +134,7 @@ def main() -> None:
                     "blocks_per_s": round((head + 1) / seconds, 1),
                     "logs_per_s": round(logs / seconds, 1), "rpc_requests": rpc.calls,
                     "batch_blocks": args.batch_blocks}), flush=True)
+                print(json.dumps(backfill(node.url, venues, Path(home), args)), flush=True)
                 lags = follow_lags(market, made, follower, lake, args)
                 print(json.dumps({
                     "bench": "ingest", "stage": "follow", "blocks": len(lags),
@@ -145,6 +154,34 @@ def main() -> None:
     finally:
         net.close()
         node.stop()
+
+
+def backfill(url: str, venues, home: Path, args: argparse.Namespace) -> dict:
+    """The chain's first blocks through a slow proxy, sequential and concurrent."""
+    proxy = Proxy(url, delay_s=args.delay_ms / 1000)
+    out: dict = {"bench": "ingest", "stage": "backfill", "blocks": args.backfill_blocks,
+                 "delay_ms": args.delay_ms}
+    try:
+        for concurrency in (1, args.concurrency):
+            say(f"  backfill through the proxy, {concurrency} in flight ...")
+            lake = Lake(home / f"backfill-{concurrency}")
+            with Rpc(proxy.url, concurrency=concurrency) as rpc:
+                follower = Follower.open(rpc, venues, lake, confirmations=12,
+                                         batch_blocks=args.batch_blocks)
+                started = time.perf_counter()
+                batches = follower.run(to_block=args.backfill_blocks - 1)
+                seconds = time.perf_counter() - started
+                logs = sum(b.logs for b in batches)
+                out[f"concurrency_{concurrency}"] = {
+                    "seconds": round(seconds, 2),
+                    "blocks_per_s": round(args.backfill_blocks / seconds, 1),
+                    "logs_per_s": round(logs / seconds, 1), "requests": rpc.calls}
+    finally:
+        proxy.close()
+    out["ratio"] = round(out[f"concurrency_{args.concurrency}"]["blocks_per_s"]
+                         / out["concurrency_1"]["blocks_per_s"], 2)
+    out["target_ratio"] = 4
+    return out
 
 
 def spread(lags: list[float]) -> dict[str, float]:

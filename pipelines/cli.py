@@ -169,9 +169,13 @@ def ingest() -> None:
               help="with --follow: seconds between looks at the head")
 @click.option("--hermes", "hermes_url", default=None,
               help="the Hermes-compatible upstream of the venues file's `hermes:` quotes")
+@click.option("--rpc-concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="JSON-RPC requests in flight at once")
+@click.option("--max-rps", type=click.FloatRange(min=0.1), default=None,
+              show_default="no limit", help="JSON-RPC requests a second at most")
 def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block: int | None,
                confirmations: int, follow: bool, batch_blocks: int, poll: float,
-               hermes_url: str | None) -> None:
+               hermes_url: str | None, rpc_concurrency: int, max_rps: float | None) -> None:
     """Read an EVM chain's pools over JSON-RPC into the lake, reorg-safe and resumable."""
     from sources.evm.config import ConfigError, load
     from sources.evm.ingest import Follower
@@ -194,7 +198,7 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
                                "upstream with --hermes URL")
     hermes = Hermes(hermes_url, config.hermes_ids) if hermes_url and config.hermes_ids else None
     lake = Lake(keep_open=True)
-    rpc = Rpc(rpc_url)
+    rpc = Rpc(rpc_url, concurrency=rpc_concurrency, max_rps=max_rps)
     # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

@@ -24,6 +24,11 @@ CONTRACTS = Path(__file__).resolve().parent / "contracts"
 NODE_MODULES = REPO / "node_modules"
 CHAINLINK = NODE_MODULES / "@chainlink" / "contracts" / "src" / "v0.8"
 AGGREGATOR = CHAINLINK / "tests" / "MockV3Aggregator.sol"
+# Uniswap's own compiled contracts, as their npm packages ship them.
+UNISWAP = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
+           "UniswapV2Pair": "@uniswap/v2-core/build/UniswapV2Pair.json",
+           "UniswapV2Router02": "@uniswap/v2-periphery/build/UniswapV2Router02.json",
+           "WETH9": "@uniswap/v2-periphery/build/WETH9.json"}
 
 
 class DevnetError(RuntimeError):
@@ -63,6 +68,10 @@ def compiled() -> dict[str, dict[str, Any]]:
         name = abi.stem.split("_sol_")[-1]
         contracts[name] = {"abi": json.loads(abi.read_text()),
                            "bin": abi.with_suffix(".bin").read_text().strip()}
+    for name, artifact in UNISWAP.items():
+        built = json.loads((NODE_MODULES / artifact).read_text())
+        contracts[name] = {"abi": built["abi"],
+                           "bin": str(built["bytecode"]).removeprefix("0x")}
     return contracts
 
 
@@ -265,3 +274,61 @@ def v2_market(net: Devnet, quote_supply: int = 10**24, eth_usd: int = ETH_USD) -
     return V2Market(net, quote, net.deploy("Factory", [], []), net.deploy("Router", [], []),
                     aggregator)
 
+
+
+# Uniswap V2's router takes a deadline with every call: one far in the future.
+DEADLINE = 2**32
+
+
+@dataclass
+class UniswapV2:
+    """Uniswap V2 as deployed from its own npm bytecode (`@uniswap/v2-core`'s factory and
+    pairs, `@uniswap/v2-periphery`'s Router02 and WETH9), with WETH priced by an ETH/USD
+    aggregator."""
+
+    net: Devnet
+    weth: str
+    factory: str
+    router: str
+    aggregator: str
+
+    def wrap(self, sender: int, wei: int) -> None:
+        """Wrap `wei` of `sender`'s ether into WETH and let the router move it."""
+        self.net.transact({"from": self.net.accounts[sender], "to": self.weth,
+                           "value": hex(wei), "data": call_data("deposit()")})
+        self.net.send(self.weth, "approve(address,uint256)", self.router, MAX_UINT,
+                      sender=sender)
+
+    def pool(self, token: str, token_amount: int, weth_amount: int, sender: int = 0) -> str:
+        """The token/WETH pair, made by the router's first `addLiquidity`; returns its
+        address."""
+        self.net.send(token, "approve(address,uint256)", self.router, MAX_UINT, sender=sender)
+        self.net.send(self.router, "addLiquidity(address,address,uint256,uint256,uint256,"
+                      "uint256,address,uint256)", token, self.weth, token_amount, weth_amount,
+                      0, 0, self.net.accounts[sender], DEADLINE, sender=sender)
+        return str(self.net.view(self.factory, "getPair(address,address)", ["address"], token,
+                                 self.weth)[0]).lower()
+
+    def swap(self, path: list[str], amount_in: int, sender: int) -> dict:
+        """`swapExactTokensForTokens` of `amount_in` along `path` for `sender`."""
+        return self.net.send(self.router, "swapExactTokensForTokens(uint256,uint256,"
+                             "address[],address,uint256)", amount_in, 0, path,
+                             self.net.accounts[sender], DEADLINE, sender=sender)
+
+    def venues_file(self, slug: str = "devnet") -> str:
+        """A venues file naming the factory, the router and WETH's aggregator."""
+        return (f'chain: {{slug: {slug}, display_name: Devnet, '
+                f'explorer_url: "https://explorer.invalid", native_token: "{self.weth}"}}\n'
+                f'venues:\n  - {{factory: "{self.factory}", name: "Uniswap V2", '
+                f'type: uniswap_v2, router: "{self.router}"}}\n'
+                f'quotes:\n  - {{token: "{self.weth}", chainlink: "{self.aggregator}"}}\n')
+
+
+def uniswap_v2(net: Devnet, eth_usd: int = ETH_USD) -> UniswapV2:
+    """Deploy WETH9, Uniswap V2's factory and Router02 from their npm bytecode, and an ETH/USD
+    aggregator answering `eth_usd` (10^-8 USD)."""
+    weth = net.deploy("WETH9", [], [])
+    factory = net.deploy("UniswapV2Factory", ["address"], [net.accounts[0]])
+    router = net.deploy("UniswapV2Router02", ["address", "address"], [factory, weth])
+    aggregator = net.deploy("MockV3Aggregator", ["uint8", "int256"], [8, eth_usd])
+    return UniswapV2(net, weth, factory, router, aggregator)

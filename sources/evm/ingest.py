@@ -294,9 +294,9 @@ class Follower:
         """`method` for each key, CALLS_PER_BATCH to a request; a key the node has nothing
         for is an error."""
         found = {}
-        for i in range(0, len(keys), CALLS_PER_BATCH):
-            chunk = keys[i:i + CALLS_PER_BATCH]
-            answers = self.rpc.batch([(method, params(k)) for k in chunk])
+        chunks = [keys[i:i + CALLS_PER_BATCH] for i in range(0, len(keys), CALLS_PER_BATCH)]
+        answered = self.rpc.batches([[(method, params(k)) for k in chunk] for chunk in chunks])
+        for chunk, answers in zip(chunks, answered, strict=True):
             for key, answer in zip(chunk, answers, strict=True):
                 if answer is None:
                     raise LakeError(f"the node has no {what} {key}")
@@ -336,7 +336,8 @@ class Follower:
         """The logs of [first, last] from `addresses` matching `topics`, in chain order."""
         found: list[dict] = []
         for i in range(0, len(addresses), ADDRESSES_PER_QUERY):
-            found += self.rpc.logs(first, last, addresses[i:i + ADDRESSES_PER_QUERY], topics)
+            found += self.rpc.spread_logs(first, last, addresses[i:i + ADDRESSES_PER_QUERY],
+                                          topics)
         return sorted(found, key=lambda x: (log_block(x), quantity(x["logIndex"])))
 
     def _new_pools(self, first: int, last: int) -> list[tuple[Pool, dict]]:

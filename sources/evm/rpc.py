@@ -5,11 +5,13 @@ answer) is waited out, for any call, honouring `Retry-After`; only a log range t
 calls too wide is split."""
 
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -34,6 +36,10 @@ TOO_WIDE = re.compile(
     r"large|log response size|query timeout|timed? ?out|limit the query", re.IGNORECASE)
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
 class RpcError(RuntimeError):
     """A call the node answered with an error, or could not be made after every retry."""
 
@@ -42,22 +48,65 @@ class RpcError(RuntimeError):
         self.method, self.message, self.code = method, message, code
 
 
+class RateLimit:
+    """At most `per_s` requests a second over every thread, spaced evenly (None: no limit)."""
+
+    def __init__(self, per_s: float | None, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.gap_s = 0.0 if per_s is None else 1.0 / per_s
+        self.sleep = sleep
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Until this request's turn."""
+        if not self.gap_s:
+            return
+        with self._lock:
+            now = time.monotonic()
+            turn = max(self._next, now)
+            self._next = turn + self.gap_s
+        if turn > now:
+            self.sleep(turn - now)
+
+
 class Rpc:
-    """One node's JSON-RPC endpoint over HTTP."""
+    """One node's JSON-RPC endpoint over HTTP: at most `concurrency` requests in flight and
+    `max_rps` a second."""
 
     def __init__(self, url: str, timeout_s: float = 30.0,
                  backoff_s: Sequence[float] = BACKOFF_S,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, concurrency: int = 1,
+                 max_rps: float | None = None) -> None:
         self.url = url
         self.backoff_s = tuple(backoff_s)
         self.sleep = sleep
-        self.client = httpx.Client(timeout=timeout_s)
+        self.concurrency = max(1, concurrency)
+        self.limit = RateLimit(max_rps, sleep)
+        self.client = httpx.Client(timeout=timeout_s, limits=httpx.Limits(
+            max_connections=max(10, self.concurrency)))
         self.calls = 0
         self.retries = 0
+        self._counted = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool and the threads that share it."""
+        if self._pool is not None:
+            self._pool.shutdown()
         self.client.close()
+
+    def each(self, work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """`work` of every item, up to `concurrency` at a time, the results in order."""
+        if self.concurrency == 1 or len(items) < 2:
+            return [work(item) for item in items]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="rpc")
+        return list(self._pool.map(work, items))
+
+    def batches(self, chunks: Sequence[Sequence[tuple[str, list[Any]]]],
+                errors: bool = False) -> list[list[Any]]:
+        """Several batch requests, up to `concurrency` in flight, their results in order."""
+        return self.each(lambda chunk: self.batch(chunk, errors), chunks)
 
     def __enter__(self) -> "Rpc":
         return self
@@ -100,7 +149,9 @@ class Rpc:
     def _post(self, method: str, body: Any) -> Any:
         payload = orjson.dumps(body)
         for attempt in range(len(self.backoff_s) + 1):
-            self.calls += 1
+            self.limit.wait()
+            with self._counted:
+                self.calls += 1
             wait = self.backoff_s[attempt] if attempt < len(self.backoff_s) else 0.0
             try:
                 response = self.client.post(self.url, content=payload,
@@ -127,7 +178,8 @@ class Rpc:
                         wait = max(wait, retry_after(response.headers.get("retry-after")))
             if attempt == len(self.backoff_s):
                 raise RpcError(method, f"{failure}, still after {attempt} retries")
-            self.retries += 1
+            with self._counted:
+                self.retries += 1
             self.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -149,6 +201,16 @@ class Rpc:
         middle = (first + last) // 2
         return self.logs(first, middle, addresses, topics) + self.logs(middle + 1, last,
                                                                        addresses, topics)
+
+
+    def spread_logs(self, first: int, last: int, addresses: Sequence[str] | None,
+                    topics: Sequence[Any]) -> list[dict]:
+        """`logs` of [first, last], its range cut in `concurrency` parts read at once."""
+        parts = min(self.concurrency, last - first + 1)
+        step = -(-(last - first + 1) // parts)
+        ranges = [(a, min(a + step - 1, last)) for a in range(first, last + 1, step)]
+        found = self.each(lambda r: self.logs(r[0], r[1], addresses, topics), ranges)
+        return [log for part in found for log in part]
 
 
 def _too_wide(err: RpcError) -> bool:

@@ -3,6 +3,7 @@ are split, 429s and 5xxs are retried, and what cannot be read stops the ingest, 
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -22,13 +23,14 @@ FAST = (0.01, 0.01, 0.02)
 class Proxy:
     """Forwards JSON-RPC to the node, but refuses eth_getLogs ranges wider than `widest`
     blocks, answers 429 to every `throttle`-th request, and fails every log query that covers
-    `broken` with a 500."""
+    `broken` with a 500; each request answered `delay_s` late (a provider's round trip)."""
 
     def __init__(self, upstream: str, widest: int | None = None, throttle: int | None = None,
                  broken: int | None = None, limit: int | None = None,
-                 retry_after: str | None = None) -> None:
+                 retry_after: str | None = None, delay_s: float = 0.0) -> None:
         self.upstream, self.widest, self.throttle, self.broken = upstream, widest, throttle, broken
-        self.limit, self.retry_after = limit, retry_after
+        self.limit, self.retry_after, self.delay_s = limit, retry_after, delay_s
+        self.times: list[float] = []
         self.requests = self.refused = self.throttled = self.limited = 0
         self.methods: list[str] = []
         self.answered: list[int] = []
@@ -55,6 +57,8 @@ class Proxy:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def answer(self, request) -> tuple[int, bytes]:
+        self.times.append(time.monotonic())
+        time.sleep(self.delay_s)
         self.requests += 1
         if self.throttle and self.requests % self.throttle == 0:
             self.throttled += 1
@@ -204,3 +208,22 @@ def test_an_unreachable_node_is_named():
     url = f"http://127.0.0.1:{free_port()}"
     with Rpc(url, backoff_s=FAST) as rpc, pytest.raises(RpcError, match=url):
         rpc.call("eth_chainId")
+
+
+def test_concurrent_reads_equal_a_sequential_read_within_the_rate(busy, proxy, tmp_path):
+    """Eight requests in flight and at most 40 a second, through a proxy that also refuses wide
+    ranges and answers rate limits: the lake is the one a direct, sequential read makes."""
+    direct = Lake(tmp_path / "direct")
+    with Rpc(busy.net.rpc.url) as rpc:
+        Follower.open(rpc, config(busy), direct, confirmations=0, batch_blocks=40).run()
+    slow = proxy(widest=2, limit=9, delay_s=0.02)
+    lake = Lake(tmp_path / "lake")
+    with Rpc(slow.url, backoff_s=FAST, concurrency=8, max_rps=40) as rpc:
+        Follower.open(rpc, config(busy), lake, confirmations=0, batch_blocks=40).run()
+    for name, frame in events(direct).items():
+        assert events(lake)[name].equals(frame), name
+    assert slow.refused and slow.limited
+    # No second of requests holds more than the rate allows (one at its edge).
+    times = sorted(slow.times)
+    assert len(times) > 2 * 41
+    assert max(sum(1 for t in times if start <= t < start + 1.0) for start in times) <= 41

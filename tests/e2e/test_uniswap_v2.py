@@ -1,0 +1,81 @@
+"""Uniswap V2 as its own npm packages ship it (`@uniswap/v2-core`'s factory and pair,
+`@uniswap/v2-periphery`'s Router02 and WETH9) on anvil: the router's liquidity and swaps
+ingested, materialised and served, the figures worked out by hand from the pool's rule."""
+
+import httpx
+import polars as pl
+import pytest
+
+from sources.evm.devnet import TOKEN_ARGS, Devnet, start_node, uniswap_v2
+from sources.lake import Lake
+from tests.conftest import edge_process, run_cli
+from tests.sources.evm.test_ingest import isqrt, out_for
+
+E18 = 10**18
+# Uniswap V2 keeps this much of the first liquidity in the pair for ever.
+MINIMUM_LIQUIDITY = 1_000
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    home = tmp_path_factory.mktemp("uniswap-v2-home")
+    node = start_node()
+    net = Devnet(node.url)
+    try:
+        v2 = uniswap_v2(net)
+        pepe = net.deploy("Token", TOKEN_ARGS, ["Pepe", "PEPE", 18, 10**9 * E18])
+        v2.wrap(0, 1_000 * E18)
+        pair = v2.pool(pepe, 1_000_000 * E18, 1_000 * E18)
+        v2.wrap(1, 10 * E18)
+        net.send(pepe, "approve(address,uint256)", v2.router, 2**256 - 1, sender=1)
+        buy = v2.swap([v2.weth, pepe], E18, 1)
+        sell = v2.swap([pepe, v2.weth], 400 * E18, 1)
+        venues = home / "venues.yaml"
+        venues.write_text(v2.venues_file())
+        done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], home)
+        assert done.returncode == 0, done.stderr
+        made = run_cli(["materialize"], home)
+        assert made.returncode == 0, made.stderr
+        reserves = net.view(pair, "getReserves()", ["uint112", "uint112", "uint32"])
+        token0 = str(net.view(pair, "token0()", ["address"])[0]).lower()
+        with edge_process(home) as base:
+            yield {"home": home, "base": base + "/api/v1", "pair": pair, "pepe": pepe,
+                   "weth": v2.weth, "buy": buy, "sell": sell, "trader": net.accounts[1],
+                   "owner": net.accounts[0], "reserves": reserves, "token0": token0}
+    finally:
+        net.close()
+        node.stop()
+
+
+def test_the_routers_swaps_are_the_pairs_trades_priced_by_hand(chain):
+    r_weth, r_pepe = 1_000 * E18, 1_000_000 * E18
+    bought = out_for(E18, r_weth, r_pepe)
+    r_weth, r_pepe = r_weth + E18, r_pepe - bought
+    paid = out_for(400 * E18, r_pepe, r_weth)
+    r_weth, r_pepe = r_weth - paid, r_pepe + 400 * E18
+    # The chain's own reserves are the ones worked out.
+    on_chain = dict(zip(("weth", "pepe") if chain["token0"] == chain["weth"]
+                        else ("pepe", "weth"), chain["reserves"][:2], strict=True))
+    assert (on_chain["weth"], on_chain["pepe"]) == (r_weth, r_pepe)
+
+    answer = httpx.get(f"{chain['base']}/chains/devnet/pairs/{chain['pair']}/trades",
+                       timeout=30)
+    trades = [t for t in answer.json()["items"] if t["tx_type"] in ("buy", "sell")]
+    assert [(t["tx_type"], t["hash"], t["maker_address"]) for t in trades] == [
+        ("sell", chain["sell"]["transactionHash"], chain["trader"]),
+        ("buy", chain["buy"]["transactionHash"], chain["trader"])]
+    row = httpx.get(f"{chain['base']}/chains/devnet/pairs/{chain['pair']}", timeout=30).json()
+    m5 = row["txn"]["m5"]
+    assert m5["buy_volume"] == pytest.approx(1.0 * 3_000, rel=1e-9)
+    assert m5["sell_volume"] == pytest.approx(paid / E18 * 3_000, rel=1e-9)
+    pepe = next(t for t in row["tokens"] if t["symbol"] == "PEPE")
+    assert pepe["price_usd"] == pytest.approx(r_weth / r_pepe * 3_000, rel=1e-9)
+    assert row["liquidity_usd"] == pytest.approx(2 * r_weth / E18 * 3_000, rel=1e-9)
+
+
+def test_the_first_liquidity_is_the_owners_less_the_minimum(chain):
+    events = Lake(chain["home"] / "lake").read("liquidity_events").filter(
+        pl.col("pair") == chain["pair"])
+    assert events.select("kind", "owner").rows() == [("mint", chain["owner"])]
+    assert int(events["liquidity"][0]) == isqrt(1_000_000 * E18 * 1_000 * E18) \
+        - MINIMUM_LIQUIDITY
