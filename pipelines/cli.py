@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -153,9 +154,12 @@ def ingest() -> None:
 
 
 @ingest.command("evm")
-@click.option("--rpc", "rpc_url", required=True, help="the node's JSON-RPC URL (http or https)")
-@click.option("--venues", "venues_file", required=True, type=click.Path(dir_okay=False),
+@click.option("--rpc", "rpc_url", default=None, help="the node's JSON-RPC URL (http or https)")
+@click.option("--venues", "venues_file", default=None, type=click.Path(dir_okay=False),
               help="the venues file (YAML; docs/ingest.md)")
+@click.option("--chains", "chains_file", default=None, type=click.Path(dir_okay=False),
+              help="instead of --rpc and --venues: a chains file, one follower per chain into "
+                   "the one lake (docs/ingest.md)")
 @click.option("--from-block", type=click.IntRange(min=0), default=None,
               show_default="where the lake stands, else 0", help="first block to read")
 @click.option("--to-block", type=click.IntRange(min=0), default=None,
@@ -173,10 +177,24 @@ def ingest() -> None:
               help="JSON-RPC requests in flight at once")
 @click.option("--max-rps", type=click.FloatRange(min=0.1), default=None,
               show_default="no limit", help="JSON-RPC requests a second at most")
-def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block: int | None,
-               confirmations: int, follow: bool, batch_blocks: int, poll: float,
-               hermes_url: str | None, rpc_concurrency: int, max_rps: float | None) -> None:
-    """Read an EVM chain's pools over JSON-RPC into the lake, reorg-safe and resumable."""
+def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | None,
+               from_block: int | None, to_block: int | None, confirmations: int, follow: bool,
+               batch_blocks: int, poll: float, hermes_url: str | None, rpc_concurrency: int,
+               max_rps: float | None) -> None:
+    """Read an EVM chain's pools over JSON-RPC into the lake, reorg-safe and resumable; or,
+    with --chains, several chains into one lake, a follower each."""
+    if chains_file is not None:
+        if rpc_url or venues_file or hermes_url or from_block is not None \
+                or to_block is not None:
+            raise click.UsageError("--chains names each chain's node, venues and Hermes "
+                                   "upstream: no --rpc, --venues, --hermes, --from-block or "
+                                   "--to-block beside it")
+        _follow_chains(chains_file, follow, [
+            "--confirmations", str(confirmations), "--batch-blocks", str(batch_blocks),
+            "--poll", str(poll)], rpc_concurrency, max_rps)
+        return
+    if rpc_url is None or venues_file is None:
+        raise click.UsageError("name the chain (--rpc and --venues) or the chains (--chains)")
     from sources.evm.config import ConfigError, load
     from sources.evm.ingest import Follower
     from sources.evm.rpc import Rpc, RpcError
@@ -218,6 +236,52 @@ def ingest_evm(rpc_url: str, venues_file: str, from_block: int | None, to_block:
         rpc.close()
         if hermes is not None:
             hermes.stop()
+
+
+def _chain_followers(chains_file: str, follow: bool, options: list[str],
+                     rpc_concurrency: int | None = None,
+                     max_rps: float | None = None) -> list[tuple[str, list[str]]]:
+    """Each chain of a chains file and the `ingest evm` arguments of its follower."""
+    from sources.evm.config import ConfigError, load_chains
+
+    try:
+        found = load_chains(chains_file)
+    except ConfigError as err:
+        raise click.ClickException(f"{chains_file}: {err}") from None
+    out = []
+    for chain in found.chains:
+        concurrency = chain.rpc_concurrency or rpc_concurrency
+        rate = chain.max_rps or max_rps
+        out.append((chain.config.chain.slug, [
+            "ingest", "evm", "--rpc", chain.rpc, "--venues", str(chain.venues), *options,
+            *(["--follow"] if follow else []),
+            *(["--hermes", found.hermes] if found.hermes and chain.config.hermes_ids else []),
+            *(["--rpc-concurrency", str(concurrency)] if concurrency else []),
+            *(["--max-rps", str(rate)] if rate else [])]))
+    return out
+
+
+def _follow_chains(chains_file: str, follow: bool, options: list[str], rpc_concurrency: int,
+                   max_rps: float | None) -> None:
+    """A follower per chain, each its own process: with --follow kept running (one that stops
+    is started again, the others go on) until Ctrl-C; else until each reaches its head."""
+    followers = _chain_followers(chains_file, follow, options, rpc_concurrency, max_rps)
+    supervisor = Supervisor(_say)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        for slug, args in followers:
+            supervisor.start(f"chain follower {slug}", _launcher(args))
+        if follow:
+            supervisor.watch()
+            return
+        failed = [name for name, part in supervisor.components.items()
+                  if part.process.wait() != 0]
+        if failed:
+            raise click.ClickException(f"{', '.join(failed)} stopped with an error (above)")
+    except KeyboardInterrupt:
+        _say("stopped; each chain goes on from its last marked block next time")
+    finally:
+        supervisor.stop()
 
 
 @main.command()
@@ -427,9 +491,12 @@ def _announce_once_listening(host: str, port: int) -> None:
 @click.option("--hermes", "hermes_url", default=None,
               help="with --rpc: the Hermes-compatible upstream of the venues file's `hermes:` "
                    "quotes")
+@click.option("--chains", "chains_file", default=None, type=click.Path(dir_okay=False),
+              help="follow every chain a chains file names into one lake (docs/ingest.md)")
 @click.pass_context
 def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
-       rpc_url: str | None, venues_file: str | None, hermes_url: str | None) -> None:
+       rpc_url: str | None, venues_file: str | None, hermes_url: str | None,
+       chains_file: str | None) -> None:
     """Simulate (once), go live, materialise and publish, then serve and keep refreshing; or,
     with --rpc and --venues, follow a real chain instead of the simulator."""
     from sources.lake import Lake
@@ -439,8 +506,14 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         raise click.UsageError("--rpc and --venues go together")
     if hermes_url is not None and rpc_url is None:
         raise click.UsageError("--hermes goes with --rpc and --venues")
+    if chains_file is not None and rpc_url is not None:
+        raise click.UsageError("--chains names each chain's node and venues: no --rpc beside it")
+    if chains_file is not None:
+        _follow_up(lake, _chain_followers(chains_file, True, []))
+        return
     if rpc_url is not None and venues_file is not None:
-        _follow_up(lake, rpc_url, venues_file, hermes_url)
+        _follow_up(lake, [("", ["ingest", "evm", "--rpc", rpc_url, "--venues", venues_file,
+                                "--follow", *(["--hermes", hermes_url] if hermes_url else [])])])
         return
     mark = lake.progress()
     simulating = fresh or mark is None
@@ -471,21 +544,21 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         supervisor.stop()
 
 
-def _follow_up(lake, rpc_url: str, venues_file: str, hermes_url: str | None) -> None:
-    """Follow a chain into the lake, materialise its first batch, then serve and refresh as
-    the follower's batches land."""
+def _follow_up(lake, followers: list[tuple[str, list[str]]]) -> None:
+    """Follow each chain into the lake (`followers`: each chain's slug and `ingest evm`
+    arguments), materialise the first batch, then serve and refresh as batches land."""
     supervisor = Supervisor(_say)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    # The edge's oracle serves the chain's own feeds, as the live tails carry them.
+    # The edge's oracle serves the chains' own feeds, as the live tails carry them.
     os.environ.setdefault("CHAINTAPE_ORACLE_UPSTREAM", "lake")
     try:
-        follower = supervisor.start("chain follower", lambda _: _child(
-            "ingest", "evm", "--rpc", rpc_url, "--venues", venues_file, "--follow",
-            *(["--hermes", hermes_url] if hermes_url else []), niceness=WRITER_NICENESS))
+        started = [supervisor.start(f"chain follower {slug}".strip(),
+                                    _launcher(args, WRITER_NICENESS))
+                   for slug, args in followers]
         deadline = time.monotonic() + 900
         while lake.progress() is None:
-            if follower.process.poll() is not None:
-                raise click.ClickException("the chain follower stopped before its first batch")
+            if all(f.process.poll() is not None for f in started):
+                raise click.ClickException("the chain followers stopped before a first batch")
             if time.monotonic() > deadline:
                 raise click.ClickException("the chain follower wrote no batch in 15 minutes")
             time.sleep(0.5)
@@ -513,6 +586,11 @@ def _serve_and_refresh(supervisor: Supervisor, message: str) -> None:
 
 def _cli() -> str:
     return str(Path(sys.executable).parent / "chaintape")
+
+
+def _launcher(args: list[str], niceness: int = 0) -> Callable[[bool], subprocess.Popen]:
+    """How a component running `chaintape ARGS` is started, and started again."""
+    return lambda _: _child(*args, niceness=niceness)
 
 
 def _child(*args: str, niceness: int = 0) -> subprocess.Popen:

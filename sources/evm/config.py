@@ -192,6 +192,73 @@ def _usd(chain: dict[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
+@dataclass(frozen=True)
+class FollowedChain:
+    """One chain of a chains file: its node, its venues file and how hard to ask the node."""
+
+    rpc: str
+    venues: Path
+    config: IngestConfig
+    rpc_concurrency: int | None
+    max_rps: float | None
+
+
+@dataclass(frozen=True)
+class ChainsConfig:
+    """A whole chains file: the chains one lake follows, and the Hermes upstream of their
+    `hermes:` quotes."""
+
+    chains: tuple[FollowedChain, ...]
+    hermes: str | None
+
+
+def load_chains(path: Path | str) -> ChainsConfig:
+    """Read and check a chains file, and each venues file it names (relative to it)."""
+    try:
+        document = yaml.safe_load(Path(path).read_text())
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not YAML: {err}") from None
+    top = _mapping(document, "the file", required={"chains"}, optional={"hermes"})
+    hermes = top.get("hermes")
+    if hermes is not None and (not isinstance(hermes, str)
+                               or not hermes.startswith(("http://", "https://"))):
+        raise ConfigError(f"hermes: {hermes!r} is not an http(s) URL")
+    followed = []
+    for i, raw in enumerate(_list(top["chains"], "chains")):
+        where = f"chains[{i}]"
+        entry = _mapping(raw, where, required={"rpc", "venues"},
+                         optional={"rpc_concurrency", "max_rps"})
+        rpc = _text(entry, "rpc", where)
+        if not rpc.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.rpc: {rpc!r} is not an http(s) URL")
+        venues = Path(path).parent / _text(entry, "venues", where)
+        try:
+            config = load(venues)
+        except ConfigError as err:
+            raise ConfigError(f"{where}.venues: {err}") from None
+        if config.hermes_ids and hermes is None:
+            raise ConfigError(f"{where}.venues: {venues} prices a quote by a Hermes feed: name "
+                              "the upstream (`hermes: URL` at the top)")
+        concurrency = entry.get("rpc_concurrency")
+        if concurrency is not None and (not isinstance(concurrency, int)
+                                        or isinstance(concurrency, bool)
+                                        or not 1 <= concurrency <= 64):
+            raise ConfigError(f"{where}.rpc_concurrency: {concurrency!r} is not 1..64")
+        rate = entry.get("max_rps")
+        if rate is not None and (not isinstance(rate, int | float) or isinstance(rate, bool)
+                                 or rate <= 0):
+            raise ConfigError(f"{where}.max_rps: {rate!r} is not a number above 0")
+        followed.append(FollowedChain(rpc, venues, config, concurrency,
+                                      None if rate is None else float(rate)))
+    slugs = [c.config.chain.slug for c in followed]
+    if len(set(slugs)) < len(slugs):
+        raise ConfigError(f"chains: the slug {next(s for s in slugs if slugs.count(s) > 1)!r} "
+                          "is named twice")
+    return ChainsConfig(tuple(followed), hermes)
+
+
 def address(value: Any, where: str) -> str:
     """An EVM address as the lake keeps it: lower-case with 0x."""
     if not isinstance(value, str) or not ADDRESS.match(value):

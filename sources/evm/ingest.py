@@ -9,6 +9,7 @@ it does not, the follower walks back to the newest kept block the node still has
 again from there, so the orphaned blocks' rows leave the lake in the commits that add the
 canonical ones."""
 
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -32,10 +33,10 @@ from sources.evm.families import (
     words,
 )
 from sources.evm.prices import PriceSources
-from sources.evm.rpc import Rpc, quantity
+from sources.evm.rpc import Rpc, RpcError, quantity
 from sources.evm.tokens import TokenFacts, describe, gas, text
 from sources.hermes import Hermes
-from sources.lake import Lake, LakeError, table_frame
+from sources.lake import Lake, LakeError, Progress, table_frame
 
 WRITER = "evm"
 TRANSFER = topic("Transfer(address,address,uint256)")
@@ -52,6 +53,9 @@ KEPT_HASHES = 64
 HEAD_EVERY_S = 60.0
 # The lake keeps raw amounts as decimal(38, 0); a larger amount cannot be stored exactly.
 MAX_RAW = 10**38 - 1
+# What a node answers for a method it does not have.
+UNSUPPORTED = re.compile(r"not (found|supported|available|exist)|unsupported|unknown method|"
+                         r"does not exist|method .*not", re.IGNORECASE)
 # The tables a batch rewrites by block range, in commit order.
 EVENT_TABLES = ("transfers", "liquidity_events", "reserves", "swaps", "blocks")
 
@@ -136,6 +140,8 @@ class Follower:
         self.block_time_ms = config.chain.block_time_ms
         # The quote tokens' feeds, asked of the node with the first batch.
         self.catalog: pl.DataFrame | None = None
+        # Whether the node answers `eth_getBlockReceipts` (until it says it does not).
+        self.block_receipts = True
         self.derivation = Derivation(chain_id, config.chain.derive_min_liquidity_usd)
         self._derived_below(cursor.next_block)
 
@@ -145,25 +151,25 @@ class Follower:
              progress: Callable[[str], None] = lambda _: None,
              hermes: Hermes | None = None) -> "Follower":
         """A follower of the node's chain into `lake`: asks the node which chain it serves,
-        refuses a lake another writer or chain keeps, undoes a batch begun and not marked, and
-        goes on from the lake's mark (or `from_block`, to read a range again)."""
+        refuses a lake another writer keeps, undoes a batch begun and not marked, and goes on
+        from where the lake's mark says its chain stands (or `from_block`, to read a range
+        again). Several chains' followers share a lake, each committing under its lock."""
         if config.hermes_ids and hermes is None:
             raise LakeError("the venues file prices a quote by a Hermes feed: name the Hermes "
                             "upstream (--hermes URL)")
         chain_id = quantity(rpc.call("eth_chainId"))
-        mark = lake.progress()
-        if mark is not None and mark.writer != WRITER:
-            raise LakeError(f"{lake.root} is written by {mark.writer!r}: an ingest follows a "
-                            "chain into a lake of its own (set CHAINTAPE_LAKE or --lake)")
-        if mark is not None and int(mark.meta["chain_id"]) != chain_id:
-            raise LakeError(f"{lake.root} follows chain {mark.meta['chain_id']}, and the node "
-                            f"serves chain {chain_id}")
+        with lake.writing():
+            mark = lake.progress()
+            if mark is not None and mark.writer != WRITER:
+                raise LakeError(f"{lake.root} is written by {mark.writer!r}: an ingest follows "
+                                "chains into a lake of its own (set CHAINTAPE_LAKE or --lake)")
+            begun(lake, mark)
         start = 0 if from_block is None else from_block
-        if mark is None:
+        own = None if mark is None else chains_of(mark.meta).get(str(chain_id))
+        if own is None:
             cursor = Cursor(chain_id, start, start, start)
         else:
-            lake.roll_back(mark)
-            cursor = Cursor.from_meta(mark.meta)
+            cursor = Cursor.from_meta(own)
             if from_block is not None and from_block < cursor.next_block:
                 cursor.next_block = from_block
                 cursor.first_block = min(cursor.first_block, from_block)
@@ -234,7 +240,8 @@ class Follower:
         _same_chain(pool_logs + transfers, headers, first)
         times = {n: _time(h) for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
-        rows = self._rows(pool_logs, transfers, times)
+        rows = self._rows(pool_logs, transfers, times,
+                          {n: len(h.get("transactions") or ()) for n, h in headers.items()})
         # The lake is complete up to the last block's time, or, at the head, up to when the head
         # was seen.
         watermark = max(times[last], seen_at) if last >= head else times[last]
@@ -246,9 +253,19 @@ class Follower:
                                                                    sourced, first)])
         # A reorg's orphaned blocks leave in the commits that write the canonical ones.
         upto = last if reorged is None else max(last, self.cursor.end_block - 1)
-        self._write(rows, first, upto, fresh=first >= self.cursor.end_block, head=head,
-                    head_time=self._head_time(head, headers), last=last, times=times,
-                    watermark=watermark)
+        head_time = self._head_time(head, headers)
+        with self.lake.writing():
+            mark = self._begin()
+            rows["oracle_updates"] = self._unheld(rows["oracle_updates"])
+            self._write(rows, first, upto, fresh=first >= self.cursor.end_block, head=head,
+                        head_time=head_time, last=last, times=times, watermark=watermark)
+            self._advance(headers, last, reorged)
+            self._marked(watermark, head, mark)
+        return Batch(first, last, {k: v.height for k, v in rows.items()}, reorged, head,
+                     time.perf_counter() - began, len(pool_logs) + len(transfers))
+
+    def _advance(self, headers: dict[int, dict], last: int, reorged: int | None) -> None:
+        """The cursor past a batch's blocks, their hashes kept."""
         for n, h in headers.items():
             self.cursor.hashes[n] = h["hash"]
         keep = max(KEPT_HASHES, 2 * self.confirmations)
@@ -256,9 +273,17 @@ class Follower:
         self.cursor.next_block = last + 1
         self.cursor.end_block = last + 1 if reorged is not None else max(self.cursor.end_block,
                                                                          last + 1)
-        self._marked(watermark, head)
-        return Batch(first, last, {k: v.height for k, v in rows.items()}, reorged, head,
-                     time.perf_counter() - began, len(pool_logs) + len(transfers))
+
+    def _begin(self) -> Progress | None:
+        """Under the writers' lock: undo what a batch whose writer died left unmarked, then
+        say in the mark that this chain's batch is being written (so that, should this writer
+        die, the next holder of the lock undoes it)."""
+        mark = self.lake.progress()
+        begun(self.lake, mark)
+        if mark is None:
+            return None
+        return self.lake.mark(mark.watermark, WRITER, mark.step,
+                              {**mark.meta, "writing": self.chain_id})
 
     def _linked(self, first: int, last: int) -> tuple[int, dict[int, dict]]:
         """The headers of [first, last], each naming the one before as its parent and the
@@ -417,8 +442,32 @@ class Follower:
         return self._each("eth_getTransactionReceipt", sorted(hashes), lambda h: [h],
                           "receipt of")
 
+    def _swap_receipts(self, logs: list[dict], tx_counts: dict[int, int]) -> dict[str, dict]:
+        """The receipts of the swaps' transactions: a block's all at once
+        (`eth_getBlockReceipts`) where they are at least half its transactions, else one by
+        one; one by one throughout on a node without the method."""
+        wanted: dict[int, set[str]] = defaultdict(set)
+        for log in logs:
+            wanted[log_block(log)].add(log["transactionHash"])
+        whole = [n for n, hashes in wanted.items() if self.block_receipts
+                 and 2 * len(hashes) >= tx_counts.get(n, len(hashes) + 1)]
+        found: dict[str, dict] = {}
+        if whole:
+            try:
+                blocks = self._each("eth_getBlockReceipts", sorted(whole), lambda n: [hex(n)],
+                                    "receipts of block")
+            except RpcError as err:
+                if not UNSUPPORTED.search(err.message):
+                    raise
+                self.block_receipts, whole = False, []
+            else:
+                found = {r["transactionHash"]: r for receipts in blocks.values()
+                         for r in receipts}
+        rest = {h for n, hashes in wanted.items() if n not in whole for h in hashes}
+        return {**found, **self._receipts(rest)}
+
     def _rows(self, pool_logs: list[dict], transfers: list[dict],
-              times: dict[int, datetime]) -> dict[str, pl.DataFrame]:
+              times: dict[int, datetime], tx_counts: dict[int, int]) -> dict[str, pl.DataFrame]:
         """The batch's rows of every event table and the LP burns."""
         pools = self.pools
         cid = self.chain_id
@@ -443,8 +492,8 @@ class Follower:
                                      "token": token, "from_address": sender,
                                      "to_address": to, "amount": amount})
         events = [(log, self._event(log, pools)) for log in pool_logs]
-        receipts = self._receipts({log["transactionHash"] for log, event in events
-                                   if isinstance(event, SwapEvent)})
+        receipts = self._swap_receipts([log for log, event in events
+                                        if isinstance(event, SwapEvent)], tx_counts)
         for log, event in events:
             pool = log["address"].lower()
             base = {**_where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
@@ -524,8 +573,10 @@ class Follower:
             kept = self.written.get(name)
             if kept is not None and kept.equals(frame):
                 continue
-            if name in ("oracle_feeds", "chains"):
-                lake.write(name, frame)
+            if name == "oracle_feeds":
+                # The lake's feeds are every chain's: this chain's own are replaced.
+                named = ", ".join(f"'{f}'" for f in sorted(frame["feed_id"])) or "''"
+                lake.replace(name, frame, f"feed_id IN ({named})")
             else:
                 lake.replace(name, frame, f"chain_id = {cid}")
             self.written[name] = frame
@@ -575,7 +626,9 @@ class Follower:
         feeds = (self.lake.scan("oracle_feeds").filter(pl.col("source") == "derived")
                  .select("feed_id", "expo").collect()
                  if self.lake.version("oracle_feeds") is not None else None)
-        ours = {} if feeds is None else dict(feeds.iter_rows())
+        # The lake's derived feeds are every chain's: this chain's are its tokens'.
+        mine = {derived_feed_id(self.chain_id, t) for t in self.tokens["address"]}
+        ours = {} if feeds is None else {f: e for f, e in feeds.iter_rows() if f in mine}
         last = (self.lake.scan("oracle_updates")
                 .filter(pl.col("feed_id").is_in(list(ours)), pl.col("slot") < below)
                 .sort("publish_time").group_by("feed_id").last()
@@ -639,17 +692,23 @@ class Follower:
         missed = {int(t.timestamp()) for t in priced
                   if not all(hermes.covered(f, int(t.timestamp())) for f in hermes.feeds)}
         rows = hermes.at(missed) + hermes.updates(int(watermark.timestamp()))
-        found = table_frame("oracle_updates", rows).unique(["feed_id", "publish_time"],
-                                                           keep="first", maintain_order=True)
-        if found.is_empty():
-            return found
-        held = (self.lake.scan("oracle_updates")
-                .filter(pl.col("feed_id").is_in(hermes.feeds),
-                        pl.col("publish_time").is_between(found["publish_time"].min(),
-                                                          found["publish_time"].max()))
-                .select("feed_id", "publish_time").collect())
-        return found.join(held, on=["feed_id", "publish_time"], how="anti").sort(
+        return table_frame("oracle_updates", rows).unique(
+            ["feed_id", "publish_time"], keep="first", maintain_order=True).sort(
             "feed_id", "publish_time")
+
+    def _unheld(self, updates: pl.DataFrame) -> pl.DataFrame:
+        """`updates` but the Hermes feeds' the lake already holds (under the writers' lock:
+        another chain's follower may have written the same feed's seconds)."""
+        shared = pl.col("feed_id").is_in(self.hermes.feeds if self.hermes else [])
+        found = updates.filter(shared)
+        if found.is_empty():
+            return updates
+        held = (self.lake.scan("oracle_updates")
+                .filter(shared, pl.col("publish_time").is_between(
+                    found["publish_time"].min(), found["publish_time"].max()))
+                .select("feed_id", "publish_time").collect())
+        return pl.concat([updates.filter(~shared),
+                          found.join(held, on=["feed_id", "publish_time"], how="anti")])
 
     def _append_hermes(self, updates: pl.DataFrame) -> None:
         if not updates.is_empty():
@@ -658,14 +717,22 @@ class Follower:
     def flush(self, head: int, seen_at: datetime) -> None:
         """Commit and mark the Hermes stream's updates received while no block came: the lake
         is complete up to `seen_at`, when `head` was the head and every block to it was read."""
-        self._append_hermes(self._hermes_updates(set(), seen_at))
-        self._marked(seen_at, head)
+        found = self._hermes_updates(set(), seen_at)
+        with self.lake.writing():
+            mark = self._begin()
+            self._append_hermes(self._unheld(found))
+            self._marked(seen_at, head, mark)
 
-    def _marked(self, watermark: datetime, head: int) -> None:
-        """Mark what was committed; the Hermes updates it holds are the lake's from now on."""
+    def _marked(self, watermark: datetime, head: int, mark: Progress | None) -> None:
+        """Mark what was committed: this chain's cursor beside the other chains', the lake
+        complete up to the newest chain's watermark; the Hermes updates it holds are the
+        lake's from now on."""
         self.cursor.step += 1
-        self.lake.mark(watermark, WRITER, self.cursor.step,
-                       meta=self.cursor.as_meta(head, self.confirmations))
+        own = {**self.cursor.as_meta(head, self.confirmations),
+               "watermark": watermark.isoformat()}
+        chains = {**(chains_of(mark.meta) if mark is not None else {}), str(self.chain_id): own}
+        self.lake.mark(watermark if mark is None else max(watermark, mark.watermark), WRITER,
+                       1 + (mark.step if mark is not None else 0), {**own, "chains": chains})
         if self.hermes is not None:
             self.hermes.forget(int(watermark.timestamp()))
 
@@ -704,6 +771,23 @@ class Follower:
                              "factory": v.launchpad, "factory_type": "launchpad",
                              "router": ""})
         return table_frame("venues", rows)
+
+
+def chains_of(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each chain's cursor in a mark's meta, by chain id (a lake marked by a follower of one
+    chain, before lakes held several, names its one chain at the top)."""
+    if "chains" in meta:
+        return dict(meta["chains"])
+    return {str(meta["chain_id"]): meta} if "chain_id" in meta else {}
+
+
+def begun(lake: Lake, mark: Progress | None) -> None:
+    """Under the writers' lock: undo what a writer that died left of a batch it began and did
+    not mark (nothing else can be writing). Without a mark, every table is such a batch's."""
+    if mark is None:
+        lake.roll_back(Progress(datetime.fromtimestamp(0, UTC), WRITER, 0, {}, {}))
+    elif mark.meta.get("writing") is not None or "chains" not in mark.meta:
+        lake.roll_back(mark)
 
 
 def _launchpad_id(venue: VenueConfig) -> str:

@@ -2,9 +2,13 @@
 commits (a partition a replace touches written again whole, in key order), and the progress
 mark that makes a batch visible."""
 
+import contextlib
+import fcntl
+import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import pandera.polars as pa
@@ -12,6 +16,7 @@ import polars as pl
 from deltalake import DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
+from core.home import home
 from sources.lake.reader import PROGRESS, LakeReader, Progress
 from sources.lake.tables import LakeError, LakeTable, covering, date_expr, spec_of
 
@@ -46,6 +51,21 @@ def one_batch(frame: pl.DataFrame) -> Any:
 
 class LakeWriter(LakeReader):
     """Writes the raw tables: validated rows in atomic commits, and the mark of a complete batch."""
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the lake's writers' lock (one machine's processes): writers that share a lake
+        (the followers of several chains) commit a batch and its mark one at a time. Released
+        when the holder ends, however it ends."""
+        path = (Path(self.root) / ".writers.lock" if not self.remote else
+                home() / "locks" / f"{hashlib.sha256(self.root.encode()).hexdigest()[:16]}.lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(held, fcntl.LOCK_UN)
 
     def write(self, table: str, frame: pl.DataFrame) -> int:
         """Validate `frame` and replace every partition it covers, in one commit; returns the

@@ -236,17 +236,90 @@ def test_a_lake_another_writer_keeps_is_refused(market, follower, tmp_path):
         follower(market, lake)
 
 
-def test_a_node_of_another_chain_is_refused(market, follower, rpc, tmp_path):
+@pytest.fixture
+def second_chain(rpc):
+    """Another anvil node (chain 5) with a market and a pair traded on it."""
+    from sources.evm.devnet import Devnet, start_node, v2_market
+
+    node = start_node(chain_id=5)
+    net = Devnet(node.url)
+    try:
+        other = v2_market(net)
+        pair, pepe = other.pool("Pepe Five", "PEPE5", 100 * E18, 10**6 * E18)
+        other.approve(0, other.quote, pepe)
+        for i in range(3):
+            other.swap(pair, other.quote, (i + 1) * E18, 0)
+        yield other, rpc(node.url), pair
+    finally:
+        net.close()
+        node.stop()
+
+
+def chain_rows(lake: Lake, chain_id: int) -> dict[str, pl.DataFrame]:
+    return {name: table(lake, name).filter(pl.col("chain_id") == chain_id)
+            for name in ("swaps", "reserves", "transfers", "liquidity_events", "pairs",
+                         "tokens")}
+
+
+def equal_rows(one: dict[str, pl.DataFrame], other: dict[str, pl.DataFrame]) -> None:
+    for name, frame in one.items():
+        # Tokens carry when they were observed: every other column must agree.
+        left, right = frame.drop("observed_at", strict=False), other[name].drop(
+            "observed_at", strict=False)
+        assert left.equals(right), name
+
+
+def test_two_chains_share_one_lake(traded, market, follower, second_chain, tmp_path):
+    """Two chains' followers into one lake: each chain's rows are what its own lake holds,
+    the mark keeps both cursors, and following either again adds nothing."""
+    other, other_rpc, _ = second_chain
+    shared = Lake(tmp_path / "shared")
+    follower(market, shared).run()
+    Follower.open(other_rpc, parse_file(other), shared, confirmations=2).run()
+    alone = {31337: Lake(tmp_path / "a"), 5: Lake(tmp_path / "b")}
+    follower(market, alone[31337]).run()
+    Follower.open(other_rpc, parse_file(other), alone[5], confirmations=2).run()
+    for chain_id, lake in alone.items():
+        equal_rows(chain_rows(shared, chain_id), chain_rows(lake, chain_id))
+    assert chain_rows(shared, 5)["swaps"].height == 3
+    mark = shared.progress()
+    assert mark is not None and set(mark.meta["chains"]) == {"31337", "5"}
+    # Both chains' feeds and rows are kept whichever wrote last.
+    feeds = set(shared.read("oracle_feeds")["feed_id"])
+    assert eth_feed(market) in feeds and len(feeds) == 2
+    assert set(shared.read("chains")["chain_id"]) == {31337, 5}
+    before = {name: frame.height for name, frame in chain_rows(shared, 31337).items()}
+    follower(market, shared).run()
+    Follower.open(other_rpc, parse_file(other), shared, confirmations=2).run()
+    assert {name: f.height for name, f in chain_rows(shared, 31337).items()} == before
+
+
+def test_a_chain_whose_writer_died_mid_batch_leaves_nothing_behind(
+        traded, market, follower, second_chain, tmp_path):
+    """Chain 5's follower dies inside a batch (its swaps committed, nothing marked): the next
+    batch of chain 31337 undoes them, and chain 5's follower, started again, goes on from its
+    mark with no gap and no duplicate."""
+    other, other_rpc, pair = second_chain
     lake = Lake(tmp_path / "lake")
     follower(market, lake).run()
-    from sources.evm.devnet import start_node
-
-    other = start_node(chain_id=5)
-    try:
-        with pytest.raises(LakeError, match="follows chain 31337"):
-            Follower.open(rpc(other.url), parse_file(market), lake)
-    finally:
-        other.stop()
+    dying = Follower.open(other_rpc, parse_file(other), lake, confirmations=2)
+    dying.run()
+    done = chain_rows(lake, 5)
+    with lake.writing():
+        dying._begin()
+        lake.append("swaps", done["swaps"].with_columns(
+            block_number=pl.col("block_number") + 1_000))
+    # Chain 31337 goes on: a new swap, a new batch.
+    market.swap(traded["pair"], market.quote, E18, 1)
+    follower(market, lake).run()
+    assert chain_rows(lake, 5)["swaps"].height == done["swaps"].height
+    assert "writing" not in lake.progress().meta
+    other.swap(pair, other.quote, E18, 0)
+    Follower.open(other_rpc, parse_file(other), lake, confirmations=2).run()
+    alone = Lake(tmp_path / "alone")
+    Follower.open(other_rpc, parse_file(other), alone, confirmations=2).run()
+    equal_rows(chain_rows(lake, 5), chain_rows(alone, 5))
+    assert chain_rows(lake, 5)["swaps"].height == done["swaps"].height + 1
 
 
 def test_each_test_starts_from_the_markets_deploy(market, rpc):

@@ -1,0 +1,138 @@
+"""Two chains into one lake: `chaintape ingest evm --chains FILE --follow` on two anvil nodes of
+different chain ids. One chain's follower killed (SIGKILL) stops only that chain: the other goes
+on, the killed one is started again and resumes; each chain's rows are what its own node did,
+and the edge serves both."""
+
+import os
+import signal
+import subprocess
+
+import httpx
+import polars as pl
+import pytest
+import yaml
+
+from sources.evm.config import parse
+from sources.evm.devnet import Devnet, start_node, v2_market
+from sources.evm.ingest import Follower
+from sources.evm.rpc import Rpc
+from sources.lake import Lake
+from tests.conftest import BIN, edge_process, run_cli, until
+
+E18 = 10**18
+TABLES = ("swaps", "reserves", "transfers", "liquidity_events")
+
+
+def followers_of(parent: int) -> dict[str, int]:
+    """The `ingest evm` children of `parent` by the node URL each follows."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+                args = cmd.read().decode().split("\0")
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if ppid == parent and "--rpc" in args:
+            found[args[args.index("--rpc") + 1]] = int(pid)
+    return found
+
+
+def cursor(lake: Lake, chain_id: int) -> int:
+    """The next block the lake's mark says a chain's follower reads."""
+    mark = lake.progress()
+    chains = {} if mark is None else mark.meta.get("chains", {})
+    return int(chains.get(str(chain_id), {}).get("next_block", -1))
+
+
+def rows(lake: Lake, chain_id: int) -> dict[str, pl.DataFrame]:
+    return {name: lake.read(name).filter(pl.col("chain_id") == chain_id)
+            .sort("block_number", "log_index") for name in TABLES}
+
+
+def test_two_chains_one_lake_one_killed(tmp_path):
+    nodes = {31337: start_node(), 5: start_node(chain_id=5)}
+    nets = {cid: Devnet(node.url) for cid, node in nodes.items()}
+    parent = None
+    try:
+        markets, pairs = {}, {}
+        for cid, net in nets.items():
+            markets[cid] = v2_market(net)
+            pairs[cid], _ = markets[cid].pool("Pepe", "PEPE", 100 * E18, 10**6 * E18)
+            markets[cid].swap(pairs[cid], markets[cid].quote, E18, 0)
+        slugs = {31337: "devnet", 5: "devnet-five"}
+        entries = []
+        for cid, market in markets.items():
+            venues = tmp_path / f"{slugs[cid]}.venues.yaml"
+            venues.write_text(market.venues_file(slugs[cid]))
+            entries.append({"rpc": nodes[cid].url, "venues": venues.name})
+        chains = tmp_path / "chains.yaml"
+        chains.write_text(yaml.safe_dump({"chains": entries}))
+        env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path)}
+        parent = subprocess.Popen(
+            [str(BIN / "chaintape"), "ingest", "evm", "--chains", str(chains), "--follow",
+             "--poll", "0.2", "--confirmations", "0"], env=env, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        lake = Lake(tmp_path / "lake")
+        for cid, net in nets.items():
+            head = net.block_number()
+            until(lambda cid=cid, head=head: cursor(lake, cid) > head, timeout=60,
+                  what=f"chain {cid} followed to its head")
+
+        # Chain 5's follower killed: chain 31337's goes on meanwhile.
+        killed = followers_of(parent.pid)[nodes[5].url]
+        os.kill(killed, signal.SIGKILL)
+        markets[31337].swap(pairs[31337], markets[31337].quote, E18, 0)
+        markets[5].swap(pairs[5], markets[5].quote, 2 * E18, 0)
+        for cid, net in nets.items():
+            head = net.block_number()
+            until(lambda cid=cid, head=head: cursor(lake, cid) > head, timeout=60,
+                  what=f"chain {cid} followed past the kill")
+        assert followers_of(parent.pid)[nodes[5].url] != killed
+        os.killpg(parent.pid, signal.SIGTERM)
+        parent.wait(30)
+
+        for cid, node in nodes.items():
+            alone = Lake(tmp_path / f"alone-{cid}")
+            with Rpc(node.url) as rpc:
+                Follower.open(rpc, parse(yaml.safe_load(markets[cid].venues_file(slugs[cid]))),
+                              alone, confirmations=0).run()
+            for name, frame in rows(alone, cid).items():
+                assert rows(lake, cid)[name].equals(frame), (cid, name)
+            assert rows(lake, cid)["swaps"].height == 2
+
+        made = run_cli(["materialize"], tmp_path)
+        assert made.returncode == 0, made.stderr
+        with edge_process(tmp_path) as base:
+            listed = httpx.get(base + "/api/v1/chains", timeout=30).json()["items"]
+            assert sorted(c["slug"] for c in listed) == ["devnet", "devnet-five"]
+            for cid, slug in slugs.items():
+                row = httpx.get(f"{base}/api/v1/chains/{slug}/pairs/{pairs[cid]}", timeout=30)
+                assert row.status_code == 200, row.text
+                assert row.json()["txn"]["h24"]["buys"] == 2
+    finally:
+        if parent is not None and parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+        for net in nets.values():
+            net.close()
+        for node in nodes.values():
+            node.stop()
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ({"chains": [{"rpc": "ftp://x", "venues": "a.yaml"}]}, "chains[0].rpc"),
+    ({"chains": [{"rpc": "http://x", "venues": "missing.yaml"}]}, "chains[0].venues"),
+    ({"chains": [{"rpc": "http://x", "venues": "a.yaml", "speed": 1}]}, "chains[0].speed"),
+    ({"chains": []}, "chains"),
+])
+def test_a_chains_file_mistake_is_named(tmp_path, document, message):
+    from sources.evm.config import ConfigError, load_chains
+
+    chains = tmp_path / "chains.yaml"
+    chains.write_text(yaml.safe_dump(document))
+    with pytest.raises(ConfigError) as refused:
+        load_chains(chains)
+    assert str(refused.value).startswith(message), str(refused.value)
