@@ -8,11 +8,8 @@ followed from its mining until the edge shows its last swap in its pair's newest
 the pair row's last trade at the block's time (polled every 20 ms): per chain and both."""
 
 import argparse
-import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,10 +22,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.freshness import served  # noqa: E402
-from bench.ingest import last_swap, mine_swaps, setup, spread  # noqa: E402
-from bench.load import CLI, internal_key  # noqa: E402
+from bench.ingest import last_swap, mine_swaps, serving, setup, spread  # noqa: E402
+from bench.load import internal_key  # noqa: E402
 from sources.evm.devnet import Devnet, start_node, v2_market  # noqa: E402
-from tests.conftest import free_port, wait_http  # noqa: E402
+from tests.conftest import free_port  # noqa: E402
 
 E18 = 10**18
 SLUGS = {31337: "devnet", 5: "devnet-five"}
@@ -65,32 +62,22 @@ def main() -> None:
         env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
                "PORT": str(port)}
         say("  chaintape up --chains … (a first snapshot, then serving) ...")
-        up = subprocess.Popen([str(CLI), "up", "--chains", str(chains)], env=env, cwd=REPO,
-                              start_new_session=True, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_http(base + "/api/v1/status", timeout=600)
-            with httpx.Client(base_url=base + "/api/v1", timeout=10,
-                              headers={"X-API-Key": internal_key(env)}) as client:
-                say(f"  a block of {args.swaps_per_block} swaps every {args.every}s, chain by "
-                    "chain, each followed to the edge")
-                for k in range(args.blocks * len(SLUGS)):
-                    cid = list(SLUGS)[k % len(SLUGS)]
-                    time.sleep(args.every)
-                    mine_swaps(markets[cid], made[cid], args.swaps_per_block, k)
-                    mined = time.perf_counter()
-                    swap = last_swap(nets[cid], nets[cid].block_number())
-                    swap["chain_id"] = SLUGS[cid]
-                    while not served(client, swap) and time.perf_counter() - mined < 60:
-                        time.sleep(0.02)
-                    lag = time.perf_counter() - mined
-                    lags[cid].append(lag if lag < 60 else None)
-        finally:
-            os.killpg(up.pid, signal.SIGTERM)
-            up.wait(60)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(up.pid, signal.SIGKILL)
+        with serving(["up", "--chains", str(chains)], env) as base, \
+                httpx.Client(base_url=base + "/api/v1", timeout=10,
+                             headers={"X-API-Key": internal_key(env)}) as client:
+            say(f"  a block of {args.swaps_per_block} swaps every {args.every}s, chain by "
+                "chain, each followed to the edge")
+            for k in range(args.blocks * len(SLUGS)):
+                cid = list(SLUGS)[k % len(SLUGS)]
+                time.sleep(args.every)
+                mine_swaps(markets[cid], made[cid], args.swaps_per_block, k)
+                mined = time.perf_counter()
+                swap = last_swap(nets[cid], nets[cid].block_number())
+                swap["chain_id"] = SLUGS[cid]
+                while not served(client, swap) and time.perf_counter() - mined < 60:
+                    time.sleep(0.02)
+                lag = time.perf_counter() - mined
+                lags[cid].append(lag if lag < 60 else None)
     for net in nets.values():
         net.close()
     for node in nodes.values():

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -215,15 +216,10 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
     venues = home / "venues.yaml"
     venues.write_text(market.venues_file())
     say("  chaintape up --rpc … --venues … (a first snapshot, then serving) ...")
-    up = subprocess.Popen([str(CLI), "up", "--rpc", rpc_url, "--venues", str(venues)], env=env,
-                          cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)
     lags: list[float | None] = []
     answers: list[float | None] = []
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_http(base + "/api/v1/status", timeout=600)
-        with httpx.Client(base_url=base + "/api/v1", timeout=10,
+    with serving(["up", "--rpc", rpc_url, "--venues", str(venues)], env) as base, \
+            httpx.Client(base_url=base + "/api/v1", timeout=10,
                           headers={"X-API-Key": internal_key(env)}) as client:
             say(f"  mining a block of {args.swaps_per_block} swaps every {args.every}s, "
                 "each followed to the edge")
@@ -250,6 +246,19 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
                         time.sleep(0.02)
                     lag = time.perf_counter() - mined
                     answers.append(lag if lag < 60 else None)
+    return lags, answers
+
+
+@contextlib.contextmanager
+def serving(command: list[str], env: dict) -> Iterator[str]:
+    """`chaintape up …` as a user runs it, in a session of its own: the edge's base URL once
+    it answers (on env's PORT); stopped after, with all it started."""
+    up = subprocess.Popen([str(CLI), *command], env=env, cwd=REPO, start_new_session=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{env['PORT']}"
+        wait_http(base + "/api/v1/status", timeout=600)
+        yield base
     finally:
         os.killpg(up.pid, signal.SIGTERM)
         up.wait(60)
@@ -257,7 +266,6 @@ def served_lags(market: V2Market, made: list[tuple[str, str]], home: Path, rpc_u
         # is removed under it.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(up.pid, signal.SIGKILL)
-    return lags, answers
 
 
 def weth_at(client: httpx.Client, pair: str, weth: str, usd: float) -> bool:

@@ -255,11 +255,16 @@ class V2Market:
 
     def venues_file(self, slug: str = "devnet") -> str:
         """A venues file naming this market's factory, router, quote token and aggregator."""
-        return (f'chain: {{slug: {slug}, display_name: Devnet, '
-                f'explorer_url: "https://explorer.invalid", native_token: "{self.quote}"}}\n'
-                f'venues:\n  - {{factory: "{self.factory}", name: "Uniswap V2", '
-                f'type: uniswap_v2, router: "{self.router}"}}\n'
-                f'quotes:\n  - {{token: "{self.quote}", chainlink: "{self.aggregator}"}}\n')
+        return venues_text(slug, self.factory, self.router, self.quote, self.aggregator)
+
+
+def venues_text(slug: str, factory: str, router: str, quote: str, aggregator: str) -> str:
+    """A devnet's venues file: one Uniswap V2 venue, its quote priced by an aggregator."""
+    return (f'chain: {{slug: {slug}, display_name: Devnet, '
+            f'explorer_url: "https://explorer.invalid", native_token: "{quote}"}}\n'
+            f'venues:\n  - {{factory: "{factory}", name: "Uniswap V2", '
+            f'type: uniswap_v2, router: "{router}"}}\n'
+            f'quotes:\n  - {{token: "{quote}", chainlink: "{aggregator}"}}\n')
 
 
 # The devnet's ETH/USD answer when it starts: 3,000 USD in Chainlink's 8 decimals.
@@ -317,11 +322,7 @@ class UniswapV2:
 
     def venues_file(self, slug: str = "devnet") -> str:
         """A venues file naming the factory, the router and WETH's aggregator."""
-        return (f'chain: {{slug: {slug}, display_name: Devnet, '
-                f'explorer_url: "https://explorer.invalid", native_token: "{self.weth}"}}\n'
-                f'venues:\n  - {{factory: "{self.factory}", name: "Uniswap V2", '
-                f'type: uniswap_v2, router: "{self.router}"}}\n'
-                f'quotes:\n  - {{token: "{self.weth}", chainlink: "{self.aggregator}"}}\n')
+        return venues_text(slug, self.factory, self.router, self.weth, self.aggregator)
 
 
 def uniswap_v2(net: Devnet, eth_usd: int = ETH_USD) -> UniswapV2:

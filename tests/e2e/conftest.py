@@ -95,6 +95,17 @@ def pepe_market(net: Devnet, trader_weth: int) -> tuple[V2Market, str, str]:
     return market, pepe, pair
 
 
+def ingested(home, rpc_url: str, venues: str, *extra: str) -> None:
+    """A chain followed to its head into `home`'s lake from a venues file's text, then
+    materialised."""
+    path = home / "venues.yaml"
+    path.write_text(venues)
+    done = run_cli(["ingest", "evm", "--rpc", rpc_url, "--venues", str(path), *extra], home)
+    assert done.returncode == 0, done.stderr
+    made = run_cli(["materialize"], home)
+    assert made.returncode == 0, made.stderr
+
+
 def swap_id(receipt: dict) -> str:
     """The stream event id of a receipt's Swap log (block:log)."""
     log = next(entry for entry in receipt["logs"] if entry["topics"][0] == SWAP_TOPIC)

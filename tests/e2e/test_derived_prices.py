@@ -10,8 +10,8 @@ import pytest
 from sources.evm.derived import derived_feed_id
 from sources.evm.devnet import Devnet, V2Market, start_node
 from sources.lake import Lake
-from tests.conftest import edge_process, run_cli
-from tests.e2e.conftest import pepe_market
+from tests.conftest import edge_process
+from tests.e2e.conftest import ingested, pepe_market
 from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
@@ -55,12 +55,7 @@ def chain(tmp_path_factory):
         market.answer(3_100 * E8)
         net.rpc.call("evm_increaseTime", 60)
         market.swap(doge_pepe, pepe, 2_000 * E18, 1)
-        venues = home / "venues.yaml"
-        venues.write_text(market.venues_file())
-        done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], home)
-        assert done.returncode == 0, done.stderr
-        made = run_cli(["materialize"], home)
-        assert made.returncode == 0, made.stderr
+        ingested(home, node.url, market.venues_file())
         with edge_process(home) as base:
             yield {"home": home, "base": base + "/api/v1", "tokens": {
                 "pepe": pepe, "doge": doge, "shib": shib, "cat": cat},

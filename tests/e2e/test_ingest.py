@@ -8,7 +8,7 @@ import pytest
 from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import quantity
 from tests.conftest import edge_process, run_cli
-from tests.e2e.conftest import pepe_market
+from tests.e2e.conftest import ingested, pepe_market
 from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
@@ -256,12 +256,7 @@ def test_a_chain_with_no_swap_yet_materialises(tmp_path):
     try:
         market = v2_market(net)
         pair, _ = market.pool("Pepe", "PEPE", 10 * E18, 10_000 * E18)
-        venues = tmp_path / "venues.yaml"
-        venues.write_text(market.venues_file())
-        done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], tmp_path)
-        assert done.returncode == 0, done.stderr
-        made = run_cli(["materialize"], tmp_path)
-        assert made.returncode == 0, made.stderr
+        ingested(tmp_path, node.url, market.venues_file())
         with edge_process(tmp_path) as base:
             row = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pair}", timeout=30).json()
             assert row["txn"]["h24"]["buys"] == row["txn"]["h24"]["sells"] == 0

@@ -8,7 +8,8 @@ import pytest
 
 from sources.evm.devnet import TOKEN_ARGS, Devnet, start_node, uniswap_v2
 from sources.lake import Lake
-from tests.conftest import edge_process, run_cli
+from tests.conftest import edge_process
+from tests.e2e.conftest import ingested
 from tests.sources.evm.test_ingest import isqrt, out_for
 
 E18 = 10**18
@@ -30,12 +31,7 @@ def chain(tmp_path_factory):
         net.send(pepe, "approve(address,uint256)", v2.router, 2**256 - 1, sender=1)
         buy = v2.swap([v2.weth, pepe], E18, 1)
         sell = v2.swap([pepe, v2.weth], 400 * E18, 1)
-        venues = home / "venues.yaml"
-        venues.write_text(v2.venues_file())
-        done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], home)
-        assert done.returncode == 0, done.stderr
-        made = run_cli(["materialize"], home)
-        assert made.returncode == 0, made.stderr
+        ingested(home, node.url, v2.venues_file())
         reserves = net.view(pair, "getReserves()", ["uint112", "uint112", "uint32"])
         token0 = str(net.view(pair, "token0()", ["address"])[0]).lower()
         with edge_process(home) as base:
