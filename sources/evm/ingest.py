@@ -28,9 +28,9 @@ from sources.evm.families import (
     Pool,
     Reserves,
     SwapEvent,
+    decoded,
     topic,
     topic_address,
-    words,
 )
 from sources.evm.prices import PriceSources
 from sources.evm.rpc import Rpc, RpcError, quantity
@@ -478,7 +478,8 @@ class Follower:
                 continue
             token = log["address"].lower()
             sender, to = topic_address(log["topics"][1]), topic_address(log["topics"][2])
-            amount = words(log["data"])[0] if log["data"] not in ("0x", "") else 0
+            amount = decoded(["uint256"], log["data"][:66])[0] if log["data"] not in ("0x", "") \
+                else 0
             where = _where(log, times, cid)
             if token in pools:
                 lp_moves[(log["transactionHash"], token)].append(

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from sources.evm.config import QuoteConfig
-from sources.evm.families import words
+from sources.evm.families import decoded
 from sources.evm.rpc import Rpc
 from sources.evm.tokens import text
 from sources.lake import table_frame
@@ -40,11 +40,6 @@ PHASE_BITS = 64
 MAX_ROUNDS = 5_000
 
 
-def signed(value: int) -> int:
-    """A 256-bit word as the two's-complement integer it holds."""
-    return value - (1 << 256) if value >= 1 << 255 else value
-
-
 @dataclass(frozen=True)
 class Round:
     """One round of an aggregator: its id, answer and the time it was updated."""
@@ -59,8 +54,9 @@ class Round:
         round never answered."""
         if not isinstance(answer, str) or len(answer) < 2 + 64 * 5:
             return None
-        round_id, value, _, updated, _ = words(answer)[:5]
-        return cls(round_id, signed(value), updated) if updated else None
+        round_id, value, _, updated, _ = decoded(
+            ["uint80", "int256", "uint256", "uint256", "uint80"], answer[:2 + 64 * 5])
+        return cls(round_id, value, updated) if updated else None
 
 
 class PriceSources:
@@ -98,7 +94,7 @@ class PriceSources:
             if not isinstance(decimals, str) or len(decimals) < 66:
                 raise ValueError(f"{aggregator} answers no decimals(): not an aggregator")
             quote = self.by_aggregator[aggregator]
-            self.expo[aggregator] = -words(decimals)[0]
+            self.expo[aggregator] = -decoded(["uint8"], decimals[:66])[0]
             named = PAIR.match(description)
             pair = f"{named[1]}/{named[2]}" if named else f"{symbols[quote.token]}/USD"
             rows.append(_feed(quote.feed_id(self.chain_id), f"Chainlink.{pair}", pair,

@@ -4,7 +4,9 @@ here."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from eth_abi import decode
 from eth_utils import keccak
 
 
@@ -13,10 +15,9 @@ def topic(signature: str) -> str:
     return "0x" + keccak(text=signature).hex()
 
 
-def words(data: str) -> list[int]:
-    """A log's data as 32-byte unsigned words."""
-    body = data.removeprefix("0x")
-    return [int(body[i:i + 64], 16) for i in range(0, len(body), 64)]
+def decoded(types: list[str], data: str) -> tuple[Any, ...]:
+    """ABI-encoded data (a log's, or a call's answer) as the values of `types`."""
+    return tuple(decode(types, bytes.fromhex(data.removeprefix("0x"))))
 
 
 def topic_address(value: str) -> str:

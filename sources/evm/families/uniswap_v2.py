@@ -8,9 +8,9 @@ from sources.evm.families import (
     PoolEvent,
     Reserves,
     SwapEvent,
+    decoded,
     topic,
     topic_address,
-    words,
 )
 
 PAIR_CREATED = topic("PairCreated(address,address,address,uint256)")
@@ -23,23 +23,25 @@ FEE_BPS = 30
 
 def created(log: dict) -> Pool:
     """The pair a `PairCreated` log announces."""
-    pair = words(log["data"])[0]
-    return Pool("0x" + f"{pair:040x}", topic_address(log["topics"][1]),
-                topic_address(log["topics"][2]), FEE_BPS)
+    pair, _ = decoded(["address", "uint256"], log["data"])
+    return Pool(pair.lower(), topic_address(log["topics"][1]), topic_address(log["topics"][2]),
+                FEE_BPS)
 
 
 def event(log: dict) -> PoolEvent | None:
     """What a pair's log says (None for logs of other kinds)."""
-    kind, data = log["topics"][0], words(log["data"])
+    kind, data = log["topics"][0], log["data"]
     if kind == SWAP:
         return SwapEvent(topic_address(log["topics"][1]), topic_address(log["topics"][2]),
-                       data[0], data[1], data[2], data[3])
+                         *decoded(["uint256"] * 4, data))
     if kind == SYNC:
-        return Reserves(data[0], data[1])
+        return Reserves(*decoded(["uint112", "uint112"], data))
     if kind == MINT:
-        return Liquidity("mint", None, data[0], data[1], None)
+        amount0, amount1 = decoded(["uint256", "uint256"], data)
+        return Liquidity("mint", None, amount0, amount1, None)
     if kind == BURN:
-        return Liquidity("burn", topic_address(log["topics"][2]), data[0], data[1], None)
+        amount0, amount1 = decoded(["uint256", "uint256"], data)
+        return Liquidity("burn", topic_address(log["topics"][2]), amount0, amount1, None)
     return None
 
 
