@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +32,8 @@ SILENT_S = 30.0
 KEPT_SECONDS = 3_600
 # The most feeds Hermes answers in one historical request.
 IDS_PER_REQUEST = 100
+# Historical requests in flight at once (a backfill asks one per priced second).
+ASKED_AT_ONCE = 4
 
 
 def own_id(upstream_id: str) -> str:
@@ -115,12 +118,15 @@ class Hermes:
 
     def at(self, seconds: Iterable[int]) -> list[dict[str, Any]]:
         """Each feed's benchmark at each of `seconds` (its first update at or after it), as
-        `oracle_updates` rows; a feed the upstream has nothing for then has no row."""
-        rows = []
-        for second in sorted(set(seconds)):
-            for i in range(0, len(self.ids), IDS_PER_REQUEST):
-                rows += self._at(second, self.ids[i:i + IDS_PER_REQUEST])
-        return rows
+        `oracle_updates` rows; a feed the upstream has nothing for then has no row. Up to
+        ASKED_AT_ONCE requests are in flight."""
+        asked = [(second, self.ids[i:i + IDS_PER_REQUEST]) for second in sorted(set(seconds))
+                 for i in range(0, len(self.ids), IDS_PER_REQUEST)]
+        if len(asked) < 2:
+            return [row for second, ids in asked for row in self._at(second, ids)]
+        with ThreadPoolExecutor(ASKED_AT_ONCE, thread_name_prefix="hermes-at") as pool:
+            found = pool.map(lambda a: self._at(*a), asked)
+            return [row for rows in found for row in rows]
 
     def _at(self, second: int, ids: list[str]) -> list[dict[str, Any]]:
         answer = self._get(f"/v2/updates/price/{second}", ids)
