@@ -47,6 +47,8 @@ class VenueConfig:
     family: str
     router: str
     launchpad: str | None
+    # A concentrated-liquidity venue's position manager: its NFTs are the positions.
+    position_manager: str | None = None
 
     @property
     def venue_id(self) -> str:
@@ -137,7 +139,7 @@ def parse(document: Any) -> IngestConfig:
     for i, raw in enumerate(venues):
         where = f"venues[{i}]"
         venue = _mapping(raw, where, required={"factory", "name", "type"},
-                         optional={"router", "launchpad"})
+                         optional={"router", "launchpad", "position_manager"})
         factory = address(venue["factory"], f"{where}.factory")
         if factory in factories:
             raise ConfigError(f"{where}.factory: {factory} is named twice")
@@ -147,10 +149,12 @@ def parse(document: Any) -> IngestConfig:
             raise ConfigError(f"{where}.type: {family!r} is not one of {', '.join(FAMILIES)}")
         router = venue.get("router")
         launchpad = venue.get("launchpad")
+        manager = venue.get("position_manager")
         parsed_venues.append(VenueConfig(
             factory, _text(venue, "name", where), family,
             address(router, f"{where}.router") if router is not None else "",
-            address(launchpad, f"{where}.launchpad") if launchpad is not None else None))
+            address(launchpad, f"{where}.launchpad") if launchpad is not None else None,
+            address(manager, f"{where}.position_manager") if manager is not None else None))
     quotes = _list(top["quotes"], "quotes")
     parsed_quotes = [_quote(raw, f"quotes[{i}]") for i, raw in enumerate(quotes)]
     if len({q.token for q in parsed_quotes}) < len(parsed_quotes):

@@ -28,7 +28,14 @@ AGGREGATOR = CHAINLINK / "tests" / "MockV3Aggregator.sol"
 UNISWAP = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
            "UniswapV2Pair": "@uniswap/v2-core/build/UniswapV2Pair.json",
            "UniswapV2Router02": "@uniswap/v2-periphery/build/UniswapV2Router02.json",
-           "WETH9": "@uniswap/v2-periphery/build/WETH9.json"}
+           "WETH9": "@uniswap/v2-periphery/build/WETH9.json",
+           "UniswapV3Factory": "@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/"
+                               "UniswapV3Factory.json",
+           "NonfungiblePositionManager": "@uniswap/v3-periphery/artifacts/contracts/"
+                                         "NonfungiblePositionManager.sol/"
+                                         "NonfungiblePositionManager.json",
+           "SwapRouter": "@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/"
+                         "SwapRouter.json"}
 
 
 class DevnetError(RuntimeError):
@@ -124,10 +131,22 @@ def selector(signature: str) -> bytes:
 
 
 def call_data(signature: str, *args: Any) -> str:
-    """The call data of `signature` (e.g. "transfer(address,uint256)") with `args`."""
-    types = signature[signature.index("(") + 1:-1]
-    encoded = encode([t for t in types.split(",") if t], list(args)) if types else b""
+    """The call data of `signature` (e.g. "transfer(address,uint256)", or with a tuple:
+    "mint((address,uint24))") with `args`."""
+    types = _top_level(signature[signature.index("(") + 1:-1])
+    encoded = encode(types, list(args)) if types else b""
     return "0x" + (selector(signature) + encoded).hex()
+
+
+def _top_level(types: str) -> list[str]:
+    """A parameter list's types, split at the commas outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(types):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            out.append(types[start:i])
+            start = i + 1
+    return [t for t in [*out, types[start:]] if t]
 
 
 class Devnet:
@@ -146,7 +165,9 @@ class Devnet:
                sender: int = 0) -> str:
         """Deploy `contract`; returns its address."""
         code = self.contracts[contract]["bin"] + encode(types, args).hex()
-        receipt = self.transact({"from": self.accounts[sender], "data": "0x" + code})
+        # Uniswap V3's factory carries its pools' code: near the size limit, 6M gas and more.
+        receipt = self.transact({"from": self.accounts[sender], "data": "0x" + code,
+                                 "gas": hex(15_000_000)})
         return str(receipt["contractAddress"]).lower()
 
     def send(self, to: str, signature: str, *args: Any, sender: int = 0) -> dict:
@@ -258,12 +279,13 @@ class V2Market:
         return venues_text(slug, self.factory, self.router, self.quote, self.aggregator)
 
 
-def venues_text(slug: str, factory: str, router: str, quote: str, aggregator: str) -> str:
-    """A devnet's venues file: one Uniswap V2 venue, its quote priced by an aggregator."""
+def venues_text(slug: str, factory: str, router: str, quote: str, aggregator: str,
+                venue: str = "{name: \"Uniswap V2\", type: uniswap_v2") -> str:
+    """A devnet's venues file: one venue (Uniswap V2 unless `venue` opens another), its quote
+    priced by an aggregator."""
     return (f'chain: {{slug: {slug}, display_name: Devnet, '
             f'explorer_url: "https://explorer.invalid", native_token: "{quote}"}}\n'
-            f'venues:\n  - {{factory: "{factory}", name: "Uniswap V2", '
-            f'type: uniswap_v2, router: "{router}"}}\n'
+            f'venues:\n  - {venue}, factory: "{factory}", router: "{router}"}}\n'
             f'quotes:\n  - {{token: "{quote}", chainlink: "{aggregator}"}}\n')
 
 
@@ -333,3 +355,66 @@ def uniswap_v2(net: Devnet, eth_usd: int = ETH_USD) -> UniswapV2:
     router = net.deploy("UniswapV2Router02", ["address", "address"], [factory, weth])
     aggregator = net.deploy("MockV3Aggregator", ["uint8", "int256"], [8, eth_usd])
     return UniswapV2(net, weth, factory, router, aggregator)
+
+
+@dataclass
+class UniswapV3:
+    """Uniswap V3 as deployed from its own npm bytecode (`@uniswap/v3-core`'s factory and
+    pools, `@uniswap/v3-periphery`'s NonfungiblePositionManager and SwapRouter), over WETH9
+    priced by an ETH/USD aggregator."""
+
+    net: Devnet
+    weth: str
+    factory: str
+    positions: str
+    router: str
+    aggregator: str
+
+    def pool(self, token0: str, token1: str, fee: int, sqrt_price_x96: int) -> str:
+        """The pool of two tokens (in address order) at a fee tier, made and initialised at a
+        price by the position manager; returns its address."""
+        self.net.send(self.positions, "createAndInitializePoolIfNecessary(address,address,"
+                      "uint24,uint160)", token0, token1, fee, sqrt_price_x96)
+        return str(self.net.view(self.factory, "getPool(address,address,uint24)", ["address"],
+                                 token0, token1, fee)[0]).lower()
+
+    def mint(self, token0: str, token1: str, fee: int, ticks: tuple[int, int], amount0: int,
+             amount1: int, sender: int) -> dict:
+        """A new position of `sender`'s between two ticks, as much liquidity as the amounts
+        allow; returns the receipt."""
+        for token in (token0, token1):
+            self.net.send(token, "approve(address,uint256)", self.positions, MAX_UINT,
+                          sender=sender)
+        owner = self.net.accounts[sender]
+        return self.net.send(
+            self.positions, "mint((address,address,uint24,int24,int24,uint256,uint256,uint256,"
+            "uint256,address,uint256))", (token0, token1, fee, ticks[0], ticks[1], amount0,
+                                          amount1, 0, 0, owner, DEADLINE), sender=sender)
+
+    def swap(self, token_in: str, token_out: str, fee: int, amount_in: int, sender: int) -> dict:
+        """`exactInputSingle` of `amount_in` for `sender`; returns the receipt."""
+        self.net.send(token_in, "approve(address,uint256)", self.router, MAX_UINT, sender=sender)
+        owner = self.net.accounts[sender]
+        return self.net.send(
+            self.router, "exactInputSingle((address,address,uint24,address,uint256,uint256,"
+            "uint256,uint160))", (token_in, token_out, fee, owner, DEADLINE, amount_in, 0, 0),
+            sender=sender)
+
+    def venues_file(self, slug: str = "devnet") -> str:
+        """A venues file naming the factory, the router, the position manager and WETH's
+        aggregator."""
+        return venues_text(slug, self.factory, self.router, self.weth, self.aggregator,
+                           f'{{name: "Uniswap V3", type: uniswap_v3, '
+                           f'position_manager: "{self.positions}"')
+
+
+def uniswap_v3(net: Devnet, eth_usd: int = ETH_USD) -> UniswapV3:
+    """Deploy WETH9, Uniswap V3's factory, position manager and swap router from their npm
+    bytecode, and an ETH/USD aggregator answering `eth_usd` (10^-8 USD)."""
+    weth = net.deploy("WETH9", [], [])
+    factory = net.deploy("UniswapV3Factory", [], [])
+    positions = net.deploy("NonfungiblePositionManager", ["address", "address", "address"],
+                           [factory, weth, "0x" + "0" * 40])
+    router = net.deploy("SwapRouter", ["address", "address"], [factory, weth])
+    aggregator = net.deploy("MockV3Aggregator", ["uint8", "int256"], [8, eth_usd])
+    return UniswapV3(net, weth, factory, positions, router, aggregator)

@@ -26,6 +26,7 @@ from sources.evm.families import (
     Family,
     Liquidity,
     Pool,
+    Price,
     Reserves,
     SwapEvent,
     decoded,
@@ -34,7 +35,7 @@ from sources.evm.families import (
 )
 from sources.evm.prices import PriceSources
 from sources.evm.rpc import Rpc, RpcError, quantity
-from sources.evm.tokens import TokenFacts, describe, gas, text
+from sources.evm.tokens import TokenFacts, describe, gas, number, text
 from sources.hermes import Hermes
 from sources.lake import Lake, LakeError, Progress, table_frame
 
@@ -53,6 +54,13 @@ KEPT_HASHES = 64
 HEAD_EVERY_S = 60.0
 # The lake keeps raw amounts as decimal(38, 0); a larger amount cannot be stored exactly.
 MAX_RAW = 10**38 - 1
+# ERC-20 `balanceOf(address)`, a V3 pool's `slot0()`, an ERC-721 `ownerOf(uint256)`, and a V3
+# position manager's events.
+BALANCE_OF = "0x70a08231"
+SLOT0 = "0x3850c7bd"
+OWNER_OF = "0x6352211e"
+INCREASE_LIQUIDITY = topic("IncreaseLiquidity(uint256,uint128,uint256,uint256)")
+DECREASE_LIQUIDITY = topic("DecreaseLiquidity(uint256,uint128,uint256,uint256)")
 # What a node answers for a method it does not have.
 UNSUPPORTED = re.compile(r"not (found|supported|available|exist)|unsupported|unknown method|"
                          r"does not exist|method .*not", re.IGNORECASE)
@@ -241,7 +249,8 @@ class Follower:
         times = {n: _time(h) for n, h in headers.items()}
         times.update(self._times({log_block(x) for x in transfers} - set(times)))
         rows = self._rows(pool_logs, transfers, times,
-                          {n: len(h.get("transactions") or ()) for n, h in headers.items()})
+                          {n: len(h.get("transactions") or ()) for n, h in headers.items()},
+                          first, last)
         # The lake is complete up to the last block's time, or, at the head, up to when the head
         # was seen.
         watermark = max(times[last], seen_at) if last >= head else times[last]
@@ -467,7 +476,8 @@ class Follower:
         return {**found, **self._receipts(rest)}
 
     def _rows(self, pool_logs: list[dict], transfers: list[dict],
-              times: dict[int, datetime], tx_counts: dict[int, int]) -> dict[str, pl.DataFrame]:
+              times: dict[int, datetime], tx_counts: dict[int, int], first: int,
+              last: int) -> dict[str, pl.DataFrame]:
         """The batch's rows of every event table and the LP burns."""
         pools = self.pools
         cid = self.chain_id
@@ -495,6 +505,8 @@ class Follower:
         events = [(log, self._event(log, pools)) for log in pool_logs]
         receipts = self._swap_receipts([log for log, event in events
                                         if isinstance(event, SwapEvent)], tx_counts)
+        holders = self._position_holders(events, first, last)
+        out["reserves"] += self._valued_reserves(events, transfers, times, first)
         for log, event in events:
             pool = log["address"].lower()
             base = {**_where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
@@ -517,6 +529,7 @@ class Follower:
                 owner, liquidity = _liquidity_owner(event, lp_moves[(log["transactionHash"],
                                                                      pool)],
                                                     quantity(log["logIndex"]), pool)
+                owner = holders.get((log["transactionHash"], quantity(log["logIndex"])), owner)
                 if owner is None or not liquidity or max(event.amount0, event.amount1) > MAX_RAW:
                     continue
                 out["liquidity_events"].append({**base, "kind": event.kind, "owner": owner,
@@ -530,6 +543,106 @@ class Follower:
         out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],
                           "log_count": c} for n, c in sorted(counts.items())]
         return {name: table_frame(name, rows) for name, rows in out.items()}
+
+    def _valued_reserves(self, events: list[tuple[dict, Any]], transfers: list[dict],
+                         times: dict[int, datetime], first: int) -> list[dict]:
+        """The reserves of the batch's concentrated-liquidity pools after each of their logs:
+        the pool's token balances (asked at the block before the batch, then moved by the
+        tokens' transfers in log order) valued at its price after the log, as two equal halves
+        (reserve1 = (balance1 + balance0 * P) / 2, reserve0 = reserve1 / P, P token1 per
+        token0): their ratio is the pool's price, twice either side its balances' worth."""
+        pools = self.pools
+        valued = {p for p, f in pools.items()
+                  if FAMILIES[self.venues[f].family].reserves_from_balances}
+        touched = sorted({log["address"].lower() for log, _ in events} & valued)
+        if not touched:
+            return []
+        sides = {p: (t0, t1) for p, t0, t1
+                 in self.pairs.select("address", "token0", "token1").iter_rows() if p in touched}
+        before = hex(max(first - 1, 0))
+        calls = [("eth_call", [{"to": token, "data": BALANCE_OF + pool[2:].rjust(64, "0")},
+                               before]) for pool in touched for token in sides[pool]]
+        calls += [("eth_call", [{"to": pool, "data": SLOT0}, before]) for pool in touched]
+        answers = [a for chunk in self.rpc.batches(
+            [calls[i:i + CALLS_PER_BATCH] for i in range(0, len(calls), CALLS_PER_BATCH)],
+            errors=True) for a in chunk]
+        balances: dict[tuple[str, str], int] = {}
+        for i, pool in enumerate(touched):
+            for j, token in enumerate(sides[pool]):
+                balances[(pool, token)] = number(answers[2 * i + j]) or 0
+        price = {pool: number(answers[2 * len(touched) + i]) for i, pool in enumerate(touched)}
+        moves = [(log_block(log), quantity(log["logIndex"]), log, None) for log in transfers
+                 if len(log["topics"]) == 3 and log_block(log) >= first and (
+                     topic_address(log["topics"][1]) in sides
+                     or topic_address(log["topics"][2]) in sides)]
+        moves += [(log_block(log), quantity(log["logIndex"]), log, event)
+                  for log, event in events if log["address"].lower() in sides]
+        rows: list[dict] = []
+        for _, _, log, event in sorted(moves, key=lambda m: (m[0], m[1])):
+            if event is None:
+                token = log["address"].lower()
+                amount = decoded(["uint256"], log["data"][:66])[0] if log["data"] not in (
+                    "0x", "") else 0
+                for end, sign in ((topic_address(log["topics"][2]), 1),
+                                  (topic_address(log["topics"][1]), -1)):
+                    if end in sides and token in sides[end]:
+                        balances[(end, token)] += sign * amount
+                continue
+            pool = log["address"].lower()
+            if isinstance(event, SwapEvent | Price) and event.sqrt_price_x96:
+                price[pool] = event.sqrt_price_x96
+            sqrt_price = price.get(pool)
+            if not sqrt_price:
+                continue
+            b0, b1 = (max(balances[(pool, t)], 0) for t in sides[pool])
+            worth = b1 * 2**192 + b0 * sqrt_price**2
+            rows.append({**_where(log, times, self.chain_id), "tx_hash": log["transactionHash"],
+                         "pair": pool, "reserve0": min(worth // (2 * sqrt_price**2), MAX_RAW),
+                         "reserve1": min(worth // 2**193, MAX_RAW)})
+        return rows
+
+    def _position_holders(self, events: list[tuple[dict, Any]], first: int,
+                          last: int) -> dict[tuple[str, int], str]:
+        """Who holds the position each concentrated-liquidity `Mint` or `Burn` of the
+        batch changed, by (transaction, log index): the holder of the position manager's NFT
+        named by the `IncreaseLiquidity` or `DecreaseLiquidity` that follows it in its
+        transaction (a new NFT's first transfer, else its owner at that block)."""
+        managers = {v.position_manager for v in self.venues.values() if v.position_manager}
+        changed = [log for log, event in events
+                   if isinstance(event, Liquidity) and event.owner in managers]
+        if not changed:
+            return {}
+        logs = self._logs(first, last, sorted(managers),
+                          [[INCREASE_LIQUIDITY, DECREASE_LIQUIDITY, TRANSFER]])
+        by_tx: dict[str, list[dict]] = defaultdict(list)
+        for log in logs:
+            by_tx[log["transactionHash"]].append(log)
+        named: dict[tuple[str, int], int] = {}
+        minted: dict[int, str] = {}
+        for log in logs:
+            if log["topics"][0] == TRANSFER and len(log["topics"]) == 4 \
+                    and topic_address(log["topics"][1]) == ZERO:
+                minted[int(log["topics"][3], 16)] = topic_address(log["topics"][2])
+        for log in changed:
+            at = quantity(log["logIndex"])
+            follows = next((m for m in by_tx[log["transactionHash"]]
+                            if m["topics"][0] in (INCREASE_LIQUIDITY, DECREASE_LIQUIDITY)
+                            and quantity(m["logIndex"]) > at), None)
+            if follows is not None:
+                named[(log["transactionHash"], at)] = int(follows["topics"][1], 16)
+        manager = {(log["transactionHash"], quantity(log["logIndex"])): event.owner
+                   for log, event in events if isinstance(event, Liquidity)}
+        asked = sorted({(manager[key], t, log_block(log)) for log in changed
+                        if (t := named.get(key := (log["transactionHash"],
+                                                   quantity(log["logIndex"])))) is not None
+                        and t not in minted})
+        owners = self.rpc.batch([("eth_call", [{"to": m, "data": OWNER_OF + f"{t:064x}"},
+                                               hex(block)]) for m, t, block in asked],
+                                errors=True) if asked else []
+        held = {t: "0x" + a[-40:].lower() for (_, t, _), a in zip(asked, owners, strict=True)
+                if isinstance(a, str) and len(a) >= 42}
+        return {key: minted.get(token) or held[token] for key, token in named.items()
+                if token in minted or token in held}
 
     def _event(self, log: dict, pools: dict[str, str]) -> Any:
         return FAMILIES[self.venues[pools[log["address"].lower()]].family].event(log)

@@ -1,6 +1,5 @@
 """Pool families: how a factory says it made a pool and what its pools' logs mean. A family is
-one module; adding one (Uniswap V3's `PoolCreated` and signed `Swap`) is adding its module
-here."""
+one module; adding one is adding its module here."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +36,8 @@ class Pool:
 
 @dataclass(frozen=True)
 class SwapEvent:
-    """A pool swap: what went in and out on each side."""
+    """A pool swap: what went in and out on each side; a concentrated-liquidity pool's price
+    after it (`sqrt_price_x96`, token1 per token0 as a Q64.96 square root)."""
 
     sender: str
     recipient: str
@@ -45,6 +45,19 @@ class SwapEvent:
     amount1_in: int
     amount0_out: int
     amount1_out: int
+    sqrt_price_x96: int | None = None
+
+
+@dataclass(frozen=True)
+class Price:
+    """A concentrated-liquidity pool's price set without a swap (its `Initialize`)."""
+
+    sqrt_price_x96: int
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Tokens a concentrated-liquidity position took out of its pool (`Collect`)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +80,7 @@ class Liquidity:
     liquidity: int | None
 
 
-PoolEvent = SwapEvent | Reserves | Liquidity
+PoolEvent = SwapEvent | Reserves | Liquidity | Price | Collected
 
 
 @dataclass(frozen=True)
@@ -83,12 +96,15 @@ class Family:
     event: Callable[[dict], PoolEvent | None]
     # Whether a pool is its own LP token (V2) whose transfers name liquidity owners.
     pool_is_lp_token: bool
+    # Whether a pool's reserves are its token balances valued at its price (concentrated
+    # liquidity: no `Sync`), rather than told by its logs.
+    reserves_from_balances: bool = False
 
 
 def _families() -> dict[str, Family]:
-    from sources.evm.families import uniswap_v2
+    from sources.evm.families import uniswap_v2, uniswap_v3
 
-    return {f.name: f for f in (uniswap_v2.FAMILY,)}
+    return {f.name: f for f in (uniswap_v2.FAMILY, uniswap_v3.FAMILY)}
 
 
 FAMILIES = _families()

@@ -1,0 +1,121 @@
+"""Uniswap V3 as its own npm packages ship it (`@uniswap/v3-core`'s factory and pools,
+`@uniswap/v3-periphery`'s NonfungiblePositionManager and SwapRouter) on anvil: two fee tiers,
+a wide and a narrow position, and a swap that crosses the narrow one's edge; ingested,
+materialised and served, the figures worked out by hand from what the chain says."""
+
+import math
+
+import httpx
+import polars as pl
+import pytest
+
+from sources.evm.devnet import TOKEN_ARGS, Devnet, start_node, uniswap_v3
+from sources.evm.families import decoded
+from sources.evm.families.uniswap_v3 import SWAP
+from sources.lake import Lake
+from tests.conftest import edge_process
+from tests.e2e.conftest import ingested
+
+E18 = 10**18
+Q96 = 2**96
+FEE, SPACING = 3_000, 60
+OTHER_FEE = 500
+
+
+def tick_of(price: float) -> int:
+    """The tick at or below a price (token1 per token0), on the fee tier's spacing."""
+    return math.floor(math.log(price) / math.log(1.0001)) // SPACING * SPACING
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    home = tmp_path_factory.mktemp("uniswap-v3-home")
+    node = start_node()
+    net = Devnet(node.url)
+    try:
+        v3 = uniswap_v3(net)
+        pepe = net.deploy("Token", TOKEN_ARGS, ["Pepe", "PEPE", 18, 10**12 * E18])
+        for sender in (0, 1, 2):
+            net.transact({"from": net.accounts[sender], "to": v3.weth,
+                          "value": hex(1_000 * E18), "data": "0xd0e30db0"})
+        net.send(pepe, "transfer(address,uint256)", net.accounts[1], 10**9 * E18)
+        token0, token1 = sorted([pepe, v3.weth])
+        # PEPE at 0.001 WETH, as token1 per token0.
+        price = 0.001 if token0 == pepe else 1_000.0
+        pool = v3.pool(token0, token1, FEE, int(math.sqrt(price) * Q96))
+        other = v3.pool(token0, token1, OTHER_FEE, int(math.sqrt(price) * Q96))
+        at = tick_of(price)
+        wide, narrow = (at - 6_000, at + 6_000), (at - 120, at + 120)
+        amounts = {pepe: 100_000 * E18, v3.weth: 100 * E18}
+        v3.mint(token0, token1, FEE, wide, amounts[token0], amounts[token1], 0)
+        v3.mint(token0, token1, FEE, narrow, amounts[token0] // 10, amounts[token1] // 10, 1)
+        buy = v3.swap(v3.weth, pepe, FEE, 20 * E18, 2)
+        ingested(home, node.url, v3.venues_file())
+        swap_log = next(log for log in buy["logs"] if log["topics"][0] == SWAP)
+        amount0, amount1, sqrt_price, _, tick = decoded(
+            ["int256", "int256", "uint160", "uint128", "int24"], swap_log["data"])
+        balances = {t: net.view(t, "balanceOf(address)", ["uint256"], pool)[0]
+                    for t in (pepe, v3.weth)}
+        with edge_process(home) as base:
+            yield {"home": home, "base": base + "/api/v1", "pool": pool, "other": other,
+                   "pepe": pepe, "weth": v3.weth, "token0": token0, "buy": buy,
+                   "amounts": (amount0, amount1), "sqrt_price": sqrt_price, "tick": tick,
+                   "at": at, "narrow": narrow, "balances": balances, "accounts": net.accounts}
+    finally:
+        net.close()
+        node.stop()
+
+
+def get(chain, path: str) -> dict:
+    answer = httpx.get(chain["base"] + path, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_the_swap_crossed_the_narrow_positions_edge(chain):
+    # WETH in moves the price towards more WETH per PEPE: the tick rises if PEPE is token0.
+    low, high = chain["narrow"]
+    assert chain["tick"] > high if chain["token0"] == chain["pepe"] else chain["tick"] < low
+
+
+def test_the_v3_pair_row_by_hand(chain):
+    # The price is the swap's sqrtPriceX96, squared (both tokens have 18 decimals).
+    p = (chain["sqrt_price"] / Q96) ** 2
+    pepe_in_weth = p if chain["token0"] == chain["pepe"] else 1 / p
+    row = get(chain, f"/chains/devnet/pairs/{chain['pool']}")
+    sides = {t["symbol"]: t for t in row["tokens"]}
+    assert sides["PEPE"]["price_usd"] == pytest.approx(pepe_in_weth * 3_000, rel=1e-12)
+    assert row["pair_fee"] == pytest.approx(0.003, rel=1e-12)
+    # Liquidity: what the pool holds, each token at its price.
+    balances = chain["balances"]
+    worth = (balances[chain["weth"]] / E18 + balances[chain["pepe"]] / E18 * pepe_in_weth) * 3_000
+    assert row["liquidity_usd"] == pytest.approx(worth, rel=1e-9)
+    # The buy: 20 WETH in.
+    weth_in = chain["amounts"][1] if chain["token0"] == chain["pepe"] else chain["amounts"][0]
+    assert weth_in == 20 * E18
+    m5 = row["txn"]["m5"]
+    assert (m5["buys"], m5["sells"]) == (1, 0)
+    assert m5["buy_volume"] == pytest.approx(20 * 3_000, rel=1e-9)
+    other = get(chain, f"/chains/devnet/pairs/{chain['other']}")
+    assert other["pair_fee"] == pytest.approx(0.0005, rel=1e-12)
+
+
+def test_a_position_is_its_nfts_holder(chain):
+    events = Lake(chain["home"] / "lake").read("liquidity_events").filter(
+        pl.col("pair") == chain["pool"]).sort("block_number")
+    accounts = chain["accounts"]
+    assert events.select("kind", "owner").rows() == [("mint", accounts[0]),
+                                                     ("mint", accounts[1])]
+
+
+def test_a_wallets_pnl_on_a_v3_pool_by_hand(chain):
+    # Account 2 bought PEPE for 20 WETH (60,000 USD) and holds it: nothing realised, and its
+    # position is worth what it got at the pool's price now.
+    got = -(chain["amounts"][0] if chain["token0"] == chain["pepe"] else chain["amounts"][1])
+    p = (chain["sqrt_price"] / Q96) ** 2
+    pepe_usd = (p if chain["token0"] == chain["pepe"] else 1 / p) * 3_000
+    profile = get(chain, f"/chains/devnet/wallets/{chain['accounts'][2]}")
+    day = next(m for m in profile["metrics"] if m["window"] == "1d")
+    assert day["invested_usd"] == pytest.approx(60_000, rel=1e-9)
+    assert day["realized_pnl_usd"] == pytest.approx(0.0, abs=1e-9)
+    assert day["unrealized_pnl_usd"] == pytest.approx(got / E18 * pepe_usd - 60_000, rel=1e-9)
