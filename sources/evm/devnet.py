@@ -391,6 +391,15 @@ class UniswapV3:
             "uint256,address,uint256))", (token0, token1, fee, ticks[0], ticks[1], amount0,
                                           amount1, 0, 0, owner, DEADLINE), sender=sender)
 
+    def burn(self, token_id: int, liquidity: int, sender: int) -> dict:
+        """Take `liquidity` out of `sender`'s position `token_id` and collect what it is owed;
+        returns the collect's receipt."""
+        owner = self.net.accounts[sender]
+        self.net.send(self.positions, "decreaseLiquidity((uint256,uint128,uint256,uint256,"
+                      "uint256))", (token_id, liquidity, 0, 0, DEADLINE), sender=sender)
+        return self.net.send(self.positions, "collect((uint256,address,uint128,uint128))",
+                             (token_id, owner, 2**128 - 1, 2**128 - 1), sender=sender)
+
     def swap(self, token_in: str, token_out: str, fee: int, amount_in: int, sender: int) -> dict:
         """`exactInputSingle` of `amount_in` for `sender`; returns the receipt."""
         self.net.send(token_in, "approve(address,uint256)", self.router, MAX_UINT, sender=sender)

@@ -1,6 +1,7 @@
 """Uniswap V3 as its own npm packages ship it (`@uniswap/v3-core`'s factory and pools,
 `@uniswap/v3-periphery`'s NonfungiblePositionManager and SwapRouter) on anvil: two fee tiers,
-a wide and a narrow position, and a swap that crosses the narrow one's edge; ingested,
+a wide and a narrow position, a swap that crosses the narrow one's edge, and half the narrow
+one taken out and collected; ingested,
 materialised and served, the figures worked out by hand from what the chain says."""
 
 import math
@@ -12,6 +13,7 @@ import pytest
 from sources.evm.devnet import TOKEN_ARGS, Devnet, start_node, uniswap_v3
 from sources.evm.families import decoded
 from sources.evm.families.uniswap_v3 import SWAP
+from sources.evm.ingest import INCREASE_LIQUIDITY as INCREASED
 from sources.lake import Lake
 from tests.conftest import edge_process
 from tests.e2e.conftest import ingested
@@ -48,8 +50,14 @@ def chain(tmp_path_factory):
         wide, narrow = (at - 6_000, at + 6_000), (at - 120, at + 120)
         amounts = {pepe: 100_000 * E18, v3.weth: 100 * E18}
         v3.mint(token0, token1, FEE, wide, amounts[token0], amounts[token1], 0)
-        v3.mint(token0, token1, FEE, narrow, amounts[token0] // 10, amounts[token1] // 10, 1)
+        minted = v3.mint(token0, token1, FEE, narrow, amounts[token0] // 10,
+                         amounts[token1] // 10, 1)
         buy = v3.swap(v3.weth, pepe, FEE, 20 * E18, 2)
+        # Account 1 takes half its position's liquidity out, and collects it.
+        increased = next(log for log in minted["logs"] if log["topics"][0] == INCREASED)
+        token_id = int(increased["topics"][1], 16)
+        liquidity = decoded(["uint128", "uint256", "uint256"], increased["data"])[0]
+        v3.burn(token_id, liquidity // 2, 1)
         ingested(home, node.url, v3.venues_file())
         swap_log = next(log for log in buy["logs"] if log["topics"][0] == SWAP)
         amount0, amount1, sqrt_price, _, tick = decoded(
@@ -60,7 +68,8 @@ def chain(tmp_path_factory):
             yield {"home": home, "base": base + "/api/v1", "pool": pool, "other": other,
                    "pepe": pepe, "weth": v3.weth, "token0": token0, "buy": buy,
                    "amounts": (amount0, amount1), "sqrt_price": sqrt_price, "tick": tick,
-                   "at": at, "narrow": narrow, "balances": balances, "accounts": net.accounts}
+                   "at": at, "narrow": narrow, "balances": balances, "accounts": net.accounts,
+                   "taken": liquidity // 2}
     finally:
         net.close()
         node.stop()
@@ -105,7 +114,9 @@ def test_a_position_is_its_nfts_holder(chain):
         pl.col("pair") == chain["pool"]).sort("block_number")
     accounts = chain["accounts"]
     assert events.select("kind", "owner").rows() == [("mint", accounts[0]),
-                                                     ("mint", accounts[1])]
+                                                     ("mint", accounts[1]),
+                                                     ("burn", accounts[1])]
+    assert int(events["liquidity"][2]) == chain["taken"]
 
 
 def test_a_wallets_pnl_on_a_v3_pool_by_hand(chain):
