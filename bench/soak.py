@@ -6,6 +6,7 @@ sizes (shared pages counted once), and their resident sizes beside it. Progress 
 standard error every minute; one JSON line at the end.
 
     .venv/bin/python bench/soak.py --minutes 60 [--home var/bench-soak] [--swaps 1000000]
+    .venv/bin/python bench/soak.py --up-args "--rpc URL --venues FILE --hermes URL" --home H
 
 A home holding a lake is resumed (the live market catches up with the clock first); --fresh
 simulates it again.
@@ -14,6 +15,7 @@ simulates it again.
 import argparse
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -35,7 +37,8 @@ ROLES = (("Dagster daemon", ("dagster-daemon",)), ("refresh runs", ("dagster api
                                                                     "execute_run")),
          ("code server", ("dagster api grpc", "dagster code-server")),
          ("edge", (" serve", "granian")), ("live tail", (" tail",)),
-         ("live market", (" simulate", " live")), ("up", (" up",)))
+         ("live market", (" simulate", " live")), ("chain follower", (" ingest evm",)),
+         ("up", (" up",)))
 
 
 def say(message: str) -> None:
@@ -94,13 +97,17 @@ def main() -> None:
     parser.add_argument("--home", default=str(REPO / "var" / "bench-soak"))
     parser.add_argument("--swaps", type=int, default=1_000_000)
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--up-args", default="",
+                        help="what `up` follows instead of the simulator, e.g. \"--rpc URL "
+                             "--venues FILE --hermes URL\" or \"--chains FILE\"")
     args = parser.parse_args()
     home = Path(args.home).absolute()
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
            "PORT": str(port)}
-    command = [str(CLI), "up", "--swaps", str(args.swaps), *(["--fresh"] if args.fresh else [])]
+    command = [str(CLI), "up", *(shlex.split(args.up_args) if args.up_args else [
+        "--swaps", str(args.swaps), *(["--fresh"] if args.fresh else [])])]
     log = open(home / "soak-up.log", "w")  # noqa: SIM115 - held for the child's life
     up = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
                           start_new_session=True)
@@ -146,7 +153,7 @@ def main() -> None:
             up.wait(120)
         log.close()
     restarts = (home / "soak-up.log").read_text().count(" restarted (pid ")
-    print(json.dumps({"bench": "soak", "swaps": args.swaps, "minutes": args.minutes,
+    print(json.dumps({"bench": "soak", "up": command[2:], "minutes": args.minutes,
                       "warm_minutes": args.warm_minutes, "serving_after_s": round(serving - began),
                       "statuses": statuses, "restarts": restarts,
                       "roles": summary(series, 60 * args.warm_minutes)}))
