@@ -81,6 +81,12 @@ class ByteCache(Generic[V]):
         self.bytes += size
         return value
 
+    def forget(self, key: Hashable) -> None:
+        """Drop the value held under `key`, if any."""
+        old = self._held.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1]
+
     def __len__(self) -> int:
         return len(self._held)
 

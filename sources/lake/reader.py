@@ -42,6 +42,8 @@ HELD_TOTAL_BYTES = 128 * 2**20
 
 
 _HELD: ByteCache[pl.DataFrame] = ByteCache(HELD_TOTAL_BYTES)
+# The stamp of the newest version of each table (and day) held.
+_NEWEST_HELD: dict[tuple, tuple] = {}
 
 
 def default_root() -> str:
@@ -173,6 +175,13 @@ class LakeReader:
         if size > HELD_BYTES:
             return frame
         read = frame.collect()
+        # A live reader wants a table's newest version only: the one it held before goes (a
+        # table committed every second would otherwise fill the cache with its past versions).
+        newest = stamp[:2] + stamp[3:]
+        before = _NEWEST_HELD.get(newest)
+        if before is not None and before[2] < stamp[2]:
+            _HELD.forget(before)
+        _NEWEST_HELD[newest] = stamp
         return _HELD.put(stamp, read, int(read.estimated_size())).lazy()
 
     def read(self, table: str) -> pl.DataFrame:

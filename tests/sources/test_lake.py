@@ -381,3 +381,20 @@ def test_a_column_the_contract_gained_reads_as_its_value_before_and_is_kept_afte
     assert read["source"].to_list() == ["simulator", "chainlink", "peg"]
     assert "source" in DeltaTable(str(tmp_path / "lake" / "oracle_updates")).schema().to_arrow() \
         .names
+
+
+def test_a_table_read_at_each_new_version_holds_its_newest_only(tmp_path):
+    """A live reader of a table committed every second holds the newest version it read, not
+    every past one: the read cache's entries for the table stay one however many commits."""
+    from sources.lake import reader
+
+    lake = Lake(tmp_path, keep_open=True)
+    lake.write("swaps", swaps(1))
+    root = lake.uri("swaps")
+    for step in range(1, 6):
+        lake.append("swaps", later(swaps(1), step, step))
+        assert lake.read("swaps").height == step + 1
+        held = [key for key in reader._HELD._held if key[0] == root]
+        assert [key[2] for key in held] == [lake.version("swaps")]
+    # An older version read again is read, and held beside the newest.
+    assert Lake(tmp_path, versions={"swaps": 2}).read("swaps").height == 3
