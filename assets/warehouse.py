@@ -181,8 +181,7 @@ class Warehouse(dg.ConfigurableResource):
         """A product made a day at a time: the files of the days its lake table holds, in
         order; a day not made yet fails the read rather than leave its rows out."""
         files = self.files(name, version) if self.exists(name) else {}
-        # Before the lake's first swap, the day it stands at was made (empty): read that.
-        days = self.lake().days(BY_DAY[name]) or sorted(d for d in files if d is not None)
+        days = self.lake().days_made(BY_DAY[name])
         missing = [day for day in days if day not in files]
         if missing:
             raise FileNotFoundError(

@@ -379,11 +379,7 @@ def _materialize(selection: str | None) -> bool:
     instance = dg.DagsterInstance.get()
     _say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
     lake = Lake()
-    days = lake.days("swaps")
-    mark = lake.progress()
-    if not days and mark is not None:
-        # A chain followed from before its first swap: the day the lake stands at.
-        days = [f"{mark.watermark:%Y-%m-%d}"]
+    days = lake.days_made("swaps")
     tags = run_tags(instance, days) if days else None
     if job.executor_def is dg.in_process_executor:
         success = job.execute_in_process(

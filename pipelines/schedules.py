@@ -87,8 +87,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             for name, version in sorted(progress.versions.items())
             if before.get(name) != version]
         # The days whose swaps changed, and the later ones, are made again; the rest are read.
-        # A chain followed from before its first swap: the day the lake stands at.
-        days = days or pinned.days("swaps")[-1:] or [f"{progress.watermark:%Y-%m-%d}"]
+        days = days or pinned.days_made("swaps")[-1:]
         tags = run_tags(context.instance, days)
         return dg.SensorResult(
             run_requests=[dg.RunRequest(run_key=watermark,

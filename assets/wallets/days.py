@@ -20,7 +20,7 @@ class LedgerDays:
     def __init__(self, warehouse: Warehouse) -> None:
         self.warehouse = warehouse
         self.as_of = warehouse.clock()["as_of"]
-        self.days = warehouse.lake().days("swaps")
+        self.days = warehouse.lake().days_made("swaps")
         self.frames = warehouse.frames(("swaps", "pair_tokens", "tokens"))
 
     @functools.cached_property
@@ -43,9 +43,6 @@ class LedgerDays:
         """The books and marks at a day's start: every position's books from the last earlier
         day that touched it (`latest_books`), and the marks stored at the end of the day
         before (none before the first day)."""
-        if not self.days:
-            # Before the lake's first swap: nothing to carry.
-            return None, None
         if day not in self.days:
             raise FileNotFoundError(f"the lake holds no swaps of {day}")
         earlier = self.days[:self.days.index(day)]

@@ -488,8 +488,7 @@ class Follower:
                 continue
             token = log["address"].lower()
             sender, to = topic_address(log["topics"][1]), topic_address(log["topics"][2])
-            amount = decoded(["uint256"], log["data"][:66])[0] if log["data"] not in ("0x", "") \
-                else 0
+            amount = transferred(log)
             where = _where(log, times, cid)
             if token in pools:
                 lp_moves[(log["transactionHash"], token)].append(
@@ -581,8 +580,7 @@ class Follower:
         for _, _, log, event in sorted(moves, key=lambda m: (m[0], m[1])):
             if event is None:
                 token = log["address"].lower()
-                amount = decoded(["uint256"], log["data"][:66])[0] if log["data"] not in (
-                    "0x", "") else 0
+                amount = transferred(log)
                 for end, sign in ((topic_address(log["topics"][2]), 1),
                                   (topic_address(log["topics"][1]), -1)):
                     if end in sides and token in sides[end]:
@@ -758,7 +756,7 @@ class Follower:
             return table_frame("oracle_updates", [])
         self.derivation.decimals = dict(zip(self.tokens["address"], self.tokens["decimals"],
                                             strict=True))
-        sources = {token: feed for token, feed in self.feeds.items()}
+        sources = self.feeds
         start = int(min(times.values()).timestamp())
         kept = self.lake.scan("oracle_updates").filter(
             pl.col("feed_id").is_in(list(sources.values())),
@@ -919,6 +917,11 @@ def _liquidity_owner(event: Liquidity, moves: list[tuple[int, str, str, int]], a
         return (minted[-1][2], minted[-1][3]) if minted else (event.owner, event.liquidity)
     burnt = [m for m in before if m[1] == pool and m[2] == ZERO]
     return event.owner, burnt[-1][3] if burnt else event.liquidity
+
+
+def transferred(log: dict) -> int:
+    """The amount an ERC-20 `Transfer` log moved (0 when its data is empty)."""
+    return decoded(["uint256"], log["data"][:66])[0] if log["data"] not in ("0x", "") else 0
 
 
 def log_block(log: dict) -> int:

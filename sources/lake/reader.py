@@ -192,6 +192,17 @@ class LakeReader:
         """The dates (YYYY-MM-DD) a table partitioned by date holds rows of, in order."""
         return _days(self._dated(table)[1])
 
+    def days_made(self, table: str) -> list[str]:
+        """The dates a table's day partitions are made for: those it holds rows of, or, before
+        its first row (a chain followed from before its first swap), the date the lake's
+        watermark stands at."""
+        days = self.days(table)
+        if days:
+            return days
+        mark = self.progress() if self.watermark is None else None
+        at = self.watermark if mark is None else mark.watermark
+        return [] if at is None else [f"{at:%Y-%m-%d}"]
+
     def offsets(self, table: str) -> dict[str, int]:
         """Where each date's rows start in the table as `scan` reads it (dates first): the
         number of rows of the earlier dates, from the Delta log's statistics."""

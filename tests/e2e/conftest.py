@@ -1,11 +1,13 @@
 """End-to-end fixtures: one simulated lake, materialised and published, and an edge over it;
 and a real chain followed live."""
 
+import contextlib
 import fcntl
 import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -93,6 +95,18 @@ def pepe_market(net: Devnet, trader_weth: int) -> tuple[V2Market, str, str]:
     market.transfer(market.quote, 1, trader_weth)
     market.approve(1, market.quote, pepe)
     return market, pepe, pair
+
+
+@contextlib.contextmanager
+def devnet_on(chain_id: int = 31337) -> Iterator[Devnet]:
+    """A devnet client of a new anvil node; the node ends after."""
+    node = start_node(chain_id=chain_id)
+    net = Devnet(node.url)
+    try:
+        yield net
+    finally:
+        net.close()
+        node.stop()
 
 
 def ingested(home, rpc_url: str, venues: str, *extra: str) -> None:

@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 
 from sources.evm.derived import derived_feed_id
-from sources.evm.devnet import Devnet, V2Market, start_node
+from sources.evm.devnet import V2Market
 from sources.lake import Lake
 from tests.conftest import edge_process
-from tests.e2e.conftest import ingested, pepe_market
+from tests.e2e.conftest import devnet_on, ingested, pepe_market
 from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
@@ -31,9 +31,7 @@ def pool_of(market: V2Market, base: str, quote: str, base_amount: int,
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
     home = tmp_path_factory.mktemp("derived-home")
-    node = start_node()
-    net = Devnet(node.url)
-    try:
+    with devnet_on() as net:
         # PEPE/WETH holds 1,000 WETH and 1,000,000 PEPE: PEPE is 3 USD at ETH 3,000.
         market, pepe, pepe_weth = pepe_market(net, 10 * E18)
         doge = market.token("Doge", "DOGE", 10**9 * E18)
@@ -55,15 +53,12 @@ def chain(tmp_path_factory):
         market.answer(3_100 * E8)
         net.rpc.call("evm_increaseTime", 60)
         market.swap(doge_pepe, pepe, 2_000 * E18, 1)
-        ingested(home, node.url, market.venues_file())
+        ingested(home, net.rpc.url, market.venues_file())
         with edge_process(home) as base:
             yield {"home": home, "base": base + "/api/v1", "tokens": {
                 "pepe": pepe, "doge": doge, "shib": shib, "cat": cat},
                 "pairs": {"doge_pepe": doge_pepe, "shib_pepe": shib_pepe,
                           "cat_shib": cat_shib}}
-    finally:
-        net.close()
-        node.stop()
 
 
 def by_hand() -> dict[str, float]:

@@ -6,10 +6,10 @@ import httpx
 import polars as pl
 import pytest
 
-from sources.evm.devnet import TOKEN_ARGS, Devnet, start_node, uniswap_v2
+from sources.evm.devnet import TOKEN_ARGS, uniswap_v2
 from sources.lake import Lake
 from tests.conftest import edge_process
-from tests.e2e.conftest import ingested
+from tests.e2e.conftest import devnet_on, ingested
 from tests.sources.evm.test_ingest import isqrt, out_for
 
 E18 = 10**18
@@ -20,9 +20,7 @@ MINIMUM_LIQUIDITY = 1_000
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
     home = tmp_path_factory.mktemp("uniswap-v2-home")
-    node = start_node()
-    net = Devnet(node.url)
-    try:
+    with devnet_on() as net:
         v2 = uniswap_v2(net)
         pepe = net.deploy("Token", TOKEN_ARGS, ["Pepe", "PEPE", 18, 10**9 * E18])
         v2.wrap(0, 1_000 * E18)
@@ -31,16 +29,13 @@ def chain(tmp_path_factory):
         net.send(pepe, "approve(address,uint256)", v2.router, 2**256 - 1, sender=1)
         buy = v2.swap([v2.weth, pepe], E18, 1)
         sell = v2.swap([pepe, v2.weth], 400 * E18, 1)
-        ingested(home, node.url, v2.venues_file())
+        ingested(home, net.rpc.url, v2.venues_file())
         reserves = net.view(pair, "getReserves()", ["uint112", "uint112", "uint32"])
         token0 = str(net.view(pair, "token0()", ["address"])[0]).lower()
         with edge_process(home) as base:
             yield {"home": home, "base": base + "/api/v1", "pair": pair, "pepe": pepe,
                    "weth": v2.weth, "buy": buy, "sell": sell, "trader": net.accounts[1],
                    "owner": net.accounts[0], "reserves": reserves, "token0": token0}
-    finally:
-        net.close()
-        node.stop()
 
 
 def test_the_routers_swaps_are_the_pairs_trades_priced_by_hand(chain):

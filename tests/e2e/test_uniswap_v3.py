@@ -10,13 +10,13 @@ import httpx
 import polars as pl
 import pytest
 
-from sources.evm.devnet import TOKEN_ARGS, Devnet, start_node, uniswap_v3
+from sources.evm.devnet import TOKEN_ARGS, uniswap_v3
 from sources.evm.families import decoded
 from sources.evm.families.uniswap_v3 import SWAP
 from sources.evm.ingest import INCREASE_LIQUIDITY as INCREASED
 from sources.lake import Lake
 from tests.conftest import edge_process
-from tests.e2e.conftest import ingested
+from tests.e2e.conftest import devnet_on, ingested
 
 E18 = 10**18
 Q96 = 2**96
@@ -32,9 +32,7 @@ def tick_of(price: float) -> int:
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
     home = tmp_path_factory.mktemp("uniswap-v3-home")
-    node = start_node()
-    net = Devnet(node.url)
-    try:
+    with devnet_on() as net:
         v3 = uniswap_v3(net)
         pepe = net.deploy("Token", TOKEN_ARGS, ["Pepe", "PEPE", 18, 10**12 * E18])
         for sender in (0, 1, 2):
@@ -58,7 +56,7 @@ def chain(tmp_path_factory):
         token_id = int(increased["topics"][1], 16)
         liquidity = decoded(["uint128", "uint256", "uint256"], increased["data"])[0]
         v3.burn(token_id, liquidity // 2, 1)
-        ingested(home, node.url, v3.venues_file())
+        ingested(home, net.rpc.url, v3.venues_file())
         swap_log = next(log for log in buy["logs"] if log["topics"][0] == SWAP)
         amount0, amount1, sqrt_price, _, tick = decoded(
             ["int256", "int256", "uint160", "uint128", "int24"], swap_log["data"])
@@ -70,9 +68,6 @@ def chain(tmp_path_factory):
                    "amounts": (amount0, amount1), "sqrt_price": sqrt_price, "tick": tick,
                    "at": at, "narrow": narrow, "balances": balances, "accounts": net.accounts,
                    "taken": liquidity // 2}
-    finally:
-        net.close()
-        node.stop()
 
 
 def get(chain, path: str) -> dict:
