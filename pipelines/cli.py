@@ -290,14 +290,18 @@ def _follow_chains(chains_file: str, follow: bool, options: list[str], rpc_concu
               type=click.Path(dir_okay=False), help="where to write the market's venues file")
 @click.option("--every", default=2.0, show_default=True, type=click.FloatRange(min=0.1),
               help="seconds between trades")
-def devnet(port: int, venues_file: str, every: float) -> None:
+@click.option("--chain-id", default=31337, show_default=True, type=click.IntRange(1, 2**53),
+              help="the node's chain id (two devnets in one lake need two)")
+@click.option("--slug", default="devnet", show_default=True,
+              help="the chain's slug in the venues file")
+def devnet(port: int, venues_file: str, every: float, chain_id: int, slug: str) -> None:
     """Start a local EVM node with a small V2 market on it, WETH priced by a Chainlink
     aggregator, and keep trading (the aggregator answering now and then): a chain to point
     `chaintape ingest evm` or `chaintape up --rpc` at."""
     from sources.evm.devnet import Devnet, DevnetError, start_node, v2_market
 
     try:
-        node = start_node(port=port)
+        node = start_node(chain_id=chain_id, port=port)
     except DevnetError as err:
         raise click.ClickException(str(err)) from None
     # Stopped by a signal as by Ctrl-C: the node stops with it.
@@ -311,8 +315,8 @@ def devnet(port: int, venues_file: str, every: float) -> None:
             market.transfer(market.quote, trader, 1_000 * 10**18)
             market.approve(trader, market.quote, *(base for _, base in pairs))
         Path(venues_file).parent.mkdir(parents=True, exist_ok=True)
-        Path(venues_file).write_text(market.venues_file())
-        _say(f"devnet on {node.url} (chain 31337), venues file {venues_file}; try:\n"
+        Path(venues_file).write_text(market.venues_file(slug))
+        _say(f"devnet on {node.url} (chain {chain_id}), venues file {venues_file}; try:\n"
              f"  chaintape up --rpc {node.url} --venues {venues_file}\n"
              "trading every "
              f"{every:g}s (Ctrl-C stops it)")

@@ -134,7 +134,8 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
     venues = tmp_path / "venues.yaml"
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path / "node")}
     devnet = subprocess.Popen([str(BIN / "chaintape"), "devnet", "--port", str(node_port),
-                               "--venues", str(venues), "--every", "0.5"], env=env,
+                               "--venues", str(venues), "--every", "0.5", "--chain-id", "7",
+                               "--slug", "devnet-seven"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     home = tmp_path / "home"
     up = None
@@ -151,10 +152,12 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{edge_port}/api/v1"
         wait_http(base + "/status", timeout=300)
-        pairs = httpx.get(base + "/pairs/new", params={"chains": "devnet"}, timeout=30).json()
+        pairs = httpx.get(base + "/pairs/new", params={"chains": "devnet-seven"},
+                          timeout=30).json()
         assert sorted(p["ticker"] for p in pairs["items"]) == ["PEPE/WETH", "WOJAK/WETH"]
         first = httpx.get(base + "/status", timeout=30).json()
         assert first["status"] == "ok", first
+        assert [(c["slug"], c["chain_id"]) for c in first["chains"]] == [("devnet-seven", 7)]
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             now = httpx.get(base + "/status", timeout=30).json()
