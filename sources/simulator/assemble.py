@@ -67,8 +67,16 @@ def with_utc(frame: pl.DataFrame, *names: str) -> pl.DataFrame:
 def event_tables(world: ChainWorld, events: Events, clock: Clock,
                  rng: np.random.Generator) -> dict[str, pl.DataFrame]:
     """Every event table with block_number, log_index, block_time and tx_hash filled in."""
+    return placed(world, {name: to_frame(cols) for name, cols in events.columns.items()
+                          if cols["t"]}, clock, rng)
+
+
+def placed(world: ChainWorld, frames: dict[str, pl.DataFrame], clock: Clock,
+           rng: np.random.Generator) -> dict[str, pl.DataFrame]:
+    """Event frames (every event of their blocks) with block_number, log_index, block_time and
+    tx_hash filled in: logs numbered in each block by time, transaction and position, a hash
+    drawn for each transaction."""
     fmt = world.template.address_format
-    frames = {name: to_frame(cols) for name, cols in events.columns.items() if cols["t"]}
     order = pl.concat([
         f.select("t", "tx", "sub").with_columns(table=pl.lit(name), row=pl.int_range(pl.len()))
         for name, f in frames.items()
@@ -76,14 +84,15 @@ def event_tables(world: ChainWorld, events: Events, clock: Clock,
     order = order.with_columns(block_number=pl.Series(clock.block(order["t"].to_numpy())))
     order = order.sort("block_number", "t", "tx", "sub").with_columns(
         log_index=pl.int_range(pl.len()).over("block_number"))
-    hashes = ids.tx_hashes(fmt, rng, events.next_tx + 1)
+    txs = np.unique(order["tx"].to_numpy())
+    hashes = ids.tx_hashes(fmt, rng, len(txs))
     out = {}
     for name, frame in frames.items():
-        placed = order.filter(pl.col("table") == name).sort("row")
+        where = order.filter(pl.col("table") == name).sort("row")
         frame = frame.with_columns(
-            block_number=placed["block_number"], log_index=placed["log_index"].cast(pl.Int64),
-            block_time=pl.Series(clock.time(placed["block_number"].to_numpy())),
-            tx_hash=pl.Series(hashes[frame["tx"].to_numpy()]),
+            block_number=where["block_number"], log_index=where["log_index"].cast(pl.Int64),
+            block_time=pl.Series(clock.time(where["block_number"].to_numpy())),
+            tx_hash=pl.Series(hashes[np.searchsorted(txs, frame["tx"].to_numpy())]),
         )
         out[name] = with_utc(frame, "block_time")
     return out

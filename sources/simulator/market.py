@@ -1,19 +1,19 @@
 """One chain's spot market: pools, swaps, liquidity, transfers and LP locks, as lake tables."""
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 import numpy as np
 
 from sources.simulator import ids
 from sources.simulator.events import Events
 from sources.simulator.pools import DEAD, Pool, migrate, plan_pools
-from sources.simulator.trading import Trader, regime_for
+from sources.simulator.trading import Regime, Trader, regime_for
 from sources.simulator.world import ChainWorld
 
 # Some attempted trades do not execute (a sell with nothing to sell, dust into a drained
 # pool), so a few more are attempted than the swaps asked for.
 ATTEMPTS_PER_SWAP = 1.055
+DAY_S = 86_400.0
 STORY_WEIGHT = {"established": 4.0, "fresh": 1.0, "curve": 1.2, "honeypot": 0.5, "rug": 0.6,
                 "orphan": 0.15}
 
@@ -36,60 +36,110 @@ class MarketRun:
     trading: list[Trading]
 
 
-def simulate_market(world: ChainWorld, n_swaps: int, rng: np.random.Generator, quote_usd,
-                    events: Events) -> MarketRun:
-    """Run every pool of the chain through its history."""
-    start, end = world.start.timestamp(), world.indexed_until.timestamp()
-    pools = plan_pools(world, rng, quote_usd)
-    weights = np.array([STORY_WEIGHT[p.story] for p in pools]) * rng.pareto(1.3, len(pools))
-    active = np.array([max(0.0, end - max(p.created_at, start)) for p in pools])
-    weights = weights * active / max(active.max(), 1.0)
-    counts = rng.multinomial(int(n_swaps * ATTEMPTS_PER_SWAP), weights / weights.sum())
-    dexes = [v for v in world.venues if v.category == "dex"]
-    fmt = world.template.address_format
-    locks: list[dict] = []
-    out: list[Pool] = []
-    trading: list[Trading] = []
-    for pool, count in zip(pools, counts, strict=True):
-        trader = Trader(pool, world.wallets, events, rng, quote_usd)
-        trader.mint(pool.created_at, pool.creator, pool.r_base, pool.r_quote, pool.lp_supply)
-        out.append(pool)
-        t0 = max(pool.created_at + 1.0, start)
-        times = np.sort(rng.uniform(t0, end, count)) if end > t0 else np.array([])
-        regime = regime_for(pool, t0, end, rng)
-        rug_at = None
-        if pool.story in ("rug", "honeypot") and len(times):
-            rug_at = t0 + (end - t0) * float(rng.uniform(0.2, 0.6))
-        done = trader.run(times, regime, rug_at)
-        rate = count / (end - t0) if end > t0 else 0.0
-        last = Trading(trader, rate)
-        if pool.story == "curve" and done < len(times):
-            dex = dexes[int(rng.integers(len(dexes)))]
-            t_done = float(times[done - 1])
-            withdrawn = (pool.r_base, pool.r_quote)
-            trader.burn(t_done + 1.0, pool.venue.router, 1.0)
-            new = migrate(pool, dex, t_done, rng, fmt, withdrawn)
-            follow = Trader(new, world.wallets, events, rng, quote_usd)
-            follow.mint(new.created_at, new.creator, new.r_base, new.r_quote, new.lp_supply)
-            locks.append(_lock(new, "burn", None, world, new.lp_supply, new.created_at, rng))
-            rest = times[done:][times[done:] > new.created_at]
-            follow.run(rest, regime)
-            out.append(new)
-            last = Trading(follow, rate)
-        elif pool.story in ("established", "fresh") and rng.random() < 0.6:
-            kind = "lock" if rng.random() < 0.65 else "burn"
-            provider = None
-            if kind == "lock":
-                provider = str(rng.choice(list(world.lockers)))
-            share = float(rng.uniform(0.5, 0.95))
-            locks.append(_lock(pool, kind, provider, world, int(pool.lp_supply * share),
-                               pool.created_at + 600.0, rng))
-        if pool.story == "rug" and rng.random() < 0.5:
-            locks.append(_lock(pool, "lock", "PinkLock", world, pool.lp_supply // 2,
-                               pool.created_at + 300.0, rng, unlock_days=0.5))
-        if rate > 0:
-            trading.append(last)
-    return MarketRun(out, locks, trading)
+@dataclass
+class _Lane:
+    """One pool's place in the market: its trader (a curve's successor once it migrates), its
+    buy pressure and rug time, and its attempts in each span of the history."""
+
+    trader: Trader
+    regime: Regime
+    rug_at: float | None
+    t0: float
+    attempts: np.ndarray
+    rate: float
+
+
+class Market:
+    """A chain's spot market, stepped through its history a span (a day or a part of one) at a
+    time: the pools are planned and given their attempts per span up front, and in each span
+    every pool trades that span's attempts in time order, so only a span's events are held at
+    once."""
+
+    def __init__(self, world: ChainWorld, n_swaps: int, rng: np.random.Generator, quote_usd,
+                 events: Events, span_s: float = DAY_S) -> None:
+        self.world, self.rng, self.quote_usd, self.events = world, rng, quote_usd, events
+        self.start, self.end = world.start.timestamp(), world.indexed_until.timestamp()
+        self.span_s = span_s
+        self.spans = max(1, int(np.ceil((self.end - self.start) / span_s)))
+        pools = plan_pools(world, rng, quote_usd)
+        weights = np.array([STORY_WEIGHT[p.story] for p in pools]) * rng.pareto(1.3, len(pools))
+        active = np.array([max(0.0, self.end - max(p.created_at, self.start)) for p in pools])
+        weights = weights * active / max(active.max(), 1.0)
+        counts = rng.multinomial(int(n_swaps * ATTEMPTS_PER_SWAP), weights / weights.sum())
+        self.dexes = [v for v in world.venues if v.category == "dex"]
+        self.pools: list[Pool] = []
+        self.locks: list[dict] = []
+        self.lanes: list[_Lane] = []
+        edges = self.start + span_s * np.arange(self.spans + 1)
+        for pool, count in zip(pools, counts, strict=True):
+            trader = Trader(pool, world.wallets, events, rng, quote_usd)
+            trader.mint(pool.created_at, pool.creator, pool.r_base, pool.r_quote, pool.lp_supply)
+            self.pools.append(pool)
+            t0 = max(pool.created_at + 1.0, self.start)
+            trades = self.end > t0 and count > 0
+            regime = regime_for(pool, t0, self.end, rng)
+            rug_at = None
+            if pool.story in ("rug", "honeypot") and trades:
+                rug_at = t0 + (self.end - t0) * float(rng.uniform(0.2, 0.6))
+            attempts = np.zeros(self.spans, dtype=np.int64)
+            if trades:
+                # The attempts fall uniformly over the pool's active time, span by span.
+                spans = (np.clip(edges[1:], t0, self.end) - np.clip(edges[:-1], t0, self.end))
+                attempts = rng.multinomial(int(count), spans / spans.sum())
+            if pool.story in ("established", "fresh") and rng.random() < 0.6:
+                kind = "lock" if rng.random() < 0.65 else "burn"
+                provider = None
+                if kind == "lock":
+                    provider = str(rng.choice(list(world.lockers)))
+                share = float(rng.uniform(0.5, 0.95))
+                self.locks.append(_lock(pool, kind, provider, world, int(pool.lp_supply * share),
+                                        pool.created_at + 600.0, rng))
+            if pool.story == "rug" and rng.random() < 0.5:
+                self.locks.append(_lock(pool, "lock", "PinkLock", world, pool.lp_supply // 2,
+                                        pool.created_at + 300.0, rng, unlock_days=0.5))
+            rate = count / (self.end - t0) if self.end > t0 else 0.0
+            self.lanes.append(_Lane(trader, regime, rug_at, t0, attempts, rate))
+
+    def trade(self, span: int) -> None:
+        """Every pool's attempts of the history's `span` (0-based), in time order; a bonding
+        curve that completes migrates to a DEX and its successor trades the rest; a span past
+        where the chain is indexed holds nothing."""
+        if span >= self.spans:
+            return
+        lo = self.start + span * self.span_s
+        hi = min(lo + self.span_s, self.end)
+        for lane in self.lanes:
+            n = int(lane.attempts[span])
+            if not n:
+                continue
+            times = np.sort(self.rng.uniform(max(lo, lane.t0), hi, n))
+            trader = lane.trader
+            done = trader.run(times, lane.regime, lane.rug_at)
+            pool = trader.pool
+            if pool.story == "curve" and pool.r_quote >= (pool.curve_target or np.inf):
+                lane.trader = self._migrate(pool, trader, float(times[done - 1]))
+                lane.rug_at = None
+                rest = times[done:][times[done:] > lane.trader.pool.created_at]
+                lane.trader.run(rest, lane.regime)
+
+    def _migrate(self, pool: Pool, trader: Trader, t_done: float) -> Trader:
+        """A completed curve's liquidity withdrawn and deposited into a new DEX pool, its LP
+        tokens burnt; returns the new pool's trader."""
+        world, rng = self.world, self.rng
+        dex = self.dexes[int(rng.integers(len(self.dexes)))]
+        withdrawn = (pool.r_base, pool.r_quote)
+        trader.burn(t_done + 1.0, pool.venue.router, 1.0)
+        new = migrate(pool, dex, t_done, rng, world.template.address_format, withdrawn)
+        follow = Trader(new, world.wallets, self.events, rng, self.quote_usd)
+        follow.mint(new.created_at, new.creator, new.r_base, new.r_quote, new.lp_supply)
+        self.locks.append(_lock(new, "burn", None, world, new.lp_supply, new.created_at, rng))
+        self.pools.insert(self.pools.index(pool) + 1, new)
+        return follow
+
+    def result(self) -> MarketRun:
+        """The market as its history leaves it."""
+        return MarketRun(self.pools, self.locks,
+                         [Trading(lane.trader, lane.rate) for lane in self.lanes if lane.rate > 0])
 
 
 def _lock(pool: Pool, kind: str, provider: str | None, world: ChainWorld, amount: int, t: float,
@@ -121,15 +171,15 @@ def deployments(world: ChainWorld, events: Events) -> None:
 
 
 def funding(world: ChainWorld, first_seen: dict[str, float], events: Events,
-            rng: np.random.Generator) -> None:
-    """Native-token funding of every wallet shortly before it first trades."""
+            rng: np.random.Generator, floor: float) -> None:
+    """Native-token funding of each wallet of `first_seen` (its first trade's time) shortly
+    before it first trades, and not before `floor`."""
     native = world.quotes["native"]
     funders = world.wallets.funders
-    start = world.start.timestamp() - timedelta(days=30).total_seconds()
     rug_funder = funders[-1]
     rugs = set(world.wallets.rug_deployers)
     for wallet, t in first_seen.items():
-        when = max(start, t - float(rng.uniform(600, 3 * 86_400)))
+        when = max(floor, t - float(rng.uniform(600, 3 * 86_400)))
         funder = rug_funder if wallet in rugs else funders[int(rng.integers(len(funders) - 1))]
         amount = int(float(rng.lognormal(0, 1)) * 10**native.decimals)
         if amount > 0:
