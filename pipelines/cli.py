@@ -500,6 +500,7 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
     """Simulate (once), go live, materialise and publish, then serve and keep refreshing; or,
     with --rpc and --venues, follow a real chain instead of the simulator."""
     from sources.lake import Lake
+    from sources.simulator import replayable
 
     lake = Lake()
     if (rpc_url is None) != (venues_file is None):
@@ -517,6 +518,10 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         return
     mark = lake.progress()
     simulating = fresh or mark is None
+    if mark is not None and not simulating and not replayable(mark.meta):
+        _say(f"the lake at {lake.root} holds a history an earlier simulator made, which the "
+             "live market cannot go on from: simulating it again")
+        simulating = True
     if mark is not None and not simulating:
         _say(f"lake already present at {lake.root}, complete up to "
              f"{mark.watermark:%Y-%m-%d %H:%M:%S}Z (use --fresh to simulate again)")

@@ -55,7 +55,7 @@ class SimulationConfig:
     def identity(self) -> dict[str, object]:
         """What makes a simulated lake: the same identity gives the same lake, byte for byte."""
         return {"chains": self.chains, "days": self.days, "swaps": self.swaps,
-                "seed": self.seed, "end": self.end.isoformat()}
+                "seed": self.seed, "end": self.end.isoformat(), "made": MADE}
 
     @classmethod
     def from_identity(cls, identity: dict) -> "SimulationConfig":
@@ -65,6 +65,14 @@ class SimulationConfig:
 
 
 WRITER = "simulator"
+# How a history is made, recorded with its identity: a history made another way (an earlier
+# simulator's) cannot be replayed to its state, so the live market cannot go on from it.
+MADE = "spans-1"
+
+
+def replayable(meta: dict) -> bool:
+    """Whether the live market can go on from a lake whose mark says `meta`."""
+    return "seed" in meta and meta.get("made") == MADE
 # The assembly's draws (hashes, gas, entities) come from a generator of their own, so the
 # market's draws, and so its state, are the same whether or not its rows are made.
 ASSEMBLY = 0xA55E

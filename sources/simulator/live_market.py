@@ -16,7 +16,7 @@ import polars as pl
 from core.prices import TICK_S
 from sources.lake import Lake, LakeError
 from sources.simulator import WRITER as HISTORY_WRITER
-from sources.simulator import ChainRun, SimulationConfig, assemble, replay
+from sources.simulator import ChainRun, SimulationConfig, assemble, replay, replayable
 from sources.simulator.derivatives import LiveDerivatives
 from sources.simulator.events import Events
 from sources.simulator.oracle import PriceBook
@@ -221,6 +221,9 @@ def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveM
         raise LakeError(f"{lake.root} holds no simulated history: run `chaintape simulate` first")
     if mark.writer not in (HISTORY_WRITER, WRITER):
         raise LakeError(f"{lake.root} was last written by {mark.writer!r}, not the simulator")
+    if not replayable(mark.meta):
+        raise LakeError(f"{lake.root} holds a history an earlier simulator made, which this one "
+                        "cannot replay: simulate it again (`chaintape up --fresh`)")
     meta = mark.meta
     config = SimulationConfig.from_identity(meta)
     lake.roll_back(mark)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from sources.lake import Lake
+from sources.lake import Lake, LakeError
 from sources.simulator import SimulationConfig, live_market, simulate
 from tests.conftest import BIN
 
@@ -196,3 +196,14 @@ def test_a_lake_written_when_blocks_came_a_block_late_resumes_without_gap(histor
     live_market.run(whole, until=UNTIL)
     assert swaps.select(STATE["swaps"]).equals(
         whole.read("swaps").sort(key).select(STATE["swaps"]))
+
+
+def test_a_history_an_earlier_simulator_made_is_refused_not_replayed(history, tmp_path):
+    lake = copy(history, tmp_path / "lake")
+    mark = lake.progress()
+    assert mark is not None and mark.meta["made"] == "spans-1"
+    # A history recorded without how it was made: an earlier simulator's.
+    lake.mark(mark.watermark, mark.writer, mark.step,
+              meta={k: v for k, v in mark.meta.items() if k != "made"})
+    with pytest.raises(LakeError, match="earlier simulator made"):
+        live_market.start(lake)
