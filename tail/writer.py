@@ -280,9 +280,11 @@ def _chain_marks(blocks: pl.LazyFrame) -> dict[int, datetime]:
 
 def _preparer() -> ProcessPoolExecutor:
     """A process of its own, at the batch's priority, where snapshots are prepared: the tails
-    get the CPU first, and the preparation never holds the writer's interpreter."""
+    get the CPU first, and the preparation never holds the writer's interpreter. It ends after
+    each snapshot (and the next is a new process), so what a preparation took is given back
+    rather than held between snapshots."""
     return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=as_batch)
+                               initializer=as_batch, max_tasks_per_child=1)
 
 
 def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float = 0.2,
