@@ -1,4 +1,5 @@
-# chaintape: `make up` runs everything on the embedded default; `make test` runs the tests.
+# chaintape: `make up` runs everything on the embedded default; `make check` runs every test
+# (`make test`, the fast suite, then `make test-stack`).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +7,7 @@ PORT ?= 8000
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: up test test-spark ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest bench-freshness clean
+.PHONY: up check test test-stack test-spark ui lint bench bench-edge bench-edge-memory bench-oracle bench-wallets bench-ingest bench-freshness clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,6 +37,14 @@ test: $(STAMP) $(NODE_STAMP) $(BROWSER)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=10
+
+# The tests that start the whole stack (`chaintape up`, simulated and following a chain) or a
+# two-worker cluster and wait for its refreshes: minutes each, so apart from the fast suite.
+test-stack: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python -m pytest -m stack -n 2 --dist load --durations=5
+
+# Every test: what continuous integration runs.
+check: test test-stack
 
 # The SQL models on Spark in local mode as well (pyspark and a Java runtime: not in `test`).
 test-spark: $(STAMP)

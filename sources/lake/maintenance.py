@@ -1,6 +1,7 @@
 """Keeping the lake: crowded partitions compacted into one file in key order, and files no
 retained version reads vacuumed."""
 
+import contextlib
 from datetime import timedelta
 from typing import Any
 
@@ -10,7 +11,7 @@ from deltalake.exceptions import CommitFailedError
 
 from sources.lake.reader import LakeReader, add_actions
 from sources.lake.tables import LakeTable, date_expr, literal, spec_of
-from sources.lake.writer import one_batch, writer_properties
+from sources.lake.writer import LOG_PROPERTIES, one_batch, writer_properties
 
 # Versions older than this stay readable (a run pins the versions it started on); vacuum removes
 # only files no version inside the window needs.
@@ -72,10 +73,17 @@ class LakeMaintenance(LakeReader):
 
     def vacuum(self, table: str, retention: timedelta = RETENTION) -> list[str]:
         """Delete the files no version younger than `retention` reads, and the log entries
-        before the last checkpoint past it; returns the files deleted."""
+        before the last checkpoint past the table's log retention (LOG_PROPERTIES, set first
+        on a table made before it had them); returns the files deleted."""
         delta = self._table(table)
         if delta is None:
             return []
+        configured = delta.metadata().configuration
+        if any(configured.get(k) != v for k, v in LOG_PROPERTIES.items()):
+            # A writer's commit meanwhile makes this one fail: it is set at the next run.
+            with contextlib.suppress(CommitFailedError):
+                delta.alter.set_table_properties(LOG_PROPERTIES)
+            delta = self._table(table) or delta
         deleted = delta.vacuum(retention_hours=max(0, int(retention.total_seconds() // 3600)),
                                dry_run=False, enforce_retention_duration=False)
         delta.create_checkpoint()

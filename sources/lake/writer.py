@@ -38,6 +38,13 @@ def committed(attempts: list[Callable[[], None]]) -> None:
     attempts[-1]()
 
 
+# A table's log keeps its commits, and its checkpoints the files it removed, for a few times the
+# window a reader may pin (the maintenance's RETENTION, 2 hours), not Delta's 30 and 7 days: a
+# table committed every second for days keeps a log of hours, and opening it stays cheap.
+LOG_PROPERTIES = {"delta.logRetentionDuration": "interval 6 hours",
+                  "delta.deletedFileRetentionDuration": "interval 2 hours"}
+
+
 def writer_properties() -> WriterProperties:
     """zstd, as the lake's files were before they were Delta tables."""
     return WriterProperties(compression="ZSTD")
@@ -165,15 +172,18 @@ class LakeWriter(LakeReader):
         def write(target: str | DeltaTable) -> None:
             # "merge": a column the contract gained since the table was made is added to it.
             evolving: Literal["merge"] | None = "merge" if spec.added else None
+            # The properties are a new table's; an existing one's are set by the maintenance.
             if mode == "append":
                 write_deltalake(target, rows, partition_by=partitions, mode="append",
                                 schema_mode=evolving, storage_options=self.storage or None,
-                                writer_properties=writer_properties())
+                                writer_properties=writer_properties(),
+                                configuration=LOG_PROPERTIES)
             else:
                 write_deltalake(target, rows, partition_by=partitions, mode="overwrite",
                                 predicate=predicate, schema_mode=evolving,
                                 storage_options=self.storage or None,
-                                writer_properties=writer_properties())
+                                writer_properties=writer_properties(),
+                                configuration=LOG_PROPERTIES)
 
         def attempt() -> None:
             held = None if self._open is None else self._latest(table)

@@ -120,6 +120,7 @@ def test_status_says_how_far_the_ingest_stands_behind_the_head(chain):
             for c in status["chains"]] == [("devnet", 31337, head, head)]
 
 
+@pytest.mark.stack
 def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
     """The README's real-chain commands: `chaintape devnet`, then `chaintape up --rpc
     --venues`, serving the chain's pairs and publishing again as its blocks land."""

@@ -398,3 +398,19 @@ def test_a_table_read_at_each_new_version_holds_its_newest_only(tmp_path):
         assert [key[2] for key in held] == [lake.version("swaps")]
     # An older version read again is read, and held beside the newest.
     assert Lake(tmp_path, versions={"swaps": 2}).read("swaps").height == 3
+
+
+def test_a_table_keeps_a_log_of_hours_and_the_maintenance_sets_it_on_an_older_table(tmp_path):
+    wanted = {"delta.logRetentionDuration": "interval 6 hours",
+              "delta.deletedFileRetentionDuration": "interval 2 hours"}
+    lake = Lake(tmp_path / "lake")
+    lake.append("swaps", swaps())
+    assert DeltaTable(lake.uri("swaps")).metadata().configuration == wanted
+    # A table made before the lake set them (here with Delta's defaults, 30 and 7 days) gets
+    # them from the maintenance's vacuum, its rows untouched.
+    DeltaTable(lake.uri("swaps")).alter.set_table_properties(
+        {"delta.logRetentionDuration": "interval 30 days",
+         "delta.deletedFileRetentionDuration": "interval 7 days"})
+    lake.vacuum("swaps")
+    assert DeltaTable(lake.uri("swaps")).metadata().configuration == wanted
+    assert lake.read("swaps").height == 3
