@@ -48,9 +48,12 @@ class SimulationConfig:
         """How much of the history is made at once: a day, or the part of one (a divisor of it
         that every chain's blocks meet) that holds about SPAN_SWAPS swaps, so a history of any
         size is made in about the same memory."""
+        return DAY_S / self.spans_a_day()
+
+    def spans_a_day(self) -> int:
+        """How many spans a day of the history is made in (`span_seconds`)."""
         per_day = self.swaps / self.days
-        parts = next((k for k in SPLITS if per_day / k <= SPAN_SWAPS), SPLITS[-1])
-        return DAY_S / parts
+        return next((k for k in SPLITS if per_day / k <= SPAN_SWAPS), SPLITS[-1])
 
     def identity(self) -> dict[str, object]:
         """What makes a simulated lake: the same identity gives the same lake, byte for byte."""
@@ -70,14 +73,16 @@ WRITER = "simulator"
 MADE = "spans-1"
 
 
-def replayable(meta: dict) -> bool:
-    """Whether the live market can go on from a lake whose mark says `meta`."""
-    return "seed" in meta and meta.get("made") == MADE
 # The assembly's draws (hashes, gas, entities) come from a generator of their own, so the
 # market's draws, and so its state, are the same whether or not its rows are made.
 ASSEMBLY = 0xA55E
 # Rows queued before they are appended: the lake is written in pieces of about this size.
 FLUSH_BYTES = 64 << 20
+
+
+def replayable(meta: dict) -> bool:
+    """Whether the live market can go on from a lake whose mark says `meta`."""
+    return "seed" in meta and meta.get("made") == MADE
 
 
 def roles(n: int) -> list[str]:
@@ -121,7 +126,6 @@ class ChainHistory:
         self.events = Events()
         self.perps = derivatives.perp_markets(world) if world.template.perps else []
         market.deployments(world, self.events)
-        self.span_s = span_s
         self.market = market.Market(world, budget, rng, book.quote_usd, self.events, span_s)
         self.extra = (derivatives.perp_tables(world, book, rng, self.events)
                       if self.perps else {})
@@ -141,7 +145,7 @@ class ChainHistory:
                 first[maker] = t
         self.seen.update(first)
         start = self.world.start.timestamp()
-        floor = start - 30 * DAY_S if span == 0 else start + span * self.span_s
+        floor = start - 30 * DAY_S if span == 0 else start + span * self.market.span_s
         market.funding(self.world, first, self.events, self.rng, floor)
 
     def discard(self) -> None:
@@ -151,8 +155,7 @@ class ChainHistory:
     def take(self, before: float | None) -> dict[str, pl.DataFrame]:
         """The lake rows of the events in blocks that start before `before` (every event when
         None); the rest wait for the next span."""
-        frames = {name: assemble.to_frame(cols) for name, cols in self.events.columns.items()
-                  if cols["t"]}
+        frames = assemble.frames_of(self.events)
         self.discard()
         for name, kept in self.carried.items():
             frames[name] = (pl.concat([kept, frames[name]], how="vertical_relaxed")
@@ -169,13 +172,8 @@ class ChainHistory:
                     del frames[name]
         if not frames:
             return {}
-        tables = assemble.placed(self.world, frames, self.clock, self.assembly)
-        if "swaps" in tables:
-            venue_of = {p.address: (p.venue.router, p.venue.factory) for p in self.market.pools}
-            tables["swaps"] = assemble.swap_details(tables["swaps"], self.world, venue_of,
-                                                    self.assembly)
-        tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
-        tables["blocks"] = assemble.blocks_table(tables)
+        venue_of = {p.address: (p.venue.router, p.venue.factory) for p in self.market.pools}
+        tables = assemble.lake_rows(self.world, frames, self.clock, self.assembly, venue_of)
         zero = market.zero_address(self.world)
         if "transfers" in tables:
             self.deploys.append(tables["transfers"].filter(pl.col("from_address") == zero)
@@ -262,7 +260,7 @@ def simulate(config: SimulationConfig, lake: Lake,
     rows = _Rows(lake)
     histories = _histories(config, book)
     span_s = config.span_seconds()
-    per_day = round(DAY_S / span_s)
+    per_day = config.spans_a_day()
     spans = config.days * per_day
     swaps = 0
     for span in range(spans):
@@ -315,7 +313,7 @@ def replay(config: SimulationConfig) -> list[ChainRun]:
     config.validate()
     book = PriceBook(config.end - timedelta(days=config.days), config.end)
     histories = _histories(config, book)
-    for span in range(config.days * round(DAY_S / config.span_seconds())):
+    for span in range(config.days * config.spans_a_day()):
         for history in histories:
             history.step(span)
             history.discard()

@@ -64,13 +64,6 @@ def with_utc(frame: pl.DataFrame, *names: str) -> pl.DataFrame:
     )
 
 
-def event_tables(world: ChainWorld, events: Events, clock: Clock,
-                 rng: np.random.Generator) -> dict[str, pl.DataFrame]:
-    """Every event table with block_number, log_index, block_time and tx_hash filled in."""
-    return placed(world, {name: to_frame(cols) for name, cols in events.columns.items()
-                          if cols["t"]}, clock, rng)
-
-
 def placed(world: ChainWorld, frames: dict[str, pl.DataFrame], clock: Clock,
            rng: np.random.Generator) -> dict[str, pl.DataFrame]:
     """Event frames (every event of their blocks) with block_number, log_index, block_time and
@@ -96,6 +89,24 @@ def placed(world: ChainWorld, frames: dict[str, pl.DataFrame], clock: Clock,
         )
         out[name] = with_utc(frame, "block_time")
     return out
+
+
+def lake_rows(world: ChainWorld, frames: dict[str, pl.DataFrame], clock: Clock,
+              rng: np.random.Generator,
+              venue_of: dict[str, tuple[str, str]]) -> dict[str, pl.DataFrame]:
+    """Event frames (every event of their blocks) as the lake's rows: placed in blocks, swaps
+    given their sender, gas and fee, the buffer's own columns dropped, and the blocks table."""
+    tables = placed(world, frames, clock, rng)
+    if "swaps" in tables:
+        tables["swaps"] = swap_details(tables["swaps"], world, venue_of, rng)
+    tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
+    tables["blocks"] = blocks_table(tables)
+    return tables
+
+
+def frames_of(events: Events) -> dict[str, pl.DataFrame]:
+    """The buffered events of each table as a frame."""
+    return {name: to_frame(cols) for name, cols in events.columns.items() if cols["t"]}
 
 
 def blocks_table(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:

@@ -202,14 +202,9 @@ class LiveMarket:
         return block
 
     def _tables(self, chain: _Chain, events: Events, first_block: int) -> dict[str, pl.DataFrame]:
-        world = chain.run.world
         rng = np.random.default_rng([self.config.seed, STREAM, chain.index, 1 << 40, first_block])
-        tables = assemble.event_tables(world, events, chain.run.clock, rng)
-        if "swaps" in tables:
-            tables["swaps"] = assemble.swap_details(tables["swaps"], world, chain.venue_of, rng)
-        tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
-        tables["blocks"] = assemble.blocks_table(tables)
-        return tables
+        return assemble.lake_rows(chain.run.world, assemble.frames_of(events), chain.run.clock,
+                                  rng, chain.venue_of)
 
 
 def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveMarket:
