@@ -70,9 +70,7 @@ class ByteCache(Generic[V]):
     def put(self, key: Hashable, value: V, size: int) -> V:
         """Hold `value` (weighing `size` bytes) unless it alone passes the bound, forgetting the
         least recently used to make room; returns `value`."""
-        old = self._held.pop(key, None)
-        if old is not None:
-            self.bytes -= old[1]
+        self.forget(key)
         if size > self.max_bytes:
             return value
         while self._held and self.bytes + size > self.max_bytes:

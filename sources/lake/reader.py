@@ -199,8 +199,10 @@ class LakeReader:
         days = self.days(table)
         if days:
             return days
-        mark = self.progress() if self.watermark is None else None
-        at = self.watermark if mark is None else mark.watermark
+        at = self.watermark
+        if at is None:
+            mark = self.progress()
+            at = None if mark is None else mark.watermark
         return [] if at is None else [f"{at:%Y-%m-%d}"]
 
     def offsets(self, table: str) -> dict[str, int]:
