@@ -41,7 +41,9 @@ LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000
 PAIR_COLUMNS = ("chain_id", "pair", "ticker", "venue_id", "liquidity_usd", "created_at",
                 "is_scam", "rugged", "status", "verdict", "score", "base", "quote", "base_price_usd",
                 "quote_price_usd", *[f"price_change_{w}" for w in PAIR_WINDOWS])
-TOKEN_COLUMNS = ("chain_id", "address", "item", "market", "instances")
+# A token's live row: its wire parts, and its price for what is marked at it (a wallet's
+# positions).
+TOKEN_COLUMNS = ("chain_id", "address", "item", "market", "instances", "price_usd")
 FIGURE_COLUMNS = ("chain_id", "pair", "fields", "last_trade_at", "status")
 # The tables a writer reads of a snapshot to make the live rows.
 READS = ("trades", "pairs", "token_basis")
@@ -225,7 +227,7 @@ class LiveRows:
                                         "fields": pl.String, "last_trade_at": pl.String,
                                         "status": pl.String}),
                    pl.DataFrame(schema={"chain_id": pl.Int64, **dict.fromkeys(
-                       TOKEN_COLUMNS[1:], pl.String)}))
+                       TOKEN_COLUMNS[1:-1], pl.String), "price_usd": pl.Float64}))
 
 
 def _pair_figures(at: AtSnapshot, added: pl.DataFrame, as_of_ms: int) -> pl.DataFrame:

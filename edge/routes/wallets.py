@@ -26,7 +26,8 @@ from edge.routes.chains import chain_states
 from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from edge.spans import Spans, frame_spans, indexed
-from edge.tail import followed, last_rows, tail_held
+from edge.tail import LiveView, followed, last_rows, tail_held
+from edge.tail_tokens import live_token_rows
 from publish.cursor import Cursor, list_scope
 from publish.reader import Snapshot
 from publish.wallets import (
@@ -132,9 +133,18 @@ async def get_positions(request: Request, params: Params) -> Response:
     """One row per token the wallet swapped, rounds averaged together, open ones first, then by
     last trade; a wallet whose rebuild is skipped has none, by decision."""
     snapshot, chain, address = request.state.snapshot, params["chain"], params["address"]
-    rows = marked_now(snapshot, rebuilt(snapshot, positions_of(snapshot), chain, address)).sort(
-        ["is_open", "last_trade_at", "token"], descending=[True, True, False])
-    return snapshot_json(snapshot, {"items": _fragments(position_items(rows))})
+    view = unchanged_since(request.state.live, (chain.chain_id, address))
+    rows = marked_now(snapshot, rebuilt(snapshot, positions_of(snapshot), chain, address),
+                      view).sort(["is_open", "last_trade_at", "token"], descending=[True, True, False])
+    return snapshot_json(snapshot, {"items": _fragments(position_items(rows))},
+                         None if view is None else view.as_of_text)
+
+
+def unchanged_since(view: LiveView | None, key: tuple[int, str]) -> LiveView | None:
+    """The live tail when a wallet's books at the snapshot are its books at the tail's
+    watermark (it has no swap or movement in the tail), so its positions may be marked at the
+    tail's prices; None when they are not."""
+    return view if view is not None and view.wallet_trades.rows(key).is_empty() else None
 
 
 @per_snapshot(kept=4)
@@ -143,14 +153,23 @@ def token_marks(snapshot: Snapshot) -> Spans:
     return frame_spans(table(snapshot, "tokens").select(*MARKS_FROM), ("chain_id", "address"))
 
 
-def marked_now(snapshot: Snapshot, rows: pl.DataFrame) -> pl.DataFrame:
+def marked_now(snapshot: Snapshot, rows: pl.DataFrame, view: LiveView | None = None
+               ) -> pl.DataFrame:
     """A wallet's positions from their published layers (each token's newest row), marked at
-    the snapshot's token rows; 503 for a snapshot published with its positions marked, until
-    the next publish."""
+    the snapshot's token rows, or with `view` at the prices of the tail's live token rows
+    (a token the tail carries no price of keeps the snapshot's)."""
     newest = newest_rows(rows, POSITION_KEY)
     marks = token_marks(snapshot)
-    found = [marks.rows(key) for key in newest.select("chain_id", "token").iter_rows()]
-    return marked(newest, pl.concat(found) if found else marks.empty())
+    keys = list(newest.select("chain_id", "token").iter_rows())
+    found = pl.concat([marks.rows(key) for key in keys]) if keys else marks.empty()
+    live = {key: row["price_usd"] for key, row in live_token_rows(view, keys).items()
+            if "price_usd" in row}
+    if live:
+        found = found.with_columns(price_usd=pl.Series([
+            live.get(key, price) for key, price in zip(
+                found.select("chain_id", "address").iter_rows(), found["price_usd"], strict=True)],
+            dtype=pl.Float64))
+    return marked(newest, found)
 
 
 def newest_rows(rows: pl.DataFrame, key: tuple[str, ...]) -> pl.DataFrame:

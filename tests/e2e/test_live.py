@@ -219,6 +219,16 @@ def _wallet_pages(client: httpx.Client, wallets: list[tuple[int, str]]) -> dict:
     return out
 
 
+def _positions(client: httpx.Client, wallets: list[tuple[int, str]]) -> dict:
+    """Each wallet's positions as served, with the instant they are marked as of."""
+    out = {}
+    for chain, wallet in wallets:
+        got = client.get(f"/chains/{chain}/wallets/{wallet}/positions")
+        assert got.status_code == 200, got.text
+        out[(chain, wallet)] = (got.json()["items"], got.headers["x-data-as-of"])
+    return out
+
+
 def _iso(ts: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts))
 
@@ -255,6 +265,14 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         # The wallets that traded in the tail: their first page of trades, live.
         makers = sorted(tail.wallet_trades.select("chain_id", "wallet").unique().rows())
         live_wallets = _wallet_pages(client, makers)
+        # Wallets holding open positions, some that did not trade in the tail (their books
+        # are the same at its watermark: marked at its prices) and some that did (their books
+        # moved: marked at the snapshot's, as of it).
+        held = (snapshot.tables["wallet_positions"].filter(pl.col("is_open"))
+                .select("chain_id", "wallet").unique().sort("chain_id", "wallet").rows())
+        quiet = [w for w in held if w not in set(makers)][:40]
+        busy = [w for w in held if w in set(makers)][:5]
+        live_positions = _positions(client, quiet + busy)
         # The next snapshot, from the same lake: the edge follows it, and the tail, built on
         # the first, adds nothing to it.
         done = run_cli(["materialize"], live_home)
@@ -268,6 +286,7 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         later_tokens = {key: client.get(f"/chains/{key[0]}/tokens/{key[1]}") for key in tokens}
         later_registry = {t: client.get(f"/tokens/{t}") for t in registry}
         later_wallets = _wallet_pages(client, makers)
+        later_positions = _positions(client, quiet)
     assert {v[3] for v in later.values()} == {"2026-11-25T12:20:00Z"}
     assert {r.headers["x-data-as-of"] for r in live_tokens.values()} == {LIVE_UNTIL}
     differing = {}
@@ -308,6 +327,27 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
               .agg(pl.col("ts").max()).rows()}
     assert all(page["items"][0]["timestamp"][:19] == _iso(newest[k])[:19]
                for k, page in live_wallets.items())
+
+    # A quiet wallet's positions live, marked at the tail's prices, are the next snapshot's,
+    # marked by the batch at the same instant (but the token's score, which weighs the
+    # holders in); a busy one's are the snapshot's, as of it.
+    assert len(quiet) > 10 and busy
+    assert {at for _, at in map(live_positions.get, quiet)} == {LIVE_UNTIL}
+    assert {at for _, at in map(live_positions.get, busy)} == {
+        snapshot.manifest.as_of[:19] + "Z"}
+
+    def unscored(served: tuple[list[dict], str]) -> list[dict]:
+        return [{k: v for k, v in p.items() if k != "token_score"} for p in served[0]]
+
+    assert {w: d for w in quiet if (d := _differences(unscored(live_positions[w]),
+                                                      unscored(later_positions[w])))} == {}
+    # Prices moved in the twenty minutes: some open holding is marked at a price the first
+    # snapshot's token rows do not give.
+    first_prices = dict(zip(snapshot.tables["tokens"].select("chain_id", "address").rows(),
+                            snapshot.tables["tokens"]["price_usd"].to_list(), strict=True))
+    assert any(p["is_open"] and not close(p["mark_usd"],
+                                          first_prices[(w[0], p["token_address"])])
+               for w in quiet for p in live_positions[w][0])
 
 
 def test_a_torn_latest_leaves_the_tail_following_the_last_good_snapshot(live_home, tmp_path,
