@@ -112,13 +112,20 @@ def live(until: str | None, every: float) -> None:
 
 
 def _live(until: datetime | None, every: float, market: "LiveMarket | None" = None) -> None:
+    from core.renewal import Renewal
     from sources.lake import Lake, LakeError
     from sources.simulator import live_market
 
     lake = Lake(keep_open=True)
     _say(f"live market -> {lake.root} (a batch every {every:g}s; Ctrl-C stops it)")
+    # Renewed as `chaintape live`, which goes on from the lake's mark (a `simulate --live`
+    # would simulate the history again).
+    going_on = [sys.argv[0], "live", "--every", str(every),
+                *(["--until", until.isoformat()] if until else [])]
     try:
-        live_market.run(lake, every, until, progress=lambda line: _say(f"  {line}"), market=market)
+        live_market.run(lake, every, until, progress=lambda line: _say(f"  {line}"),
+                        market=market, renewal=Renewal("live market",
+                                                       lambda line: _say(f"  {line}"), going_on))
     except LakeError as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:
@@ -131,6 +138,7 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
 def tail(poll: float) -> None:
     """Publish the live tail: the trades past the latest snapshot and every pair's state, after
     each lake commit, for the edges' dynamic lookups."""
+    from core.renewal import Renewal
     from core.store import open_store
     from pipelines.resources import resources
     from sources.lake import Lake
@@ -143,7 +151,8 @@ def tail(poll: float) -> None:
     _say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
     try:
         follow(Lake(keep_open=True), found["warehouse"], store, poll,
-               progress=lambda line: _say(f"  {line}"))
+               progress=lambda line: _say(f"  {line}"),
+               renewal=Renewal("live tail", lambda line: _say(f"  {line}")))
     except KeyboardInterrupt:
         _say("live tail stopped")
 
@@ -195,6 +204,7 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         return
     if rpc_url is None or venues_file is None:
         raise click.UsageError("name the chain (--rpc and --venues) or the chains (--chains)")
+    from core.renewal import Renewal
     from sources.evm.config import ConfigError, load
     from sources.evm.ingest import Follower
     from sources.evm.rpc import Rpc, RpcError
@@ -227,7 +237,9 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         _say(f"following chain {follower.chain_id} ({config.chain.slug}) from block "
              f"{follower.cursor.next_block:,} -> {lake.root}"
              + (" (Ctrl-C stops it; it goes on from here next time)" if follow else ""))
-        follower.run(to_block, follow, poll)
+        follower.run(to_block, follow, poll, renewal=Renewal(
+            f"chain follower {config.chain.slug}", lambda line: _say(f"  {line}"),
+            _going_on(sys.argv)) if follow else None)
     except (RpcError, LakeError, HermesError) as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:
@@ -236,6 +248,19 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         rpc.close()
         if hermes is not None:
             hermes.stop()
+
+
+def _going_on(argv: list[str]) -> list[str]:
+    """A follower's command that goes on from the lake's mark: without `--from-block`."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--from-block":
+            skip = True
+        elif not arg.startswith("--from-block="):
+            out.append(arg)
+    return out
 
 
 def _chain_followers(chains_file: str, follow: bool, options: list[str],

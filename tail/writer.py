@@ -30,6 +30,7 @@ from checks.schemas.oracle import SIMULATED_WRITERS
 from core.frontiers import reached
 from core.priority import as_batch
 from core.quotes import oracle_changes
+from core.renewal import Renewal
 from core.store import ObjectStore
 from core.vocabulary import PAIR_WINDOWS
 from publish.reader import Manifest, latest_id, load_snapshot
@@ -289,9 +290,11 @@ def _preparer() -> ProcessPoolExecutor:
 
 def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float = 0.2,
            stop: Callable[[], bool] = lambda: False,
-           progress: Callable[[str], None] = lambda _: None) -> None:
-    """Publish a tail after every new lake mark or snapshot, until `stop` says so; numbering
-    goes on from the last tail published. A new snapshot is read and prepared in a process of
+           progress: Callable[[str], None] = lambda _: None,
+           renewal: Renewal | None = None) -> None:
+    """Publish a tail after every new lake mark or snapshot, until `stop` says so, renewed in
+    place by `renewal` between two tails when it is due; numbering goes on from the last tail
+    published. A new snapshot is read and prepared in a process of
     its own while tails go on being built on the one before (they hold more trades, and their
     rows are the same), so a snapshot landing does not hold a tail up."""
     pointer = read_pointer(store)
@@ -305,6 +308,8 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     pool = _preparer()
     try:
         while not stop():
+            if renewal is not None:
+                renewal.step(functools.partial(pool.shutdown, wait=False, cancel_futures=True))
             try:
                 latest = latest_id(store)
             except ValueError as err:

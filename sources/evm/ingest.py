@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from core.renewal import Renewal
 from sources.evm.config import IngestConfig, VenueConfig
 from sources.evm.derived import Derivation, Prices, derived_feed_id
 from sources.evm.families import (
@@ -184,18 +185,28 @@ class Follower:
         return cls(rpc, config, lake, chain_id, cursor, confirmations, batch_blocks, progress,
                    hermes)
 
+    def close(self) -> None:
+        """Let go of the node and the Hermes stream."""
+        if self.hermes is not None:
+            self.hermes.stop()
+        self.rpc.close()
+
     @property
     def pools(self) -> dict[str, str]:
         """Every known pool and its factory."""
         return dict(zip(self.pairs["address"], self.pairs["factory"], strict=True))
 
     def run(self, to_block: int | None = None, follow: bool = False, poll_s: float = 2.0,
-            stop: Callable[[], bool] = lambda: False) -> list[Batch]:
+            stop: Callable[[], bool] = lambda: False,
+            renewal: Renewal | None = None) -> list[Batch]:
         """Ingest up to `to_block` (or the head), then, with `follow`, keep following the head
-        until `stop` says so."""
+        until `stop` says so, renewed in place by `renewal` between two batches when it is due.
+        Returns the batches written, but none while following (it runs for days)."""
         done = []
         said = 0.0
         while not stop():
+            if renewal is not None:
+                renewal.step(self.close)
             head = quantity(self.rpc.call("eth_blockNumber"))
             seen_at = datetime.now(UTC)
             target = head if to_block is None else min(head, to_block)
@@ -208,7 +219,8 @@ class Follower:
                 continue
             batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head,
                               seen_at)
-            done.append(batch)
+            if not follow:
+                done.append(batch)
             # Every batch is said, the last (partial) one included; following the head, once a
             # minute there.
             if not follow or batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:

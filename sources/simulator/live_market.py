@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from core.prices import TICK_S
+from core.renewal import Renewal
 from sources.lake import Lake, LakeError
 from sources.simulator import WRITER as HISTORY_WRITER
 from sources.simulator import ChainRun, SimulationConfig, assemble, replay, replayable
@@ -263,13 +264,16 @@ def commit(lake: Lake, market: LiveMarket, now: float) -> dict[str, int]:
 def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
         stop: Callable[[], bool] = lambda: False,
         progress: Callable[[str], None] = lambda _: None,
-        market: LiveMarket | None = None) -> LiveMarket:
+        market: LiveMarket | None = None, renewal: Renewal | None = None) -> LiveMarket:
     """Write the live market to `lake` every `every_s` seconds of wall time, catching up first
-    when the lake trails the clock, until `until` (or for ever, or until `stop` says so). It
-    goes on from `market` when given (the history just written), else from the lake's mark."""
+    when the lake trails the clock, until `until` (or for ever, or until `stop` says so),
+    renewed in place by `renewal` between two batches when it is due. It goes on from `market`
+    when given (the history just written), else from the lake's mark."""
     market = market or start(lake, progress)
     last_said = 0.0
     while not stop():
+        if renewal is not None:
+            renewal.step()
         wall = time.time()
         # Whole seconds: the watermark every product is computed as of.
         now = float(int(min(wall, until.timestamp()) if until else wall))

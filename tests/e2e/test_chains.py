@@ -122,6 +122,63 @@ def test_two_chains_one_lake_one_killed(tmp_path):
             node.stop()
 
 
+def test_a_follower_renewed_in_place_loses_and_repeats_nothing(tmp_path):
+    """A follower whose memory is always over its allowance is renewed (exec, the same
+    process) after every batch it writes: the chain's rows are still what the node did."""
+    node = start_node(chain_id=7)
+    net = Devnet(node.url)
+    follower = None
+    try:
+        market = v2_market(net)
+        pair, _ = market.pool("Pepe", "PEPE", 100 * E18, 10**6 * E18)
+        venues = tmp_path / "devnet.venues.yaml"
+        venues.write_text(market.venues_file("devnet-seven"))
+        env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path), "CHAINTAPE_RENEW_WARM_S": "0",
+               "CHAINTAPE_RENEW_ABOVE_MB": "-4096"}
+        env.pop("CHAINTAPE_RENEWALS", None)
+        log = tmp_path / "follower.log"
+        with open(log, "w") as out:
+            follower = subprocess.Popen(
+                [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",
+                 str(venues), "--follow", "--poll", "0.2", "--confirmations", "0",
+                 "--from-block", "0"], env=env, stdout=out, stderr=out)
+        lake = Lake(tmp_path / "lake")
+        # Each swap written, then the follower renewed before the next one comes.
+        for amount in (1, 2, 3):
+            market.swap(pair, market.quote, amount * E18, 0)
+            head = net.block_number()
+            until(lambda head=head: cursor(lake, 7) > head, timeout=60,
+                  what=f"the follower past block {head}")
+            until(lambda amount=amount: log.read_text().count("renewed in place") >= amount,
+                  timeout=60, what=f"renewal {amount}")
+        assert follower.poll() is None
+        # Renewed, it goes on from the lake's mark: the block it was first told to read from
+        # is no longer in its command.
+        def command() -> list[str]:
+            with open(f"/proc/{follower.pid}/cmdline", "rb") as cmd:
+                return [a for a in cmd.read().decode().split("\0") if a]
+
+        # (Read between two images, a process's command is empty.)
+        args = until(command, what="the follower's command")
+        assert "--follow" in args and "--from-block" not in args
+        follower.terminate()
+        follower.wait(30)
+        alone = Lake(tmp_path / "alone")
+        with Rpc(node.url) as rpc:
+            Follower.open(rpc, parse(yaml.safe_load(market.venues_file("devnet-seven"))),
+                          alone, confirmations=0).run()
+        for name, frame in rows(alone, 7).items():
+            assert rows(lake, 7)[name].equals(frame), name
+        swaps = rows(lake, 7)["swaps"]
+        assert [a + b for a, b in zip(swaps["amount0_in"], swaps["amount1_in"], strict=True)] == [
+            E18, 2 * E18, 3 * E18]
+    finally:
+        if follower is not None and follower.poll() is None:
+            follower.kill()
+        net.close()
+        node.stop()
+
+
 @pytest.mark.parametrize(("document", "message"), [
     ({"chains": [{"rpc": "ftp://x", "venues": "a.yaml"}]}, "chains[0].rpc"),
     ({"chains": [{"rpc": "http://x", "venues": "missing.yaml"}]}, "chains[0].venues"),

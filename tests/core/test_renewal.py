@@ -1,0 +1,75 @@
+"""A long-running writer renewed in place once its memory has grown past its allowance."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from core.renewal import MB, RENEWALS, Renewal
+
+
+class Renewed(Exception):
+    """What the test's stand-in for exec raises, with the command it was given."""
+
+
+def _execute(argv):
+    raise Renewed(argv)
+
+
+def test_renewed_only_once_grown_past_its_allowance_over_its_level_after_warm_up(monkeypatch):
+    # Set through monkeypatch, so that the count the renewal writes is undone after.
+    monkeypatch.setenv(RENEWALS, "0")
+    now, resident, said, let_go = [0.0], [300 * MB], [], []
+    renewal = Renewal("follower", said.append, ["chaintape", "live"], warm_s=600, above_mb=64,
+                      resident=lambda: resident[0], clock=lambda: now[0], execute=_execute)
+    # Warming up: its memory is not measured against anything yet, however large.
+    resident[0] = 900 * MB
+    now[0] = 599.0
+    renewal.step(lambda: let_go.append(1))
+    # Warm: its level is taken (400 MB), and it is not due.
+    resident[0], now[0] = 400 * MB, 600.0
+    renewal.step(lambda: let_go.append(1))
+    assert renewal.level == 400 * MB
+    # 464 MB is 64 MB over: at the allowance, not past it.
+    resident[0] = 464 * MB
+    renewal.step(lambda: let_go.append(1))
+    assert said == [] and let_go == []
+    resident[0] = 464 * MB + 1
+    with pytest.raises(Renewed) as renewed:
+        renewal.step(lambda: let_go.append(1))
+    assert renewed.value.args == (["chaintape", "live"],)
+    assert let_go == [1] and os.environ[RENEWALS] == "1"
+    assert said == ["follower: renewed in place (time 1): 464 MB resident, over its 400 MB "
+                    "after warm-up by more than 64 MB"]
+
+
+def test_a_renewed_process_is_the_same_process_running_its_command_again(tmp_path):
+    script = tmp_path / "grows.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(os.getcwd())!r})
+        from core.renewal import RENEWALS, Renewal
+        times = int(os.environ.get(RENEWALS, "0"))
+        print(os.getpid(), times, sys.argv[1:], flush=True)
+        if times == 2:
+            sys.exit(0)
+        held = []
+        renewal = Renewal("grows", lambda line: print(line, flush=True), warm_s=0, above_mb=8)
+        while True:
+            renewal.step()
+            held.append(bytearray(4 << 20))
+    """))
+    env = {k: v for k, v in os.environ.items() if k != RENEWALS}
+    done = subprocess.run([sys.executable, str(script), "again"], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    starts = [line.split(" ", 2) for line in lines if not line.startswith("grows:")]
+    # The same process id, started three times (the first and two renewals), with its
+    # arguments each time.
+    assert [s[1:] for s in starts] == [["0", "['again']"], ["1", "['again']"],
+                                       ["2", "['again']"]]
+    assert len({s[0] for s in starts}) == 1
+    assert sum(line.startswith("grows: renewed in place") for line in lines) == 2
