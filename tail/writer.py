@@ -309,7 +309,8 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     try:
         while not stop():
             if renewal is not None:
-                renewal.step(functools.partial(pool.shutdown, wait=False, cancel_futures=True))
+                # Its preparing process ended first: none is left behind the new image.
+                renewal.step(functools.partial(pool.shutdown, wait=True, cancel_futures=True))
             try:
                 latest = latest_id(store)
             except ValueError as err:
