@@ -9,7 +9,8 @@ standard error every minute; one JSON line at the end.
     .venv/bin/python bench/soak.py --up-args "--rpc URL --venues FILE --hermes URL" --home H
 
 A home holding a lake is resumed (the live market catches up with the clock first); --fresh
-simulates it again.
+simulates it again. `renewals` counts the writers renewed in place (docs/live.md); set
+CHAINTAPE_RENEW_ABOVE_MB to see them within the hour.
 """
 
 import argparse
@@ -152,10 +153,12 @@ def main() -> None:
             os.killpg(up.pid, signal.SIGTERM)
             up.wait(120)
         log.close()
-    restarts = (home / "soak-up.log").read_text().count(" restarted (pid ")
+    said = (home / "soak-up.log").read_text()
+    restarts, renewals = said.count(" restarted (pid "), said.count("renewed in place")
     print(json.dumps({"bench": "soak", "up": command[2:], "minutes": args.minutes,
                       "warm_minutes": args.warm_minutes, "serving_after_s": round(serving - began),
                       "statuses": statuses, "restarts": restarts,
+                      "renewals": renewals,
                       "roles": summary(series, 60 * args.warm_minutes)}))
 
 
