@@ -17,7 +17,7 @@ log = logging.getLogger("chaintape.renewal")
 # caches and pools filled.
 WARM_S = float(os.environ.get("CHAINTAPE_RENEW_WARM_S", "600"))
 # How far over that level its resident memory may grow before it is renewed.
-ABOVE_MB = float(os.environ.get("CHAINTAPE_RENEW_ABOVE_MB", "128"))
+ABOVE_MB = float(os.environ.get("CHAINTAPE_RENEW_ABOVE_MB", "64"))
 # How many times this process has been renewed (its environment carries the count on).
 RENEWALS = "CHAINTAPE_RENEWALS"
 MB = 1 << 20
