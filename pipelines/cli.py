@@ -31,6 +31,9 @@ DAEMON_LOG_BYTES = 16 << 20
 # The code location's name when the daemon served the code itself (`-m`): runs, sensor cursors
 # and asset history recorded under it carry on.
 CODE_LOCATION = "pipelines.definitions"
+# An edge worker replaced: the fresh one starts, the old one serves on this long beside it (it
+# loads the snapshot meanwhile); a worker's memory is read this often against its bound.
+RESPAWN_S, RSS_SAMPLE_S = 10.0, 5
 
 
 def _say(message: str) -> None:
@@ -457,7 +460,13 @@ def publish() -> None:
               show_default="$PORT or 8000")
 @click.option("--interface", type=click.Choice(["rsgi", "asgi"]), default="rsgi",
               show_default=True, help="granian's native interface, or plain ASGI")
-def serve(host: str, port: int, interface: str) -> None:
+@click.option("--worker-hours", type=click.FloatRange(min=1 / 60), show_default=True,
+              default=lambda: float(os.environ.get("CHAINTAPE_EDGE_WORKER_HOURS", "6")),
+              help="hours a worker serves before a fresh one takes over")
+@click.option("--worker-max-rss-mb", type=click.IntRange(min=1), default=None,
+              help="a worker whose resident memory passes this is replaced at once")
+def serve(host: str, port: int, interface: str, worker_hours: float,
+          worker_max_rss_mb: int | None) -> None:
     """Serve the latest snapshot over HTTP."""
     from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
     from granian.log import LogLevels
@@ -475,11 +484,16 @@ def serve(host: str, port: int, interface: str) -> None:
     multiprocessing.set_start_method("spawn", force=True)
     _announce_once_listening(host, port)
     # Streams never finish by themselves: stopping waits this long for them, then cuts them
-    # (their clients resume elsewhere with Last-Event-ID).
+    # (their clients resume elsewhere with Last-Event-ID). A worker's memory rises slowly over
+    # days (~18 MB an hour at 1M), so it is replaced after `worker_hours`: the fresh one starts,
+    # and the old one stops RESPAWN_S later, once the new one serves.
     Server("edge.app:create_app", address=host, port=port, interface=Interfaces(interface),
            factory=True, websockets=True, loop=Loops.uvloop, http=HTTPModes.http1,
            runtime_mode=RuntimeModes.st, log_access=False, workers_kill_timeout=3,
-           log_level=LogLevels.warning, working_dir=Path.cwd()).serve()
+           workers_lifetime=max(60, round(worker_hours * 3600)),
+           workers_max_rss=worker_max_rss_mb, rss_sample_interval=RSS_SAMPLE_S,
+           respawn_interval=RESPAWN_S, log_level=LogLevels.warning,
+           working_dir=Path.cwd()).serve()
 
 
 def _announce_once_listening(host: str, port: int) -> None:

@@ -2,6 +2,7 @@
 lookups exactly as the next snapshot, made from the same lake, answers them; and a stalled tail
 leaves it serving what it has."""
 
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import orjson
 import polars as pl
 import pytest
 
+from core.renewal import RENEWALS, Renewal
 from core.store import LocalStore
 from pipelines.resources import resources
 from publish.reader import LATEST, latest_id, load_snapshot
@@ -383,6 +385,37 @@ def test_a_torn_latest_leaves_the_tail_following_the_last_good_snapshot(live_hom
         done.set()
         following.join(60)
     assert not following.is_alive()
+
+
+class Renewed(Exception):
+    """What the test's stand-in for exec raises, with the command it was given."""
+
+
+def _renewed(argv: list[str]):
+    raise Renewed(argv)
+
+
+def test_a_tail_renewed_in_place_publishes_first_and_lets_its_preparing_process_go(
+        live_home, tmp_path, monkeypatch):
+    """A tail writer always over its allowance is renewed at its first look after a tail: the
+    tail it was making is published, and the process that prepared its snapshot has ended
+    (none is left behind the new image)."""
+    home = tmp_path / "home"
+    shutil.copytree(live_home, home, ignore=shutil.ignore_patterns("edge-parts"))
+    monkeypatch.setenv("CHAINTAPE_HOME", str(home))
+    # The count the renewal writes is undone after the test.
+    monkeypatch.setenv(RENEWALS, "0")
+    warehouse, store = resources()["warehouse"], LocalStore(home / "store")
+    seen = read_pointer(store)["seq"]
+    said: list[str] = []
+    renewal = Renewal("live tail", said.append, ["chaintape", "tail"], warm_s=0,
+                      above_mb=-4096, execute=_renewed)
+    with pytest.raises(Renewed) as renewed:
+        follow(Lake(home / "lake", keep_open=True), warehouse, store, 0.05, renewal=renewal)
+    assert renewed.value.args == (["chaintape", "tail"],)
+    assert read_pointer(store)["seq"] == seen + 1
+    assert len(said) == 1 and said[0].startswith("live tail: renewed in place")
+    assert multiprocessing.active_children() == []
 
 
 def _tail_at(store: LocalStore, lake: Lake) -> bool:

@@ -1,12 +1,16 @@
-"""The edge answers alike through granian's RSGI and through plain ASGI."""
+"""The edge answers alike through granian's RSGI and through plain ASGI; a worker replaced
+(its hours served, or its memory over a bound) hands over without a request refused."""
 
+import os
+import subprocess
 import time
 
 import httpx
 import pytest
 
 from edge.http import Request
-from tests.conftest import edge_process
+from tests.conftest import BIN, edge_process, free_port, wait_http
+from tests.edge.conftest import issue_key
 
 
 @pytest.mark.parametrize("interface", ["rsgi", "asgi"])
@@ -40,3 +44,48 @@ def test_the_peer_is_the_address_without_its_port() -> None:
     assert peer("[2001:db8::7]:443") == "2001:db8::7"
     assert peer("10.0.0.9") == "10.0.0.9"
     assert peer(None) is None
+
+
+def _workers(server: int) -> set[int]:
+    """The worker processes `server` started (not its other children, such as
+    multiprocessing's resource tracker)."""
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+                worker = b"spawn_main" in cmd.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if parent == server and worker:
+            found.add(int(pid))
+    return found
+
+
+def test_a_worker_over_its_memory_bound_is_replaced_while_every_request_is_answered(home):
+    key = issue_key(home, "internal")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    # Every worker is over a bound of 1 MB: each is replaced once its memory is read.
+    server = subprocess.Popen(
+        [str(BIN / "chaintape"), "serve", "--port", str(port), "--worker-max-rss-mb", "1"],
+        env={**os.environ, "CHAINTAPE_HOME": str(home)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        wait_http(base + "/api/v1/status")
+        seen: set[int] = set()
+        statuses: list[int] = []
+        deadline = time.monotonic() + 60
+        # Until a second worker has taken over and the first is gone, a request on a fresh
+        # connection every 50 ms.
+        while len(seen) < 2 or len(_workers(server.pid) & seen) > 1:
+            assert time.monotonic() < deadline, "no worker was replaced"
+            seen |= _workers(server.pid)
+            statuses.append(httpx.get(base + "/api/v1/chains?limit=1",
+                                      headers={"X-API-Key": key}, timeout=10).status_code)
+            time.sleep(0.05)
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert len(statuses) > 20 and set(statuses) == {200}
