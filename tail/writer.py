@@ -294,9 +294,9 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
            renewal: Renewal | None = None) -> None:
     """Publish a tail after every new lake mark or snapshot, until `stop` says so, renewed in
     place by `renewal` between two tails when it is due; numbering goes on from the last tail
-    published. A new snapshot is read and prepared in a process of
-    its own while tails go on being built on the one before (they hold more trades, and their
-    rows are the same), so a snapshot landing does not hold a tail up."""
+    published. A new snapshot is read and prepared in a process of its own while tails go on
+    being built on the one before (they hold more trades, and their rows are the same), so a
+    snapshot landing does not hold a tail up."""
     pointer = read_pointer(store)
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
     seen: tuple[object, str] | None = None
