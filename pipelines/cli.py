@@ -40,6 +40,11 @@ def _say(message: str) -> None:
     click.echo(message, err=True)
 
 
+def _said_under(line: str) -> None:
+    """A component's progress line, under the line that started it."""
+    _say(f"  {line}")
+
+
 def _environment() -> None:
     """Pin CHAINTAPE_HOME and a DAGSTER_HOME under it holding the repo's dagster.yaml (an
     instance configured otherwise, e.g. on Postgres for a cluster, keeps its own)."""
@@ -92,7 +97,7 @@ def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, liv
          f"{swaps:,} swaps, seed {seed} -> {lake.root}")
     started = time.perf_counter()
     runs: list[ChainRun] = []
-    counts = run(config, lake, progress=lambda line: _say(f"  {line}"), runs=runs)
+    counts = run(config, lake, progress=_said_under, runs=runs)
     _say(f"lake written in {time.perf_counter() - started:.1f}s: "
          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     if live:
@@ -126,9 +131,8 @@ def _live(until: datetime | None, every: float, market: "LiveMarket | None" = No
     going_on = [sys.argv[0], "live", "--every", str(every),
                 *(["--until", until.isoformat()] if until else [])]
     try:
-        live_market.run(lake, every, until, progress=lambda line: _say(f"  {line}"),
-                        market=market, renewal=Renewal("live market",
-                                                       lambda line: _say(f"  {line}"), going_on))
+        live_market.run(lake, every, until, progress=_said_under, market=market,
+                        renewal=Renewal("live market", _said_under, going_on))
     except LakeError as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:
@@ -154,8 +158,8 @@ def tail(poll: float) -> None:
     _say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
     try:
         follow(Lake(keep_open=True), found["warehouse"], store, poll,
-               progress=lambda line: _say(f"  {line}"),
-               renewal=Renewal("live tail", lambda line: _say(f"  {line}")))
+               progress=_said_under,
+               renewal=Renewal("live tail", _said_under))
     except KeyboardInterrupt:
         _say("live tail stopped")
 
@@ -234,14 +238,14 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         follower = Follower.open(rpc, config, lake, confirmations, batch_blocks, from_block,
-                                 progress=lambda line: _say(f"  {line}"), hermes=hermes)
+                                 progress=_said_under, hermes=hermes)
         if hermes is not None and follow:
             hermes.start()
         _say(f"following chain {follower.chain_id} ({config.chain.slug}) from block "
              f"{follower.cursor.next_block:,} -> {lake.root}"
              + (" (Ctrl-C stops it; it goes on from here next time)" if follow else ""))
         follower.run(to_block, follow, poll, renewal=Renewal(
-            f"chain follower {config.chain.slug}", lambda line: _say(f"  {line}"),
+            f"chain follower {config.chain.slug}", _said_under,
             _going_on(sys.argv)) if follow else None)
     except (RpcError, LakeError, HermesError) as err:
         raise click.ClickException(str(err)) from None

@@ -33,6 +33,30 @@ def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "cond
     return found
 
 
+def command_of(pid: int) -> list[str]:
+    """A process's command line, argument by argument (none while it is between two images,
+    or gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+            return [a for a in cmd.read().decode().split("\0") if a]
+    except OSError:
+        return []
+
+
+def children(parent: int, marked: str) -> dict[int, list[str]]:
+    """The child processes of `parent` whose command line holds `marked`, with their commands."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError):
+            continue
+        if ppid == parent and marked in " ".join(args := command_of(int(pid))):
+            found[int(pid)] = args
+    return found
+
+
 def wait_http(url: str, timeout: float = 30.0) -> None:
     """Block until `url` answers (any status)."""
     deadline = time.monotonic() + timeout

@@ -14,7 +14,8 @@ class Renewed(Exception):
     """What the test's stand-in for exec raises, with the command it was given."""
 
 
-def _execute(argv):
+def exec_stand_in(argv: list[str]):
+    """A stand-in for exec: raises `Renewed` with the command."""
     raise Renewed(argv)
 
 
@@ -23,7 +24,7 @@ def test_renewed_only_once_grown_past_its_allowance_over_its_level_after_warm_up
     monkeypatch.setenv(RENEWALS, "0")
     now, resident, said, let_go = [0.0], [300 * MB], [], []
     renewal = Renewal("follower", said.append, ["chaintape", "live"], warm_s=600, above_mb=64,
-                      resident=lambda: resident[0], clock=lambda: now[0], execute=_execute)
+                      resident=lambda: resident[0], clock=lambda: now[0], execute=exec_stand_in)
     # Warming up: its memory is not measured against anything yet, however large.
     resident[0] = 900 * MB
     now[0] = 599.0

@@ -17,7 +17,7 @@ from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc
 from sources.lake import Lake
-from tests.conftest import BIN, edge_process, run_cli, until
+from tests.conftest import BIN, children, command_of, edge_process, run_cli, until
 
 E18 = 10**18
 TABLES = ("swaps", "reserves", "transfers", "liquidity_events")
@@ -25,20 +25,7 @@ TABLES = ("swaps", "reserves", "transfers", "liquidity_events")
 
 def followers_of(parent: int) -> dict[str, int]:
     """The `ingest evm` children of `parent` by the node URL each follows."""
-    found = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
-                args = cmd.read().decode().split("\0")
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-        if ppid == parent and "--rpc" in args:
-            found[args[args.index("--rpc") + 1]] = int(pid)
-    return found
+    return {args[args.index("--rpc") + 1]: pid for pid, args in children(parent, "--rpc").items()}
 
 
 def cursor(lake: Lake, chain_id: int) -> int:
@@ -154,12 +141,8 @@ def test_a_follower_renewed_in_place_loses_and_repeats_nothing(tmp_path):
         assert follower.poll() is None
         # Renewed, it goes on from the lake's mark: the block it was first told to read from
         # is no longer in its command.
-        def command() -> list[str]:
-            with open(f"/proc/{follower.pid}/cmdline", "rb") as cmd:
-                return [a for a in cmd.read().decode().split("\0") if a]
-
         # (Read between two images, a process's command is empty.)
-        args = until(command, what="the follower's command")
+        args = until(lambda: command_of(follower.pid), what="the follower's command")
         assert "--follow" in args and "--from-block" not in args
         follower.terminate()
         follower.wait(30)

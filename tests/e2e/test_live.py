@@ -24,6 +24,7 @@ from sources.lake import Lake
 from sources.simulator.live_market import commit, start
 from tail.writer import basis_of, follow, live_tail
 from tests.conftest import BIN, edge_process, run_cli
+from tests.core.test_renewal import Renewed, exec_stand_in
 from tests.e2e.conftest import stop
 from tests.e2e.test_incremental import close
 from tests.edge.conftest import issue_key
@@ -387,14 +388,6 @@ def test_a_torn_latest_leaves_the_tail_following_the_last_good_snapshot(live_hom
     assert not following.is_alive()
 
 
-class Renewed(Exception):
-    """What the test's stand-in for exec raises, with the command it was given."""
-
-
-def _renewed(argv: list[str]):
-    raise Renewed(argv)
-
-
 def test_a_tail_renewed_in_place_publishes_first_and_lets_its_preparing_process_go(
         live_home, tmp_path, monkeypatch):
     """A tail writer always over its allowance is renewed at its first look after a tail: the
@@ -409,7 +402,7 @@ def test_a_tail_renewed_in_place_publishes_first_and_lets_its_preparing_process_
     seen = read_pointer(store)["seq"]
     said: list[str] = []
     renewal = Renewal("live tail", said.append, ["chaintape", "tail"], warm_s=0,
-                      above_mb=-4096, execute=_renewed)
+                      above_mb=-4096, execute=exec_stand_in)
     with pytest.raises(Renewed) as renewed:
         follow(Lake(home / "lake", keep_open=True), warehouse, store, 0.05, renewal=renewal)
     assert renewed.value.args == (["chaintape", "tail"],)

@@ -9,7 +9,6 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import dagster as dg
 import httpx
@@ -19,7 +18,7 @@ from core.feeds import FEED_BY_BASE
 from core.store import LocalStore
 from publish.reader import LATEST
 from publish.tail import read_pointer
-from tests.conftest import BIN, free_port, run_cli, until, wait_http
+from tests.conftest import BIN, children, free_port, run_cli, until, wait_http
 
 
 @pytest.mark.stack
@@ -112,17 +111,10 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
 
 def child_of(parent: int, marked: str) -> int:
     """The child process of `parent` whose command line holds `marked`."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if int(stat[1]) == parent and marked in command:
-            return int(entry.name)
-    raise LookupError(f"no child of {parent} runs{marked}")
+    found = children(parent, marked)
+    if not found:
+        raise LookupError(f"no child of {parent} runs{marked}")
+    return min(found)
 
 
 def test_serve_says_it_listens_only_once_it_accepts_connections(home) -> None:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from edge.http import Request
-from tests.conftest import BIN, edge_process, free_port, wait_http
+from tests.conftest import BIN, children, edge_process, free_port, wait_http
 from tests.edge.conftest import issue_key
 
 
@@ -49,18 +49,7 @@ def test_the_peer_is_the_address_without_its_port() -> None:
 def _workers(server: int) -> set[int]:
     """The worker processes `server` started (not its other children, such as
     multiprocessing's resource tracker)."""
-    found = set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
-                worker = b"spawn_main" in cmd.read()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if parent == server and worker:
-            found.add(int(pid))
-    return found
+    return set(children(server, "spawn_main"))
 
 
 def test_a_worker_over_its_memory_bound_is_replaced_while_every_request_is_answered(home):
