@@ -1,20 +1,28 @@
 """A refresh after five minutes of live market against a full rebuild, side by side in one run:
-prints one JSON line per lake size with `full_seconds` (every product, its checks and the
-snapshot, from an empty warehouse), `incremental_seconds` (the same job after the live market
-appended five minutes at the simulator's rate: the history ends at midnight, so these are the
-day's turn), their `ratio`, `steady_seconds` and `steady_ratio` (the five minutes after, as
-every other refresh of a day), and the orchestration's own cost measured on a job of as many
-empty steps (`orchestration_seconds`), so that work and orchestration are not confused; the
-bytes each publish wrote, and the slowest steps of each refresh. The lake is simulated once per
-size and kept; its history ends at a fixed instant, so every run appends the same minutes."""
+prints one JSON line per lake size with `full_seconds` (the `everything` job: every product,
+its checks and the snapshot, from an empty warehouse), `incremental_seconds` (the lake
+sensor's `refresh` job after the live market appended five minutes at the simulator's rate:
+the history ends at midnight, so these are the day's turn), their `ratio`, `steady_seconds`
+and `steady_ratio` (the five minutes after, as every other refresh of a day),
+`ranked_seconds` (the ranked wallet products made again at the watermark, as their own
+cadence does every five minutes), and the orchestration's own cost measured on a job of as
+many empty steps (`orchestration_seconds`), so that work and orchestration are not confused;
+the bytes each publish wrote, the slowest steps of each run, and the peak resident memory of
+each run and of each of its steps (`*_peak_rss_mb`, `*_step_peak_rss_mb`: each run in a fresh
+process of its own, as the stack runs each run, sampled every 50 ms). The lake is
+simulated once per size and kept; its history ends at a fixed instant, so every run appends
+the same minutes."""
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,33 +38,100 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def refresh(instance, days: list[str]) -> tuple[float, int, dict[str, float]]:
-    """Seconds to run the `everything` job over `days` (and the later ones), its steps, and
-    the seconds of its slowest steps."""
+PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
+SAMPLE_S = 0.05
+
+
+class Resident:
+    """This process's resident memory sampled every 50 ms on a thread of its own, and its
+    peak (the kernel's high-water mark, reset at `start`), so each step of an in-process run
+    can be given the most it held while it ran."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+
+    def sample(self) -> None:
+        with open("/proc/self/statm") as statm:
+            while not self.stop.wait(SAMPLE_S):
+                statm.seek(0)
+                self.samples.append((time.time(), int(statm.read().split()[1]) * PAGE_MB))
+
+    def __enter__(self) -> "Resident":
+        # 5 resets the peak resident set the kernel keeps (proc(5), clear_refs).
+        Path("/proc/self/clear_refs").write_text("5")
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def peak_mb(self) -> float:
+        """The most this process held since `start`, in MB."""
+        status = Path("/proc/self/status").read_text()
+        line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+
+    def between(self, start: float, end: float) -> float:
+        """The most any sample from `start` to `end` (epoch seconds) held, in MB."""
+        return max((mb for at, mb in self.samples if start <= at <= end + SAMPLE_S), default=0.0)
+
+
+def refresh(dagster_dir: Path, days: list[str] | None, job_name: str = "refresh") -> dict:
+    """The job named `job_name` over `days` (and the later ones; None: a job of no day
+    partitions), run as a run of the stack runs, in a process of its own: its seconds, its
+    steps, the seconds of its slowest steps, its peak resident memory and each step's."""
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as process:
+        return process.submit(_run, str(dagster_dir), days, job_name).result()
+
+
+def _run(dagster_dir: str, days: list[str] | None, job_name: str) -> dict:
     import dagster as dg
 
     from assets.days import run_tags
     from pipelines.definitions import defs
 
-    job = defs.resolve_job_def("everything")
-    started = time.perf_counter()
-    result = job.execute_in_process(instance=instance, raise_on_error=True,
-                                    run_config={"loggers": {"step_lines": {}}},
-                                    tags=run_tags(instance, days))
-    assert result.success
-    spent: dict[str, float] = {}
-    for entry in instance.all_logs(result.run_id):
-        kind = entry.dagster_event_type
-        if kind in (dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS):
-            sign = -1 if kind == dg.DagsterEventType.STEP_START else 1
-            spent[entry.step_key] = spent.get(entry.step_key, 0.0) + sign * entry.timestamp
+    job = defs.resolve_job_def(job_name)
+    with dg.instance_for_test(temp_dir=dagster_dir) as instance:
+        started = time.perf_counter()
+        with Resident() as resident:
+            result = job.execute_in_process(
+                instance=instance, raise_on_error=True,
+                run_config={"loggers": {"step_lines": {}}},
+                tags={} if days is None else run_tags(instance, days))
+        seconds = time.perf_counter() - started
+        assert result.success
+        begun: dict[str, float] = {}
+        spent: dict[str, float] = {}
+        peaks: dict[str, float] = {}
+        for entry in instance.all_logs(result.run_id):
+            kind = entry.dagster_event_type
+            if kind == dg.DagsterEventType.STEP_START:
+                begun[entry.step_key] = entry.timestamp
+            elif kind == dg.DagsterEventType.STEP_SUCCESS:
+                start = begun[entry.step_key]
+                spent[entry.step_key] = entry.timestamp - start
+                peaks[entry.step_key] = resident.between(start, entry.timestamp)
     slowest = dict(sorted(spent.items(), key=lambda kv: -kv[1])[:SLOWEST])
-    return time.perf_counter() - started, len(spent), {k: round(v, 2) for k, v in slowest.items()}
+    return {"seconds": seconds, "steps": len(spent),
+            "slowest": {k: round(v, 2) for k, v in slowest.items()},
+            "peak_rss_mb": round(resident.peak_mb()),
+            "step_peak_rss_mb": {k: round(v) for k, v in
+                                 sorted(peaks.items(), key=lambda kv: -kv[1])}}
 
 
-def orchestration(instance, steps: int) -> float:
-    """Seconds to run a job of `steps` empty steps in a chain, in process, on the same
-    instance: what Dagster costs per run and per step, whatever the steps do."""
+def orchestration(dagster_dir: Path, steps: int) -> float:
+    """Seconds to run a job of `steps` empty steps in a chain, in a process of its own, on the
+    same instance: what Dagster costs per run and per step, whatever the steps do."""
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as process:
+        return process.submit(_empty, str(dagster_dir), steps).result()
+
+
+def _empty(dagster_dir: str, steps: int) -> float:
     import dagster as dg
 
     @dg.op
@@ -69,13 +144,13 @@ def orchestration(instance, steps: int) -> float:
         for i in range(1, steps):
             value = nothing.alias(f"step_{i}")(value)
 
-    started = time.perf_counter()
-    assert empty.execute_in_process(instance=instance).success
-    return time.perf_counter() - started
+    with dg.instance_for_test(temp_dir=dagster_dir) as instance:
+        started = time.perf_counter()
+        assert empty.execute_in_process(instance=instance).success
+        return time.perf_counter() - started
 
 
 def measure(swaps: int, home_root: Path) -> dict:
-    import dagster as dg
     from published import written, written_by_product
 
     from sources.lake import Lake
@@ -96,40 +171,56 @@ def measure(swaps: int, home_root: Path) -> dict:
         shutil.rmtree(home / name, ignore_errors=True)
     shutil.copytree(pristine, home / "lake")
     lake = Lake(home / "lake")
-    with dg.instance_for_test(temp_dir=str(home / "dagster")) as instance:
-        say("full rebuild: every product, its checks and the snapshot ...")
-        full, steps, _ = refresh(instance, lake.days("swaps"))
-        version = lake.version("swaps")
-        full_bytes, _ = written(home / "store")
-        say(f"  {full:.1f}s over {steps} steps; appending {APPENDED} of live market ...")
-        market = live_market.start(lake)
-        appended = live_market.commit(lake, market, (END + APPENDED).timestamp())
-        say(f"  {appended.get('swaps', 0)} swaps appended; refreshing ...")
-        # What the lake sensor asks for: the days whose swaps changed.
-        incremental, _, slowest = refresh(instance, lake.changed_days("swaps", version))
-        incremental_bytes, snapshot_bytes = written(home / "store")
-        incremental_written = written_by_product(home / "store")
-        # The next five minutes: the day's turn is behind, as for every refresh but one a day.
-        version = lake.version("swaps")
-        live_market.commit(lake, market, (END + 2 * APPENDED).timestamp())
-        say(f"  {incremental:.1f}s; five more minutes, refreshing ...")
-        steady, _, steady_slowest = refresh(instance, lake.changed_days("swaps", version))
-        say(f"  {steady:.1f}s; the same number of empty steps ...")
-        overhead = orchestration(instance, steps)
+    dagster_dir = home / "dagster"
+    say("full rebuild: every product, its checks and the snapshot ...")
+    rebuilt = refresh(dagster_dir, lake.days("swaps"), "everything")
+    full, steps = rebuilt["seconds"], rebuilt["steps"]
+    version = lake.version("swaps")
+    full_bytes, _ = written(home / "store")
+    say(f"  {full:.1f}s over {steps} steps; appending {APPENDED} of live market ...")
+    market = live_market.start(lake)
+    appended = live_market.commit(lake, market, (END + APPENDED).timestamp())
+    say(f"  {appended.get('swaps', 0)} swaps appended; refreshing ...")
+    # What the lake sensor asks for: the days whose swaps changed.
+    turn = refresh(dagster_dir, lake.changed_days("swaps", version))
+    incremental = turn["seconds"]
+    incremental_bytes, snapshot_bytes = written(home / "store")
+    incremental_written = written_by_product(home / "store")
+    # The next five minutes: the day's turn is behind, as for every refresh but one a day.
+    version = lake.version("swaps")
+    live_market.commit(lake, market, (END + 2 * APPENDED).timestamp())
+    say(f"  {incremental:.1f}s; five more minutes, refreshing ...")
+    after = refresh(dagster_dir, lake.changed_days("swaps", version))
+    steady = after["seconds"]
+    say(f"  {steady:.1f}s; ranking every wallet as of the watermark ...")
+    ranked = refresh(dagster_dir, None, "wallet_rankings_refresh")
+    say(f"  {ranked['seconds']:.1f}s; the same number of empty steps ...")
+    overhead = orchestration(dagster_dir, steps)
     return {"bench": "incremental", "swaps": swaps, "steps": steps,
             "appended_swaps": appended.get("swaps", 0), "full_seconds": round(full, 1),
             "incremental_seconds": round(incremental, 1),
             "ratio": round(incremental / full, 3),
             "orchestration_seconds": round(overhead, 1),
-            "incremental_slowest_steps": slowest,
+            "incremental_slowest_steps": turn["slowest"],
             "full_publish_bytes": full_bytes, "incremental_publish_bytes": incremental_bytes,
             "snapshot_bytes": snapshot_bytes,
             "incremental_written": incremental_written,
             "work_ratio": round(max(incremental - overhead, 0.0) / max(full - overhead, 1e-9), 3),
             "steady_seconds": round(steady, 1), "steady_ratio": round(steady / full, 3),
-            "steady_slowest_steps": steady_slowest,
+            "steady_slowest_steps": after["slowest"],
+            "ranked_seconds": round(ranked["seconds"], 1),
+            "ranked_ratio": round(ranked["seconds"] / full, 3),
+            "ranked_steps": ranked["slowest"],
+            "full_peak_rss_mb": rebuilt["peak_rss_mb"],
+            "incremental_peak_rss_mb": turn["peak_rss_mb"],
+            "steady_peak_rss_mb": after["peak_rss_mb"],
+            "ranked_peak_rss_mb": ranked["peak_rss_mb"],
+            "full_step_peak_rss_mb": rebuilt["step_peak_rss_mb"],
+            "incremental_step_peak_rss_mb": turn["step_peak_rss_mb"],
+            "steady_step_peak_rss_mb": after["step_peak_rss_mb"],
             "steady_written": written_by_product(home / "store"),
-            "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1}}
+            "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1, "turn_ratio": 0.2,
+                        "peak_rss_mb": 2048}}
 
 
 def main() -> None:

@@ -33,6 +33,8 @@ class Listing:
     backward: bool = True
     # For an order kept as row numbers: a page's rows from them, in the order's snapshot.
     gather: Callable[[Snapshot, pl.DataFrame], pl.DataFrame] | None = None
+    # The watermark a page is as of, when not its snapshot's (a ranking's own cadence).
+    as_of: Callable[[Snapshot], str] | None = None
 
 
 async def page(request: Request, listing: Listing, limit: int, cursor: str | None) -> Response:
@@ -51,7 +53,8 @@ async def page(request: Request, listing: Listing, limit: int, cursor: str | Non
     if body is None:
         body = _render(request, snapshot, listing, offset, limit)
         _rendered.put(key, body, len(body))
-    return Response(body, headers=snapshot_headers(snapshot))
+    return Response(body, headers=snapshot_headers(
+        snapshot, listing.as_of(snapshot) if listing.as_of else None))
 
 
 def decode(request: Request, cursor: str, name: str, scope: str) -> Cursor:

@@ -14,7 +14,14 @@ from assets.sql_assets import lake_specs, sql_assets
 from assets.wallets import assets as wallets_assets
 from pipelines.progress import step_lines
 from pipelines.resources import executor, resources
-from pipelines.schedules import lake_maintenance, lake_sensor, maintenance_schedule, schedules
+from pipelines.schedules import (
+    lake_maintenance,
+    lake_sensor,
+    maintenance_schedule,
+    rankings,
+    refresh_job,
+    schedules,
+)
 
 python_assets = [a for a in dg.load_assets_from_modules([
     market_assets, chains_assets, wallets_assets, boards_assets, farms_assets, perps_assets,
@@ -28,14 +35,16 @@ carried = {check for a in [*python_assets, *model_assets] for check in a.check_k
 # configuration, the steps go to Celery workers (docs/deploy.md).
 everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all(),
                                  executor_def=executor())
+refresh = refresh_job(executor())
+ranking_job, ranking_schedule = rankings()
 cadence_jobs, cadence_schedules = schedules()
 
 defs = dg.Definitions(
     assets=[*lake_specs(), *python_assets, *model_assets],
     asset_checks=product_checks(carried),
-    jobs=[everything, *cadence_jobs, lake_maintenance],
-    schedules=[*cadence_schedules, maintenance_schedule],
-    sensors=[lake_sensor(everything.name)],
+    jobs=[everything, refresh, ranking_job, *cadence_jobs, lake_maintenance],
+    schedules=[*cadence_schedules, ranking_schedule, maintenance_schedule],
+    sensors=[lake_sensor(refresh.name)],
     resources=resources(),
     loggers={"console": dg.colored_console_logger, "step_lines": step_lines},
 )

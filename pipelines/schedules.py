@@ -3,13 +3,22 @@ the lake's maintenance."""
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 import dagster as dg
+import polars as pl
 
 from assets.days import run_tags
-from assets.domains import key
+from assets.domains import key, product_key
+from assets.wallets.assets import RANKED
 from assets.warehouse import DAY_TABLES, Warehouse
+from pipelines.resources import resources
 from sources.lake import TABLES, Lake
+
+if TYPE_CHECKING:
+    from dagster._core.definitions.unresolved_asset_job_definition import (
+        UnresolvedAssetJobDefinition,
+    )
 
 CADENCES = {
     "every_5_minutes": ("*/5 * * * *", ["market", "chains", "oracle", "publish"]),
@@ -18,6 +27,9 @@ CADENCES = {
 # refresh takes part of it ($CHAINTAPE_LAKE_POLL_SECONDS sets another).
 LAKE_POLL_S = int(os.environ.get("CHAINTAPE_LAKE_POLL_SECONDS", "20"))
 MAINTENANCE_CRON = "*/10 * * * *"
+# The ranked wallet products' cadence: every wallet's figures move with every price, so they
+# are ranked at most five minutes behind the lake, and say the watermark they rank as of.
+RANKINGS_CRON = "*/5 * * * *"
 BUSY = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
         dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
@@ -39,6 +51,51 @@ def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
             name=f"refresh_{name}_schedule", job=job, cron_schedule=cron,
             execution_timezone="UTC", execution_fn=_latest_days))
     return jobs, scheds
+
+
+def refresh_job(executor: dg.ExecutorDefinition) -> "UnresolvedAssetJobDefinition":
+    """What the lake sensor runs at each new batch: every product but the ranked wallet
+    products (`RANKED`), its checks, and the snapshot, which publishes the ranked products as
+    their last ranking stored them."""
+    return dg.define_asset_job(
+        "refresh", selection=dg.AssetSelection.all() - _ranked(), executor_def=executor,
+        description="Every product but the ranked wallet products, over the days whose lake "
+        "rows changed, then the snapshot: what the lake sensor runs at each new batch.")
+
+
+def _ranked() -> dg.AssetSelection:
+    return dg.AssetSelection.assets(*(product_key(name) for name in RANKED))
+
+
+def rankings() -> tuple["UnresolvedAssetJobDefinition", dg.ScheduleDefinition]:
+    """The ranked wallet products (every wallet's window records, profiles and rankings) made
+    again from the stored books at the lake's watermark, every five minutes when the watermark
+    moved since their last ranking; the next snapshot publishes them."""
+    job = dg.define_asset_job(
+        "wallet_rankings_refresh", selection=_ranked(), executor_def=dg.in_process_executor,
+        description="Every wallet's window records, profile and ranking rows, as of the "
+        "lake's watermark: what moves with prices and time alone, on a cadence of its own.")
+    schedule = dg.ScheduleDefinition(
+        name="wallet_rankings_every_5_minutes", job=job, cron_schedule=RANKINGS_CRON,
+        execution_timezone="UTC", execution_fn=_unranked,
+        default_status=dg.DefaultScheduleStatus.RUNNING)
+    return job, schedule
+
+
+def _unranked(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    """A ranking run when the warehouse's watermark is newer than the one the stored rankings
+    rank as of (run key: that watermark, so it is ranked once)."""
+    warehouse: Warehouse = resources()["warehouse"]
+    if not warehouse.exists("as_of") or not warehouse.exists("wallet_rankings"):
+        return dg.SkipReason("nothing materialised yet: the first refresh ranks too")
+    watermark = warehouse.clock()["as_of"]
+    stored = warehouse.scan("wallet_rankings")
+    ranked = (stored.select(pl.col("as_of").max()).collect().item()
+              if "as_of" in stored.collect_schema() else None)
+    if ranked is not None and ranked >= watermark:
+        return dg.SkipReason(f"the rankings are as of {watermark.isoformat()} already")
+    return dg.RunRequest(run_key=watermark.isoformat(),
+                         tags={"chaintape/watermark": watermark.isoformat()})
 
 
 def _latest_days(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:

@@ -6,6 +6,7 @@ import functools
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -14,7 +15,7 @@ from core.fingerprints import distinct, gathered, keyed, lookup, recipe
 from core.vocabulary import TERMINAL_TOKEN_STATUSES, WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
 from publish.spans import fingerprint_of, layer_ends, layer_of, span_day, span_names, span_of, spans_of
-from publish.writer import PagedList, ServingTable, SpannedTable
+from publish.writer import PagedList, ServingTable, SpannedTable, instant_text, stored
 
 WALLET_SORT_COLUMNS = {
     "total_pnl": "total_pnl_usd", "realized_pnl": "realized_pnl_usd", "volume": "volume_usd",
@@ -223,20 +224,26 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
                    booked: Callable[[pl.DataFrame], pl.DataFrame],
                    booked_rounds: Callable[[pl.DataFrame], pl.DataFrame],
                    labels: pl.DataFrame, as_of_s: int, cut_s: int,
-                   hashed_from: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
+                   hashed_from: Mapping[int, str],
+                   stored_as: Mapping[str, str]) -> Iterator[ServingTable | SpannedTable]:
     """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
     with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
     UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger rows, for
     the layers; `labels`: the lake's known entities, for addresses that never traded;
-    `cut_s`: where the spans and layers are cut, `span_cut`); each is built only when the one
+    `stored_as`: a name of the stored files of the profiles and of the rankings, published as
+    stored and so not even read while unchanged, between two rankings; `cut_s`: where the
+    spans and layers are cut, `span_cut`); each is built only when the one
     before has been taken, so that a publish holds one table at a time besides the ledger,
     which is read once for the four made from it."""
-    yield ServingTable("wallet_profiles", frames["wallet_profiles"].select(
+    made_with = recipe(sys.modules[__name__])
+    yield stored("wallet_profiles", lambda: frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
-        "deployed_usd", "cluster_id", "head"), ("chain_id", "wallet"))
+        "deployed_usd", "cluster_id", "head"), ("chain_id", "wallet"),
+        fingerprint_of(made_with, stored_as["wallet_profiles"]))
     # By wallet: a profile's metrics records are its five rows, one slice.
-    yield ServingTable("wallet_rankings", frames["wallet_rankings"],
-                       ("chain_id", "wallet", "window"))
+    yield stored("wallet_rankings", lambda: frames["wallet_rankings"],
+                 ("chain_id", "wallet", "window"),
+                 fingerprint_of(made_with, stored_as["wallet_rankings"]))
     # Read once for the four tables made from it, and named once for three of them.
     ledger = frames["wallet_ledger"]
     spans = ledger_spans(ledger, cut_s)
@@ -453,8 +460,11 @@ def _symbols(frames: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
                   min_rated: int) -> list[PagedList]:
     """The head of every default ranking (no filter, descending) per chain, window and sort,
-    for CDN consumers; their last cursor continues on the edge."""
+    for CDN consumers; their last cursor continues on the edge. Each index says the watermark
+    the ranking is as of (`ranked_as_of`): the rankings' own cadence's, not the snapshot's."""
     out = []
+    at = rankings["as_of"].first() if "as_of" in rankings.columns else None
+    envelope = {"ranked_as_of": instant_text(at)} if isinstance(at, datetime) else {}
     # Each ranking reads its chain's window only: split once, not filtered from every row for
     # each of its sorts.
     groups = rankings.partition_by("chain_id", "window", as_dict=True)
@@ -467,5 +477,6 @@ def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
                 head = _ordered(rows.lazy(), query, PUBLISHED_DEPTH).collect()
                 out.append(PagedList("wallets", head.select("chain_id", "wallet").with_columns(
                     ranking_items(head)), ("chain_id", "wallet"), wallet_scope(query),
-                    f"wallets/{slug}/{window}/{sort}", False, backward=False, total=rows.height))
+                    f"wallets/{slug}/{window}/{sort}", False, envelope, backward=False,
+                    total=rows.height))
     return out

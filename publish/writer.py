@@ -100,13 +100,30 @@ def spanned(name: str, frame: pl.DataFrame, key: tuple[str, ...], span: pl.Expr)
     return SpannedTable(name, lambda wanted: spans_of(frame, span), key)
 
 
+def stored(name: str, read: Callable[[], pl.DataFrame], key: tuple[str, ...],
+           inputs: str) -> SpannedTable:
+    """A serving table made whole from stored rows that `inputs` names (the files they are read
+    from and the code that selects them): a snapshot whose `inputs` are the previous one's
+    keeps that snapshot's part as it is, and `read` is never called."""
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
+        if wanted is None or WHOLE in wanted:
+            yield WHOLE, read()
+
+    return SpannedTable(name, pieces, key, lambda: {WHOLE: inputs})
+
+
+# The one span of a table made whole (`stored`).
+WHOLE = 0
+
+
 def new_snapshot_id(at: datetime, as_of: datetime) -> str:
     """Sortable by publication time; the suffix tells apart snapshots published together."""
     digest = f"{at.isoformat()}|{as_of.isoformat()}".encode()
     return f"{at.strftime('%Y%m%dT%H%M%S%f')}Z-{hashlib.sha256(digest).hexdigest()[:8]}"
 
 
-def _iso(t: datetime) -> str:
+def instant_text(t: datetime) -> str:
+    """An instant as a snapshot names it (`as_of`, `snapshot_at`): ISO 8601 in UTC, `Z`."""
     return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -131,7 +148,8 @@ class Publisher:
         the lake versions the products were computed from and the products' own versions."""
         now = now or datetime.now(UTC)
         sid = new_snapshot_id(now, as_of)
-        manifest = Manifest(sid, _iso(as_of), _iso(now), lake_versions=dict(lake_versions or {}),
+        manifest = Manifest(sid, instant_text(as_of), instant_text(now),
+                            lake_versions=dict(lake_versions or {}),
                             warehouse_versions=dict(warehouse_versions or {}), format=LIST_FORMAT)
         base = f"snapshots/{sid}"
         # Listed once: listing every snapshot's keys is the costliest read of a publish.
@@ -245,7 +263,7 @@ class Publisher:
                 entry["prev_cursor"] = self._cursor(sid, paged, (n - 1) * PAGE_SIZE, total) \
                     if n else None
             entries.append(entry)
-        index = {**paged.envelope, "snapshot_id": sid, "as_of": _iso(as_of),
+        index = {**paged.envelope, "snapshot_id": sid, "as_of": instant_text(as_of),
                  "rows": len(items), "page_size": PAGE_SIZE, "pages": entries}
         self._put(manifest, base, f"lists/{where}/index.json", orjson.dumps(index), JSON)
         self.progress(f"{where}: {len(items)} rows in {len(entries)} page(s), {written} written")

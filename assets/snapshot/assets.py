@@ -239,7 +239,10 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                            book_positions, lambda ledger: assemble_rounds(ledger, as_of_s),
                            warehouse.scan("address_labels").collect(), as_of_s, cut_s,
                            hashed_from={day: fingerprint_of(*files)
-                                        for day, files in lake_swaps.items()}),
+                                        for day, files in lake_swaps.items()},
+                           stored_as={name: fingerprint_of(*sorted(warehouse.files(
+                               name, frames.versions[name])[None]))
+                               for name in ("wallet_profiles", "wallet_rankings")}),
             derivative_tables(frames, cut_s)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
         warehouse_versions=frames.versions,

@@ -18,6 +18,9 @@ from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
+# What moves with prices and with time alone, every wallet's at once: ranked on their own
+# cadence (`pipelines.schedules`), not at every refresh of the lake.
+RANKED = ("wallet_windows", "wallet_profiles", "wallet_rankings")
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
@@ -143,10 +146,12 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
 
 
-@product_asset(deps=keys("wallet_profiles", "wallet_windows"))
+@product_asset(deps=keys("wallet_profiles", "wallet_windows", "as_of"))
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     """One ranking row per wallet and window: what GET /wallets filters and sorts on, that
-    window's metrics, and the wallet's parts of the list item (spec 2.5)."""
+    window's metrics, the wallet's parts of the list item (spec 2.5), and the watermark they
+    rank as of (`as_of`)."""
     profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS).collect()
     frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
-    return materialized(warehouse, "wallet_rankings", frame)
+    return materialized(warehouse, "wallet_rankings",
+                        frame.with_columns(as_of=pl.lit(warehouse.clock()["as_of"])))

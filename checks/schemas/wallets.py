@@ -414,7 +414,12 @@ class WalletRanking(pa.DataFrameModel):
     one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
     @pa.dataframe_check
+    @classmethod
+    def ranks_as_of_one_watermark(cls, data) -> pl.LazyFrame:
+        """Every row is ranked as of the same watermark: the ranking is one run's."""
+        return data.lazyframe.select(pl.col("as_of") == pl.col("as_of").first())
 
+    @pa.dataframe_check
     @classmethod
     def machinery_ranks_on_zeroes(cls, data) -> pl.LazyFrame:
         """A bot or market maker carries zeroes in every window: its rebuild is skipped."""

@@ -3,6 +3,7 @@ trades, the PNL chart, funding, best trades, the overview across chains, ranking
 labels batch and the wallets that traded a token."""
 
 import time
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -42,6 +43,7 @@ from publish.wallets import (
     wallet_order,
     wallet_scope,
 )
+from publish.writer import instant_text
 
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400
@@ -81,6 +83,16 @@ def head(snapshot: Snapshot, chain: ChainRef, address: str) -> str:
     if found is None:
         raise ApiError("not_found", f"no wallet {address} on {chain.slug}", "address")
     return found
+
+
+@per_snapshot(kept=2)
+def ranked_as_of(snapshot: Snapshot) -> str:
+    """The watermark the snapshot's rankings, profiles and metrics records rank as of: their
+    own cadence's last run, at most five minutes behind the snapshot's (the snapshot's own
+    for rankings published without it)."""
+    rankings = table(snapshot, "wallet_rankings")
+    at = rankings["as_of"].first() if "as_of" in rankings.columns else None
+    return instant_text(at) if isinstance(at, datetime) else snapshot.manifest.as_of
 
 
 @per_snapshot(kept=2)
@@ -126,7 +138,7 @@ async def get_wallet(request: Request, params: Params) -> Response:
     """A wallet's profile with one metrics record per window."""
     snapshot = request.state.snapshot
     body = profile(snapshot, params["chain"], params["address"])
-    return Response(body.encode(), headers=snapshot_headers(snapshot))
+    return Response(body.encode(), headers=snapshot_headers(snapshot, ranked_as_of(snapshot)))
 
 
 async def get_positions(request: Request, params: Params) -> Response:
@@ -384,7 +396,7 @@ async def list_wallets(request: Request, params: Params) -> Response:
         "wallets", lambda s: wallet_order(table(s, "wallet_rankings"), query,
                                           MIN_RATED_POSITIONS).to_frame(),
         wallet_scope(query), render=lambda rows: ranking_items(rows).to_list(), backward=False,
-        gather=lambda s, rows: table(s, "wallet_rankings")[rows["_row"]])
+        gather=lambda s, rows: table(s, "wallet_rankings")[rows["_row"]], as_of=ranked_as_of)
     return await page(request, listing, params["limit"], params["cursor"])
 
 
@@ -394,7 +406,7 @@ async def wallet_stats(request: Request, params: Params) -> Response:
     snapshot, chain, window = request.state.snapshot, params["chain"], params["window"]
     key = (snapshot.snapshot_id, chain.chain_id, window)
     body = _stats.get(key) or _stats.put(key, population(snapshot, chain, window))
-    return Response(body, headers=snapshot_headers(snapshot))
+    return Response(body, headers=snapshot_headers(snapshot, ranked_as_of(snapshot)))
 
 
 def population(snapshot: Snapshot, chain: ChainRef, window: str) -> bytes:
@@ -416,7 +428,7 @@ def population(snapshot: Snapshot, chain: ChainRef, window: str) -> bytes:
         "volume_usd": float(active["volume_usd"].sum()),
         "realized_pnl_usd": float(active["realized_pnl_usd"].sum()),
         "copy_eligible": rows.filter("copy_eligible").height,
-        "as_of": snapshot.manifest.as_of})
+        "as_of": ranked_as_of(snapshot)})
 
 
 async def label_batch(request: Request, params: Params) -> Response:
@@ -483,7 +495,8 @@ async def overview(request: Request, params: Params) -> Response:
     return snapshot_json(snapshot, {
         "address": address, "window": window, "profiles": found, "per_chain": per_chain,
         "most_profitable_chain": best["chain"] if best else None,
-        "unavailable_chains": unavailable, "stale_chains": stale, "lifetime": lifetime})
+        "unavailable_chains": unavailable, "stale_chains": stale, "lifetime": lifetime},
+        ranked_as_of(snapshot) if readable else None)
 
 
 def all_chains(snapshot: Snapshot) -> list[ChainRef]:

@@ -10,10 +10,13 @@ import polars as pl
 from assets.days import run_tags
 from assets.domains import PRODUCTS, product_key
 from assets.snapshot.assets import Store
+from assets.wallets.assets import RANKED
 from assets.warehouse import Warehouse
 from core.store import LocalStore
+from edge.routes.wallets import ranked_as_of as edge_ranked_as_of
 from pipelines.definitions import defs
 from publish.reader import latest_id, load_snapshot, snapshot_ids
+from publish.writer import instant_text
 from sources.lake import Lake
 from sources.simulator import SimulationConfig, live_market, simulate
 
@@ -38,15 +41,24 @@ PUBLISHED = [*PRODUCED, dg.AssetKey(["publish", "snapshot"])]
 SPANNED = ("trades", "wallet_trades")
 
 
-def refresh(instance: dg.DagsterInstance, warehouse: Warehouse, days: list[str],
-            selection: list[dg.AssetKey]) -> None:
-    """What a refresh the lake sensor asks for runs: the job over `days` and the later ones."""
+def refresh(instance: dg.DagsterInstance, warehouse: Warehouse, days: list[str] | None,
+            selection: list[dg.AssetKey] | None = None, job: str = "everything") -> None:
+    """A run of `job` over `days` and the later ones (None: a job of no day partitions), of
+    the assets `selection` names (all of the job's when None)."""
     ours = dg.Definitions(assets=defs.assets, asset_checks=defs.asset_checks, jobs=defs.jobs,
                           resources={"warehouse": warehouse,
                                      "store": Store(url=warehouse.root + "-store")})
-    result = ours.resolve_job_def("everything").execute_in_process(
-        instance=instance, tags=run_tags(instance, days), asset_selection=selection)
+    result = ours.resolve_job_def(job).execute_in_process(
+        instance=instance, tags={} if days is None else run_tags(instance, days),
+        asset_selection=selection)
     assert result.success
+
+
+def ranked_as_of(warehouse: Warehouse) -> datetime:
+    """The watermark the stored rankings rank as of."""
+    found: datetime = warehouse.scan("wallet_rankings").select(pl.col("as_of").first()) \
+        .collect().item()
+    return found
 
 
 def close(a: object, b: object) -> bool:
@@ -105,10 +117,34 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
                 continue
             days, version = lake.changed_days("swaps", version), lake.version("swaps")
             refreshed.append(days)
-            # The day partitions alone between whole refreshes; everything, and a publish, in
-            # the last two (the last changes the new day only).
-            refresh(instance, incremental, days,
-                    PUBLISHED if n >= APPENDS - REFRESH_EVERY else LEGS)
+            # The day partitions alone between whole refreshes; in the last two (the last
+            # changes the new day only), the lake sensor's refresh with its publish, then the
+            # rankings' own run, as their cadence makes them.
+            if n < APPENDS - REFRESH_EVERY:
+                refresh(instance, incremental, days, LEGS)
+                continue
+            before = {name: incremental.version(name) for name in RANKED}
+            ranked_at = ranked_as_of(incremental)
+            refresh(instance, incremental, days, job="refresh")
+            # The refresh leaves the ranked products as their last ranking stored them, and its
+            # snapshot says so: its ranking lists and the edge's answers from them are as of
+            # that ranking's watermark, not the snapshot's.
+            assert {name: incremental.version(name) for name in RANKED} == before
+            store = LocalStore(incremental.root + "-store")
+            published = load_snapshot(store, latest_id(store) or "")
+            assert published.manifest.as_of != instant_text(ranked_at)
+            assert edge_ranked_as_of(published) == instant_text(ranked_at)
+            lists = [meta["index"] for where, meta in published.manifest.lists.items()
+                     if where.startswith("wallets/")]
+            assert lists and {orjson.loads(store.get(
+                f"snapshots/{published.snapshot_id}/{index}").body)["ranked_as_of"]
+                for index in lists} == {instant_text(ranked_at)}
+            # Their own run ranks every wallet as of the refresh's watermark.
+            refresh(instance, incremental, None, job="wallet_rankings_refresh")
+            assert {name: incremental.version(name) for name in RANKED} == {
+                name: version + 1 for name, version in before.items()}
+            assert incremental.scan("wallet_rankings").select("as_of").unique().collect()[
+                "as_of"].to_list() == [incremental.clock()["as_of"]] != [ranked_at]
         assert instance.get_dynamic_partitions("days") == ["2026-11-18", "2026-11-19",
                                                            "2026-11-20"]
     # Only the days that changed were made again; the new day among them once it came.

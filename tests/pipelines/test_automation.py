@@ -8,7 +8,7 @@ import polars as pl
 
 from assets.warehouse import Warehouse
 from core.columns import RAW
-from pipelines.schedules import lake_maintenance, lake_sensor
+from pipelines.schedules import lake_maintenance, lake_sensor, rankings
 from sources.lake import COMPACT_ABOVE_FILES, Lake
 from tests.sources.test_lake import later, swaps
 
@@ -134,3 +134,36 @@ def test_the_maintenance_job_keeps_recent_product_versions_and_removes_uncommitt
     assert not stale.exists() and fresh.exists()
     # Both versions were made inside the retention window: both stay readable.
     assert [warehouse.scan("p", version=v).collect().item() for v in (0, 1)] == [0, 1]
+
+
+def test_the_rankings_are_made_again_only_once_the_watermark_moved_past_theirs(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    warehouse = Warehouse(lake_root=str(tmp_path / "lake"), root=str(tmp_path / "warehouse"))
+    _, schedule = rankings()
+    first = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+
+    def tick() -> tuple[list[str], str | None]:
+        with dg.instance_for_test() as instance:
+            found = schedule.evaluate_tick(dg.build_schedule_context(instance=instance))
+        return [r.run_key for r in found.run_requests or []], found.skip_message
+
+    def ranked(columns: dict) -> None:
+        warehouse.write("wallet_rankings", pl.DataFrame(
+            {"chain_id": [1, 1], "wallet": ["0xa", "0xb"], **columns}))
+
+    # Nothing made yet: the first refresh ranks.
+    assert tick()[0] == []
+    warehouse.write("as_of", pl.DataFrame({"as_of": [first]}))
+    ranked({"as_of": [first, first]})
+    # Ranked as of the watermark already: nothing to do.
+    runs, said = tick()
+    assert runs == [] and first.isoformat() in str(said)
+    # The watermark moved on: one run, keyed by the new watermark (ranked once).
+    later = first + timedelta(minutes=1)
+    warehouse.write("as_of", pl.DataFrame({"as_of": [later]}))
+    assert tick() == ([later.isoformat()], None)
+    # Rankings stored before they said their watermark are made again.
+    ranked({"user_score": [1, 2]})
+    assert tick() == ([later.isoformat()], None)
