@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from deltalake.transaction import AddAction, create_table_with_add_actions
 from polars.io.plugins import register_io_source
 
 from assets.domains import PRODUCTS, key
+from core.caches import LruCache
 from core.home import home
 from core.store import NotFound, ObjectStore, open_store
 from sources.lake import TABLES, Lake, is_remote, polars_options, storage_options
@@ -56,6 +58,11 @@ LOG_RETENTION = {"delta.logRetentionDuration": "interval 1 day"}
 
 # The lake versions each warehouse's `as_of` product pinned, by the product's log's state.
 _PINNED: dict[str, tuple[int, dict[str, int]]] = {}
+# A product's data files at a given version never change: each version's list is read from
+# its log once (a publish asks for the same versions dozens of times), under a lock, since the
+# steps' threads ask too.
+_VERSION_FILES: LruCache[dict[str | None, list[str]]] = LruCache(512)
+_VERSION_FILES_LOCK = threading.Lock()
 
 
 def parquet_options(name: str) -> dict:
@@ -164,6 +171,28 @@ class Warehouse(dg.ConfigurableResource):
     def files(self, name: str, version: int | None = None) -> dict[str | None, list[str]]:
         """A product's data files at `version` (else its latest), by day for a product made a
         day at a time (None otherwise)."""
+        if version is None:
+            return self._files(name, None)
+        pinned = (self.uri(name), version, self._commit_stamp(name, version))
+        with _VERSION_FILES_LOCK:
+            found = _VERSION_FILES.get(pinned)
+        if found is None:
+            found = self._files(name, version)
+            with _VERSION_FILES_LOCK:
+                _VERSION_FILES.put(pinned, found)
+        return found
+
+    def _commit_stamp(self, name: str, version: int) -> int:
+        """When a version's commit was written, where the warehouse is a directory: a table
+        removed and made again has new commits under the same version numbers."""
+        if self.remote:
+            return 0
+        try:
+            return (self.path(name) / "_delta_log" / f"{version:020d}.json").stat().st_mtime_ns
+        except FileNotFoundError:
+            return 0
+
+    def _files(self, name: str, version: int | None) -> dict[str | None, list[str]]:
         actions = pl.DataFrame(self._table(name, version).get_add_actions(flatten=True))
         column = f"partition.{DAY}"
         by_day = pl.col(column) if column in actions.columns else pl.lit(None, pl.String)

@@ -14,8 +14,24 @@ import polars as pl
 from core.fingerprints import distinct, gathered, keyed, lookup, recipe
 from core.vocabulary import TERMINAL_TOKEN_STATUSES, WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
-from publish.spans import fingerprint_of, layer_ends, layer_of, span_day, span_names, span_of, spans_of
-from publish.writer import PagedList, ServingTable, SpannedTable, instant_text, stored
+from publish.spans import (
+    fingerprint,
+    fingerprint_of,
+    layer_ends,
+    layer_of,
+    span_day,
+    span_names,
+    span_of,
+    spans_of,
+)
+from publish.writer import (
+    ListFamily,
+    PagedList,
+    ServingTable,
+    SpannedTable,
+    instant_text,
+    stored,
+)
 
 WALLET_SORT_COLUMNS = {
     "total_pnl": "total_pnl_usd", "realized_pnl": "realized_pnl_usd", "volume": "volume_usd",
@@ -455,6 +471,17 @@ def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
 
 def _symbols(frames: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return frames["token_rows"].select("chain_id", token="address", token_symbol="symbol")
+
+
+def ranking_lists(rankings: Callable[[], pl.DataFrame], records: pl.DataFrame, min_rated: int,
+                  stored_as: str) -> ListFamily:
+    """Every ranking page (`ranking_pages`) as one family of lists named by the stored
+    rankings' files (`stored_as`), the chains listed and the code: between two rankings, a
+    publish carries the pages the previous snapshot published and reads no ranking row."""
+    chains = records.select("chain_id", "slug").sort("chain_id")
+    return ListFamily("wallets", fingerprint_of(
+        recipe(sys.modules[__name__]), stored_as, fingerprint(chains), str(min_rated)),
+        lambda: ranking_pages(rankings(), chains, min_rated))
 
 
 def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,

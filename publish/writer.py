@@ -68,6 +68,18 @@ class PagedList:
 
 
 @dataclass(frozen=True)
+class ListFamily:
+    """Lists made together from what `inputs` names (every wallet ranking, from the stored
+    rankings and the chains listed): a publish whose family's `inputs` are the previous
+    snapshot's carries the family's lists as they were (the same pages and envelopes, the
+    cursors signed for the new snapshot), and `make` is never called."""
+
+    name: str
+    inputs: str
+    make: Callable[[], list[PagedList]]
+
+
+@dataclass(frozen=True)
 class ServingTable:
     """A table the edge looks rows up in, published as Parquet sorted by `key`."""
 
@@ -136,7 +148,8 @@ class Publisher:
         self.store, self.signer = store, signer
         self.retention, self.keep, self.progress = retention, keep, progress
 
-    def publish(self, as_of: datetime, lists: list[PagedList], documents: dict[str, object],
+    def publish(self, as_of: datetime, lists: list[PagedList | ListFamily],
+                documents: dict[str, object],
                 now: datetime | None = None,
                 tables: Iterable["ServingTable | SpannedTable"] = (),
                 frozen: Mapping[str, object] | None = None,
@@ -163,9 +176,26 @@ class Publisher:
         shared = objects_of(previous)
         # Pages written by this publish by their items' name: two lists may hold the same.
         pages: dict[str, str] = {}
-        for paged in lists:
-            manifest.lists[paged.where] = self._list(base, sid, as_of, paged, manifest, shared,
-                                                     pages)
+        # One line per top-level name of lists (`wallets/…`: every chain, window and sort), not
+        # per list: each line is an event the run's log stores.
+        tallies: dict[str, _Tally] = {}
+        started = time.perf_counter()
+        for paged, family in self._lists(lists, previous, shared):
+            if isinstance(paged, str):
+                meta, written = self._carry(base, sid, as_of, paged, previous, manifest, shared)
+            else:
+                meta, objects, written = self._list(base, sid, as_of, paged, manifest, shared,
+                                                    pages)
+                if family is not None:
+                    meta["family"] = {"name": family.name, "inputs": family.inputs,
+                                      "objects": objects, **_carried_fields(paged)}
+            manifest.lists[paged if isinstance(paged, str) else paged.where] = meta
+            done = time.perf_counter()
+            tallies.setdefault(meta["index"].split("/")[1], _Tally()).add(
+                meta["rows"], meta["pages"], written, done - started)
+            started = done
+        for name, tally in tallies.items():
+            self.progress(f"{name}: {tally}")
         started = time.perf_counter()
         for table in tables:
             parts = self._parts(table, manifest, shared, previous)
@@ -241,22 +271,45 @@ class Publisher:
             manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": PARQUET}
         return {"object": key, "rows": piece.height, "span": label, **_blocks(piece)}
 
-    def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList, manifest: Manifest,
-              shared: "SharedObjects", pages: dict[str, str]) -> dict[str, Any]:
-        """Store a list's pages, each named by its items (a page whose items the previous
-        snapshot holds is not written again), and its index: the envelope, each page's object
-        and the cursors signed for this snapshot."""
-        frame, where = paged.frame, paged.where
-        meta: dict[str, Any] = {"key": list(paged.key)}
-        if paged.served:
-            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared, {})
-        items = frame["item"].to_list()
-        total = max(paged.total or 0, len(items))
-        entries, written = [], 0
-        for n in range(max(1, -(-len(items) // PAGE_SIZE))):
-            body = page_items(items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE])
-            key, fresh = self._page(body, manifest, shared, pages)
-            written += fresh
+    def _lists(self, lists: list[PagedList | ListFamily], previous: Mapping[str, Any],
+               shared: "SharedObjects") -> Iterator[tuple[PagedList | str, ListFamily | None]]:
+        """Each list to publish, with its family: made, or, for a family the previous snapshot
+        published from the same inputs with every page still held, the name of each of its
+        previous lists to carry."""
+        for entry in lists:
+            if isinstance(entry, PagedList):
+                yield entry, None
+                continue
+            before = {where: meta for where, meta in previous.get("lists", {}).items()
+                      if meta.get("family", {}).get("name") == entry.name}
+            if before and all(meta["family"]["inputs"] == entry.inputs
+                              and set(_objects_of(meta)) <= shared.keys()
+                              for meta in before.values()):
+                yield from ((where, entry) for where in before)
+            else:
+                yield from ((paged, entry) for paged in entry.make())
+
+    def _carry(self, base: str, sid: str, as_of: datetime, where: str,
+               previous: Mapping[str, Any], manifest: Manifest,
+               shared: "SharedObjects") -> tuple[dict[str, Any], int]:
+        """A list of the previous snapshot, carried: its pages and envelope as they were, its
+        index signed for this snapshot. Its manifest entry, and no page written."""
+        meta = previous["lists"][where]
+        family = meta["family"]
+        for key in _objects_of(meta):
+            manifest.objects[key] = shared[key]
+        paged = PagedList(family["list"], pl.DataFrame(), tuple(meta["key"]), family["scope"],
+                          where, False, family["envelope"], family["backward"], family["total"])
+        self._index(base, sid, as_of, paged, family["objects"], meta["rows"], manifest)
+        return dict(meta), 0
+
+    def _index(self, base: str, sid: str, as_of: datetime, paged: PagedList,
+               objects: list[str], rows: int, manifest: Manifest) -> None:
+        """A list's index: its envelope and its pages' objects with the cursors signed for this
+        snapshot."""
+        total = max(paged.total or 0, rows)
+        entries = []
+        for n, key in enumerate(objects):
             entry: dict[str, Any] = {"object": key, "next_cursor": self._cursor(
                 sid, paged, (n + 1) * PAGE_SIZE, total)}
             if paged.backward:
@@ -264,11 +317,30 @@ class Publisher:
                     if n else None
             entries.append(entry)
         index = {**paged.envelope, "snapshot_id": sid, "as_of": instant_text(as_of),
-                 "rows": len(items), "page_size": PAGE_SIZE, "pages": entries}
-        self._put(manifest, base, f"lists/{where}/index.json", orjson.dumps(index), JSON)
-        self.progress(f"{where}: {len(items)} rows in {len(entries)} page(s), {written} written")
-        return {"rows": len(items), "pages": len(entries), "page_size": PAGE_SIZE,
-                "index": f"lists/{where}/index.json", **meta}
+                 "rows": rows, "page_size": PAGE_SIZE, "pages": entries}
+        self._put(manifest, base, f"lists/{paged.where}/index.json", orjson.dumps(index), JSON)
+
+    def _list(self, base: str, sid: str, as_of: datetime, paged: PagedList, manifest: Manifest,
+              shared: "SharedObjects", pages: dict[str, str]
+              ) -> tuple[dict[str, Any], list[str], int]:
+        """Store a list's pages, each named by its items (a page whose items the previous
+        snapshot holds is not written again), and its index: the envelope, each page's object
+        and the cursors signed for this snapshot. Its manifest entry, its pages' objects, and
+        how many of them it wrote."""
+        frame, where = paged.frame, paged.where
+        meta: dict[str, Any] = {"key": list(paged.key)}
+        if paged.served:
+            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared, {})
+        items = frame["item"].to_list()
+        objects, written = [], 0
+        for n in range(max(1, -(-len(items) // PAGE_SIZE))):
+            body = page_items(items[n * PAGE_SIZE:(n + 1) * PAGE_SIZE])
+            key, fresh = self._page(body, manifest, shared, pages)
+            written += fresh
+            objects.append(key)
+        self._index(base, sid, as_of, paged, objects, len(items), manifest)
+        return {"rows": len(items), "pages": len(objects), "page_size": PAGE_SIZE,
+                "index": f"lists/{where}/index.json", **meta}, objects, written
 
     def _page(self, body: bytes, manifest: Manifest, shared: "SharedObjects",
               pages: dict[str, str]) -> tuple[str, bool]:
@@ -332,6 +404,37 @@ class Publisher:
             self.store.delete([key for key in self.store.keys(OBJECTS)
                                if writer_of(key) in unfinished])
         return doomed
+
+
+def _carried_fields(paged: PagedList) -> dict[str, Any]:
+    """What a list's next publish needs to carry it without making it, besides its pages'
+    objects: its name and scope (its cursors'), total, direction and envelope."""
+    return {"list": paged.name, "scope": paged.scope, "total": paged.total,
+            "backward": paged.backward, "envelope": paged.envelope}
+
+
+def _objects_of(meta: Mapping[str, Any]) -> list[str]:
+    """The shared objects a list's manifest entry names: its pages and its served parts."""
+    return [*meta["family"]["objects"], *(part["object"] for part in meta.get("parts", []))]
+
+
+@dataclass
+class _Tally:
+    """What the lists under one top-level name (`wallets/…`) published."""
+
+    lists: int = 0
+    rows: int = 0
+    pages: int = 0
+    written: int = 0
+    seconds: float = 0.0
+
+    def add(self, rows: int, pages: int, written: int, seconds: float) -> None:
+        self.lists, self.rows, self.pages = self.lists + 1, self.rows + rows, self.pages + pages
+        self.written, self.seconds = self.written + written, self.seconds + seconds
+
+    def __str__(self) -> str:
+        return (f"{self.lists} list(s), {self.rows} rows in {self.pages} page(s), "
+                f"{self.written} written, {self.seconds:.1f}s")
 
 
 def _blocks(piece: pl.DataFrame) -> dict[str, dict[str, int]]:

@@ -40,7 +40,7 @@ from publish.spans import (
     spans_of,
 )
 from publish.verdicts import epoch_of, verdict_tree
-from publish.wallets import ranking_pages, wallet_serving
+from publish.wallets import ranking_lists, wallet_serving
 from publish.writer import PagedList, Publisher, ServingTable, SpannedTable, spanned
 
 
@@ -222,11 +222,16 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     cut_s = span_cut(as_of_s, int(lag or 0))
     boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
                                      now.strftime(WIRE_TIME), SEASONS.length_days)
+    # The ranked products, published as stored: named by their files, so that a publish
+    # between two rankings carries them without reading them.
+    stored_as = {name: fingerprint_of(*sorted(warehouse.files(name, frames.versions[name])[None]))
+                 for name in ("wallet_profiles", "wallet_rankings")}
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
                *market_lists(pairs, tokens, records, as_of),
-               *ranking_pages(frames["wallet_rankings"], records, MIN_RATED_POSITIONS),
+               ranking_lists(lambda: frames["wallet_rankings"], records, MIN_RATED_POSITIONS,
+                             stored_as["wallet_rankings"]),
                *farm_pages(frames["farm_rows"], records),
                PagedList("perps", frames["perp_list"].select("chain_id", "market", "item"),
                          ("chain_id", "market"))],
@@ -240,9 +245,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                            warehouse.scan("address_labels").collect(), as_of_s, cut_s,
                            hashed_from={day: fingerprint_of(*files)
                                         for day, files in lake_swaps.items()},
-                           stored_as={name: fingerprint_of(*sorted(warehouse.files(
-                               name, frames.versions[name])[None]))
-                               for name in ("wallet_profiles", "wallet_rankings")}),
+                           stored_as=stored_as),
             derivative_tables(frames, cut_s)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
         warehouse_versions=frames.versions,

@@ -15,7 +15,14 @@ from edge.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.reader import LATEST, OBJECTS, forget_mapped, latest_id, load_snapshot, snapshot_ids
 from publish.spans import day_of, span_cut, span_names, span_of, spans_in_day, spans_of
-from publish.writer import PagedList, Publisher, SpannedTable, new_snapshot_id, spanned
+from publish.writer import (
+    ListFamily,
+    PagedList,
+    Publisher,
+    SpannedTable,
+    new_snapshot_id,
+    spanned,
+)
 
 SIGNER = CursorSigner(b"test-secret")
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
@@ -479,3 +486,45 @@ def test_a_part_of_chain_events_names_each_chains_highest_block(tmp_path):
     loaded = load_snapshot(store, manifest.snapshot_id)
     loaded.tables["trades"] = loaded.tables["trades"].clear()
     assert frontier(loaded) == {1: 12, 2: 40}
+
+
+def test_a_family_of_lists_named_as_before_is_carried_without_being_made(store):
+    """Two lists made from one input: published again from the same inputs, they are the same
+    pages and envelopes with cursors signed for the new snapshot, and they are not made; from
+    other inputs they are made again."""
+    publisher = Publisher(store, SIGNER)
+    made: list[str] = []
+
+    def family(inputs: str, n: int) -> ListFamily:
+        def make() -> list[PagedList]:
+            made.append(inputs)
+            return [PagedList("things", rows(n).frame, ("n",), "scope-a", "ranked/a", False,
+                              {"ranked_as_of": inputs}, backward=False, total=n + 80),
+                    PagedList("things", rows(n // 2).frame, ("n",), "scope-b", "ranked/b",
+                              False)]
+        return ListFamily("ranked", inputs, make)
+
+    first = publisher.publish(AS_OF, [family("v1", 120)], {})
+    second = publisher.publish(AS_OF + timedelta(minutes=1), [family("v1", 99)], {})
+    # Carried: the first snapshot's pages (120 rows, not the 99 a make would give).
+    assert made == ["v1"]
+    assert walk(store, second.snapshot_id, "ranked/a") == list(range(120))
+    assert walk(store, second.snapshot_id, "ranked/b") == list(range(60))
+    for where in ("ranked/a", "ranked/b"):
+        before, after = (index_of(store, m.snapshot_id, where) for m in (first, second))
+        assert [p["object"] for p in after["pages"]] == [p["object"] for p in before["pages"]]
+        assert after["snapshot_id"] == second.snapshot_id != before["snapshot_id"]
+        assert after["as_of"] == "2026-11-20T00:01:00Z"
+        assert second.lists[where] == first.lists[where]
+    index = index_of(store, second.snapshot_id, "ranked/a")
+    assert index["ranked_as_of"] == "v1" and index["rows"] == 120
+    # Forward only, and the list's total (200) goes past its published rows: the last page
+    # still continues, on the edge, in the new snapshot.
+    assert "prev_cursor" not in index["pages"][0]
+    assert SIGNER.decode(index["pages"][-1]["next_cursor"]) == Cursor(
+        second.snapshot_id, "things", 150, "scope-a")
+    assert set(second.objects) >= {p["object"] for p in index["pages"]}
+    # Other inputs: made again.
+    third = publisher.publish(AS_OF + timedelta(minutes=2), [family("v2", 99)], {})
+    assert made == ["v1", "v2"]
+    assert walk(store, third.snapshot_id, "ranked/a") == list(range(99))
