@@ -79,27 +79,31 @@ class Resident:
         return max((mb for at, mb in self.samples if start <= at <= end + SAMPLE_S), default=0.0)
 
 
-def refresh(dagster_dir: Path, days: list[str] | None, job_name: str = "refresh") -> dict:
+def refresh(dagster_dir: Path, days: list[str] | None, job_name: str = "refresh",
+            publish: bool = True) -> dict:
     """The job named `job_name` over `days` (and the later ones; None: a job of no day
-    partitions), run as a run of the stack runs, in a process of its own: its seconds, its
-    steps, the seconds of its slowest steps, its peak resident memory and each step's."""
+    partitions), without its snapshot unless `publish`, run as a run of the stack runs, in a
+    process of its own: its seconds, its steps, the seconds of its slowest steps, its peak
+    resident memory and each step's."""
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=spawn) as process:
-        return process.submit(_run, str(dagster_dir), days, job_name).result()
+        return process.submit(_run, str(dagster_dir), days, job_name, publish).result()
 
 
-def _run(dagster_dir: str, days: list[str] | None, job_name: str) -> dict:
+def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool) -> dict:
     import dagster as dg
 
     from assets.days import run_tags
     from pipelines.definitions import defs
 
     job = defs.resolve_job_def(job_name)
+    chosen = None if publish else [key for key in job.asset_layer.selected_asset_keys
+                                   if key != dg.AssetKey(["publish", "snapshot"])]
     with dg.instance_for_test(temp_dir=dagster_dir) as instance:
         started = time.perf_counter()
         with Resident() as resident:
             result = job.execute_in_process(
-                instance=instance, raise_on_error=True,
+                instance=instance, raise_on_error=True, asset_selection=chosen,
                 run_config={"loggers": {"step_lines": {}}},
                 tags={} if days is None else run_tags(instance, days))
         seconds = time.perf_counter() - started
@@ -150,7 +154,7 @@ def _empty(dagster_dir: str, steps: int) -> float:
         return time.perf_counter() - started
 
 
-def measure(swaps: int, home_root: Path) -> dict:
+def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
     from published import written, written_by_product
 
     from sources.lake import Lake
@@ -173,30 +177,31 @@ def measure(swaps: int, home_root: Path) -> dict:
     lake = Lake(home / "lake")
     dagster_dir = home / "dagster"
     say("full rebuild: every product, its checks and the snapshot ...")
-    rebuilt = refresh(dagster_dir, lake.days("swaps"), "everything")
+    rebuilt = refresh(dagster_dir, lake.days("swaps"), "everything", publish)
     full, steps = rebuilt["seconds"], rebuilt["steps"]
     version = lake.version("swaps")
-    full_bytes, _ = written(home / "store")
+    store = home / "store"
+    full_bytes, _ = written(store) if publish else (0, 0)
     say(f"  {full:.1f}s over {steps} steps; appending {APPENDED} of live market ...")
     market = live_market.start(lake)
     appended = live_market.commit(lake, market, (END + APPENDED).timestamp())
     say(f"  {appended.get('swaps', 0)} swaps appended; refreshing ...")
     # What the lake sensor asks for: the days whose swaps changed.
-    turn = refresh(dagster_dir, lake.changed_days("swaps", version))
+    turn = refresh(dagster_dir, lake.changed_days("swaps", version), publish=publish)
     incremental = turn["seconds"]
-    incremental_bytes, snapshot_bytes = written(home / "store")
-    incremental_written = written_by_product(home / "store")
+    incremental_bytes, snapshot_bytes = written(store) if publish else (0, 0)
+    incremental_written = written_by_product(store) if publish else {}
     # The next five minutes: the day's turn is behind, as for every refresh but one a day.
     version = lake.version("swaps")
     live_market.commit(lake, market, (END + 2 * APPENDED).timestamp())
     say(f"  {incremental:.1f}s; five more minutes, refreshing ...")
-    after = refresh(dagster_dir, lake.changed_days("swaps", version))
+    after = refresh(dagster_dir, lake.changed_days("swaps", version), publish=publish)
     steady = after["seconds"]
     say(f"  {steady:.1f}s; ranking every wallet as of the watermark ...")
     ranked = refresh(dagster_dir, None, "wallet_rankings_refresh")
     say(f"  {ranked['seconds']:.1f}s; the same number of empty steps ...")
     overhead = orchestration(dagster_dir, steps)
-    return {"bench": "incremental", "swaps": swaps, "steps": steps,
+    return {"bench": "incremental", "swaps": swaps, "published": publish, "steps": steps,
             "appended_swaps": appended.get("swaps", 0), "full_seconds": round(full, 1),
             "incremental_seconds": round(incremental, 1),
             "ratio": round(incremental / full, 3),
@@ -218,7 +223,7 @@ def measure(swaps: int, home_root: Path) -> dict:
             "full_step_peak_rss_mb": rebuilt["step_peak_rss_mb"],
             "incremental_step_peak_rss_mb": turn["step_peak_rss_mb"],
             "steady_step_peak_rss_mb": after["step_peak_rss_mb"],
-            "steady_written": written_by_product(home / "store"),
+            "steady_written": written_by_product(store) if publish else {},
             "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1, "turn_ratio": 0.2,
                         "peak_rss_mb": 2048}}
 
@@ -228,15 +233,19 @@ def main() -> None:
     parser.add_argument("--swaps", type=int, nargs="+", default=[1_000_000],
                         help="lake sizes, e.g. 1000000 10000000")
     parser.add_argument("--home", type=Path, default=ROOT / "var" / "bench-incremental")
+    parser.add_argument("--without-publish", action="store_true",
+                        help="every run without its snapshot: the products alone")
     args = parser.parse_args()
     if len(args.swaps) == 1:
-        print(json.dumps(measure(args.swaps[0], args.home)), flush=True)
+        print(json.dumps(measure(args.swaps[0], args.home, not args.without_publish)),
+              flush=True)
         return
     # Each size in a process of its own: the pipeline's resources take their paths from the
     # environment once, when its definitions load.
     for swaps in args.swaps:
         subprocess.run([sys.executable, __file__, "--swaps", str(swaps), "--home",
-                        str(args.home)], check=True)
+                        str(args.home), *(["--without-publish"] if args.without_publish else [])],
+                       check=True)
 
 
 if __name__ == "__main__":
