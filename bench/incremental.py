@@ -43,9 +43,9 @@ SAMPLE_S = 0.05
 
 
 class Resident:
-    """This process's resident memory sampled every 50 ms on a thread of its own, and its
-    peak (the kernel's high-water mark, reset at `start`), so each step of an in-process run
-    can be given the most it held while it ran."""
+    """This process's resident memory (MiB) sampled every 50 ms on a thread of its own, and
+    its peak (the kernel's high-water mark, reset on entering), so each step of an in-process
+    run can be given the most it held while it ran."""
 
     def __init__(self) -> None:
         self.samples: list[tuple[float, float]] = []
@@ -69,13 +69,13 @@ class Resident:
         self.thread.join()
 
     def peak_mb(self) -> float:
-        """The most this process held since `start`, in MB."""
+        """The most this process held since entering, in MiB."""
         status = Path("/proc/self/status").read_text()
         line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
         return int(line.split()[1]) / 1024
 
     def between(self, start: float, end: float) -> float:
-        """The most any sample from `start` to `end` (epoch seconds) held, in MB."""
+        """The most any sample from `start` to `end` (epoch seconds) held, in MiB."""
         return max((mb for at, mb in self.samples if start <= at <= end + SAMPLE_S), default=0.0)
 
 
