@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from multiprocessing import resource_tracker
 from typing import NoReturn
 
 log = logging.getLogger("chaintape.renewal")
@@ -30,9 +31,12 @@ def resident_bytes() -> int:
 
 
 def exec_again(argv: list[str]) -> NoReturn:
-    """Run the command `argv` (a Python script and its arguments) in this process's place."""
+    """Run the command `argv` (a Python script and its arguments) in this process's place. The
+    resource tracker `multiprocessing` started for this image is stopped and waited for first:
+    it would end with the image's pipe to it, as a child the new image never reaps."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
+    resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]
     os.execv(sys.executable, [sys.executable, *argv])
 
 

@@ -49,13 +49,35 @@ def test_renewed_only_once_grown_past_its_allowance_over_its_level_after_warm_up
 def test_a_renewed_process_is_the_same_process_running_its_command_again(tmp_path):
     script = tmp_path / "grows.py"
     script.write_text(textwrap.dedent(f"""
-        import os, sys
+        import os, sys, time
+        from multiprocessing import resource_tracker
         sys.path.insert(0, {str(os.getcwd())!r})
         from core.renewal import RENEWALS, Renewal
         times = int(os.environ.get(RENEWALS, "0"))
         print(os.getpid(), times, sys.argv[1:], flush=True)
+
+        def exited_children():
+            # This process's children that ended and were never waited for.
+            found = 0
+            for entry in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{{entry}}/stat") as stat:
+                        fields = stat.read().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                found += fields[0] == "Z" and int(fields[1]) == os.getpid()
+            return found
+
         if times == 2:
+            # An image's resource tracker ends once the image is replaced: for a second, none
+            # of the two before may be left unreaped.
+            deadline = time.monotonic() + 1
+            while time.monotonic() < deadline and not exited_children():
+                time.sleep(0.05)
+            print("unreaped", exited_children(), flush=True)
             sys.exit(0)
+        # As a spawned pool does, each image starts the tracker of its shared resources.
+        resource_tracker.ensure_running()
         held = []
         renewal = Renewal("grows", lambda line: print(line, flush=True), warm_s=0, above_mb=8)
         while True:
@@ -67,10 +89,12 @@ def test_a_renewed_process_is_the_same_process_running_its_command_again(tmp_pat
                           text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    starts = [line.split(" ", 2) for line in lines if not line.startswith("grows:")]
+    starts = [line.split(" ", 2) for line in lines
+              if not line.startswith(("grows:", "unreaped"))]
     # The same process id, started three times (the first and two renewals), with its
     # arguments each time.
     assert [s[1:] for s in starts] == [["0", "['again']"], ["1", "['again']"],
                                        ["2", "['again']"]]
     assert len({s[0] for s in starts}) == 1
     assert sum(line.startswith("grows: renewed in place") for line in lines) == 2
+    assert "unreaped 0" in lines
