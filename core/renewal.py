@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable
 from multiprocessing import resource_tracker
 from typing import NoReturn
@@ -19,6 +20,9 @@ log = logging.getLogger("chaintape.renewal")
 WARM_S = float(os.environ.get("CHAINTAPE_RENEW_WARM_S", "600"))
 # How far over that level its resident memory may grow before it is renewed.
 ABOVE_MB = float(os.environ.get("CHAINTAPE_RENEW_ABOVE_MB", "64"))
+# A process's memory swings with its work (a tail holds more trades as a snapshot ages): what
+# is measured is its floor, the least it held over this long, which only a leak raises.
+WINDOW_S = float(os.environ.get("CHAINTAPE_RENEW_WINDOW_S", "120"))
 # How many times this process has been renewed (its environment carries the count on).
 RENEWALS = "CHAINTAPE_RENEWALS"
 MB = 1 << 20
@@ -50,23 +54,34 @@ class Renewal:
                  argv: list[str] | None = None, warm_s: float = WARM_S,
                  above_mb: float = ABOVE_MB, resident: Callable[[], int] = resident_bytes,
                  clock: Callable[[], float] = time.monotonic,
-                 execute: Callable[[list[str]], NoReturn] = exec_again) -> None:
+                 execute: Callable[[list[str]], NoReturn] = exec_again,
+                 window_s: float = WINDOW_S) -> None:
         self.name, self.progress = name, progress
         self.argv = list(sys.argv if argv is None else argv)
-        self.warm_s, self.above = warm_s, above_mb * MB
+        self.warm_s, self.above, self.window_s = warm_s, above_mb * MB, window_s
         self.resident, self.clock, self.execute = resident, clock, execute
         self.started = clock()
         self.level: int | None = None
+        # The readings of the last `window_s`, each (when, bytes), whose least is the floor.
+        self.readings: deque[tuple[float, int]] = deque()
+
+    def floor(self) -> int:
+        """A new reading, and the least of the readings over the last `window_s`."""
+        now = self.clock()
+        self.readings.append((now, self.resident()))
+        while self.readings[0][0] < now - self.window_s:
+            self.readings.popleft()
+        return min(held for _, held in self.readings)
 
     def due(self) -> bool:
-        """Whether the process has grown past its allowance (its level is taken first, once
-        warm)."""
+        """Whether the process's floor has risen past its allowance over its level (the floor
+        it had once warm)."""
+        floor = self.floor()
         if self.level is None:
-            if self.clock() - self.started < self.warm_s:
-                return False
-            self.level = self.resident()
+            if self.clock() - self.started >= self.warm_s:
+                self.level = floor
             return False
-        return self.resident() > self.level + self.above
+        return floor > self.level + self.above
 
     def step(self, before: Callable[[], None] = lambda: None) -> None:
         """After a complete step: renew the process when it is due (`before` lets go of what
@@ -75,9 +90,10 @@ class Renewal:
             return
         assert self.level is not None  # taken before anything is due
         count = int(os.environ.get(RENEWALS, "0")) + 1
-        self.progress(f"{self.name}: renewed in place (time {count}): {self.resident() / MB:,.0f}"
-                      f" MB resident, over its {self.level / MB:,.0f} MB after warm-up by more "
-                      f"than {self.above / MB:,.0f} MB")
+        self.progress(f"{self.name}: renewed in place (time {count}): at least "
+                      f"{self.floor() / MB:,.0f} MB resident over {self.window_s:,.0f} s, over "
+                      f"its {self.level / MB:,.0f} MB after warm-up by more than "
+                      f"{self.above / MB:,.0f} MB")
         before()
         os.environ[RENEWALS] = str(count)
         self.execute(self.argv)

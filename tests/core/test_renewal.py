@@ -19,31 +19,39 @@ def exec_stand_in(argv: list[str]):
     raise Renewed(argv)
 
 
-def test_renewed_only_once_grown_past_its_allowance_over_its_level_after_warm_up(monkeypatch):
+def test_renewed_only_once_its_floor_has_risen_past_its_allowance_over_its_level(monkeypatch):
     # Set through monkeypatch, so that the count the renewal writes is undone after.
     monkeypatch.setenv(RENEWALS, "0")
     now, resident, said, let_go = [0.0], [300 * MB], [], []
     renewal = Renewal("follower", said.append, ["chaintape", "live"], warm_s=600, above_mb=64,
-                      resident=lambda: resident[0], clock=lambda: now[0], execute=exec_stand_in)
-    # Warming up: its memory is not measured against anything yet, however large.
-    resident[0] = 900 * MB
-    now[0] = 599.0
-    renewal.step(lambda: let_go.append(1))
-    # Warm: its level is taken (400 MB), and it is not due.
-    resident[0], now[0] = 400 * MB, 600.0
-    renewal.step(lambda: let_go.append(1))
-    assert renewal.level == 400 * MB
-    # 464 MB is 64 MB over: at the allowance, not past it.
-    resident[0] = 464 * MB
-    renewal.step(lambda: let_go.append(1))
-    assert said == [] and let_go == []
-    resident[0] = 464 * MB + 1
-    with pytest.raises(Renewed) as renewed:
+                      resident=lambda: resident[0], clock=lambda: now[0], execute=exec_stand_in,
+                      window_s=60)
+
+    def at(second: float, mb: float) -> None:
+        now[0], resident[0] = second, int(mb * MB)
         renewal.step(lambda: let_go.append(1))
+
+    # Warming up: its memory is not measured against anything yet, however large.
+    at(590, 900)
+    # Warm: its level is the least it held over the last minute (400 MB, not the 900 MB ten
+    # seconds before), and it is not due.
+    at(600, 400)
+    assert renewal.level == 400 * MB
+    # A swing far over the allowance is no growth: the minute's floor is still 400 MB.
+    at(630, 700)
+    # The floor rises: at 650 s the last minute holds 700 and 464 MB; at 700 s, 464 MB alone:
+    # 64 MB over, at the allowance, not past it.
+    at(650, 464)
+    at(700, 464)
+    assert said == [] and let_go == []
+    # 470 MB then 465 MB: the last minute's floor is 465 MB, past the allowance.
+    at(710, 470)
+    with pytest.raises(Renewed) as renewed:
+        at(770, 465)
     assert renewed.value.args == (["chaintape", "live"],)
     assert let_go == [1] and os.environ[RENEWALS] == "1"
-    assert said == ["follower: renewed in place (time 1): 464 MB resident, over its 400 MB "
-                    "after warm-up by more than 64 MB"]
+    assert said == ["follower: renewed in place (time 1): at least 465 MB resident over 60 s, "
+                    "over its 400 MB after warm-up by more than 64 MB"]
 
 
 def test_a_renewed_process_is_the_same_process_running_its_command_again(tmp_path):
@@ -79,7 +87,8 @@ def test_a_renewed_process_is_the_same_process_running_its_command_again(tmp_pat
         # As a spawned pool does, each image starts the tracker of its shared resources.
         resource_tracker.ensure_running()
         held = []
-        renewal = Renewal("grows", lambda line: print(line, flush=True), warm_s=0, above_mb=8)
+        renewal = Renewal("grows", lambda line: print(line, flush=True), warm_s=0, above_mb=8,
+                          window_s=0)
         while True:
             renewal.step()
             held.append(bytearray(4 << 20))
