@@ -22,9 +22,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pipelines  # noqa: F401  (the pipeline's process settings: before polars loads)
 
@@ -32,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 END = datetime(2026, 11, 20, tzinfo=UTC)
 APPENDED = timedelta(minutes=5)
 SLOWEST = 8
+T = TypeVar("T")
 
 
 def say(message: str) -> None:
@@ -79,15 +82,20 @@ class Resident:
         return max((mb for at, mb in self.samples if start <= at <= end + SAMPLE_S), default=0.0)
 
 
+def in_fresh_process(function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` in a new interpreter of its own, as the stack runs each run: what it
+    holds is its own, not what the runs before left."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as process:
+        return process.submit(function, *args).result()
+
+
 def refresh(dagster_dir: Path, days: list[str] | None, job_name: str = "refresh",
             publish: bool = True) -> dict:
     """The job named `job_name` over `days` (and the later ones; None: a job of no day
     partitions), without its snapshot unless `publish`, run as a run of the stack runs, in a
     process of its own: its seconds, its steps, the seconds of its slowest steps, its peak
     resident memory and each step's."""
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=spawn) as process:
-        return process.submit(_run, str(dagster_dir), days, job_name, publish).result()
+    return in_fresh_process(_run, str(dagster_dir), days, job_name, publish)
 
 
 def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool) -> dict:
@@ -112,13 +120,14 @@ def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool)
         spent: dict[str, float] = {}
         peaks: dict[str, float] = {}
         for entry in instance.all_logs(result.run_id):
-            kind = entry.dagster_event_type
+            kind, step = entry.dagster_event_type, entry.step_key
+            if step is None:
+                continue
             if kind == dg.DagsterEventType.STEP_START:
-                begun[entry.step_key] = entry.timestamp
+                begun[step] = entry.timestamp
             elif kind == dg.DagsterEventType.STEP_SUCCESS:
-                start = begun[entry.step_key]
-                spent[entry.step_key] = entry.timestamp - start
-                peaks[entry.step_key] = resident.between(start, entry.timestamp)
+                spent[step] = entry.timestamp - begun[step]
+                peaks[step] = resident.between(begun[step], entry.timestamp)
     slowest = dict(sorted(spent.items(), key=lambda kv: -kv[1])[:SLOWEST])
     return {"seconds": seconds, "steps": len(spent),
             "slowest": {k: round(v, 2) for k, v in slowest.items()},
@@ -130,9 +139,7 @@ def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool)
 def orchestration(dagster_dir: Path, steps: int) -> float:
     """Seconds to run a job of `steps` empty steps in a chain, in a process of its own, on the
     same instance: what Dagster costs per run and per step, whatever the steps do."""
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=spawn) as process:
-        return process.submit(_empty, str(dagster_dir), steps).result()
+    return in_fresh_process(_empty, str(dagster_dir), steps)
 
 
 def _empty(dagster_dir: str, steps: int) -> float:

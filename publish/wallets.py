@@ -473,6 +473,13 @@ def _symbols(frames: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return frames["token_rows"].select("chain_id", token="address", token_symbol="symbol")
 
 
+def ranked_at(rankings: pl.DataFrame) -> str | None:
+    """The watermark rankings rank as of, as a snapshot names an instant (None for rankings
+    stored without it, or none)."""
+    at = rankings["as_of"].first() if "as_of" in rankings.columns else None
+    return instant_text(at) if isinstance(at, datetime) else None
+
+
 def ranking_lists(rankings: Callable[[], pl.DataFrame], records: pl.DataFrame, min_rated: int,
                   stored_as: str) -> ListFamily:
     """Every ranking page (`ranking_pages`) as one family of lists named by the stored
@@ -490,8 +497,8 @@ def ranking_pages(rankings: pl.DataFrame, records: pl.DataFrame,
     for CDN consumers; their last cursor continues on the edge. Each index says the watermark
     the ranking is as of (`ranked_as_of`): the rankings' own cadence's, not the snapshot's."""
     out = []
-    at = rankings["as_of"].first() if "as_of" in rankings.columns else None
-    envelope = {"ranked_as_of": instant_text(at)} if isinstance(at, datetime) else {}
+    at = ranked_at(rankings)
+    envelope = {} if at is None else {"ranked_as_of": at}
     # Each ranking reads its chain's window only: split once, not filtered from every row for
     # each of its sorts.
     groups = rankings.partition_by("chain_id", "window", as_dict=True)

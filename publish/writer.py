@@ -182,16 +182,18 @@ class Publisher:
         started = time.perf_counter()
         for paged, family in self._lists(lists, previous, shared):
             if isinstance(paged, str):
-                meta, written = self._carry(base, sid, as_of, paged, previous, manifest, shared)
+                where = paged
+                meta, written = self._carry(base, sid, as_of, where, previous, manifest, shared)
             else:
+                where = paged.where
                 meta, objects, written = self._list(base, sid, as_of, paged, manifest, shared,
                                                     pages)
                 if family is not None:
                     meta["family"] = {"name": family.name, "inputs": family.inputs,
                                       "objects": objects, **_carried_fields(paged)}
-            manifest.lists[paged if isinstance(paged, str) else paged.where] = meta
+            manifest.lists[where] = meta
             done = time.perf_counter()
-            tallies.setdefault(meta["index"].split("/")[1], _Tally()).add(
+            tallies.setdefault(where.split("/")[0], _Tally()).add(
                 meta["rows"], meta["pages"], written, done - started)
             started = done
         for name, tally in tallies.items():

@@ -3,7 +3,6 @@ trades, the PNL chart, funding, best trades, the overview across chains, ranking
 labels batch and the wallets that traded a token."""
 
 import time
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -38,12 +37,12 @@ from publish.wallets import (
     WalletQuery,
     marked,
     position_items,
+    ranked_at,
     ranking_items,
     round_items,
     wallet_order,
     wallet_scope,
 )
-from publish.writer import instant_text
 
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400
@@ -90,9 +89,7 @@ def ranked_as_of(snapshot: Snapshot) -> str:
     """The watermark the snapshot's rankings, profiles and metrics records rank as of: their
     own cadence's last run, at most five minutes behind the snapshot's (the snapshot's own
     for rankings published without it)."""
-    rankings = table(snapshot, "wallet_rankings")
-    at = rankings["as_of"].first() if "as_of" in rankings.columns else None
-    return instant_text(at) if isinstance(at, datetime) else snapshot.manifest.as_of
+    return ranked_at(table(snapshot, "wallet_rankings")) or snapshot.manifest.as_of
 
 
 @per_snapshot(kept=2)
