@@ -208,7 +208,14 @@ class Warehouse(dg.ConfigurableResource):
 
     def _days(self, name: str, version: int | None) -> pl.LazyFrame:
         """A product made a day at a time: the files of the days its lake table holds, in
-        order; a day not made yet fails the read rather than leave its rows out."""
+        order (`day_files`)."""
+        return self.read([path for paths in self.day_files(name, version).values()
+                          for path in paths])
+
+    def day_files(self, name: str, version: int | None = None) -> dict[str, list[str]]:
+        """A product made a day at a time: its files at `version` (else its latest) of each
+        day its lake table holds, in order; a day not made yet fails the read rather than
+        leave its rows out."""
         files = self.files(name, version) if self.exists(name) else {}
         days = self.lake().days_made(BY_DAY[name])
         missing = [day for day in days if day not in files]
@@ -219,7 +226,7 @@ class Warehouse(dg.ConfigurableResource):
         if not days:
             raise FileNotFoundError(f"product {name!r} has no days: the lake's "
                                     f"{BY_DAY[name]} table is empty")
-        return self.read([path for day in days for path in files[day]])
+        return {day: files[day] for day in days}
 
     def clock(self) -> dict:
         """The `as_of` product's one row: the watermark and the instants derived from it."""

@@ -15,10 +15,12 @@ from core.fingerprints import distinct, gathered, keyed, lookup, recipe
 from core.vocabulary import TERMINAL_TOKEN_STATUSES, WALLET_WINDOWS, wire_time
 from publish.cursor import list_scope
 from publish.spans import (
+    day_of,
     fingerprint,
     fingerprint_of,
     layer_ends,
     layer_of,
+    lazy_span_names,
     span_day,
     span_names,
     span_of,
@@ -235,22 +237,24 @@ def _summed(sells: pl.DataFrame, resolution: str) -> pl.DataFrame:
             .with_columns(resolution=pl.lit(resolution)))
 
 
-def wallet_serving(frames: Mapping[str, pl.DataFrame],
+def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "LedgerDays",
+                   rounds: pl.LazyFrame,
                    with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
                    booked: Callable[[pl.DataFrame], pl.DataFrame],
                    booked_rounds: Callable[[pl.DataFrame], pl.DataFrame],
-                   labels: pl.DataFrame, as_of_s: int, cut_s: int,
+                   book_columns: tuple[str, ...], labels: pl.DataFrame, as_of_s: int,
                    hashed_from: Mapping[int, str],
                    stored_as: Mapping[str, str]) -> Iterator[ServingTable | SpannedTable]:
-    """Every wallet serving table, each sorted by its lookup key (`with_hashes`: ledger rows
-    with their swaps' transaction hashes, for the wallet trades, which `hashed_from` names per
-    UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger rows, for
-    the layers; `labels`: the lake's known entities, for addresses that never traded;
-    `stored_as`: a name of the stored files of the profiles and of the rankings, published as
-    stored and so not even read while unchanged, between two rankings; `cut_s`: where the
-    spans and layers are cut, `span_cut`); each is built only when the one
-    before has been taken, so that a publish holds one table at a time besides the ledger,
-    which is read once for the four made from it."""
+    """Every wallet serving table, each sorted by its lookup key (`ledger`: the stored ledger a
+    lake day at a time, cut where the spans and layers are, `span_cut`; `rounds`: the stored
+    rounds, lazily; `with_hashes`: ledger
+    rows with their swaps' transaction hashes, for the wallet trades, which `hashed_from`
+    names per UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger
+    rows of `book_columns`, for the layers; `labels`: the lake's known entities, for addresses
+    that never traded; `stored_as`: a name of the stored files of the profiles and of the
+    rankings, published as stored and so not even read while unchanged, between two
+    rankings); each is built only when the one before has been taken, so that a publish holds
+    one table at a time, and of the ledger the days still changing and the spans it makes."""
     made_with = recipe(sys.modules[__name__])
     yield stored("wallet_profiles", lambda: frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
@@ -260,14 +264,13 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
     yield stored("wallet_rankings", lambda: frames["wallet_rankings"],
                  ("chain_id", "wallet", "window"),
                  fingerprint_of(made_with, stored_as["wallet_rankings"]))
-    # Read once for the four tables made from it, and named once for three of them.
-    ledger = frames["wallet_ledger"]
-    spans = ledger_spans(ledger, cut_s)
-    layers = Layers(ledger, cut_s, spans)
+    # Named once for the three tables made from the ledger's spans.
+    spans = ledger_spans(ledger)
+    layers = Layers(ledger, spans, book_columns)
     yield wallet_positions(layers, booked)
-    yield wallet_rounds(frames["wallet_rounds"], layers, booked_rounds, _symbols(frames), cut_s)
-    yield wallet_trades(ledger, _symbols(frames), with_hashes, hashed_from, cut_s, spans)
-    yield wallet_buckets(ledger, as_of_s, cut_s)
+    yield wallet_rounds(rounds, layers, booked_rounds, _symbols(frames))
+    yield wallet_trades(ledger, _symbols(frames), with_hashes, hashed_from, spans)
+    yield wallet_buckets(ledger, as_of_s)
     del layers, ledger, spans
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
     yield ServingTable("address_labels", labels.select(
@@ -275,31 +278,107 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame],
         ("chain_id", "address", "kind"))
 
 
-def wallet_buckets(ledger: pl.DataFrame, as_of_s: int, cut_s: int) -> SpannedTable:
+class LedgerDays:
+    """The stored wallet ledger a lake day at a time (`files`: each lake day's files, by the
+    day's first second, a lake day's files holding its own rows and those of the days without
+    swaps before it; `read`: files, lazily, their rows in order), cut at `cut_s`
+    (`span_cut`). The days before the cut's are closed: each of their spans (a UTC day) is
+    named by its lake day's files (a write never reuses a file's name) and read only when asked
+    for. The rest, where spans still change, is read once and named by its rows."""
+
+    def __init__(self, files: Mapping[int, list[str]],
+                 read: Callable[[list[str]], pl.LazyFrame], cut_s: int) -> None:
+        if not files:
+            raise ValueError("the wallet ledger has no days: materialise its partitions")
+        self.files = dict(sorted(files.items()))
+        self.read, self.cut_s = read, cut_s
+        self.span = span_of(cut_s)
+        today = span_day(cut_s)
+        self.closed_days = [day for day in self.files if day < today]
+        self.recent_days = [day for day in self.files if day >= today]
+
+    def scan(self, days: list[int] | None = None) -> pl.LazyFrame:
+        """The rows of some lake days (every day when None), lazily, in chain order."""
+        chosen = list(self.files) if days is None else days
+        if not chosen:
+            return self.read(next(iter(self.files.values()))).head(0)
+        return self.read([path for day in chosen for path in self.files[day]])
+
+    @functools.cached_property
+    def recent(self) -> pl.DataFrame:
+        """The rows of the cut's day and after, read once."""
+        return self.scan(self.recent_days).collect()
+
+    @functools.cached_property
+    def closed(self) -> dict[int, int]:
+        """Each span of the closed days (a UTC day) and the lake day whose files hold it."""
+        found: dict[int, int] = {}
+        for day in self.closed_days:
+            spans = self.scan([day]).select(
+                (day_of() * DAY).unique().alias("span")).collect().to_series()
+            found.update(dict.fromkeys(spans.to_list(), day))
+        return found
+
+    def names(self, columns: tuple[str, ...], *made_with: str) -> dict[int, str]:
+        """A name for each span (`span_of`) of the ledger's `columns` and `made_with` (what else
+        its rows are made from): a closed one's its lake day's files, the others' their rows."""
+        closed = {span: fingerprint_of(*made_with, *self.files[day])
+                  for span, day in self.closed.items()}
+        return {**closed, **span_names(self.recent.select(columns), self.span, *made_with)}
+
+    def rows(self, wanted: set[Any] | None, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
+        """The `columns` of the rows of the spans in `wanted` (every span when None) a lake day
+        at a time, in chain order: a closed day's rows of the wanted spans in it, then, when
+        any wanted span is not closed, every row after the closed days. A span's rows are all
+        in one of them; no span asked for, no rows, with the columns."""
+        asked = False
+        for day in self.closed_days:
+            spans = [span for span, of in self.closed.items()
+                     if of == day and (wanted is None or span in wanted)]
+            if spans:
+                asked = True
+                rows = self.scan([day]).select(columns)
+                yield (rows if wanted is None else rows.filter(self.span.is_in(spans))).collect()
+        if wanted is None or wanted - self.closed.keys():
+            yield self.recent.select(columns)
+        elif not asked:
+            yield self.scan([]).select(columns).collect()
+
+
+def wallet_buckets(ledger: LedgerDays, as_of_s: int) -> SpannedTable:
     """The chart's buckets in spans by their last second (`span_of`): realised profit, the
     cost basis it closed, wins and losses per wallet per bucket of each resolution, summed from
     `bucket_sells`. A bucket that ended before the watermark's hour no longer changes, and the
-    day's and the hour's buckets still filling are in the hour's span. Each span is named by
-    the sells summed into its buckets, and only the spans whose sells changed are summed."""
-    sells = bucket_sells(ledger, as_of_s)
+    day's and the hour's buckets still filling are in the hour's span. A closed day's span
+    (its buckets end within it) is named by its lake day's files and whether it has hourly
+    buckets, the others by the sells summed into their buckets; only the spans whose name
+    changed are summed."""
     made_with = recipe(sys.modules[__name__])
+    hourly_from = span_day(as_of_s - WEEK)
+    columns = ("side", *SELL_INPUTS)
 
     def span(resolution: str) -> pl.Expr:
-        return span_of(cut_s, _bucket(resolution) + BUCKET_SECONDS[resolution] - 1)
+        return span_of(ledger.cut_s, _bucket(resolution) + BUCKET_SECONDS[resolution] - 1)
 
     def inputs() -> dict[Any, str]:
+        sells = bucket_sells(ledger.recent.select(columns), as_of_s)
         names = [span_names(rows, span(resolution), resolution, made_with)
                  for resolution, rows in sells.items()]
-        return {label: fingerprint_of(*(name.get(label, "") for name in names))
-                for label in set().union(*names)}
+        closed = {label: fingerprint_of(made_with, *ledger.files[day], str(label >= hourly_from))
+                  for label, day in ledger.closed.items()}
+        return {**closed, **{label: fingerprint_of(*(name.get(label, "") for name in names))
+                             for label in set().union(*names)}}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        made = pl.concat([_summed(rows if wanted is None else rows.filter(
-            span(resolution).is_in(list(wanted))), resolution)
-            for resolution, rows in sells.items()])
         ends = pl.col("bucket") + pl.col("resolution").replace_strict(BUCKET_SECONDS,
                                                                     return_dtype=pl.Int64) - 1
-        yield from spans_of(made, span_of(cut_s, ends))
+        # A closed day's buckets are summed from its own sells: a lake day at a time.
+        for day in ledger.rows(wanted, columns):
+            sells = bucket_sells(day, as_of_s)
+            made = pl.concat([_summed(rows if wanted is None else rows.filter(
+                span(resolution).is_in(list(wanted))), resolution)
+                for resolution, rows in sells.items()])
+            yield from spans_of(made, span_of(ledger.cut_s, ends))
 
     return SpannedTable("wallet_buckets", pieces,
                         ("chain_id", "wallet", "resolution", "bucket"), inputs)
@@ -322,21 +401,21 @@ TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", 
 LEDGER_NAMED = (*TRADE_INPUTS, "mark_usd")
 
 
-def ledger_spans(ledger: pl.DataFrame, cut_s: int) -> dict[int, str]:
+def ledger_spans(ledger: LedgerDays) -> dict[int, str]:
     """A name for each span (`span_of`) of the ledger's rows, and this code's."""
-    return span_names(ledger.select(*LEDGER_NAMED), span_of(cut_s), recipe(sys.modules[__name__]))
+    return ledger.names(LEDGER_NAMED, recipe(sys.modules[__name__]))
 
 
 class Layers:
     """The ledger's layers (`layer_of`: all before the watermark's day, the day before its
     hour, the hour), for state kept as of each layer's end: a layer's state is that of the
-    positions with a ledger row in it, made from their rows before its end. `spans` names the
-    ledger's rows in spans (`ledger_spans`), of which each layer is a run."""
+    positions with a ledger row in it, made from their rows (of `columns`) before its end.
+    `spans` names the ledger's rows in spans (`ledger_spans`), of which each layer is a run."""
 
-    def __init__(self, ledger: pl.DataFrame, cut_s: int, spans: Mapping[int, str]) -> None:
-        self.ledger = ledger
-        self.spans = spans
-        self.layer, self.ends = layer_of(cut_s), layer_ends(cut_s)
+    def __init__(self, ledger: LedgerDays, spans: Mapping[int, str],
+                 columns: tuple[str, ...]) -> None:
+        self.ledger, self.spans, self.columns = ledger, spans, columns
+        self.layer, self.ends = layer_of(ledger.cut_s), layer_ends(ledger.cut_s)
 
     @functools.cached_property
     def labels(self) -> list[int]:
@@ -353,17 +432,28 @@ class Layers:
             names[max(start for start in self.ends if start <= label)] = fingerprint_of(*running)
         return names
 
-    @property
-    def keys(self) -> pl.Series:
-        """Each ledger row's position fingerprint, as the ledger stores it."""
-        return self.ledger["position"]
+    def empty(self) -> pl.DataFrame:
+        """No ledger rows, with the columns."""
+        return self.ledger.scan([]).select(self.columns).collect()
 
-    def rows(self, label: int) -> pl.DataFrame:
-        """The ledger rows of the positions with a row in the layer, before its end."""
-        touched = self.keys.filter(self.ledger.select(self.layer == label).to_series()).unique()
-        rows = self.ledger.filter(self.keys.is_in(touched.implode()))
+    def rows(self, label: int) -> Iterator[pl.DataFrame]:
+        """The ledger rows of the positions with a row in the layer, before its end, a chain at
+        a time: for the first layer every row before the watermark's day, read a chain at a
+        time; for the day's and the hour's, the rows of the positions the days still changing
+        show in them, found by their fingerprints."""
         end = self.ends[label]
-        return rows if end is None else rows.filter(pl.col("ts") < end)
+        rows = self.ledger.scan().select(self.columns)
+        if end is not None:
+            rows = rows.filter(pl.col("ts") < end)
+        if label:
+            recent = self.ledger.recent
+            touched = recent.filter(recent.select(self.layer == label).to_series())["position"]
+            found = rows.filter(pl.col("position").is_in(touched.unique().implode())).collect()
+            yield from found.partition_by("chain_id", maintain_order=True)
+            return
+        chains = rows.select(pl.col("chain_id").unique().sort()).collect().to_series()
+        for chain in chains:
+            yield rows.filter(pl.col("chain_id") == chain).collect()
 
     def open_label(self, label: int) -> int:
         """The label of what stays open at a layer's end: the last second before it (the hour's
@@ -383,10 +473,11 @@ def wallet_positions(layers: Layers,
     watermark's hour, as a rule, and shares the rest."""
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
         if not layers.labels:
-            yield None, booked(layers.ledger).select(POSITION_BOOKS)
+            yield None, booked(layers.empty()).select(POSITION_BOOKS)
         for label in layers.labels:
             if wanted is None or label in wanted:
-                yield label, booked(layers.rows(label)).select(POSITION_BOOKS)
+                yield from ((label, booked(rows).select(POSITION_BOOKS))
+                            for rows in layers.rows(label))
 
     return SpannedTable("wallet_positions", pieces, POSITION_KEY, lambda: layers.names)
 
@@ -397,73 +488,80 @@ ROUND_BOOKS = (*ROUND_KEY, "token_symbol", "opened_at", "closed_at",
                *(f for f in ROUND_FIELDS if f not in ("round", "hold_seconds")))
 
 
-def wallet_rounds(rounds: pl.DataFrame, layers: Layers,
-                  booked: Callable[[pl.DataFrame], pl.DataFrame], symbols: pl.DataFrame,
-                  cut_s: int) -> SpannedTable:
-    """The rounds: closed ones in spans by their close (`span_of`: a closed round never
-    changes again), named by their rows; open ones in layers (`Layers`), each the rounds still
-    open at the layer's end of the positions with a ledger row in it (`booked`: the books'
-    rounds of ledger rows), named as the layers are. Labels order them by the
-    instant they are as of, so that a round is its last part's row (as the edge reads it), and
-    a refresh makes the watermark's hour, as a rule, and shares the rest."""
-    closed = rounds.filter(pl.col("closed_at").is_not_null())
-    span = span_of(cut_s, "closed_at")
+def wallet_rounds(rounds: pl.LazyFrame, layers: Layers,
+                  booked: Callable[[pl.DataFrame], pl.DataFrame],
+                  symbols: pl.DataFrame) -> SpannedTable:
+    """The rounds: closed ones (of the stored `rounds`, read lazily) in spans by their close
+    (`span_of`: a closed round rarely changes again), named by their rows, each span read when
+    it is made; open ones in layers (`Layers`), each the rounds still open at the layer's end
+    of the positions with a ledger row in it (`booked`: the books' rounds of ledger rows),
+    named as the layers are. Labels order them by the instant they are as of, so that a round
+    is its last part's row (as the edge reads it), and a refresh makes the watermark's hour, as
+    a rule, and shares the rest."""
+    span = span_of(layers.ledger.cut_s, "closed_at")
+    closed = (rounds.filter(pl.col("closed_at").is_not_null())
+              .join(symbols.lazy(), on=["chain_id", "token"], how="left", maintain_order="left")
+              .select(ROUND_BOOKS))
     made_with = recipe(sys.modules[__name__])
-
-    def named(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.join(symbols, on=["chain_id", "token"], how="left",
-                          maintain_order="left").select(ROUND_BOOKS)
+    closed_names = functools.cache(lambda: lazy_span_names(closed, span, made_with))
 
     def inputs() -> dict[Any, str]:
         still = {layers.open_label(label): name
                  for label, name in layers.names.items()}
-        return {**span_names(named(closed), span, made_with), **still}
+        return {**closed_names(), **still}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        chosen = closed if wanted is None else closed.filter(span.is_in(list(wanted)))
-        spans = dict(spans_of(named(chosen), span))
+        spans = {label for label in closed_names() if wanted is None or label in wanted}
         still = {layers.open_label(label): label for label in layers.labels
                  if wanted is None or layers.open_label(label) in wanted}
-        for label in sorted(spans.keys() | still.keys(), key=lambda at: (at is not None, at)):
-            yield label, spans[label] if label in spans else named(
-                booked(layers.rows(still[label])).filter(pl.col("closed_at").is_null()))
+        if not spans and not still:
+            yield None, closed.head(0).collect()
+        for label in sorted(spans | still.keys()):
+            if label in spans:
+                yield label, closed.filter(span == label).collect()
+                continue
+            for rows in layers.rows(still[label]):
+                yield label, booked(rows).filter(pl.col("closed_at").is_null()).join(
+                    symbols, on=["chain_id", "token"], how="left",
+                    maintain_order="left").select(ROUND_BOOKS)
 
     return SpannedTable("wallet_rounds", pieces, ROUND_KEY, inputs)
 
 
-def wallet_trades(ledger: pl.DataFrame, symbols: pl.DataFrame,
+def wallet_trades(ledger: LedgerDays, symbols: pl.DataFrame,
                   with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
-                  hashed_from: Mapping[int, str], cut_s: int,
-                  spans: Mapping[int, str]) -> SpannedTable:
-    """The wallet trades in spans (`span_of`: the UTC days, the hour of `cut_s` apart), each
+                  hashed_from: Mapping[int, str], spans: Mapping[int, str]) -> SpannedTable:
+    """The wallet trades in spans (`span_of`: the UTC days, the hour of the cut apart), each
     span named by its ledger rows (`spans`: `ledger_spans`), the symbols of its tokens, the
     lake's swaps of its day it takes hashes from (`hashed_from`, by the day's first second)
     and this code: only the spans whose name changed are made (their symbols looked up and
     hashes read in one pass), and of those a part whose rows came out as before is the
     previous snapshot's, not written again."""
-    # Of the columns the trades are made from only: the rest (a mark at the watermark, the
-    # books' running figures) change at every refresh.
-    events = ledger.select(*TRADE_INPUTS)
-    span = span_of(cut_s)
+    span = ledger.span
 
     def inputs() -> dict[Any, str]:
         # A span's symbols are its own tokens': a new token elsewhere leaves its name as it is.
-        tokens = (events.select(span.alias("_span"), key=keyed("chain_id", "token")).unique()
-                  .join(symbols.select("token_symbol", key=keyed("chain_id", "token")),
-                        on="key", how="left"))
+        tokens = (pl.concat([ledger.scan(ledger.closed_days), ledger.recent.lazy()])
+                  .select(span.alias("_span"), key=keyed("chain_id", "token")).unique()
+                  .join(symbols.lazy().select("token_symbol", key=keyed("chain_id", "token")),
+                        on="key", how="left").collect())
         named = span_names(tokens.sort("_span", "key"), pl.col("_span"))
         return {label: fingerprint_of(name, named.get(label, ""),
                                       hashed_from.get(span_day(label), ""))
                 for label, name in spans.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        rows = events if wanted is None else events.filter(span.is_in(list(wanted)))
-        made = with_hashes(rows.join(symbols, on=["chain_id", "token"], how="left",
-                                     maintain_order="left")).select(
-            "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash", "token",
-            "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
-            "fee_is_estimated")
-        yield from spans_of(made, span)
+        # Of the columns the trades are made from only: the rest (a mark at the watermark, the
+        # books' running figures) change at every refresh. A lake day at a time.
+        for rows in ledger.rows(wanted, TRADE_INPUTS):
+            if wanted is not None:
+                rows = rows.filter(span.is_in(list(wanted)))
+            made = with_hashes(rows.join(symbols, on=["chain_id", "token"], how="left",
+                                         maintain_order="left")).select(
+                "chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash",
+                "token", "token_symbol", "pair", "side", "qty", "price_usd", "notional_usd",
+                "fee_usd", "fee_is_estimated")
+            yield from spans_of(made, span)
 
     return SpannedTable("wallet_trades", pieces,
                         ("chain_id", "wallet", "block_number", "log_index", "seq"), inputs)

@@ -200,9 +200,10 @@ class Publisher:
             self.progress(f"{name}: {tally}")
         started = time.perf_counter()
         for table in tables:
-            parts = self._parts(table, manifest, shared, previous)
+            parts, empty = self._parts(table, manifest, shared, previous)
             rows = sum(part["rows"] for part in parts)
-            manifest.tables[table.name] = {"rows": rows, "key": list(table.key), "parts": parts}
+            manifest.tables[table.name] = {"rows": rows, "key": list(table.key), "parts": parts,
+                                           **({"empty": empty} if empty else {})}
             written = sum(1 for part in parts if part["object"] not in shared)
             self.progress(f"{table.name}: {rows} rows (serving table, "
                           f"{written} of {len(parts)} part(s) written, "
@@ -234,16 +235,18 @@ class Publisher:
         return {}
 
     def _parts(self, table: "ServingTable | SpannedTable", manifest: Manifest,
-               shared: "SharedObjects", previous: Mapping[str, Any]) -> list[dict[str, Any]]:
+               shared: "SharedObjects", previous: Mapping[str, Any]
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Store a serving table's parts (in span order, each sorted by key, if it has one),
         writing only those the previous snapshot does not already hold, and making only the
         spans whose inputs changed. A table without rows is one empty part, which carries its
-        columns."""
-        names, kept = _kept_spans(table, shared, previous)
+        columns. Also the named spans that came out without rows, with their inputs, so that
+        the next snapshot need not make them again either."""
+        names, kept, empty = _kept_spans(table, shared, previous)
         for part in kept:
             manifest.objects[part["object"]] = shared[part["object"]]
         wanted = None if isinstance(table, ServingTable) or table.inputs is None \
-            else set(names) - {part["span"] for part in kept}
+            else set(names) - {part["span"] for part in kept} - {e["span"] for e in empty}
         parts: list[dict[str, Any]] = list(kept)
         spare = None
         for label, piece in _pieces(table, wanted):
@@ -255,7 +258,12 @@ class Publisher:
             parts.append(made | ({"inputs": names[label]} if label in names else {}))
         if not parts and spare is not None:
             parts.append(self._part(None, spare, manifest, shared))
-        return sorted(parts, key=lambda part: part["span"]) if kept else parts
+        # A table without rows is made again each time: it needs its one empty part.
+        filled = {part["span"] for part in parts if part["rows"]}
+        empty = [] if not filled else empty + [
+            {"span": label, "inputs": names[label]} for label in sorted(wanted or ())
+            if label not in filled]
+        return (sorted(parts, key=lambda part: part["span"]) if kept else parts), empty
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
               shared: "SharedObjects") -> dict[str, Any]:
@@ -332,7 +340,7 @@ class Publisher:
         frame, where = paged.frame, paged.where
         meta: dict[str, Any] = {"key": list(paged.key)}
         if paged.served:
-            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared, {})
+            meta["parts"] = self._parts(ServingTable(where, frame, ()), manifest, shared, {})[0]
         items = frame["item"].to_list()
         objects, written = [], 0
         for n in range(max(1, -(-len(items) // PAGE_SIZE))):
@@ -460,16 +468,20 @@ def _pieces(table: "ServingTable | SpannedTable",
 
 
 def _kept_spans(table: "ServingTable | SpannedTable", shared: Mapping[str, dict[str, Any]],
-                previous: Mapping[str, Any]) -> tuple[dict[Any, str], list[dict[str, Any]]]:
-    """A spanned table's input names, and the previous snapshot's parts of the spans whose
-    inputs are named the same (those need not be made again)."""
+                previous: Mapping[str, Any]
+                ) -> tuple[dict[Any, str], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A spanned table's input names, the previous snapshot's parts of the spans whose inputs
+    are named the same (those need not be made again), and the spans it found without rows
+    from the same inputs."""
     if isinstance(table, ServingTable) or table.inputs is None:
-        return {}, []
+        return {}, [], []
     names = dict(table.inputs())
-    before = previous.get("tables", {}).get(table.name, {}).get("parts", [])
-    kept = [dict(part) for part in before if part.get("inputs") is not None
+    meta = previous.get("tables", {}).get(table.name, {})
+    kept = [dict(part) for part in meta.get("parts", []) if part.get("inputs") is not None
             and names.get(part["span"]) == part["inputs"] and part["object"] in shared]
-    return names, kept
+    empty = [dict(span) for span in meta.get("empty", [])
+             if names.get(span["span"]) == span["inputs"]]
+    return names, kept, empty
 
 
 def _parquet(frame: pl.DataFrame) -> bytes:

@@ -16,7 +16,7 @@ from assets.domains import keys, product_key
 from assets.market import pair_trades
 from assets.market.pair_trades import trade_rows
 from assets.wallets.ledger import with_swap_hashes
-from assets.wallets.positions import assemble_rounds, book_positions
+from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
@@ -40,7 +40,7 @@ from publish.spans import (
     spans_of,
 )
 from publish.verdicts import epoch_of, verdict_tree
-from publish.wallets import ranking_lists, wallet_serving
+from publish.wallets import LedgerDays, ranking_lists, wallet_serving
 from publish.writer import PagedList, Publisher, ServingTable, SpannedTable, spanned
 
 
@@ -63,7 +63,11 @@ class Products(Mapping[str, pl.DataFrame]):
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in PRODUCT_SCHEMAS:
             raise KeyError(name)
-        return self.warehouse.scan(name, self.versions[name]).collect()
+        return self.scan(name).collect()
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """A product at its pinned version, lazily."""
+        return self.warehouse.scan(name, self.versions[name])
 
     def __iter__(self) -> Iterator[str]:
         return iter(PRODUCT_SCHEMAS)
@@ -226,6 +230,10 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     # between two rankings carries them without reading them.
     stored_as = {name: fingerprint_of(*sorted(warehouse.files(name, frames.versions[name])[None]))
                  for name in ("wallet_profiles", "wallet_rankings")}
+    # The wallet ledger a lake day at a time: a publish reads the days still changing and the
+    # spans it makes again, not the history.
+    ledger = LedgerDays({day_start(day): files for day, files in warehouse.day_files(
+        "wallet_ledger", frames.versions["wallet_ledger"]).items()}, warehouse.read, cut_s)
     manifest = publisher.publish(
         as_of,
         lists=[PagedList("chains", chain_items(records), ("chain_id", "slug")),
@@ -240,9 +248,10 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
                            frames.versions["swap_legs"], lake_swaps),
-            wallet_serving(frames, lambda ledger: with_swap_hashes(ledger, swaps),
-                           book_positions, lambda ledger: assemble_rounds(ledger, as_of_s),
-                           warehouse.scan("address_labels").collect(), as_of_s, cut_s,
+            wallet_serving(frames, ledger, frames.scan("wallet_rounds"),
+                           lambda rows: with_swap_hashes(rows, swaps),
+                           book_positions, lambda rows: assemble_rounds(rows, as_of_s),
+                           BOOK_INPUTS, warehouse.scan("address_labels").collect(), as_of_s,
                            hashed_from={day: fingerprint_of(*files)
                                         for day, files in lake_swaps.items()},
                            stored_as=stored_as),

@@ -21,6 +21,12 @@ SUMS = ("bought_qty", "sold_qty", "bought_usd", "sold_usd", "_priced_in", "_pric
         "cost_in_usd", "realized_usd", "cost_closed_usd")
 
 
+# The ledger's columns the books (positions, rounds) are folded from.
+BOOK_INPUTS = ("position", *POSITION, "side", "qty", "notional_usd", "cost_in_usd",
+               "realized_usd", "cost_closed_usd", "held", "cost", "incomplete", "opens",
+               "closes", "ts", "round_opened_at", "round")
+
+
 class Accounts(NamedTuple):
     """The ledger's columns the folds read, as arrays (a null notional is NaN), with each
     row's position number and how many positions there are: made once for every fold."""

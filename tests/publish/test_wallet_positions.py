@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from assets.wallets.positions import book_positions
+from assets.wallets.positions import BOOK_INPUTS, book_positions
 from core.store import LocalStore
 from publish.cursor import CursorSigner
 from publish.reader import OBJECTS, load_snapshot
@@ -15,6 +15,7 @@ from publish.spans import layer_ends, layer_of
 from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
 from publish.writer import Publisher
 from tests.assets.test_wallets import account
+from tests.publish.ledger_days import ledger_days
 
 DAY, HOUR = 86_400, 3_600
 # The watermark: 02:30 on day 2.
@@ -35,11 +36,12 @@ def ledger(rows: list[tuple[str, str, int, str, float, float]]) -> pl.DataFrame:
 
 def layers(stored: pl.DataFrame, as_of_s: int) -> Layers:
     """The stored ledger's layers at a watermark, named by its spans."""
-    return Layers(stored, as_of_s, ledger_spans(stored, as_of_s))
+    days = ledger_days(stored, as_of_s)
+    return Layers(days, ledger_spans(days), BOOK_INPUTS)
 
 
 def booked(rows: pl.DataFrame) -> pl.DataFrame:
-    return book_positions(account(rows))
+    return book_positions(rows)
 
 
 BOOK = [("w", "t", 100, "buy", 10.0, 20.0),                   # day 0: w holds 10 t for 20

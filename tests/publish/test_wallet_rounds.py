@@ -11,7 +11,6 @@ from publish.cursor import CursorSigner
 from publish.reader import OBJECTS, load_snapshot
 from publish.wallets import ROUND_BOOKS, ROUND_KEY, wallet_rounds
 from publish.writer import Publisher
-from tests.assets.test_wallets import account
 from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, layers, ledger
 
 SYMBOLS = pl.DataFrame({"chain_id": [1], "token": ["t"], "token_symbol": ["T"]})
@@ -22,14 +21,10 @@ BOOK = [("w0", "t", 100, "buy", 1.0, 1.0), ("w0", "t", 200, "sell", 1.0, 2.0),  
         ("w2", "t", 2 * DAY + 90, "buy", 5.0, 5.0)]                          # open since day 2
 
 
-def booked(rows: pl.DataFrame, as_of_s: int) -> pl.DataFrame:
-    return assemble_rounds(account(rows), as_of_s)
-
-
 def publish(publisher: Publisher, book: list, as_of: int, minute: int):
     stored = ledger(book)
-    table = wallet_rounds(booked(stored, as_of), layers(stored, as_of),
-                          lambda rows: booked(rows, as_of), SYMBOLS, as_of)
+    table = wallet_rounds(assemble_rounds(stored, as_of).lazy(), layers(stored, as_of),
+                          lambda rows: assemble_rounds(rows, as_of), SYMBOLS)
     return publisher.publish(datetime(2026, 11, 20, 0, minute, tzinfo=UTC), [], {},
                              tables=[table])
 
@@ -59,7 +54,7 @@ def test_closed_rounds_keep_their_spans_and_open_ones_their_layers(tmp_path) -> 
     frames = [p.frame for p in load_snapshot(store, second.snapshot_id).parts["wallet_rounds"]]
     newest = (pl.concat(frames).unique(subset=list(ROUND_KEY), keep="last", maintain_order=True)
               .sort(ROUND_KEY))
-    whole = (booked(ledger(later), AS_OF + 60).join(SYMBOLS, on=["chain_id", "token"])
+    whole = (assemble_rounds(ledger(later), AS_OF + 60).join(SYMBOLS, on=["chain_id", "token"])
              .select(ROUND_BOOKS).sort(ROUND_KEY))
     assert newest.equals(whole)
     assert newest.filter(pl.col("wallet") == "w3")["closed_at"].to_list() == [HOUR_START + 10]
