@@ -18,9 +18,11 @@ from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_
 from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
-# What moves with prices and with time alone, every wallet's at once: ranked on their own
-# cadence (`pipelines.schedules`), not at every refresh of the lake.
-RANKED = ("wallet_windows", "wallet_profiles", "wallet_rankings")
+# What moves with prices and with time alone, every wallet's at once, and the books only they
+# read (the served positions are the snapshot's layers, marked as they are read): ranked on
+# their own cadence (`pipelines.schedules`), not at every refresh of the lake.
+RANKED = ("wallet_positions", "wallet_traits", "wallet_windows", "wallet_profiles",
+          "wallet_rankings")
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:

@@ -20,6 +20,8 @@ from core.fingerprints import (
     numbered,
 )
 
+# The ledger's columns the traits are folded from.
+TRAIT_INPUTS = ("position", "chain_id", "wallet", "pair", "ts", "side", "cost_change")
 # Entering a pool among its first swaps is sniping.
 SNIPE_SWAPS = 10
 # A pool younger than this is a launch; market makers quote established pools.

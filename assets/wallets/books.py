@@ -13,9 +13,15 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
-from assets.wallets.behaviour import wallet_traits
+from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.ledger import slots
-from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
+from assets.wallets.positions import (
+    BOOK_INPUTS,
+    Accounts,
+    Owners,
+    assemble_positions,
+    assemble_rounds,
+)
 from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized, streamed
 from checks.outcome import combined
@@ -83,7 +89,7 @@ class BooksRun:
         refused."""
         failure: BaseException | None = None
         try:
-            stored = self.warehouse.scan("wallet_ledger")
+            stored = self.warehouse.scan("wallet_ledger").select(self.columns())
             chains = stored.select(pl.col("chain_id").unique().sort()).collect().to_series()
             for ledger in ahead(stored.filter(pl.col("chain_id") == chain).collect()
                                 for chain in chains):
@@ -97,6 +103,11 @@ class BooksRun:
         finally:
             for waiting in self.pieces.values():
                 waiting.put(failure)
+
+    def columns(self) -> list[str]:
+        """The ledger's columns the asked folds read."""
+        traits = TRAIT_INPUTS if "wallet_traits" in self.made else ()
+        return list(dict.fromkeys((*BOOK_INPUTS, *traits)))
 
     def results(self, products: list[dg.MaterializeResult]
                 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
