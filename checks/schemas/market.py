@@ -43,6 +43,13 @@ class VerdictRules(pa.DataFrameModel):
             & ((pl.col("txns_h24") == 0) == (pl.col("makers_h24") == 0)))
 
 
+# What a pair row's window volumes are checked from: each window's volume and its sides'.
+WINDOW_VOLUMES = pl.Struct({
+    "volume": pl.Struct(dict.fromkeys(PAIR_WINDOWS, pl.Float64)),
+    "txn": pl.Struct(dict.fromkeys(PAIR_WINDOWS, pl.Struct(
+        {"buy_volume": pl.Float64, "sell_volume": pl.Float64})))})
+
+
 class PairRow(VerdictRules):
     """One pair: the columns lists and lookups read, and `item`, its wire JSON."""
 
@@ -90,16 +97,17 @@ class PairRow(VerdictRules):
     def window_volume_is_buys_plus_sells(cls, data) -> pl.LazyFrame:
         """Each window's volume is its buy volume plus its sell volume (spec 2.1), perps' rows
         included (their notional has no taker side: it stays in the perp block)."""
-        def figure(path: str) -> pl.Expr:
-            return pl.col("item").str.json_path_match(path).cast(pl.Float64)
-
+        # Each row's JSON read once, for the figures the rule needs only.
+        figures = pl.col("_figures")
         held = []
         for w in PAIR_WINDOWS:
-            volume = figure(f"$.volume.{w}")
-            both = figure(f"$.txn.{w}.buy_volume") + figure(f"$.txn.{w}.sell_volume")
+            volume = figures.struct.field("volume").struct.field(w)
+            sides = figures.struct.field("txn").struct.field(w)
+            both = sides.struct.field("buy_volume") + sides.struct.field("sell_volume")
             held.append(((volume - both).abs() <= 1e-9 * volume.abs().clip(1.0, None))
                         .fill_null(volume.is_null()))
-        return data.lazyframe.select(pl.all_horizontal(held))
+        return data.lazyframe.select(_figures=pl.col("item").str.json_decode(WINDOW_VOLUMES)
+                                     ).select(pl.all_horizontal(held))
 
     @pa.dataframe_check
 
