@@ -68,14 +68,14 @@ def _ranked() -> dg.AssetSelection:
 
 
 def rankings() -> tuple["UnresolvedAssetJobDefinition", dg.ScheduleDefinition]:
-    """The ranked wallet products (every wallet's positions marked, traits, window records,
-    profiles and rankings) made again from the stored ledger at the lake's watermark, every
+    """The ranked wallet products (every wallet's positions marked, rounds, traits, window
+    records, profiles and rankings) made again from the stored ledger at the lake's watermark, every
     five minutes when the watermark moved since their last ranking; the next snapshot
     publishes them."""
     job = dg.define_asset_job(
         "wallet_rankings_refresh", selection=_ranked(), executor_def=dg.in_process_executor,
-        description="Every wallet's positions marked, traits, window records, profile and "
-        "ranking rows, as of the lake's watermark: what moves with prices and time alone, and "
+        description="Every wallet's positions marked, rounds, traits, window records, profile "
+        "and ranking rows, as of the lake's watermark: what moves with prices and time alone, and "
         "what only they read, on a cadence of its own.")
     schedule = dg.ScheduleDefinition(
         name="wallet_rankings_every_5_minutes", job=job, cron_schedule=RANKINGS_CRON,

@@ -98,15 +98,6 @@ def span_names(frame: pl.DataFrame, span: pl.Expr, *made_with: str) -> dict[Any,
     return _named(labels, frame.hash_rows(seed=0x5EED).to_numpy(), frame.schema, made_with)
 
 
-def lazy_span_names(frame: pl.LazyFrame, span: pl.Expr, *made_with: str) -> dict[Any, str]:
-    """`span_names` of rows read lazily: of each row, only its span and its hash are held (a
-    hash of its own, not `span_names`'s: the two name the same rows differently)."""
-    found = frame.select(span.alias("_span"), pl.struct(pl.all()).hash(seed=0x5EED)
-                         .alias("_hash")).collect(engine="streaming")
-    return _named(found["_span"].to_numpy(), found["_hash"].to_numpy(), frame.collect_schema(),
-                  ("lazy", *made_with))
-
-
 def _named(labels: np.ndarray, hashes: np.ndarray, schema: Any,
            made_with: tuple[str, ...]) -> dict[Any, str]:
     order = np.argsort(labels, kind="stable")

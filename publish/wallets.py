@@ -20,7 +20,6 @@ from publish.spans import (
     fingerprint_of,
     layer_ends,
     layer_of,
-    lazy_span_names,
     span_day,
     span_names,
     span_of,
@@ -238,7 +237,6 @@ def _summed(sells: pl.DataFrame, resolution: str) -> pl.DataFrame:
 
 
 def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "LedgerDays",
-                   rounds: pl.LazyFrame,
                    with_hashes: Callable[[pl.DataFrame], pl.DataFrame],
                    booked: Callable[[pl.DataFrame], pl.DataFrame],
                    booked_rounds: Callable[[pl.DataFrame], pl.DataFrame],
@@ -246,8 +244,7 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "LedgerDays",
                    hashed_from: Mapping[int, str],
                    stored_as: Mapping[str, str]) -> Iterator[ServingTable | SpannedTable]:
     """Every wallet serving table, each sorted by its lookup key (`ledger`: the stored ledger a
-    lake day at a time, cut where the spans and layers are, `span_cut`; `rounds`: the stored
-    rounds, lazily; `with_hashes`: ledger
+    lake day at a time, cut where the spans and layers are, `span_cut`; `with_hashes`: ledger
     rows with their swaps' transaction hashes, for the wallet trades, which `hashed_from`
     names per UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger
     rows of `book_columns`, for the layers; `labels`: the lake's known entities, for addresses
@@ -268,7 +265,7 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "LedgerDays",
     spans = ledger_spans(ledger)
     layers = Layers(ledger, spans, book_columns)
     yield wallet_positions(layers, booked)
-    yield wallet_rounds(rounds, layers, booked_rounds, _symbols(frames))
+    yield wallet_rounds(layers, booked_rounds, _symbols(frames))
     yield wallet_trades(ledger, _symbols(frames), with_hashes, hashed_from, spans)
     yield wallet_buckets(ledger, as_of_s)
     del layers, ledger, spans
@@ -442,18 +439,38 @@ class Layers:
         time; for the day's and the hour's, the rows of the positions the days still changing
         show in them, found by their fingerprints."""
         end = self.ends[label]
-        rows = self.ledger.scan().select(self.columns)
-        if end is not None:
-            rows = rows.filter(pl.col("ts") < end)
         if label:
             recent = self.ledger.recent
             touched = recent.filter(recent.select(self.layer == label).to_series())["position"]
-            found = rows.filter(pl.col("position").is_in(touched.unique().implode())).collect()
-            yield from found.partition_by("chain_id", maintain_order=True)
+            yield from self._of(touched, end)
             return
+        rows = self.ledger.scan().select(self.columns)
+        if end is not None:
+            rows = rows.filter(pl.col("ts") < end)
         chains = rows.select(pl.col("chain_id").unique().sort()).collect().to_series()
         for chain in chains:
             yield rows.filter(pl.col("chain_id") == chain).collect()
+
+    def closing(self, span: int) -> Iterator[pl.DataFrame]:
+        """The ledger rows, before the span's end, of the positions with a row closing a round
+        in a span (`span_of`), a chain at a time."""
+        closes = pl.concat([rows.filter(self.ledger.span == span, pl.col("closes"))
+                            for rows in self.ledger.rows({span}, ("position", "ts", "closes"))])
+        yield from self._of(closes["position"], self.span_end(span))
+
+    def span_end(self, span: int) -> int | None:
+        """The first second after a span (None for the watermark's hour: it runs on)."""
+        hour = max(self.ends)
+        return None if span >= hour else min(span + DAY, hour)
+
+    def _of(self, positions: pl.Series, end: int | None) -> Iterator[pl.DataFrame]:
+        """Every ledger row of `positions` before `end`, in one filtered read of every day, a
+        chain at a time."""
+        rows = self.ledger.scan().select(self.columns).filter(
+            pl.col("position").is_in(positions.unique().implode()))
+        if end is not None:
+            rows = rows.filter(pl.col("ts") < end)
+        yield from rows.collect().partition_by("chain_id", maintain_order=True)
 
     def open_label(self, label: int) -> int:
         """The label of what stays open at a layer's end: the last second before it (the hour's
@@ -488,42 +505,50 @@ ROUND_BOOKS = (*ROUND_KEY, "token_symbol", "opened_at", "closed_at",
                *(f for f in ROUND_FIELDS if f not in ("round", "hold_seconds")))
 
 
-def wallet_rounds(rounds: pl.LazyFrame, layers: Layers,
-                  booked: Callable[[pl.DataFrame], pl.DataFrame],
+def wallet_rounds(layers: Layers, booked: Callable[[pl.DataFrame], pl.DataFrame],
                   symbols: pl.DataFrame) -> SpannedTable:
-    """The rounds: closed ones (of the stored `rounds`, read lazily) in spans by their close
-    (`span_of`: a closed round rarely changes again), named by their rows, each span read when
-    it is made; open ones in layers (`Layers`), each the rounds still open at the layer's end
-    of the positions with a ledger row in it (`booked`: the books' rounds of ledger rows),
-    named as the layers are. Labels order them by the instant they are as of, so that a round
-    is its last part's row (as the edge reads it), and a refresh makes the watermark's hour, as
-    a rule, and shares the rest."""
-    span = span_of(layers.ledger.cut_s, "closed_at")
-    closed = (rounds.filter(pl.col("closed_at").is_not_null())
-              .join(symbols.lazy(), on=["chain_id", "token"], how="left", maintain_order="left")
-              .select(ROUND_BOOKS))
+    """The rounds, folded from the ledger (`booked`: the books' rounds of ledger rows): closed
+    ones in spans by their close (`span_of`: a closed round never changes again), each span
+    the rounds closed in it of the positions with a row closing one there (`Layers.closing`),
+    named by the ledger's spans up to it (a round's rows all come before its close); open ones
+    in layers (`Layers`), each the rounds still open at the layer's end of the positions with
+    a ledger row in it, named as the layers are. Labels order them by the instant they are as
+    of, so that a round is its last part's row (as the edge reads it), and a refresh makes the
+    watermark's hour, as a rule, and shares the rest."""
     made_with = recipe(sys.modules[__name__])
-    closed_names = functools.cache(lambda: lazy_span_names(closed, span, made_with))
+
+    def named(rounds: pl.DataFrame) -> pl.DataFrame:
+        return rounds.join(symbols, on=["chain_id", "token"], how="left",
+                           maintain_order="left").select(ROUND_BOOKS)
+
+    @functools.cache
+    def closed() -> dict[int, str]:
+        names, running = {}, [made_with]
+        for span in sorted(layers.spans):
+            running.append(layers.spans[span])
+            names[span] = fingerprint_of(*running)
+        return names
 
     def inputs() -> dict[Any, str]:
-        still = {layers.open_label(label): name
-                 for label, name in layers.names.items()}
-        return {**closed_names(), **still}
+        return {**closed(), **{layers.open_label(label): name
+                               for label, name in layers.names.items()}}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        spans = {label for label in closed_names() if wanted is None or label in wanted}
+        spans = {span for span in closed() if wanted is None or span in wanted}
         still = {layers.open_label(label): label for label in layers.labels
                  if wanted is None or layers.open_label(label) in wanted}
         if not spans and not still:
-            yield None, closed.head(0).collect()
+            yield None, named(booked(layers.empty()))
         for label in sorted(spans | still.keys()):
             if label in spans:
-                yield label, closed.filter(span == label).collect()
+                end = layers.span_end(label)
+                at = pl.col("closed_at")
+                closed_in = at >= label if end is None else at.is_between(label, end, "left")
+                for rows in layers.closing(label):
+                    yield label, named(booked(rows).filter(closed_in))
                 continue
             for rows in layers.rows(still[label]):
-                yield label, booked(rows).filter(pl.col("closed_at").is_null()).join(
-                    symbols, on=["chain_id", "token"], how="left",
-                    maintain_order="left").select(ROUND_BOOKS)
+                yield label, named(booked(rows).filter(pl.col("closed_at").is_null()))
 
     return SpannedTable("wallet_rounds", pieces, ROUND_KEY, inputs)
 

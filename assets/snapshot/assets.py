@@ -248,8 +248,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
                            frames.versions["swap_legs"], lake_swaps),
-            wallet_serving(frames, ledger, frames.scan("wallet_rounds"),
-                           lambda rows: with_swap_hashes(rows, swaps),
+            wallet_serving(frames, ledger, lambda rows: with_swap_hashes(rows, swaps),
                            book_positions, lambda rows: assemble_rounds(rows, as_of_s),
                            BOOK_INPUTS, warehouse.scan("address_labels").collect(), as_of_s,
                            hashed_from={day: fingerprint_of(*files)

@@ -19,10 +19,10 @@ from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
 # What moves with prices and with time alone, every wallet's at once, and the books only they
-# read (the served positions are the snapshot's layers, marked as they are read): ranked on
-# their own cadence (`pipelines.schedules`), not at every refresh of the lake.
-RANKED = ("wallet_positions", "wallet_traits", "wallet_windows", "wallet_profiles",
-          "wallet_rankings")
+# read (the served positions and rounds are the snapshot's, folded from the ledger, marked as
+# they are read): ranked on their own cadence (`pipelines.schedules`), not at every refresh.
+RANKED = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows",
+          "wallet_profiles", "wallet_rankings")
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:

@@ -19,7 +19,10 @@ from assets.warehouse import Warehouse, fingerprints
 from checks.products import rules_of
 from checks.schemas.wallets import LEDGER_ORDER
 from pipelines.definitions import defs
+from core.store import LocalStore
 from publish.cursor import Cursor, default_signer
+from publish.reader import latest_id, load_snapshot
+from publish.wallets import POSITION_KEY, ROUND_KEY
 from tests.assets.test_wallets import account
 from tests.e2e.test_market import walk
 
@@ -100,6 +103,23 @@ def test_rounds_served_from_every_day_they_closed_in_add_up_to_the_positions(api
                                                                          abs=1e-6)
             assert len({r["round"] for r in mine}) == len(mine)
     assert checked, "no wallet with rounds closed on two days"
+
+
+def test_the_published_rounds_and_positions_are_the_books_folded_in_the_run(home) -> None:
+    # The snapshot folds them from the ledger (closed rounds by the span they closed in, open
+    # rounds and positions by layer); the run's books fold the whole ledger at once. The same
+    # watermark: each round and position, as the edge reads it (its last part's row), equal.
+    store = LocalStore(home / "store")
+    snapshot = load_snapshot(store, latest_id(store) or "")
+    warehouse = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    for name, key in (("wallet_rounds", ROUND_KEY), ("wallet_positions", POSITION_KEY)):
+        parts = [part.frame for part in snapshot.parts[name]]
+        assert len(parts) >= 3, name
+        served = pl.concat(parts).unique(subset=list(key), keep="last", maintain_order=True)
+        made = warehouse.scan(name).collect()
+        columns = [c for c in served.columns if c in made.columns]
+        assert len(columns) > len(key) + 10, name
+        assert served.select(columns).sort(key).equals(made.select(columns).sort(key)), name
 
 
 def test_chart_buckets_and_cumulative_roi(api, busiest) -> None:

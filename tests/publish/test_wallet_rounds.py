@@ -23,8 +23,8 @@ BOOK = [("w0", "t", 100, "buy", 1.0, 1.0), ("w0", "t", 200, "sell", 1.0, 2.0),  
 
 def publish(publisher: Publisher, book: list, as_of: int, minute: int):
     stored = ledger(book)
-    table = wallet_rounds(assemble_rounds(stored, as_of).lazy(), layers(stored, as_of),
-                          lambda rows: assemble_rounds(rows, as_of), SYMBOLS)
+    table = wallet_rounds(layers(stored, as_of), lambda rows: assemble_rounds(rows, as_of),
+                          SYMBOLS)
     return publisher.publish(datetime(2026, 11, 20, 0, minute, tzinfo=UTC), [], {},
                              tables=[table])
 
