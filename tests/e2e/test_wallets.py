@@ -18,8 +18,8 @@ from assets.wallets.ledger import account_onto, latest_books, wallet_events
 from assets.warehouse import Warehouse, fingerprints
 from checks.products import rules_of
 from checks.schemas.wallets import LEDGER_ORDER
-from pipelines.definitions import defs
 from core.store import LocalStore
+from pipelines.definitions import defs
 from publish.cursor import Cursor, default_signer
 from publish.reader import latest_id, load_snapshot
 from publish.wallets import POSITION_KEY, ROUND_KEY
