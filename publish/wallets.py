@@ -434,10 +434,10 @@ class Layers:
         return self.ledger.scan([]).select(self.columns).collect()
 
     def rows(self, label: int) -> Iterator[pl.DataFrame]:
-        """The ledger rows of the positions with a row in the layer, before its end, a chain at
-        a time: for the first layer every row before the watermark's day, read a chain at a
-        time; for the day's and the hour's, the rows of the positions the days still changing
-        show in them, found by their fingerprints."""
+        """The ledger rows of the positions with a row in the layer, before its end: for the
+        first layer every row before the watermark's day, a chain at a time; for the day's and
+        the hour's, the rows of the positions the days still changing show in them, found by
+        their fingerprints."""
         end = self.ends[label]
         if label:
             recent = self.ledger.recent
@@ -453,7 +453,7 @@ class Layers:
 
     def closing(self, span: int) -> Iterator[pl.DataFrame]:
         """The ledger rows, before the span's end, of the positions with a row closing a round
-        in a span (`span_of`), a chain at a time."""
+        in a span (`span_of`)."""
         closes = pl.concat([rows.filter(self.ledger.span == span, pl.col("closes"))
                             for rows in self.ledger.rows({span}, ("position", "ts", "closes"))])
         yield from self._of(closes["position"], self.span_end(span))
@@ -464,13 +464,13 @@ class Layers:
         return None if span >= hour else min(span + DAY, hour)
 
     def _of(self, positions: pl.Series, end: int | None) -> Iterator[pl.DataFrame]:
-        """Every ledger row of `positions` before `end`, in one filtered read of every day, a
-        chain at a time."""
+        """Every ledger row of `positions` before `end`, in one filtered read of every day: one
+        part, not one a chain (every part is another search for the edge)."""
         rows = self.ledger.scan().select(self.columns).filter(
             pl.col("position").is_in(positions.unique().implode()))
         if end is not None:
             rows = rows.filter(pl.col("ts") < end)
-        yield from rows.collect().partition_by("chain_id", maintain_order=True)
+        yield rows.collect()
 
     def open_label(self, label: int) -> int:
         """The label of what stays open at a layer's end: the last second before it (the hour's
