@@ -95,18 +95,14 @@ def span_names(frame: pl.DataFrame, span: pl.Expr, *made_with: str) -> dict[Any,
     (what else every span's rows are made from): a changed row changes its span's name only.
     Like `fingerprint`, the polars release is part of it."""
     labels = frame.select(span.alias("_span"))["_span"].to_numpy()
-    return _named(labels, frame.hash_rows(seed=0x5EED).to_numpy(), frame.schema, made_with)
-
-
-def _named(labels: np.ndarray, hashes: np.ndarray, schema: Any,
-           made_with: tuple[str, ...]) -> dict[Any, str]:
+    hashes = frame.hash_rows(seed=0x5EED).to_numpy()
     order = np.argsort(labels, kind="stable")
     labels, hashes = labels[order], hashes[order]
     if not len(labels):
         return {}
     starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
     ends = [*starts[1:], len(labels)]
-    head = f"{pl.__version__}|{schema}|{'|'.join(made_with)}".encode()
+    head = f"{pl.__version__}|{frame.schema}|{'|'.join(made_with)}".encode()
     return {labels[a].item(): hashlib.sha256(head + hashes[a:b].tobytes()).hexdigest()[:40]
             for a, b in zip(starts, ends, strict=True)}
 

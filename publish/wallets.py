@@ -421,12 +421,20 @@ class Layers:
 
     @functools.cached_property
     def names(self) -> dict[int, str]:
-        """Each layer's name: its spans' and every earlier layer's, in order."""
+        """Each layer's name: its spans' and every earlier layer's, in order (its last span's
+        `through`)."""
+        return {max(start for start in self.ends if start <= span): name
+                for span, name in sorted(self.through.items())}
+
+    @functools.cached_property
+    def through(self) -> dict[int, str]:
+        """Each span's name with every earlier span's, in order: what state as of its end is
+        made from."""
         names: dict[int, str] = {}
         running: list[str] = []
-        for label in sorted(self.spans):
-            running.append(self.spans[label])
-            names[max(start for start in self.ends if start <= label)] = fingerprint_of(*running)
+        for span in sorted(self.spans):
+            running.append(self.spans[span])
+            names[span] = fingerprint_of(*running)
         return names
 
     def empty(self) -> pl.DataFrame:
@@ -523,11 +531,7 @@ def wallet_rounds(layers: Layers, booked: Callable[[pl.DataFrame], pl.DataFrame]
 
     @functools.cache
     def closed() -> dict[int, str]:
-        names, running = {}, [made_with]
-        for span in sorted(layers.spans):
-            running.append(layers.spans[span])
-            names[span] = fingerprint_of(*running)
-        return names
+        return {span: fingerprint_of(made_with, name) for span, name in layers.through.items()}
 
     def inputs() -> dict[Any, str]:
         return {**closed(), **{layers.open_label(label): name

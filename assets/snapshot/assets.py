@@ -63,11 +63,7 @@ class Products(Mapping[str, pl.DataFrame]):
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in PRODUCT_SCHEMAS:
             raise KeyError(name)
-        return self.scan(name).collect()
-
-    def scan(self, name: str) -> pl.LazyFrame:
-        """A product at its pinned version, lazily."""
-        return self.warehouse.scan(name, self.versions[name])
+        return self.warehouse.scan(name, self.versions[name]).collect()
 
     def __iter__(self) -> Iterator[str]:
         return iter(PRODUCT_SCHEMAS)
