@@ -7,6 +7,7 @@ calls too wide is split."""
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -49,23 +50,33 @@ class RpcError(RuntimeError):
 
 
 class RateLimit:
-    """At most `per_s` requests a second over every thread, spaced evenly (None: no limit)."""
+    """At most `per_s` requests a second over every thread (None: no limit), at least a
+    `1/per_s` gap apart, counted from the instants they were let go: a thread that oversleeps
+    its turn moves the next turns later instead of sending beside them."""
 
-    def __init__(self, per_s: float | None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, per_s: float | None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.gap_s = 0.0 if per_s is None else 1.0 / per_s
-        self.sleep = sleep
-        self._next = 0.0
+        self.per_s = 0 if per_s is None else max(1, int(per_s))
+        self.sleep, self.clock = sleep, clock
+        self.sent: deque[float] = deque()
         self._lock = threading.Lock()
 
     def wait(self) -> None:
-        """Until this request's turn."""
+        """Until this request may be sent."""
         if not self.gap_s:
             return
-        with self._lock:
-            now = time.monotonic()
-            turn = max(self._next, now)
-            self._next = turn + self.gap_s
-        if turn > now:
+        while True:
+            with self._lock:
+                now = self.clock()
+                while self.sent and self.sent[0] <= now - 1.0:
+                    self.sent.popleft()
+                turn = now if not self.sent else self.sent[-1] + self.gap_s
+                if len(self.sent) >= self.per_s:
+                    turn = max(turn, self.sent[-self.per_s] + 1.0)
+                if turn <= now:
+                    self.sent.append(now)
+                    return
             self.sleep(turn - now)
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from sources.evm.config import parse
 from sources.evm.ingest import Follower
-from sources.evm.rpc import Rpc, RpcError, _too_wide, rate_limited
+from sources.evm.rpc import RateLimit, Rpc, RpcError, _too_wide, rate_limited
 from sources.lake import Lake
 
 E18 = 10**18
@@ -227,3 +227,35 @@ def test_concurrent_reads_equal_a_sequential_read_within_the_rate(busy, proxy, t
     times = sorted(slow.times)
     assert len(times) > 2 * 41
     assert max(sum(1 for t in times if start <= t < start + 1.0) for start in times) <= 41
+
+
+def test_a_late_turn_moves_the_next_ones_later():
+    """Each sleep overshoots by 30 ms at 10 a second: every request still goes at least 100 ms
+    after the one before, and no second holds more than ten."""
+    now = [0.0]
+
+    def oversleep(seconds: float) -> None:
+        now[0] += seconds + 0.03
+
+    limit = RateLimit(10, oversleep, lambda: now[0])
+    sent = []
+    for _ in range(30):
+        limit.wait()
+        sent.append(now[0])
+    gaps = [b - a for a, b in zip(sent, sent[1:], strict=False)]
+    assert min(gaps) >= 0.1 - 1e-9
+    assert max(sum(1 for t in sent if start <= t < start + 1.0) for start in sent) <= 10
+
+
+def test_the_rate_caps_a_second_however_the_turns_fall():
+    """15 a second with a clock that jumps: a burst after a pause is spaced, not let through."""
+    now = [0.0]
+    limit = RateLimit(15, lambda s: now.__setitem__(0, now[0] + s), lambda: now[0])
+    sent = []
+    for i in range(60):
+        if i % 20 == 0:
+            now[0] += 5.0
+        limit.wait()
+        sent.append(now[0])
+    assert max(sum(1 for t in sent if start <= t < start + 1.0) for start in sent) <= 15
+    assert min(b - a for a, b in zip(sent, sent[1:], strict=False)) >= 1 / 15 - 1e-9
