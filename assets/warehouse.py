@@ -163,6 +163,15 @@ class Warehouse(dg.ConfigurableResource):
         dates = tuple(d for d in lake.days(name) if after < d <= day)
         return lake.scan(name, dates)
 
+    def scan_since(self, name: str, start: datetime) -> pl.LazyFrame:
+        """A raw table partitioned by date: the rows of `start`'s date and later, the earlier
+        dates' files left unread (the rows of that date before `start` are the reader's to
+        filter)."""
+        _depended_on(name)
+        lake = self.lake()
+        first = f"{start.astimezone(UTC):%Y-%m-%d}"
+        return lake.scan(name, tuple(day for day in lake.days(name) if day >= first))
+
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""
         files = self.files(name)

@@ -12,7 +12,6 @@ from assets.boards.flows import in_period, pair_flows, router_flows
 from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
 from assets.boards.seasons import (
     Seasons,
-    day_closes,
     season_board,
     season_figures,
     season_liquidity,
@@ -20,6 +19,7 @@ from assets.boards.seasons import (
 )
 from assets.checks import product_asset
 from assets.domains import keys
+from assets.market.reserves import day_closes
 from assets.warehouse import Warehouse, materialized
 from checks.schemas.boards import frozen_metrics
 
@@ -106,8 +106,7 @@ def season_boards(warehouse: Warehouse) -> dg.MaterializeResult:
     legs = warehouse.scan("swap_legs")
     # Every wanted season's flows and buyers in one pass over their legs.
     first, latest = SEASONS.window(min(wanted))[0], min(SEASONS.window(running)[1], as_of)
-    closes = day_closes(warehouse.scan("reserves").select(
-        "chain_id", "pair", "block_time", "reserve0", "reserve1"), latest)
+    closes = day_closes(warehouse, latest)
     flows = season_pair_flows(legs, warehouse.scan("perp_snapshots"), SEASONS, first, latest)
     buyers = row_buyers(legs, pairs.lazy(), (pl.col("block_time") >= first)
                         & (pl.col("block_time") < latest), SEASONS.of(pl.col("block_time")))

@@ -36,13 +36,6 @@ class Seasons:
         return start, start + timedelta(days=self.length_days)
 
 
-def day_closes(reserves: pl.LazyFrame, until: datetime) -> pl.DataFrame:
-    """Per pair and UTC day: the day's last reserves (a chain's events come in block order)."""
-    return (reserves.filter(pl.col("block_time") <= until)
-            .group_by("chain_id", "pair", day=pl.col("block_time").dt.date())
-            .agg(pl.col("reserve0", "reserve1").last()).collect())
-
-
 def season_liquidity(closes: pl.DataFrame, pairs: pl.DataFrame, prices: pl.DataFrame,
                      start: datetime, end: datetime) -> pl.DataFrame:
     """Per pair and day of the season up to `end`: its liquidity at the day's close (the last

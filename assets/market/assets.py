@@ -195,8 +195,10 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", 
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
-    return materialized(warehouse, "pair_rows",
-                        assemble(warehouse.frames(PAIR_ROW_INPUTS), as_of))
+    frames = warehouse.frames(PAIR_ROW_INPUTS)
+    # The liquidity range reads the last day's reserves: the dates before are not read.
+    frames["reserves"] = warehouse.scan_since("reserves", as_of - timedelta(days=1))
+    return materialized(warehouse, "pair_rows", assemble(frames, as_of))
 
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")

@@ -53,6 +53,31 @@ def reserves_at(warehouse: Warehouse, cutoffs: Mapping[str, datetime]) -> pl.Laz
     return first if found is None else first.join(found, on=KEY, how="full", coalesce=True)
 
 
+def day_closes(warehouse: Warehouse, until: datetime) -> pl.DataFrame:
+    """Per pair and UTC date up to `until` (`day`): the date's last reserves, for a pair with
+    reserves that date. A day of swaps before `until`'s date gives its own date's last
+    (`reserve_days`); the rows of `until`'s date up to it, and of any date no swap was made
+    on, are read."""
+    cut = f"{until.astimezone(UTC):%Y-%m-%d}"
+    lake = warehouse.lake()
+    summarised = [day for day in lake.days("swaps") if day < cut]
+    made = warehouse.files(NAME) if summarised and warehouse.exists(NAME) else {}
+    missing = [day for day in summarised if day not in made]
+    if missing:
+        raise FileNotFoundError(
+            f"{NAME} of {', '.join(missing)} not materialised: materialise the market days "
+            "from the first of them")
+    lasts = {side: f"{side}_last" for side in SIDES}
+    summaries = [warehouse.read(made[day]).filter(~pl.col("earlier")).select(
+        *KEY, day=pl.lit(datetime.fromisoformat(day).date()), **lasts) for day in summarised]
+    unsummarised = tuple(day for day in lake.days("reserves")
+                         if day <= cut and day not in set(summarised))
+    rows = (lake.scan("reserves", unsummarised).filter(pl.col("block_time") <= until)
+            .group_by(*KEY, day=pl.col("block_time").dt.date())
+            .agg(pl.col(*SIDES).last()))
+    return pl.concat([*summaries, rows.select(*KEY, "day", *SIDES)]).collect()
+
+
 def _last_at(warehouse: Warehouse, summaries: Mapping[str, pl.DataFrame],
              at: datetime) -> pl.LazyFrame:
     """Per pair with a reserve at or before `at`: its last. The days of swaps before the

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import polars as pl
 
-from assets.market.reserves import reserve_day, reserves_at
+from assets.market.reserves import day_closes, reserve_day, reserves_at
 from assets.warehouse import Warehouse
 from core.columns import RAW
 from sources.lake import Lake
@@ -85,3 +85,28 @@ def test_reserves_at_any_instant_are_the_last_before_it(tmp_path) -> None:
                 else int(got[pair][f"reserve0_{name}"]) for name in values}
         assert seen == values, pair
         assert got[pair]["reserve1_second"] == 10 * got[pair]["reserve0_second"]
+
+
+def test_day_closes_are_each_dates_last_reserves(tmp_path) -> None:
+    """Each date's close, whether a day of swaps (from its summary), a date no swap was made on,
+    a date before the first day of swaps, or the date of the instant (up to it)."""
+    lake = _lake(tmp_path / "lake")
+    warehouse = Warehouse(lake_root=str(lake.root), root=str(tmp_path / "warehouse"))
+    for day in lake.days("swaps"):
+        warehouse.write("reserve_days", reserve_day(warehouse.scan_day("reserves", day), day),
+                        day)
+
+    def closes(until: datetime) -> dict[tuple[str, int], int]:
+        frame = day_closes(warehouse, until)
+        return {(pair, day.day): int(r0) for pair, day, r0 in
+                frame.select("pair", "day", "reserve0").iter_rows()}
+
+    # By hand, from RESERVES: one reserve per pool and date, so each is its date's close.
+    assert closes(at(21, 12)) == {("0xa", 17): 10, ("0xa", 18): 11, ("0xa", 19): 12,
+                                  ("0xb", 19): 5, ("0xb", 20): 6, ("0xa", 20): 13,
+                                  ("0xa", 21): 14}
+    # Cut inside the 20th: pool B's reserve at 01:00 is in, pool A's at 03:00 is not.
+    assert closes(at(20, 2)) == {("0xa", 17): 10, ("0xa", 18): 11, ("0xa", 19): 12,
+                                 ("0xb", 19): 5, ("0xb", 20): 6}
+    # Cut on the first day of swaps, before its reserve: only the date before it.
+    assert closes(at(18, 5)) == {("0xa", 17): 10}

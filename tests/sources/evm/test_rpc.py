@@ -1,6 +1,7 @@
 """Provider faults through a real HTTP proxy in front of anvil: log ranges refused as too wide
 are split, 429s and 5xxs are retried, and what cannot be read stops the ingest, never a gap."""
 
+import itertools
 import json
 import threading
 import time
@@ -242,7 +243,7 @@ def test_a_late_turn_moves_the_next_ones_later():
     for _ in range(30):
         limit.wait()
         sent.append(now[0])
-    gaps = [b - a for a, b in zip(sent, sent[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
     assert min(gaps) >= 0.1 - 1e-9
     assert max(sum(1 for t in sent if start <= t < start + 1.0) for start in sent) <= 10
 
@@ -258,4 +259,4 @@ def test_the_rate_caps_a_second_however_the_turns_fall():
         limit.wait()
         sent.append(now[0])
     assert max(sum(1 for t in sent if start <= t < start + 1.0) for start in sent) <= 15
-    assert min(b - a for a, b in zip(sent, sent[1:], strict=False)) >= 1 / 15 - 1e-9
+    assert min(b - a for a, b in itertools.pairwise(sent)) >= 1 / 15 - 1e-9
