@@ -20,9 +20,9 @@ from checks.outcome import Outcome, combined, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnamed
 from checks.schemas.farms import stale_shown_fresh
+from checks.schemas.market import traded_before_deployed_by_day
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
 from checks.schemas.wallets import POSITIONS_ADD_UP_READS, positions_add_up
-from sources.contract import traded_before_deployed
 from sources.lake import TABLES
 
 SCHEMA_CHECK = "schema_and_meaning_rules"
@@ -195,13 +195,13 @@ CROSS_RULES = (
     CrossRule("season_boards", "closed_seasons_unchanged",
               ("season_boards_before", "season_boards"), closed_seasons_changed,
               "Every season closed before this run is carried over exactly as it was."),
-    CrossRule("pair_rows", "nothing_traded_before_deployed", ("tokens", "pairs", "swaps"),
-              traded_before_deployed,
+    CrossRule("pair_rows", "nothing_traded_before_deployed", ("tokens", "pairs", "pair_days"),
+              traded_before_deployed_by_day,
               "No pair was created or traded before its tokens were deployed (the lake's "
               "events are in the order a chain could have made them).",
               columns={"tokens": ("chain_id", "address", "deployed_at"),
                        "pairs": ("chain_id", "address", "created_at", "token0", "token1"),
-                       "swaps": ("chain_id", "pair", "block_time")}),
+                       "pair_days": ("chain_id", "pair", "first_swap_at")}),
     CrossRule("farm_rows", "no_stale_farm_shown_fresh", ("farm_rows", "as_of"),
               stale_shown_fresh,
               "No farm observed longer ago than the staleness bound is shown as fresh."),

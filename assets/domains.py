@@ -8,7 +8,8 @@ from sources.lake import TABLES
 PRODUCTS: dict[str, str] = {
     **{name: "market" for name in (
         "as_of", "quote_prices", "pair_tokens", "pair_state", "pair_activity", "pair_risk",
-        "pair_rows", "swap_legs", "holder_changes", "reserve_days", "holder_balances",
+        "pair_rows", "swap_legs", "pair_days", "holder_changes", "reserve_days",
+        "holder_balances",
         "token_activity", "token_basis", "token_rows", "registry_tokens", "liquidity_trades")},
     **{name: "chains" for name in ("chain_records", "config")},
     **{name: "wallets" for name in (

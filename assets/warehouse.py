@@ -39,7 +39,8 @@ UNCOMPRESSED = frozenset({"swap_legs", "wallet_ledger", "wallet_positions", "wal
 
 # Products made a lake day at a time (Dagster's `days` partitions), a partition per day, by the
 # lake table whose days they follow; read back as one table, the days in order.
-BY_DAY = {"swap_legs": "swaps", "holder_changes": "swaps", "reserve_days": "swaps",
+BY_DAY = {"swap_legs": "swaps", "pair_days": "swaps", "holder_changes": "swaps",
+          "reserve_days": "swaps",
           "wallet_ledger": "swaps", "wallet_book_states": "swaps", "token_marks": "swaps"}
 # The lake tables read a day partition at a time (`Warehouse.scan_day`): a change to any of them
 # changes the day of swaps that takes its date.

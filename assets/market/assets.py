@@ -12,6 +12,7 @@ from assets.checks import as_result, checked_by_day, day_check_spec, product_ass
 from assets.days import DAYS
 from assets.domains import keys, product_key
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
+from assets.market.pair_days import pair_day, priced_legs
 from assets.market.pair_rows import assemble
 from assets.market.pair_trades import (
     LegPricing,
@@ -26,6 +27,7 @@ from assets.warehouse import Warehouse, materialized
 from checks.outcome import failed
 from checks.schemas.oracle import simulated_on_a_real_lake
 from core.quotes import prices_at
+from core.vocabulary import PAIR_WINDOWS
 from core.windows import as_swaps, in_windows, token_swaps, window_blocks
 
 GROUP = "market"
@@ -186,25 +188,28 @@ def token_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "token_activity", frame)
 
 
-PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "reserves", "liquidity_events", "lp_locks",
-                   "perp_markets", "perp_snapshots", "quote_prices", "pair_tokens", "pair_state",
-                   "swap_legs", "pair_activity", "pair_risk")
+PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "liquidity_events", "lp_locks", "perp_markets",
+                   "perp_snapshots", "quote_prices", "pair_tokens", "pair_state", "pair_activity",
+                   "pair_risk")
 
 
-@product_asset(deps=keys(*PAIR_ROW_INPUTS, "as_of"))
+@product_asset(deps=keys(*PAIR_ROW_INPUTS, "reserves", "swap_legs", "pair_days", "as_of"))
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
+    longest = timedelta(seconds=max(PAIR_WINDOWS.values()))
     frames = warehouse.frames(PAIR_ROW_INPUTS)
-    # The liquidity range reads the last day's reserves: the dates before are not read.
+    # The liquidity range reads the last day's reserves, the prices the legs since the longest
+    # window's day and each pair's last before: not the days before.
     frames["reserves"] = warehouse.scan_since("reserves", as_of - timedelta(days=1))
+    frames["swap_legs"] = priced_legs(warehouse, as_of, longest)
     return materialized(warehouse, "pair_rows", assemble(frames, as_of))
 
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
 HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
-LEGS, CHANGES, RESERVES = (product_key(name) for name in (
-    "swap_legs", "holder_changes", "reserve_days"))
+LEGS, PAIR_DAYS, CHANGES, RESERVES = (product_key(name) for name in (
+    "swap_legs", "pair_days", "holder_changes", "reserve_days"))
 
 
 @dg.multi_asset(
@@ -215,6 +220,10 @@ LEGS, CHANGES, RESERVES = (product_key(name) for name in (
             "price, USD value and price, and the fee in USD; a file per lake day, each day's "
             "swaps numbered from where the earlier days' end (`swap`, their place in the "
             "lake).")),
+        dg.AssetSpec(PAIR_DAYS, group_name=GROUP, deps=keys(*LEG_INPUTS), description=(
+            "Each pair's first swap of each lake day, and its last priced swap (side, USD "
+            "price, time): what the pair rows' prices take of the days before their windows, "
+            "and the rule that nothing traded before it was deployed reads.")),
         dg.AssetSpec(CHANGES, group_name=GROUP, deps=keys(*HOLDER_INPUTS, "as_of"),
                      description=(
             "What each lake day's moves (supply mints and wallet moves, swaps, liquidity "
@@ -227,14 +236,16 @@ LEGS, CHANGES, RESERVES = (product_key(name) for name in (
             "reserves apart (`earlier`): what the pair state's instants are read from, with "
             "the rows of each instant's own day.")),
     ],
-    check_specs=[day_check_spec(name) for name in ("swap_legs", "holder_changes", "reserve_days")],
+    check_specs=[day_check_spec(name) for name in ("swap_legs", "pair_days", "holder_changes",
+                                                    "reserve_days")],
     partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(), can_subset=True)
 def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The swap legs, the holder changes and the reserves' summary a lake day at a time, each
-    day's swaps read once for the first two (each alone can be asked for: the legs do not read
-    the watermark)."""
+    """The swap legs and their pairs' days, the holder changes and the reserves' summary a lake
+    day at a time, each day's swaps read once for the legs and the changes (each alone can be
+    asked for: the legs do not read the watermark)."""
     asked = context.selected_asset_keys
-    pricing = LegPricing.of(warehouse.frames(LEG_INPUTS)) if LEGS in asked else None
+    pricing = (LegPricing.of(warehouse.frames(LEG_INPUTS)) if {LEGS, PAIR_DAYS} & asked
+               else None)
     holders = (HolderTables.of(warehouse.frames(("tokens", "pairs")), warehouse.clock()["as_of"])
                if CHANGES in asked else None)
     reads = (leg_reads() if pricing is not None else {}) | (
@@ -248,7 +259,11 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
                 if reads else None)
         frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
         if pricing is not None and read is not None:
-            frames["swap_legs"] = pricing.legs(read.lazy())
+            legs = pricing.legs(read.lazy()).collect()
+            if LEGS in asked:
+                frames["swap_legs"] = legs
+            if PAIR_DAYS in asked:
+                frames["pair_days"] = pair_day(read, legs)
         if holders is not None:
             moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day)
                                         for name in ("transfers", "liquidity_events")}}

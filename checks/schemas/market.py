@@ -3,9 +3,10 @@
 import pandera.polars as pa
 import polars as pl
 
-from core.columns import Raw, events_unique, raw
+from core.columns import Raw, Timestamp, events_unique, raw, ts
 from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
+from sources.contract import traded_before_deployed
 
 VERDICTS = ["ok", "watch", "blocked", "unknown"]
 # What the range rule reads of a pair row's tokens.
@@ -286,6 +287,33 @@ class ReserveDay(pa.DataFrameModel):
         unique = ["chain_id", "pair", "earlier"]
 
 
+class PairDay(pa.DataFrameModel):
+    """One pair's first swap of one lake day and its last priced leg (none when no swap of
+    the day was priced)."""
+
+    chain_id: int = pa.Field(gt=0)
+    pair: str
+    first_swap_at: Timestamp = ts()
+    last_side: str | None = pa.Field(nullable=True, isin=["buy", "sell"])
+    last_price_usd: float | None = pa.Field(nullable=True, gt=0)
+    last_trade_at: Timestamp | None = ts(nullable=True)
+
+    class Config:
+        strict = True
+        coerce = True
+        unique = ["chain_id", "pair"]
+
+    @pa.dataframe_check
+    @classmethod
+    def last_is_priced_and_not_before_first(cls, data) -> pl.LazyFrame:
+        """A last priced leg has its side, price and time together, none before the first."""
+        known = pl.col("last_price_usd").is_not_null()
+        return data.lazyframe.select(
+            (known == pl.col("last_side").is_not_null())
+            & (known == pl.col("last_trade_at").is_not_null())
+            & (~known | (pl.col("last_trade_at") >= pl.col("first_swap_at"))))
+
+
 class PairTrade(pa.DataFrameModel):
     """What every pair trade (spec 2.7) has: its event's key and amounts."""
 
@@ -333,3 +361,11 @@ class LiquidityTrade(PairTrade):
     def carries_no_gas(cls, data) -> pl.LazyFrame:
         """Gas and fees are the swap's; a liquidity trade carries neither."""
         return data.lazyframe.select(pl.col("gas_used").is_null() & pl.col("fee_usd").is_null())
+
+
+def traded_before_deployed_by_day(tokens: pl.DataFrame, pairs: pl.DataFrame,
+                                  days: pl.DataFrame) -> pl.DataFrame:
+    """`traded_before_deployed` from each lake day's first swap per pair (`PairDay`): the first
+    of a pair's days' firsts is its first swap."""
+    return traded_before_deployed(tokens, pairs,
+                                  days.select("chain_id", "pair", block_time="first_swap_at"))

@@ -32,8 +32,8 @@ DAY_18, DAY_19, DAY_20 = (int(datetime(2026, 11, d, tzinfo=UTC).timestamp())
 # The day partitions alone, with the asset that pins the lake state they are made from and the
 # products they read (the quotes' prices, the pairs' tokens).
 LEGS = [product_key(name) for name in ("as_of", "quote_prices", "pair_tokens", "swap_legs",
-                                        "holder_changes", "reserve_days", "wallet_ledger",
-                                        "wallet_book_states", "token_marks")]
+                                        "pair_days", "holder_changes", "reserve_days",
+                                        "wallet_ledger", "wallet_book_states", "token_marks")]
 # Every product but the snapshot, which is where they are published, not what is computed.
 PRODUCED = [product_key(name) for name, domain in PRODUCTS.items() if domain != "publish"]
 PUBLISHED = [*PRODUCED, dg.AssetKey(["publish", "snapshot"])]
