@@ -56,12 +56,16 @@ def maker_sums(swaps: pl.LazyFrame, ranges: Mapping[str, tuple[int, int]],
     buy, sell = pl.col("side") == "buy", pl.col("side") == "sell"
     usd = pl.col("volume_usd").fill_null(0.0)
     rows = swaps.filter(pl.any_horizontal(*inside.values()), pl.col("side").is_in(SWAP_SIDES))
-    return rows.group_by("chain_id", key, "maker").agg(
+    # Each swap's part of every figure as a column, summed per maker: plain sums, where a
+    # filtered sum per figure passes over a maker's swaps once for each of the sixteen.
+    return rows.select(
+        "chain_id", key, "maker",
         *[figure for w in PAIR_WINDOWS for figure in (
-            (inside[w] & buy).sum().cast(pl.Int64).alias(f"buys_{w}"),
-            (inside[w] & sell).sum().cast(pl.Int64).alias(f"sells_{w}"),
-            usd.filter(inside[w] & buy).sum().alias(f"buy_usd_{w}"),
-            usd.filter(inside[w] & sell).sum().alias(f"sell_usd_{w}"))])
+            (inside[w] & buy).cast(pl.Int64).alias(f"buys_{w}"),
+            (inside[w] & sell).cast(pl.Int64).alias(f"sells_{w}"),
+            pl.when(inside[w] & buy).then(usd).otherwise(0.0).alias(f"buy_usd_{w}"),
+            pl.when(inside[w] & sell).then(usd).otherwise(0.0).alias(f"sell_usd_{w}"))],
+    ).group_by("chain_id", key, "maker").agg(pl.col(MAKER_FIGURES).sum())
 
 
 def _signed_sums(parts: list[tuple[pl.LazyFrame, int]], by: tuple[str, ...],
