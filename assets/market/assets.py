@@ -11,6 +11,7 @@ import polars as pl
 from assets.checks import as_result, checked_by_day, day_check_spec, product_asset
 from assets.days import DAYS
 from assets.domains import keys, product_key
+from assets.market.holder_sums import holder_changes
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
 from assets.market.pair_days import pair_day, priced_legs
 from assets.market.pair_rows import assemble
@@ -278,9 +279,10 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
 @product_asset(deps=keys("holder_changes", "tokens", "pairs"))
 def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
     """What every address holds of every token at the lake's watermark: every day's changes
-    added up (pools and the mint address are not holders)."""
+    added up, the days before the last as their kept sums (pools and the mint address are not
+    holders)."""
     return materialized(warehouse, "holder_balances", holder_balances_of(
-        warehouse.scan("holder_changes"), warehouse.frames(("tokens", "pairs"))))
+        holder_changes(warehouse), warehouse.frames(("tokens", "pairs"))))
 
 
 TOKEN_BASIS_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",

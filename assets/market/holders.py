@@ -311,17 +311,23 @@ def holder_changes_of(frames: Mapping[str, pl.LazyFrame], as_of: datetime) -> pl
     return HolderTables.of(frames, as_of).changes(frames)
 
 
+def summed(changes: pl.LazyFrame) -> pl.LazyFrame:
+    """Changes summed per token and holder; a holder that ever sent a token's supply out in
+    its deploy transaction stays marked (`minted`)."""
+    return changes.group_by("chain_id", "token", "holder").agg(
+        pl.col("change").sum(), pl.col("minted").any())
+
+
 def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -> pl.DataFrame:
     """One row per token and holding address with a positive balance (chain_id, token, holder,
     balance in whole tokens): the sum of its changes (`holder_changes_of`), of an address that
     is neither a pool nor a mint address."""
     decimals = frames["tokens"].select("chain_id", token="address", decimals="decimals")
-    summed = changes.group_by("chain_id", "token", "holder").agg(
-        pl.col("change").sum(), pl.col("minted").any())
+    totals = summed(changes)
     not_holders = pl.concat([
         frames["pairs"].select("chain_id", holder="address"),
-        summed.filter("minted").select("chain_id", "holder")]).unique()
-    return (summed.filter(pl.col("change") > 0)
+        totals.filter("minted").select("chain_id", "holder")]).unique()
+    return (totals.filter(pl.col("change") > 0)
             .join(not_holders, on=["chain_id", "holder"], how="anti")
             .join(decimals, on=["chain_id", "token"])
             .select("chain_id", "token", "holder",

@@ -2,7 +2,6 @@
 windows' opens from before the longest window and tell when a pair first traded."""
 
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 
 import polars as pl
 
@@ -10,8 +9,7 @@ from assets.market.pair_days import PRICED, pair_day, priced_legs
 from assets.market.pair_rows import window_prices
 from assets.warehouse import Warehouse
 from checks.schemas.market import traded_before_deployed_by_day
-from core.columns import RAW
-from sources.lake import Lake
+from tests.assets.swaps_lake import swaps_lake
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
@@ -56,22 +54,6 @@ def test_a_pair_first_traded_before_its_token_was_deployed_is_found_from_its_day
     assert broken["pair"].to_list() == ["r"] and broken["token"].to_list() == ["X"]
 
 
-def _lake(root, days: list[datetime]) -> Lake:
-    lake = Lake(root)
-    n = len(days)
-    lake.write("swaps", pl.DataFrame({
-        "chain_id": [1] * n, "block_number": list(range(1, n + 1)), "log_index": [0] * n,
-        "block_time": pl.Series(days, dtype=pl.Datetime("us", "UTC")),
-        "tx_hash": [f"0x{i}" for i in range(n)], "pair": ["0xa"] * n, "maker": ["0xm"] * n,
-        "sender": ["0xm"] * n, "recipient": ["0xm"] * n,
-        "amount0_in": pl.Series([Decimal(5)] * n, dtype=RAW),
-        "amount1_in": pl.Series([Decimal(0)] * n, dtype=RAW),
-        "amount0_out": pl.Series([Decimal(0)] * n, dtype=RAW),
-        "amount1_out": pl.Series([Decimal(7)] * n, dtype=RAW),
-        "gas_used": [100_000] * n, "tx_fee_raw": pl.Series([None] * n, dtype=RAW)}))
-    return lake
-
-
 def test_the_windows_priced_from_the_days_before_are_those_of_every_leg(tmp_path) -> None:
     """Three lake days, the watermark at 06:00 on the third: pool A trades on each day, pool
     B only on the first (its price is still its last), pool C on the first and in the longest
@@ -81,7 +63,7 @@ def test_the_windows_priced_from_the_days_before_are_those_of_every_leg(tmp_path
             "2026-11-18": [("0xa", at(18, 2), "sell", 2.0), ("0xa", at(18, 9), "buy", 4.0),
                            ("0xc", at(18, 10), "buy", 10.0)],
             "2026-11-19": [("0xa", at(19, 5), "buy", 5.0)]}
-    lake = _lake(tmp_path / "lake", [r[1] for day in rows.values() for r in day])
+    lake = swaps_lake(tmp_path / "lake", [r[1] for day in rows.values() for r in day])
     warehouse = Warehouse(lake_root=str(lake.root), root=str(tmp_path / "warehouse"))
     for day, day_rows in rows.items():
         frame = legs(day_rows)

@@ -1,0 +1,27 @@
+"""A lake holding only swaps: what makes its days the days products are made for."""
+
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+
+from core.columns import RAW
+from sources.lake import Lake
+
+
+def swaps_lake(root: Path, times: list[datetime]) -> Lake:
+    """A lake of one pool's swaps at `times` (its days are the lake's days of swaps)."""
+    lake = Lake(root)
+    n = len(times)
+    lake.write("swaps", pl.DataFrame({
+        "chain_id": [1] * n, "block_number": list(range(1, n + 1)), "log_index": [0] * n,
+        "block_time": pl.Series(times, dtype=pl.Datetime("us", "UTC")),
+        "tx_hash": [f"0x{i}" for i in range(n)], "pair": ["0xa"] * n, "maker": ["0xm"] * n,
+        "sender": ["0xm"] * n, "recipient": ["0xm"] * n,
+        "amount0_in": pl.Series([Decimal(5)] * n, dtype=RAW),
+        "amount1_in": pl.Series([Decimal(0)] * n, dtype=RAW),
+        "amount0_out": pl.Series([Decimal(0)] * n, dtype=RAW),
+        "amount1_out": pl.Series([Decimal(7)] * n, dtype=RAW),
+        "gas_used": [100_000] * n, "tx_fee_raw": pl.Series([None] * n, dtype=RAW)}))
+    return lake
