@@ -3,7 +3,7 @@ prints one JSON line per lake size with `full_seconds` (the `everything` job: ev
 its checks and the snapshot, from an empty warehouse), `incremental_seconds` (the lake
 sensor's `refresh` job after the live market appended five minutes at the simulator's rate:
 the history ends at midnight, so these are the day's turn), their `ratio`, `steady_seconds`
-and `steady_ratio` (the five minutes after, as every other refresh of a day),
+and `steady_ratio` (the five minutes after, early in the new day),
 `ranked_seconds` (the ranked wallet products made again at the watermark, as their own
 cadence does every five minutes), and the orchestration's own cost measured on a job of as
 many empty steps (`orchestration_seconds`), so that work and orchestration are not confused;
@@ -11,7 +11,9 @@ the bytes each publish wrote, the slowest steps of each run, and the peak reside
 each run and of each of its steps (`*_peak_rss_mb`, `*_step_peak_rss_mb`: each run in a fresh
 process of its own, as the stack runs each run, sampled every 50 ms). The lake is
 simulated once per size and kept; its history ends at a fixed instant, so every run appends
-the same minutes."""
+the same minutes. Then the live market runs on to 23:50 of the new day and is refreshed, and
+five minutes more give `late_seconds`: a refresh late in the day, whose day partitions hold a
+day of swaps."""
 
 import argparse
 import json
@@ -208,6 +210,18 @@ def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
     ranked = refresh(dagster_dir, None, "wallet_rankings_refresh")
     say(f"  {ranked['seconds']:.1f}s; the same number of empty steps ...")
     overhead = orchestration(dagster_dir, steps)
+    # Late in the day: the watermark's day holds most of a day of swaps, which each refresh
+    # of that day's partitions makes again; five minutes after 23:50 is the dearest refresh.
+    late_from = END + timedelta(days=1) - 2 * APPENDED
+    version = lake.version("swaps")
+    say(f"  {overhead:.1f}s; the live market up to {late_from:%H:%M} of the new day ...")
+    caught = live_market.commit(lake, market, late_from.timestamp())
+    say(f"  {caught.get('swaps', 0)} swaps appended; refreshing ...")
+    refresh(dagster_dir, lake.changed_days("swaps", version), publish=publish)
+    version = lake.version("swaps")
+    live_market.commit(lake, market, (late_from + APPENDED).timestamp())
+    say("  five more minutes, refreshing ...")
+    late = refresh(dagster_dir, lake.changed_days("swaps", version), publish=publish)
     return {"bench": "incremental", "swaps": swaps, "published": publish, "steps": steps,
             "appended_swaps": appended.get("swaps", 0), "full_seconds": round(full, 1),
             "incremental_seconds": round(incremental, 1),
@@ -220,6 +234,10 @@ def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
             "work_ratio": round(max(incremental - overhead, 0.0) / max(full - overhead, 1e-9), 3),
             "steady_seconds": round(steady, 1), "steady_ratio": round(steady / full, 3),
             "steady_slowest_steps": after["slowest"],
+            "late_seconds": round(late["seconds"], 1),
+            "late_ratio": round(late["seconds"] / full, 3),
+            "late_slowest_steps": late["slowest"],
+            "late_peak_rss_mb": late["peak_rss_mb"],
             "ranked_seconds": round(ranked["seconds"], 1),
             "ranked_ratio": round(ranked["seconds"] / full, 3),
             "ranked_steps": ranked["slowest"],
