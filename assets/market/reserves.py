@@ -32,14 +32,8 @@ def reserves_at(warehouse: Warehouse, cutoffs: Mapping[str, datetime]) -> pl.Laz
     if "first" in cutoffs:
         raise ValueError("`first` names the first reserves, not a cutoff")
     days = warehouse.lake().days("swaps")
-    made = warehouse.files(NAME) if days and warehouse.exists(NAME) else {}
-    missing = [day for day in days if day not in made]
-    if missing:
-        raise FileNotFoundError(
-            f"{NAME} of {', '.join(missing)} not materialised: materialise the market days "
-            "from the first of them")
     # A few rows per pool and day: read once for every cutoff.
-    summaries = {day: warehouse.read(made[day]).collect() for day in days}
+    summaries = {day: summary.collect() for day, summary in _summaries(warehouse, days).items()}
     found = None
     for name, at in cutoffs.items():
         last = _last_at(warehouse, summaries, at).rename({s: f"{s}_{name}" for s in SIDES})
@@ -61,21 +55,27 @@ def day_closes(warehouse: Warehouse, until: datetime) -> pl.DataFrame:
     cut = f"{until.astimezone(UTC):%Y-%m-%d}"
     lake = warehouse.lake()
     summarised = [day for day in lake.days("swaps") if day < cut]
-    made = warehouse.files(NAME) if summarised and warehouse.exists(NAME) else {}
-    missing = [day for day in summarised if day not in made]
-    if missing:
-        raise FileNotFoundError(
-            f"{NAME} of {', '.join(missing)} not materialised: materialise the market days "
-            "from the first of them")
     lasts = {side: f"{side}_last" for side in SIDES}
-    summaries = [warehouse.read(made[day]).filter(~pl.col("earlier")).select(
-        *KEY, day=pl.lit(datetime.fromisoformat(day).date()), **lasts) for day in summarised]
+    summaries = [summary.filter(~pl.col("earlier")).select(
+        *KEY, day=pl.lit(datetime.fromisoformat(day).date()), **lasts)
+        for day, summary in _summaries(warehouse, summarised).items()]
     unsummarised = tuple(day for day in lake.days("reserves")
                          if day <= cut and day not in set(summarised))
     rows = (lake.scan("reserves", unsummarised).filter(pl.col("block_time") <= until)
             .group_by(*KEY, day=pl.col("block_time").dt.date())
             .agg(pl.col(*SIDES).last()))
     return pl.concat([*summaries, rows.select(*KEY, "day", *SIDES)]).collect()
+
+
+def _summaries(warehouse: Warehouse, days: list[str]) -> dict[str, pl.LazyFrame]:
+    """The reserve days' summaries of `days`; a day not made fails, naming it."""
+    made = warehouse.files(NAME) if days and warehouse.exists(NAME) else {}
+    missing = [day for day in days if day not in made]
+    if missing:
+        raise FileNotFoundError(
+            f"{NAME} of {', '.join(missing)} not materialised: materialise the market days "
+            "from the first of them")
+    return {day: warehouse.read(made[day]) for day in days}
 
 
 def _last_at(warehouse: Warehouse, summaries: Mapping[str, pl.DataFrame],

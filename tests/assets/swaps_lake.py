@@ -10,12 +10,13 @@ from core.columns import RAW
 from sources.lake import Lake
 
 
-def swaps_lake(root: Path, times: list[datetime]) -> Lake:
-    """A lake of one pool's swaps at `times` (its days are the lake's days of swaps)."""
+def swaps_lake(root: Path, times: list[datetime], blocks: list[int] | None = None) -> Lake:
+    """A lake of one pool's swaps at `times`, in `blocks` (else 1, 2, ...): its days are the
+    lake's days of swaps."""
     lake = Lake(root)
     n = len(times)
     lake.write("swaps", pl.DataFrame({
-        "chain_id": [1] * n, "block_number": list(range(1, n + 1)), "log_index": [0] * n,
+        "chain_id": [1] * n, "block_number": blocks or list(range(1, n + 1)), "log_index": [0] * n,
         "block_time": pl.Series(times, dtype=pl.Datetime("us", "UTC")),
         "tx_hash": [f"0x{i}" for i in range(n)], "pair": ["0xa"] * n, "maker": ["0xm"] * n,
         "sender": ["0xm"] * n, "recipient": ["0xm"] * n,

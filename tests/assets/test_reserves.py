@@ -11,6 +11,7 @@ from assets.market.reserves import day_closes, reserve_day, reserves_at
 from assets.warehouse import Warehouse
 from core.columns import RAW
 from sources.lake import Lake
+from tests.assets.swaps_lake import swaps_lake
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
@@ -27,18 +28,7 @@ SWAP_TIMES = [at(18, 6), at(20, 3)]
 
 
 def _lake(root) -> Lake:
-    lake = Lake(root)
-    n = len(SWAP_TIMES)
-    lake.write("swaps", pl.DataFrame({
-        "chain_id": [1] * n, "block_number": [2, 6], "log_index": [1] * n,
-        "block_time": pl.Series(SWAP_TIMES, dtype=pl.Datetime("us", "UTC")),
-        "tx_hash": ["0x1", "0x2"], "pair": ["0xa"] * n, "maker": ["0xm"] * n,
-        "sender": ["0xm"] * n, "recipient": ["0xm"] * n,
-        "amount0_in": pl.Series([Decimal(5)] * n, dtype=RAW),
-        "amount1_in": pl.Series([Decimal(0)] * n, dtype=RAW),
-        "amount0_out": pl.Series([Decimal(0)] * n, dtype=RAW),
-        "amount1_out": pl.Series([Decimal(7)] * n, dtype=RAW),
-        "gas_used": [100_000] * n, "tx_fee_raw": pl.Series([None] * n, dtype=RAW)}))
+    lake = swaps_lake(root, SWAP_TIMES, [2, 6])
     rows = sorted(RESERVES, key=lambda r: (r[2], r[3]))
     lake.write("reserves", pl.DataFrame({
         "chain_id": [1] * len(rows), "block_number": [r[2] for r in rows],
