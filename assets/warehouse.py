@@ -238,6 +238,14 @@ class Warehouse(dg.ConfigurableResource):
                                     f"{BY_DAY[name]} table is empty")
         return {day: files[day] for day in days}
 
+    def unmade_days(self) -> list[str]:
+        """The days one product made a day at a time holds and another lacks: a product new to
+        this warehouse, or one a failed run left behind, whose days a refresh makes again."""
+        made = {name: {day for day in self.files(name) if day is not None}
+                if self.exists(name) else set() for name in BY_DAY}
+        anywhere = set().union(*made.values())
+        return sorted({day for days in made.values() for day in anywhere - days})
+
     def clock(self) -> dict:
         """The `as_of` product's one row: the watermark and the instants derived from it."""
         return self.scan("as_of").collect().row(0, named=True)

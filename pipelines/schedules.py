@@ -146,7 +146,11 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             for name, version in sorted(progress.versions.items())
             if before.get(name) != version]
         # The days whose swaps changed, and the later ones, are made again; the rest are read.
-        days = days or pinned.days_made("swaps")[-1:]
+        # So are the days a product made a day at a time lacks beside the others (one new to
+        # this warehouse): its readers would fail on them.
+        held = set(pinned.days_made("swaps"))
+        unmade = [day for day in resources()["warehouse"].unmade_days() if day in held]
+        days = sorted({*days, *unmade}) or pinned.days_made("swaps")[-1:]
         tags = run_tags(context.instance, days)
         return dg.SensorResult(
             run_requests=[dg.RunRequest(run_key=watermark,

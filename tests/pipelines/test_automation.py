@@ -6,7 +6,7 @@ from decimal import Decimal
 import dagster as dg
 import polars as pl
 
-from assets.warehouse import Warehouse
+from assets.warehouse import BY_DAY, Warehouse
 from core.columns import RAW
 from pipelines.schedules import lake_maintenance, lake_sensor, rankings
 from sources.lake import COMPACT_ABOVE_FILES, Lake
@@ -32,6 +32,7 @@ def observed(result) -> dict[str, int]:
 
 def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
     sensor = lake_sensor("everything")
     lake = Lake()
     with dg.instance_for_test() as instance:
@@ -64,6 +65,7 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
 def test_a_change_to_a_day_read_table_alone_makes_the_day_of_swaps_that_takes_it(
         tmp_path, monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
     sensor = lake_sensor("everything")
     lake = Lake()
     lake.write("swaps", swaps())  # the 18th and the 19th
@@ -88,9 +90,43 @@ def test_a_change_to_a_day_read_table_alone_makes_the_day_of_swaps_that_takes_it
         assert observed(result) == {"reserves": 0}
 
 
+def test_the_days_a_day_product_lacks_beside_the_others_are_made_again(tmp_path, monkeypatch):
+    """A product made a day at a time that this warehouse does not hold for some day the others
+    hold (one new to it): the next refresh makes that day again, with the changed ones."""
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    warehouse = Warehouse(lake_root=str(tmp_path / "lake"), root=str(tmp_path / "warehouse"))
+    sensor = lake_sensor("everything")
+    lake = Lake()
+    lake.write("swaps", swaps())  # the 18th and the 19th
+    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+    lake.mark(mark, "test")
+    made = pl.DataFrame({"n": [1]})
+    for name in BY_DAY:
+        for day in ("2026-11-18", "2026-11-19"):
+            if (name, day) != ("pair_days", "2026-11-18"):
+                warehouse.write(name, made, day)
+    assert warehouse.unmade_days() == ["2026-11-18"]
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance)
+        requested(sensor(context))
+        # Swaps of the 19th only: the 18th, which the pair days lack, is made again too.
+        lake.append("swaps", later(swaps(), 3, 120))
+        lake.mark(mark + timedelta(seconds=2), "test")
+        context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
+        assert days_of(requested(sensor(context))) == ("2026-11-18", "2026-11-19")
+        # Once made, the changed day alone.
+        warehouse.write("pair_days", made, "2026-11-18")
+        lake.append("swaps", later(swaps(), 3, 180))
+        lake.mark(mark + timedelta(seconds=4), "test")
+        context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
+        assert days_of(requested(sensor(context))) == ("2026-11-19", "2026-11-19")
+
+
 def test_the_sensor_shows_how_far_a_chain_follower_stands_behind_the_head(tmp_path,
                                                                           monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
     lake = Lake()
     lake.write("swaps", swaps())
     # A follower that wrote blocks up to 109 while the chain's head was 130.
