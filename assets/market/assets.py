@@ -28,7 +28,6 @@ from assets.warehouse import Warehouse, materialized
 from checks.outcome import failed
 from checks.schemas.oracle import simulated_on_a_real_lake
 from core.quotes import prices_at
-from core.vocabulary import PAIR_WINDOWS
 from core.windows import as_swaps, in_windows, token_swaps, window_blocks
 
 GROUP = "market"
@@ -198,12 +197,11 @@ PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "liquidity_events", "lp_locks", 
 def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every pair with every block of spec 2.3, and its wire JSON (`item`)."""
     as_of = warehouse.clock()["as_of"]
-    longest = timedelta(seconds=max(PAIR_WINDOWS.values()))
     frames = warehouse.frames(PAIR_ROW_INPUTS)
     # The liquidity range reads the last day's reserves, the prices the legs since the longest
     # window's day and each pair's last before: not the days before.
     frames["reserves"] = warehouse.scan_since("reserves", as_of - timedelta(days=1))
-    frames["swap_legs"] = priced_legs(warehouse, as_of, longest)
+    frames["swap_legs"] = priced_legs(warehouse, as_of)
     return materialized(warehouse, "pair_rows", assemble(frames, as_of))
 
 
@@ -260,11 +258,14 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
                 if reads else None)
         frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
         if pricing is not None and read is not None:
-            legs = pricing.legs(read.lazy()).collect()
+            legs = pricing.legs(read.lazy())
+            if PAIR_DAYS in asked:
+                # Priced once: the day's legs are summarised and written from one frame.
+                priced = legs.collect()
+                frames["pair_days"] = pair_day(read, priced)
+                legs = priced.lazy()
             if LEGS in asked:
                 frames["swap_legs"] = legs
-            if PAIR_DAYS in asked:
-                frames["pair_days"] = pair_day(read, legs)
         if holders is not None:
             moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day)
                                         for name in ("transfers", "liquidity_events")}}

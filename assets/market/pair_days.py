@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from assets.warehouse import Warehouse
+from core.vocabulary import PAIR_WINDOWS
 
 NAME = "pair_days"
 KEY = ("chain_id", "pair")
@@ -25,12 +26,12 @@ def pair_day(swaps: pl.DataFrame, legs: pl.DataFrame) -> pl.DataFrame:
     return firsts.join(lasts, on=KEY, how="left").sort(*KEY)
 
 
-def priced_legs(warehouse: Warehouse, as_of: datetime, longest: timedelta) -> pl.LazyFrame:
-    """The legs the pair windows ending at `as_of` price from, the longest `longest`: every leg
-    of the lake days from the longest window's start on, after each pair's last priced leg of
+def priced_legs(warehouse: Warehouse, as_of: datetime) -> pl.LazyFrame:
+    """The legs the pair windows ending at `as_of` price from: every leg of the lake days from
+    the longest window's start on, after each pair's last priced leg of
     the days before (`pair_days`). A window's price before its start is the last before it,
     and no window starts earlier, so the days before add only their last."""
-    start = f"{as_of - longest:%Y-%m-%d}"
+    start = f"{as_of - timedelta(seconds=max(PAIR_WINDOWS.values())):%Y-%m-%d}"
     legs = warehouse.day_files("swap_legs")
     made = warehouse.day_files(NAME)
     before = [path for day, paths in made.items() if day < start for path in paths]

@@ -59,8 +59,8 @@ def day_closes(warehouse: Warehouse, until: datetime) -> pl.DataFrame:
     summaries = [summary.filter(~pl.col("earlier")).select(
         *KEY, day=pl.lit(datetime.fromisoformat(day).date()), **lasts)
         for day, summary in _summaries(warehouse, summarised).items()]
-    unsummarised = tuple(day for day in lake.days("reserves")
-                         if day <= cut and day not in set(summarised))
+    unsummarised = tuple(sorted({day for day in lake.days("reserves") if day <= cut}
+                                - set(summarised)))
     rows = (lake.scan("reserves", unsummarised).filter(pl.col("block_time") <= until)
             .group_by(*KEY, day=pl.col("block_time").dt.date())
             .agg(pl.col(*SIDES).last()))

@@ -1,7 +1,7 @@
 """A pair's days: its first swap and last priced leg of each lake day, which price the pair
 windows' opens from before the longest window and tell when a pair first traded."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import polars as pl
 
@@ -71,7 +71,7 @@ def test_the_windows_priced_from_the_days_before_are_those_of_every_leg(tmp_path
         warehouse.write("pair_days", pair_day(frame.select("chain_id", "pair", "block_time"),
                                               frame), day)
     as_of = at(19, 6)
-    got = window_prices(priced_legs(warehouse, as_of, timedelta(days=1)), as_of).collect()
+    got = window_prices(priced_legs(warehouse, as_of), as_of).collect()
     every = window_prices(warehouse.scan("swap_legs").select(PRICED), as_of).collect()
     assert got.sort("pair").equals(every.sort("pair"))
     prices = {row["pair"]: row for row in got.iter_rows(named=True)}
