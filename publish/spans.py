@@ -30,28 +30,9 @@ def span_of(as_of_s: int, ts: str | pl.Expr = "ts") -> pl.Expr:
             .otherwise(at // DAY_SECONDS * DAY_SECONDS))
 
 
-def layer_of(as_of_s: int, ts: str = "ts") -> pl.Expr:
-    """A serving table's layer for state as of the end of a stretch of time, labelled by its
-    first second: the watermark's hour, the rest of the watermark's UTC day, and all before
-    (0). A refresh remakes the hour's layer; the day's, when the hour turns; the first, when
-    the day does."""
-    hour = _hour_of(as_of_s)
-    day = span_day(hour)
-    return (pl.when(pl.col(ts) >= hour).then(pl.lit(hour, pl.Int64))
-            .when(pl.col(ts) >= day).then(pl.lit(day, pl.Int64)).otherwise(pl.lit(0, pl.Int64)))
-
-
-def layer_ends(as_of_s: int) -> dict[int, int | None]:
-    """Each label `layer_of` gives, with its layer's end: the next layer's first second (None
-    for the watermark's hour)."""
-    hour = _hour_of(as_of_s)
-    starts = sorted({0, span_day(hour), hour})
-    return dict(zip(starts, [*starts[1:], None], strict=True))
-
-
 def span_cut(as_of_s: int, lag_s: int) -> int:
-    """The instant a serving table's spans and layers are cut at (what `span_of`, `layer_of`
-    and `spans_in_day` take): the watermark less the most a live chain lags behind it, whose
+    """The instant a serving table's spans and layers are cut at (what `span_of` and
+    `spans_in_day` take): the watermark less the most a live chain lags behind it, whose
     rows still arrive in the hour before the watermark's, but not before the watermark's day,
     so that a span never crosses a day."""
     return max(as_of_s - max(lag_s, 0), span_day(as_of_s))

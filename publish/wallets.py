@@ -18,8 +18,6 @@ from publish.spans import (
     day_of,
     fingerprint,
     fingerprint_of,
-    layer_ends,
-    layer_of,
     span_day,
     span_names,
     span_of,
@@ -246,7 +244,7 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "LedgerDays",
     """Every wallet serving table, each sorted by its lookup key (`ledger`: the stored ledger a
     lake day at a time, cut where the spans and layers are, `span_cut`; `with_hashes`: ledger
     rows with their swaps' transaction hashes, for the wallet trades, which `hashed_from`
-    names per UTC day; `booked`, `booked_rounds`: the books' positions and rounds of ledger
+    names per span; `booked`, `booked_rounds`: the books' positions and rounds of ledger
     rows of `book_columns`, for the layers; `labels`: the lake's known entities, for addresses
     that never traded; `stored_as`: a name of the stored files of the profiles and of the
     rankings, published as stored and so not even read while unchanged, between two
@@ -394,8 +392,10 @@ TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", 
 
 # What names a span of the ledger: the columns the trades and the positions' books (chain,
 # wallet, token, time, side, quantity, notional and mark) are made from; the rest, the books'
-# running figures, follow from these.
-LEDGER_NAMED = (*TRADE_INPUTS, "mark_usd")
+# running figures, follow from these. Not `swap`: a swap's place among the lake's swaps moves
+# as a live day's swaps arrive, and what the trades take from there is named by the lake's
+# swaps (`hashed_from`).
+LEDGER_NAMED = (*(c for c in TRADE_INPUTS if c != "swap"), "mark_usd")
 
 
 def ledger_spans(ledger: LedgerDays) -> dict[int, str]:
@@ -404,89 +404,66 @@ def ledger_spans(ledger: LedgerDays) -> dict[int, str]:
 
 
 class Layers:
-    """The ledger's layers (`layer_of`: all before the watermark's day, the day before its
-    hour, the hour), for state kept as of each layer's end: a layer's state is that of the
-    positions with a ledger row in it, made from their rows (of `columns`) before its end.
-    `spans` names the ledger's rows in spans (`ledger_spans`), of which each layer is a run."""
+    """The ledger's layers, for state kept as of each layer's end: one per closed lake day (its
+    files' spans: its UTC day, and the days without swaps before it), then one per span of the
+    rest (`span_of`: the watermark's day before its hour, the hour). A layer's state is that of
+    the positions with a ledger row in it, made from their rows (of `columns`) before its end.
+    A layer is named by its spans' names and every earlier span's (`spans`: `ledger_spans`),
+    so that a refresh makes the hour's layer, the hour's turn the day's, and the day's turn
+    yesterday's: the closed days before keep theirs."""
 
     def __init__(self, ledger: LedgerDays, spans: Mapping[int, str],
                  columns: tuple[str, ...]) -> None:
         self.ledger, self.spans, self.columns = ledger, spans, columns
-        self.layer, self.ends = layer_of(ledger.cut_s), layer_ends(ledger.cut_s)
-
-    @functools.cached_property
-    def labels(self) -> list[int]:
-        """The labels of the layers with ledger rows, in order."""
-        return sorted(self.names)
+        self.hour = ledger.cut_s - ledger.cut_s % HOUR
+        self.layer = {span: ledger.closed.get(span, span) for span in spans}
+        self.labels = sorted(set(self.layer.values()))
 
     @functools.cached_property
     def names(self) -> dict[int, str]:
-        """Each layer's name: its spans' and every earlier layer's, in order (its last span's
-        `through`)."""
-        return {max(start for start in self.ends if start <= span): name
-                for span, name in sorted(self.through.items())}
-
-    @functools.cached_property
-    def through(self) -> dict[int, str]:
-        """Each span's name with every earlier span's, in order: what state as of its end is
-        made from."""
+        """Each layer's name: its spans' with every earlier span's, in order."""
         names: dict[int, str] = {}
         running: list[str] = []
         for span in sorted(self.spans):
             running.append(self.spans[span])
-            names[span] = fingerprint_of(*running)
+            names[self.layer[span]] = fingerprint_of(*running)
         return names
 
     def empty(self) -> pl.DataFrame:
         """No ledger rows, with the columns."""
         return self.ledger.scan([]).select(self.columns).collect()
 
-    def rows(self, label: int) -> Iterator[pl.DataFrame]:
-        """The ledger rows of the positions with a row in the layer, before its end: for the
-        first layer every row before the watermark's day, a chain at a time; for the day's and
-        the hour's, the rows of the positions the days still changing show in them, found by
-        their fingerprints."""
-        end = self.ends[label]
-        if label:
+    def rows(self, label: int) -> pl.DataFrame:
+        """Every ledger row, before the layer's end, of the positions with a row in it: one
+        filtered read of the lake days before the end, one part (every part is another search
+        for the edge)."""
+        if label in self.ledger.closed_days:
+            touched = self.ledger.scan([label]).select("position").collect()["position"]
+            days, end = [day for day in self.ledger.files if day <= label], None
+        else:
             recent = self.ledger.recent
-            touched = recent.filter(recent.select(self.layer == label).to_series())["position"]
-            yield from self._of(touched, end)
-            return
-        rows = self.ledger.scan().select(self.columns)
-        if end is not None:
-            rows = rows.filter(pl.col("ts") < end)
-        chains = rows.select(pl.col("chain_id").unique().sort()).collect().to_series()
-        for chain in chains:
-            yield rows.filter(pl.col("chain_id") == chain).collect()
+            touched = recent.filter(recent.select(self.ledger.span == label).to_series())[
+                "position"]
+            days, end = list(self.ledger.files), self.end(label)
+        rows = self.ledger.scan(days).select(self.columns).filter(
+            pl.col("position").is_in(touched.unique().implode()))
+        return (rows if end is None else rows.filter(pl.col("ts") < end)).collect()
 
-    def closing(self, span: int) -> Iterator[pl.DataFrame]:
-        """The ledger rows, before the span's end, of the positions with a row closing a round
-        in a span (`span_of`)."""
-        closes = pl.concat([rows.filter(self.ledger.span == span, pl.col("closes"))
-                            for rows in self.ledger.rows({span}, ("position", "ts", "closes"))])
-        yield from self._of(closes["position"], self.span_end(span))
+    def end(self, label: int) -> int | None:
+        """The first second after a layer (None for the watermark's hour: it runs on)."""
+        return None if label >= self.hour else min(label + DAY, self.hour)
 
-    def span_end(self, span: int) -> int | None:
-        """The first second after a span (None for the watermark's hour: it runs on)."""
-        hour = max(self.ends)
-        return None if span >= hour else min(span + DAY, hour)
-
-    def _of(self, positions: pl.Series, end: int | None) -> Iterator[pl.DataFrame]:
-        """Every ledger row of `positions` before `end`, in one filtered read of every day: one
-        part, not one a chain (every part is another search for the edge)."""
-        rows = self.ledger.scan().select(self.columns).filter(
-            pl.col("position").is_in(positions.unique().implode()))
-        if end is not None:
-            rows = rows.filter(pl.col("ts") < end)
-        yield rows.collect()
+    def start(self, label: int) -> int | None:
+        """The first second of a layer: the end of the one before (None for the first)."""
+        at = self.labels.index(label)
+        return self.end(self.labels[at - 1]) if at else None
 
     def open_label(self, label: int) -> int:
         """The label of what stays open at a layer's end: the last second before it (the hour's
         last second for the watermark's hour), so that by label every state comes after the
-        closed spans (`span_of`) it follows and before those it precedes."""
-        end = self.ends[label]
-        # The last layer is the watermark's hour, and its start the last of the starts.
-        return (max(self.ends) + HOUR if end is None else end) - 1
+        layers it follows and before those it precedes."""
+        end = self.end(label)
+        return (self.hour + HOUR if end is None else end) - 1
 
 
 def wallet_positions(layers: Layers,
@@ -501,8 +478,7 @@ def wallet_positions(layers: Layers,
             yield None, booked(layers.empty()).select(POSITION_BOOKS)
         for label in layers.labels:
             if wanted is None or label in wanted:
-                yield from ((label, booked(rows).select(POSITION_BOOKS))
-                            for rows in layers.rows(label))
+                yield label, booked(layers.rows(label)).select(POSITION_BOOKS)
 
     return SpannedTable("wallet_positions", pieces, POSITION_KEY, lambda: layers.names)
 
@@ -515,44 +491,42 @@ ROUND_BOOKS = (*ROUND_KEY, "token_symbol", "opened_at", "closed_at",
 
 def wallet_rounds(layers: Layers, booked: Callable[[pl.DataFrame], pl.DataFrame],
                   symbols: pl.DataFrame) -> SpannedTable:
-    """The rounds, folded from the ledger (`booked`: the books' rounds of ledger rows): closed
-    ones in spans by their close (`span_of`: a closed round never changes again), each span
-    the rounds closed in it of the positions with a row closing one there (`Layers.closing`),
-    named by the ledger's spans up to it (a round's rows all come before its close); open ones
-    in layers (`Layers`), each the rounds still open at the layer's end of the positions with
-    a ledger row in it, named as the layers are. Labels order them by the instant they are as
-    of, so that a round is its last part's row (as the edge reads it), and a refresh makes the
-    watermark's hour, as a rule, and shares the rest."""
+    """The rounds, folded from the ledger (`booked`: the books' rounds of ledger rows) a layer
+    at a time (`Layers`): of the positions with a ledger row in a layer, the rounds closed in
+    it, labelled as the layer is (a closed round never changes again), and those still open at
+    its end, labelled by its last second (`Layers.open_label`), both named as the layer is.
+    Labels order them by the instant they are as of, so that a round is its last part's row
+    (as the edge reads it), and a refresh makes the watermark's hour, as a rule, and shares
+    the rest."""
     made_with = recipe(sys.modules[__name__])
 
     def named(rounds: pl.DataFrame) -> pl.DataFrame:
         return rounds.join(symbols, on=["chain_id", "token"], how="left",
                            maintain_order="left").select(ROUND_BOOKS)
 
-    @functools.cache
-    def closed() -> dict[int, str]:
-        return {span: fingerprint_of(made_with, name) for span, name in layers.through.items()}
-
     def inputs() -> dict[Any, str]:
-        return {**closed(), **{layers.open_label(label): name
-                               for label, name in layers.names.items()}}
+        return {at: fingerprint_of(made_with, kind, name)
+                for label, name in layers.names.items()
+                for kind, at in (("closed", label), ("open", layers.open_label(label)))}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:
-        spans = {span for span in closed() if wanted is None or span in wanted}
-        still = {layers.open_label(label): label for label in layers.labels
-                 if wanted is None or layers.open_label(label) in wanted}
-        if not spans and not still:
-            yield None, named(booked(layers.empty()))
-        for label in sorted(spans | still.keys()):
-            if label in spans:
-                end = layers.span_end(label)
-                at = pl.col("closed_at")
-                closed_in = at >= label if end is None else at.is_between(label, end, "left")
-                for rows in layers.closing(label):
-                    yield label, named(booked(rows).filter(closed_in))
+        made = False
+        for label in layers.labels:
+            still = layers.open_label(label)
+            if wanted is not None and not {label, still} & wanted:
                 continue
-            for rows in layers.rows(still[label]):
-                yield label, named(booked(rows).filter(pl.col("closed_at").is_null()))
+            made = True
+            rounds = named(booked(layers.rows(label)))
+            at = pl.col("closed_at")
+            if wanted is None or label in wanted:
+                begin, end = layers.start(label), layers.end(label)
+                yield label, rounds.filter(
+                    at.is_not_null() if begin is None else at >= begin,
+                    pl.lit(True) if end is None else at < end)
+            if wanted is None or still in wanted:
+                yield still, rounds.filter(at.is_null())
+        if not made:
+            yield None, named(booked(layers.empty()))
 
     return SpannedTable("wallet_rounds", pieces, ROUND_KEY, inputs)
 
@@ -562,8 +536,8 @@ def wallet_trades(ledger: LedgerDays, symbols: pl.DataFrame,
                   hashed_from: Mapping[int, str], spans: Mapping[int, str]) -> SpannedTable:
     """The wallet trades in spans (`span_of`: the UTC days, the hour of the cut apart), each
     span named by its ledger rows (`spans`: `ledger_spans`), the symbols of its tokens, the
-    lake's swaps of its day it takes hashes from (`hashed_from`, by the day's first second)
-    and this code: only the spans whose name changed are made (their symbols looked up and
+    lake's swaps of the span it takes hashes from (`hashed_from`, by span label) and this
+    code: only the spans whose name changed are made (their symbols looked up and
     hashes read in one pass), and of those a part whose rows came out as before is the
     previous snapshot's, not written again."""
     span = ledger.span
@@ -576,7 +550,7 @@ def wallet_trades(ledger: LedgerDays, symbols: pl.DataFrame,
                         on="key", how="left").collect())
         named = span_names(tokens.sort("_span", "key"), pl.col("_span"))
         return {label: fingerprint_of(name, named.get(label, ""),
-                                      hashed_from.get(span_day(label), ""))
+                                      hashed_from.get(label, ""))
                 for label, name in spans.items()}
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[Any, pl.DataFrame]]:

@@ -20,6 +20,7 @@ from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_position
 from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
+from core.columns import EVENT
 from core.fingerprints import recipe
 from core.store import open_store
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
@@ -35,6 +36,7 @@ from publish.spans import (
     fingerprint_of,
     span_cut,
     span_day,
+    span_names,
     span_of,
     spans_in_day,
     spans_of,
@@ -42,6 +44,7 @@ from publish.spans import (
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import LedgerDays, ranking_lists, wallet_serving
 from publish.writer import PagedList, Publisher, ServingTable, SpannedTable, spanned
+from sources.lake import Lake
 
 
 class Store(dg.ConfigurableResource):
@@ -106,15 +109,35 @@ class UncheckedProducts(Mapping[str, pl.DataFrame]):
         return len(self.files)
 
 
+def swap_names(lake: Lake, cut_s: int) -> dict[int, str]:
+    """A name for the lake's swaps of each span (`span_of` at `cut_s`): what the trades take
+    their hashes and addresses from. A closed day's is its files' (a write never reuses a
+    file's name); the watermark's day's spans are named by their rows, since a live day's files
+    grow as its swaps arrive and the rows before the hour stay as they were."""
+    today = span_day(cut_s)
+    names = {}
+    for day, files in lake.day_files("swaps").items():
+        if day_start(day) < today:
+            names[day_start(day)] = fingerprint_of(*files)
+            continue
+        rows = lake.scan("swaps", day).select(
+            *EVENT, "tx_hash", "maker", "sender", "recipient",
+            ts=pl.col("block_time").dt.epoch("s")).collect()
+        names.update(span_names(rows, span_of(cut_s)))
+    return names
+
+
 def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s: int,
-               version: int, lake_swaps: Mapping[int, list[str]]) -> SpannedTable:
+               version: int, swapped: Mapping[int, str]) -> SpannedTable:
     """The pair trades a UTC day at a time, in their serving table's spans (`span_of`: the
-    days, the hour of `cut_s` apart: `span_cut`): each day's swap legs (at `version`) read alone, its
-    liquidity trades (a few, some from long before the swaps) with them. A day is named by its
-    legs' and its lake swaps' files (`lake_swaps`, by day; a write never reuses a file's name),
-    its liquidity trades, the watermark inside it, and the code that makes it: a day none of
-    them changed for keeps the previous snapshot's parts; of a day made again, the part before
-    the watermark's hour, its rows as before, is the previous snapshot's, not written again."""
+    days, the hour of `cut_s` apart: `span_cut`): each day's swap legs (at `version`) read
+    alone, its liquidity trades (a few, some from long before the swaps) with them. A closed
+    day's spans are named by its legs' files (a write never reuses a file's name) and its
+    liquidity trades, the watermark's day's by their legs' and liquidity trades' rows (its legs
+    are made again as its swaps arrive, the rows before the hour as they were), each with the
+    lake's swaps it takes hashes from (`swapped`: `swap_names`), the watermark inside it, and
+    the code that makes it: a span none of them changed for keeps the previous snapshot's
+    part."""
     legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
             if day is not None}
     # In a fixed order: the product's rows come in no particular one, and a day's name is of
@@ -127,22 +150,38 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
     watermark = int(as_of.timestamp())
     span = span_of(cut_s)
 
+    def day_legs(day: int) -> pl.LazyFrame:
+        return (warehouse.read(legs[day]) if day in legs
+                else warehouse.scan("swap_legs", version).head(0))
+
+    def named(day: int) -> dict[int, tuple[str, ...]]:
+        """What each span of a day is made from, by name."""
+        labels = spans_in_day(day, cut_s)
+        if day < span_day(cut_s):
+            made = (*legs.get(day, []), "|", fingerprint(events.get(day, quiet)))
+            return dict.fromkeys(labels, made)
+        # The legs' place among the lake's swaps moves as swaps arrive: not what they are.
+        of_legs = span_names(day_legs(day).drop("swap").collect(), span)
+        of_events = span_names(events.get(day, quiet), span)
+        return {label: (of_legs.get(label, ""), "|", of_events.get(label, ""))
+                for label in labels}
+
     def inputs() -> dict[int, str]:
-        return {label: fingerprint_of(made_with, *legs.get(day, []), "|",
-                                      *lake_swaps.get(day, []), "|",
-                                      fingerprint(events.get(day, quiet)),
-                                      str(min(watermark, day + DAY_SECONDS)))
-                for day in legs.keys() | events.keys()
-                for label in spans_in_day(day, cut_s)}
+        found = {}
+        for day in legs.keys() | events.keys():
+            made = named(day)
+            ends = [*list(made)[1:], day + DAY_SECONDS]
+            found.update({label: fingerprint_of(made_with, *parts, "|",
+                                                swapped.get(label, ""), str(min(watermark, end)))
+                          for (label, parts), end in zip(made.items(), ends, strict=True)})
+        return found
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
         days = None if wanted is None else {span_day(label) for label in wanted}
         for day in sorted(legs.keys() | events.keys()):
             if days is not None and day not in days:
                 continue
-            day_legs = (warehouse.read(legs[day]) if day in legs
-                        else warehouse.scan("swap_legs", version).head(0))
-            made = trade_rows(day_legs.collect(), swaps, events.get(day, quiet), as_of)
+            made = trade_rows(day_legs(day).collect(), swaps, events.get(day, quiet), as_of)
             yield from ((label, rows) for label, rows in spans_of(made, span)
                         if wanted is None or label in wanted)
 
@@ -153,11 +192,11 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
                    swaps: pl.LazyFrame, as_of: datetime, cut_s: int, legs_version: int,
-                   lake_swaps: Mapping[int, list[str]]) -> Iterator[ServingTable | SpannedTable]:
+                   swapped: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses, and `lake_swaps` their files by day; the swap legs at
-    `legs_version`), each built when the one before has been taken."""
+    trades' hashes and addresses, and `swapped` their names by span, `swap_names`; the swap
+    legs at `legs_version`), each built when the one before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
     yield ServingTable("token_basis", frames["token_basis"], ("chain_id", "address"))
@@ -165,7 +204,7 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, lake_swaps)
+    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, swapped)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -194,8 +233,6 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     """Publishes the checked products as one snapshot and flips LATEST to it."""
     # The lake's swaps, where the trades the edge serves take their hashes and addresses.
     swaps = warehouse.scan("swaps")
-    lake_swaps = {day_start(day): files
-                  for day, files in warehouse.lake().day_files("swaps").items()}
     frames = Products(warehouse)
     # The products' own blocking checks ran before, in the run that made them; what none of
     # them passed is checked here.
@@ -220,6 +257,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     as_of_s = int(as_of.timestamp())
     lag = records.filter("syncing").select(pl.col("block_lag_seconds").max()).item()
     cut_s = span_cut(as_of_s, int(lag or 0))
+    swapped = swap_names(warehouse.lake(), cut_s)
     boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
                                      now.strftime(WIRE_TIME), SEASONS.length_days)
     # The ranked products, published as stored: named by their files, so that a publish
@@ -243,12 +281,11 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                    **boards},
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
-                           frames.versions["swap_legs"], lake_swaps),
+                           frames.versions["swap_legs"], swapped),
             wallet_serving(frames, ledger, lambda rows: with_swap_hashes(rows, swaps),
                            book_positions, lambda rows: assemble_rounds(rows, as_of_s),
                            BOOK_INPUTS, warehouse.scan("address_labels").collect(), as_of_s,
-                           hashed_from={day: fingerprint_of(*files)
-                                        for day, files in lake_swaps.items()},
+                           hashed_from=swapped,
                            stored_as=stored_as),
             derivative_tables(frames, cut_s)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),

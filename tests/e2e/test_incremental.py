@@ -13,9 +13,11 @@ from assets.snapshot.assets import Store
 from assets.wallets.assets import RANKED
 from assets.warehouse import Warehouse
 from core.store import LocalStore
+from edge.routes.wallets import newest_rows
 from edge.routes.wallets import ranked_as_of as edge_ranked_as_of
 from pipelines.definitions import defs
 from publish.reader import latest_id, load_snapshot, snapshot_ids
+from publish.wallets import POSITION_KEY, ROUND_KEY
 from publish.writer import instant_text
 from sources.lake import Lake
 from sources.simulator import SimulationConfig, live_market, simulate
@@ -180,6 +182,14 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
         assert {p["span"] for p in kept} >= {DAY_18, DAY_19}, table
         assert all(p["span"] != DAY_20 for p in kept), table
         whole, mine = rebuilt_snapshot.tables[table], published.tables[table]
+        assert mine.height == whole.height and mine.schema == whole.schema, table
+        for a, b in zip(rows(mine), rows(whole), strict=True):
+            assert close(a, b), (table, a, b)
+    # The positions and rounds in layers: each key's last part's row, after layers made at the
+    # day's turn and kept since, is the full rebuild's.
+    for table, key in (("wallet_positions", POSITION_KEY), ("wallet_rounds", ROUND_KEY)):
+        mine, whole = (newest_rows(snapshot.tables[table], key).sort(key)
+                       for snapshot in (published, rebuilt_snapshot))
         assert mine.height == whole.height and mine.schema == whole.schema, table
         for a, b in zip(rows(mine), rows(whole), strict=True):
             assert close(a, b), (table, a, b)

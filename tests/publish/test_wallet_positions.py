@@ -11,7 +11,6 @@ from assets.wallets.positions import BOOK_INPUTS, book_positions
 from core.store import LocalStore
 from publish.cursor import CursorSigner
 from publish.reader import OBJECTS, load_snapshot
-from publish.spans import layer_ends, layer_of
 from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
 from publish.writer import Publisher
 from tests.assets.test_wallets import account
@@ -50,14 +49,15 @@ BOOK = [("w", "t", 100, "buy", 10.0, 20.0),                   # day 0: w holds 1
         ("w", "t", 2 * DAY + 2 * HOUR + 10, "sell", 6.0, 18.0)]  # the watermark's hour
 
 
-def test_layers_split_at_the_watermark_day_and_hour() -> None:
-    labels = pl.DataFrame({"ts": [0, 2 * DAY - 1, 2 * DAY, 2 * DAY + 2 * HOUR]}).select(
-        layer_of(AS_OF)).to_series().to_list()
-    assert labels == [0, 0, 2 * DAY, 2 * DAY + 2 * HOUR]
-    assert layer_ends(AS_OF) == {0: 2 * DAY, 2 * DAY: 2 * DAY + 2 * HOUR,
-                                 2 * DAY + 2 * HOUR: None}
+def test_the_layers_are_the_ledgers_spans_each_ending_where_the_next_begins() -> None:
+    found = layers(ledger([*BOOK[:2], ("v", "u", DAY + 5, "buy", 1.0, 1.0), *BOOK[2:]]), AS_OF)
+    hour = 2 * DAY + 2 * HOUR
+    assert found.labels == [0, DAY, 2 * DAY, hour]
+    assert [found.end(label) for label in found.labels] == [DAY, 2 * DAY, hour, None]
+    assert [found.open_label(label) for label in found.labels] == [
+        DAY - 1, 2 * DAY - 1, hour - 1, hour + HOUR - 1]
     # In the day's first hour the day and the hour are one layer.
-    assert layer_ends(2 * DAY + 60) == {0: 2 * DAY, 2 * DAY: None}
+    assert layers(ledger(BOOK[:3]), 2 * DAY + 60).labels == [0, 2 * DAY]
 
 
 def test_each_layer_holds_its_positions_as_of_its_end_and_the_newest_is_now(tmp_path) -> None:
@@ -108,3 +108,45 @@ def test_a_ledger_without_rows_publishes_one_empty_part_with_the_columns(tmp_pat
     assert (part["rows"], part["span"]) == (0, None)
     frame = load_snapshot(store, manifest.snapshot_id).tables["wallet_positions"]
     assert frame.columns == list(POSITION_BOOKS)
+
+
+def test_the_days_turn_writes_yesterdays_layer_and_keeps_the_days_before(tmp_path) -> None:
+    store = LocalStore(tmp_path / "store")
+    publisher = Publisher(store, CursorSigner(b"k"))
+    day1 = [("w", "t", 100, "buy", 10.0, 20.0), ("v", "u", 200, "buy", 2.0, 4.0),
+            ("w", "t", DAY + 60, "sell", 4.0, 12.0), ("w", "t", DAY + 23 * HOUR + 100, "buy",
+                                                       2.0, 6.0)]
+    first = publisher.publish(datetime(2026, 11, 20, tzinfo=UTC), [], {}, tables=[
+        wallet_positions(layers(ledger(day1), DAY + 23 * HOUR + 1800), booked)])
+    before = first.tables["wallet_positions"]["parts"]
+    assert [(p["span"], p["rows"]) for p in before] == [(0, 2), (DAY, 1), (DAY + 23 * HOUR, 1)]
+    written = set(store.keys(OBJECTS))
+    day2 = [*day1, ("v", "u", 2 * DAY + 60, "sell", 2.0, 6.0)]
+    second = publisher.publish(datetime(2026, 11, 20, 0, 1, tzinfo=UTC), [], {}, tables=[
+        wallet_positions(layers(ledger(day2), 2 * DAY + 300), booked)])
+    after = second.tables["wallet_positions"]["parts"]
+    assert [(p["span"], p["rows"]) for p in after] == [(0, 2), (DAY, 1), (2 * DAY, 1)]
+    # Day 0's layer is kept; day 1's is made again, and its rows are those of the hour that
+    # ended it (nothing traded after), so its part is that one's; day 2's is new.
+    assert [p["object"] for p in after[:2]] == [before[0]["object"], before[2]["object"]]
+    assert set(store.keys(OBJECTS)) - written == {after[2]["object"]}
+    frames = [p.frame for p in load_snapshot(store, second.snapshot_id).parts["wallet_positions"]]
+    held = [f.select("wallet", "token", "held", "open_cost_usd", "realized_usd").rows()
+            for f in frames[1:]]
+    # At day 1's end w holds 10 - 4 + 2 = 8 t at a cost of 20 - 8 + 6 = 18, 12 - 8 = 4
+    # realised; on day 2 v sells its 2 u (cost 4) for 6.
+    assert held == [[("w", "t", 8.0, pytest.approx(18.0), pytest.approx(4.0))],
+                    [("v", "u", 0.0, pytest.approx(0.0), pytest.approx(2.0))]]
+
+
+def test_a_swaps_place_among_the_lakes_swaps_leaves_the_live_days_spans_named_as_before() -> None:
+    stored = ledger(BOOK)
+    hour = 2 * DAY + 2 * HOUR
+    names = ledger_spans(ledger_days(stored, AS_OF))
+    # Swaps arriving on another chain move this one's places among the lake's swaps.
+    moved = ledger_spans(ledger_days(stored.with_columns(swap=pl.col("swap") + 7), AS_OF))
+    assert {names[2 * DAY], names[hour]} == {moved[2 * DAY], moved[hour]}
+    # A quantity is what the books are made of: it renames its span, and only its span.
+    changed = ledger_spans(ledger_days(stored.with_columns(
+        qty=pl.when(pl.col("ts") >= hour).then(pl.col("qty") * 2).otherwise("qty")), AS_OF))
+    assert changed[2 * DAY] == names[2 * DAY] and changed[hour] != names[hour]

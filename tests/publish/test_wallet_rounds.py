@@ -1,5 +1,6 @@
-"""The wallet rounds: closed ones in spans by their close, shared between snapshots; open ones
-in the ledger's layers, each as of its layer's end; a round is its last part's row. By hand."""
+"""The wallet rounds in the ledger's layers: those closed in a layer by its first second, those
+open at its end by its last, shared between snapshots; a round is its last part's row. By
+hand."""
 
 from datetime import UTC, datetime
 
@@ -34,10 +35,10 @@ def test_closed_rounds_keep_their_spans_and_open_ones_their_layers(tmp_path) -> 
     publisher = Publisher(store, CursorSigner(b"k"))
     first = publish(publisher, BOOK, AS_OF, 0)
     parts = first.tables["wallet_rounds"]["parts"]
-    # w0's round closed on day 0; w3's and w1's open at the start of day 2; w1's closed on
-    # day 2 before 02:00 (its last row); w2's open at 02:00.
+    # Day 0's layer: w0's round closed in it, w3's open at its end; day 1's: w1's open at its
+    # end (none closed); day 2's before 02:00: w1's closed (its last row), w2's open at 02:00.
     assert [(p["span"], p["rows"]) for p in parts] == [
-        (0, 1), (2 * DAY - 1, 2), (2 * DAY, 1), (HOUR_START - 1, 1)]
+        (0, 1), (DAY - 1, 1), (2 * DAY - 1, 1), (2 * DAY, 1), (HOUR_START - 1, 1)]
     written = set(store.keys(OBJECTS))
     # In the hour, w3 sells all it holds (its round closes) and w0 buys again (its round 1).
     later = [*BOOK, ("w3", "t", HOUR_START + 10, "sell", 2.0, 4.0),
@@ -45,11 +46,11 @@ def test_closed_rounds_keep_their_spans_and_open_ones_their_layers(tmp_path) -> 
     second = publish(publisher, later, AS_OF + 60, 1)
     after = second.tables["wallet_rounds"]["parts"]
     assert [(p["span"], p["rows"]) for p in after] == [
-        (0, 1), (2 * DAY - 1, 2), (2 * DAY, 1), (HOUR_START - 1, 1), (HOUR_START, 1),
-        (HOUR_START + HOUR - 1, 1)]
-    assert [p["object"] for p in after[:4]] == [p["object"] for p in parts]
-    assert set(store.keys(OBJECTS)) - written == {p["object"] for p in after[4:]}
-    # Each round's last part's row is the round now (w3's stale open row in the first layer
+        (0, 1), (DAY - 1, 1), (2 * DAY - 1, 1), (2 * DAY, 1), (HOUR_START - 1, 1),
+        (HOUR_START, 1), (HOUR_START + HOUR - 1, 1)]
+    assert [p["object"] for p in after[:5]] == [p["object"] for p in parts]
+    assert set(store.keys(OBJECTS)) - written == {p["object"] for p in after[5:]}
+    # Each round's last part's row is the round now (w3's stale open row in day 0's layer
     # gives way to its close), but for the hold, which the edge makes.
     frames = [p.frame for p in load_snapshot(store, second.snapshot_id).parts["wallet_rounds"]]
     newest = (pl.concat(frames).unique(subset=list(ROUND_KEY), keep="last", maintain_order=True)
