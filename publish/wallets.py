@@ -433,21 +433,27 @@ class Layers:
         """No ledger rows, with the columns."""
         return self.ledger.scan([]).select(self.columns).collect()
 
-    def rows(self, label: int) -> pl.DataFrame:
-        """Every ledger row, before the layer's end, of the positions with a row in it: one
-        filtered read of the lake days before the end, one part (every part is another search
-        for the edge)."""
+    def rows(self, label: int) -> Iterator[pl.DataFrame]:
+        """Every ledger row, before the layer's end, of the positions with a row in it, in
+        filtered reads of the lake days before the end: a closed lake day's a chain at a time
+        (its positions' rows are the most a publish holds; the files go in chain order, so a
+        chain's read passes over the others' row groups), the watermark's day's in one read
+        (one part: every part is another search for the edge)."""
         if label in self.ledger.closed_days:
-            touched = self.ledger.scan([label]).select("position").collect()["position"]
-            days, end = [day for day in self.ledger.files if day <= label], None
-        else:
-            recent = self.ledger.recent
-            touched = recent.filter(recent.select(self.ledger.span == label).to_series())[
-                "position"]
-            days, end = list(self.ledger.files), self.end(label)
-        rows = self.ledger.scan(days).select(self.columns).filter(
+            days = [day for day in self.ledger.files if day <= label]
+            chains = (self.ledger.scan([label]).select("chain_id", "position").unique()
+                      .collect().partition_by("chain_id", as_dict=True))
+            for (chain,), positions in sorted(chains.items()):
+                yield self.ledger.scan(days).select(self.columns).filter(
+                    pl.col("chain_id") == chain,
+                    pl.col("position").is_in(positions["position"].implode())).collect()
+            return
+        recent = self.ledger.recent
+        touched = recent.filter(recent.select(self.ledger.span == label).to_series())["position"]
+        end = self.end(label)
+        rows = self.ledger.scan().select(self.columns).filter(
             pl.col("position").is_in(touched.unique().implode()))
-        return (rows if end is None else rows.filter(pl.col("ts") < end)).collect()
+        yield (rows if end is None else rows.filter(pl.col("ts") < end)).collect()
 
     def end(self, label: int) -> int | None:
         """The first second after a layer (None for the watermark's hour: it runs on)."""
@@ -478,7 +484,8 @@ def wallet_positions(layers: Layers,
             yield None, booked(layers.empty()).select(POSITION_BOOKS)
         for label in layers.labels:
             if wanted is None or label in wanted:
-                yield label, booked(layers.rows(label)).select(POSITION_BOOKS)
+                yield from ((label, booked(rows).select(POSITION_BOOKS))
+                            for rows in layers.rows(label))
 
     return SpannedTable("wallet_positions", pieces, POSITION_KEY, lambda: layers.names)
 
@@ -516,15 +523,16 @@ def wallet_rounds(layers: Layers, booked: Callable[[pl.DataFrame], pl.DataFrame]
             if wanted is not None and not {label, still} & wanted:
                 continue
             made = True
-            rounds = named(booked(layers.rows(label)))
             at = pl.col("closed_at")
-            if wanted is None or label in wanted:
-                begin, end = layers.start(label), layers.end(label)
-                yield label, rounds.filter(
-                    at.is_not_null() if begin is None else at >= begin,
-                    pl.lit(True) if end is None else at < end)
-            if wanted is None or still in wanted:
-                yield still, rounds.filter(at.is_null())
+            begin, end = layers.start(label), layers.end(label)
+            for rows in layers.rows(label):
+                rounds = named(booked(rows))
+                if wanted is None or label in wanted:
+                    yield label, rounds.filter(
+                        at.is_not_null() if begin is None else at >= begin,
+                        pl.lit(True) if end is None else at < end)
+                if wanted is None or still in wanted:
+                    yield still, rounds.filter(at.is_null())
         if not made:
             yield None, named(booked(layers.empty()))
 

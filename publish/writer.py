@@ -263,7 +263,9 @@ class Publisher:
         empty = [] if not filled else empty + [
             {"span": label, "inputs": names[label]} for label in sorted(wanted or ())
             if label not in filled]
-        return (sorted(parts, key=lambda part: part["span"]) if kept else parts), empty
+        # In span order, whatever order the pieces came in (a span may be made a chain at a
+        # time, each with parts of several spans); a span's parts keep theirs.
+        return sorted(parts, key=lambda part: part["span"]), empty
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
               shared: "SharedObjects") -> dict[str, Any]:
