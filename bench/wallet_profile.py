@@ -1,6 +1,7 @@
 """Wallet profiles through the edge: p99 at a fixed rate (500 requests/s by default, held by
 `bench.edge.paced`) and the rate at full speed, over many different wallets (the busiest first,
-then a spread of the rest), each call metered with an API key.
+then a spread of the rest), each call metered with an API key. `--read positions` (or
+`rounds`) measures those wallets' positions (or rounds) instead.
 
 Prints one JSON line per run. Needs wrk (`make bench-wallets` installs it) and a home with a
 published snapshot (`--home`, default: a 7-day lake of `--swaps` swaps simulated and
@@ -29,9 +30,9 @@ from core.home import home as home_of  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 
-def wallet_paths(home: Path, count: int) -> list[str]:
-    """Profile paths of `count` wallets: the half with the largest profiles, and an even spread
-    of the rest."""
+def wallet_paths(home: Path, count: int, read: str = "") -> list[str]:
+    """Profile paths of `count` wallets (with `read`, their positions' or rounds'): the half
+    with the largest profiles, and an even spread of the rest."""
     os.environ["CHAINTAPE_HOME"] = str(home)
     warehouse = home_of() / "warehouse"
     profiles = (pl.scan_delta(str(warehouse / "wallet_profiles"))
@@ -41,7 +42,9 @@ def wallet_paths(home: Path, count: int) -> list[str]:
     rest = profiles.slice(count // 2)
     step = max(rest.height // max(count - busiest.height, 1), 1)
     chosen = pl.concat([busiest, rest.gather_every(step).head(count - busiest.height)])
-    return [f"/api/v1/chains/{s}/wallets/{w}" for s, w in chosen.select("slug", "wallet").rows()]
+    tail = f"/{read}" if read else ""
+    return [f"/api/v1/chains/{s}/wallets/{w}{tail}"
+            for s, w in chosen.select("slug", "wallet").rows()]
 
 
 def main() -> None:
@@ -52,9 +55,10 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=500, help="requests/s of the paced run")
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--wallets", type=int, default=2000)
+    parser.add_argument("--read", choices=("profile", "positions", "rounds"), default="profile")
     args = parser.parse_args()
     home = prepared_home(args.home, days=7, swaps=args.swaps)
-    paths = wallet_paths(home, args.wallets)
+    paths = wallet_paths(home, args.wallets, "" if args.read == "profile" else args.read)
     env = {**os.environ, "CHAINTAPE_HOME": str(home)}
     key = internal_key(env)
     port = free_port()
@@ -79,7 +83,7 @@ def main() -> None:
                 "paced": {"rate_asked": args.rate, "target_p99_ms": 15,
                           **paced(base + paths[0], args.seconds, args.rate, walk)}}
         for name, result in runs.items():
-            print(json.dumps({"bench": f"wallet_profile_{name}", "wallets": len(paths),
+            print(json.dumps({"bench": f"wallet_{args.read}_{name}", "wallets": len(paths),
                               "body_bytes_median": sorted(sizes)[len(sizes) // 2],
                               "body_bytes_max": max(sizes), **result}), flush=True)
     finally:
