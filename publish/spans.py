@@ -45,6 +45,14 @@ def spans_in_day(day: int, as_of_s: int) -> list[int]:
     return [day, hour] if day < hour < day + DAY_SECONDS else [day]
 
 
+def span_end(label: int, cut_s: int) -> int | None:
+    """The first second after the span labelled `label` by `span_of` at `cut_s`: its day's end,
+    or the cut's hour's start for the rest of the cut's day (None for the cut's hour: it runs
+    on)."""
+    hour = _hour_of(cut_s)
+    return None if label >= hour else min(label + DAY_SECONDS, hour)
+
+
 def span_day(label: int) -> int:
     """The first second of the UTC day a span labelled `label` by `span_of` falls in."""
     return label - label % DAY_SECONDS

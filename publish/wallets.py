@@ -19,6 +19,7 @@ from publish.spans import (
     fingerprint,
     fingerprint_of,
     span_day,
+    span_end,
     span_names,
     span_of,
     spans_of,
@@ -457,7 +458,7 @@ class Layers:
 
     def end(self, label: int) -> int | None:
         """The first second after a layer (None for the watermark's hour: it runs on)."""
-        return None if label >= self.hour else min(label + DAY, self.hour)
+        return span_end(label, self.ledger.cut_s)
 
     def start(self, label: int) -> int | None:
         """The first second of a layer: the end of the one before (None for the first)."""

@@ -36,6 +36,7 @@ from publish.spans import (
     fingerprint_of,
     span_cut,
     span_day,
+    span_end,
     span_names,
     span_of,
     spans_in_day,
@@ -169,11 +170,10 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
     def inputs() -> dict[int, str]:
         found = {}
         for day in legs.keys() | events.keys():
-            made = named(day)
-            ends = [*list(made)[1:], day + DAY_SECONDS]
-            found.update({label: fingerprint_of(made_with, *parts, "|",
-                                                swapped.get(label, ""), str(min(watermark, end)))
-                          for (label, parts), end in zip(made.items(), ends, strict=True)})
+            found.update({label: fingerprint_of(
+                made_with, *parts, "|", swapped.get(label, ""),
+                str(min(watermark, span_end(label, cut_s) or watermark)))
+                for label, parts in named(day).items()})
         return found
 
     def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
