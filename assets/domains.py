@@ -25,6 +25,10 @@ PRODUCTS: dict[str, str] = {
     "snapshot": "publish",
 }
 
+# A step tagged so holds a lake day's rows or more in memory: a run's executor runs it beside
+# small steps, never beside another so tagged, so two at once do not add their peaks.
+HEAVY_TAG = "chaintape/heavy"
+
 
 def product_key(name: str) -> dg.AssetKey:
     """The asset key of a product."""

@@ -112,8 +112,11 @@ def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool)
     with dg.instance_for_test(temp_dir=dagster_dir) as instance:
         started = time.perf_counter()
         with Resident() as resident:
-            result = job.execute_in_process(
-                instance=instance, raise_on_error=True, asset_selection=chosen,
+            # Through the job's own executor, as the daemon's run runs it.
+            result = dg.execute_job(
+                dg.build_reconstructable_job("pipelines.definitions", "job_named",
+                                             reconstructable_args=(job_name,)),
+                instance, raise_on_error=True, asset_selection=chosen,
                 run_config={"loggers": {"step_lines": {}}},
                 tags={} if days is None else run_tags(instance, days))
         seconds = time.perf_counter() - started

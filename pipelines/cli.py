@@ -411,24 +411,18 @@ def _materialize(selection: str | None) -> bool:
     from pipelines.definitions import defs
     from sources.lake import Lake
 
-    job = defs.resolve_job_def("everything")
     instance = dg.DagsterInstance.get()
     _say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
     lake = Lake()
     days = lake.days_made("swaps")
     tags = run_tags(instance, days) if days else None
-    if job.executor_def is dg.in_process_executor:
-        success = job.execute_in_process(
-            instance=instance, raise_on_error=False, asset_selection=_selection(defs, selection),
-            run_config={"loggers": {"step_lines": {}}}, tags=tags).success
-    else:
-        # Steps on other processes (Celery workers) load the job again from its module.
-        from pipelines.definitions import everything_job
-
-        success = dg.execute_job(
-            dg.reconstructable(everything_job), instance, raise_on_error=False, tags=tags,
-            asset_selection=_selection(defs, selection),
-            run_config={"loggers": {"step_lines": {}}}).success
+    # Through the job's own executor: its steps on threads of this process, one at a time, or
+    # on Celery workers, which load the job again from its module.
+    success = dg.execute_job(
+        dg.build_reconstructable_job("pipelines.definitions", "job_named",
+                                     reconstructable_args=("everything",)),
+        instance, raise_on_error=False, tags=tags, asset_selection=_selection(defs, selection),
+        run_config={"loggers": {"step_lines": {}}}).success
     if not success:
         _say("materialisation failed: nothing new was published (see `make ui` for details)")
     return success

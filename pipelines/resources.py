@@ -9,6 +9,7 @@ from assets.snapshot.assets import Store
 from assets.warehouse import Warehouse
 from assets.warehouse import default_root as warehouse_root
 from core.store import default_url
+from pipelines.threads import threads_executor
 from sources.lake import Lake
 
 
@@ -26,15 +27,18 @@ def _absolute(url: str) -> str:
 
 
 def executor() -> dg.ExecutorDefinition:
-    """Where a run's steps execute: in the run's own process (the default), or, with
-    CHAINTAPE_EXECUTOR=celery, on Celery workers through the broker CHAINTAPE_CELERY_BROKER
-    (results in CHAINTAPE_CELERY_BACKEND, by default the broker), whose results the run looks
-    at every CHAINTAPE_CELERY_POLL_SECONDS."""
-    kind = os.environ.get("CHAINTAPE_EXECUTOR", "in_process")
+    """Where a run's steps execute: in the run's own process, a few at once on threads (the
+    default, CHAINTAPE_EXECUTOR=threads; how many: CHAINTAPE_STEPS_AT_ONCE), one at a time
+    (in_process), or, with CHAINTAPE_EXECUTOR=celery, on Celery workers through the broker
+    CHAINTAPE_CELERY_BROKER (results in CHAINTAPE_CELERY_BACKEND, by default the broker), whose
+    results the run looks at every CHAINTAPE_CELERY_POLL_SECONDS."""
+    kind = os.environ.get("CHAINTAPE_EXECUTOR", "threads")
+    if kind == "threads":
+        return threads_executor
     if kind == "in_process":
         return dg.in_process_executor
     if kind != "celery":
-        raise ValueError(f"CHAINTAPE_EXECUTOR={kind!r}: expected in_process or celery")
+        raise ValueError(f"CHAINTAPE_EXECUTOR={kind!r}: expected threads, in_process or celery")
     from dagster_celery import celery_executor, core_execution_loop
 
     # dagster-celery looks at its tasks' results, and submits the steps a finished one

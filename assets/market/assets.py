@@ -10,7 +10,7 @@ import polars as pl
 
 from assets.checks import as_result, checked_by_day, day_check_spec, product_asset
 from assets.days import DAYS
-from assets.domains import keys, product_key
+from assets.domains import HEAVY_TAG, keys, product_key
 from assets.market.holder_sums import holder_changes
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
 from assets.market.pair_days import pair_day, priced_legs
@@ -237,7 +237,8 @@ LEGS, PAIR_DAYS, CHANGES, RESERVES = (product_key(name) for name in (
     ],
     check_specs=[day_check_spec(name) for name in ("swap_legs", "pair_days", "holder_changes",
                                                     "reserve_days")],
-    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(), can_subset=True)
+    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(),
+    op_tags={HEAVY_TAG: "true"}, can_subset=True)
 def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The swap legs and their pairs' days, the holder changes and the reserves' summary a lake
     day at a time, each day's swaps read once for the legs and the changes (each alone can be

@@ -9,7 +9,7 @@ import polars as pl
 
 from assets.checks import checked_by_day, day_check_spec, product_asset, schema_check_spec
 from assets.days import DAYS
-from assets.domains import keys
+from assets.domains import HEAVY_TAG, keys
 from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays
 from assets.wallets.funding import assemble_funding
@@ -49,7 +49,8 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     ],
     check_specs=[day_check_spec(name)
                  for name in ("wallet_ledger", "wallet_book_states", "token_marks")],
-    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run())
+    partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(),
+    op_tags={HEAVY_TAG: "true"})
 def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The ledger a lake day at a time, each day accounted from the books and marks the days
     before left (stored with them), so a refresh accounts the days that changed, not the week;

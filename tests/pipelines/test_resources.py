@@ -5,10 +5,13 @@ import pytest
 from dagster_celery import core_execution_loop
 
 from pipelines.resources import executor, poll_seconds
+from pipelines.threads import threads_executor
 
 
-def test_the_default_executor_runs_steps_in_the_runs_process(monkeypatch) -> None:
+def test_the_default_executor_runs_steps_on_threads_of_the_runs_process(monkeypatch) -> None:
     monkeypatch.delenv("CHAINTAPE_EXECUTOR", raising=False)
+    assert executor() is threads_executor
+    monkeypatch.setenv("CHAINTAPE_EXECUTOR", "in_process")
     assert executor() is dg.in_process_executor
 
 
@@ -30,6 +33,6 @@ def test_a_poll_interval_out_of_bounds_is_refused_by_name(monkeypatch, value) ->
 
 
 def test_an_unknown_executor_is_refused_by_name(monkeypatch) -> None:
-    monkeypatch.setenv("CHAINTAPE_EXECUTOR", "threads")
-    with pytest.raises(ValueError, match="CHAINTAPE_EXECUTOR='threads'"):
+    monkeypatch.setenv("CHAINTAPE_EXECUTOR", "processes")
+    with pytest.raises(ValueError, match="CHAINTAPE_EXECUTOR='processes'"):
         executor()
