@@ -33,6 +33,9 @@ from dagster._core.executor.base import Executor
 
 from assets.domains import HEAVY_TAG
 
+# More threads than this would only contend for the interpreter and the cores.
+MOST_AT_ONCE = 64
+
 
 @dataclass(frozen=True)
 class _Finished:
@@ -46,8 +49,9 @@ def steps_at_once() -> int:
     """How many steps of a run go at once (CHAINTAPE_STEPS_AT_ONCE, by default 2: the cores
     of the machine this is sized for)."""
     value = os.environ.get("CHAINTAPE_STEPS_AT_ONCE", "2")
-    if not value.isdigit() or not 1 <= int(value) <= 64:
-        raise ValueError(f"CHAINTAPE_STEPS_AT_ONCE={value!r}: expected a whole number in [1, 64]")
+    if not value.isdigit() or not 1 <= int(value) <= MOST_AT_ONCE:
+        raise ValueError(f"CHAINTAPE_STEPS_AT_ONCE={value!r}: expected a whole number in "
+                         f"[1, {MOST_AT_ONCE}]")
     return int(value)
 
 
@@ -61,7 +65,11 @@ def threads_executor(init_context: dg.InitExecutorContext) -> Executor:
     never two steps tagged `chaintape/heavy` together."""
     config = init_context.executor_config
     retries = RetryMode.from_config(cast(dict, config["retries"])) or RetryMode.ENABLED
-    return StepThreads(retries, cast(int, config["max_concurrent"]) or steps_at_once())
+    at_once = cast(int, config["max_concurrent"]) or steps_at_once()
+    if not 1 <= at_once <= MOST_AT_ONCE:
+        raise ValueError(f"max_concurrent={at_once}: expected 0 or a whole number in "
+                         f"[1, {MOST_AT_ONCE}]")
+    return StepThreads(retries, at_once)
 
 
 class StepThreads(Executor):

@@ -161,3 +161,9 @@ def test_steps_at_once_comes_from_the_environment_within_bounds(monkeypatch) -> 
         monkeypatch.setenv("CHAINTAPE_STEPS_AT_ONCE", value)
         with pytest.raises(ValueError, match="CHAINTAPE_STEPS_AT_ONCE"):
             steps_at_once()
+
+
+def test_steps_at_once_out_of_bounds_in_the_run_config_is_refused() -> None:
+    with dg.instance_for_test() as instance, pytest.raises(ValueError, match="max_concurrent=-1"):
+        dg.execute_job(dg.reconstructable(two_meet), instance, raise_on_error=False,
+                       run_config={"execution": {"config": {"max_concurrent": -1}}})
