@@ -13,7 +13,13 @@ from assets.domains import HEAVY_TAG, keys
 from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import account_onto, books_after, token_marks, wallet_events
+from assets.wallets.ledger import (
+    account_onto,
+    books_after,
+    token_marks,
+    touched_positions,
+    wallet_events,
+)
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
 
@@ -58,7 +64,9 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     need the marks of the day before only) while the day before is accounted."""
     days = LedgerDays(warehouse)
     run = sorted(context.partition_keys)
-    books, marks = days.carried(run[0])
+    marks = days.marks(run[0])
+    # The books of the positions the run's days touched, as its days left them.
+    books: pl.DataFrame | None = None
 
     def events() -> Iterator[tuple[str, pl.DataFrame, pl.DataFrame]]:
         """Each day's events and the marks at its end."""
@@ -73,7 +81,9 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
             nonlocal books
             read, found, marks_after = next(coming)
             assert read == day  # both go through the run's days in order
-            ledger, closing = account_onto(found, books)
+            stored = days.books(run[0], touched_positions(found))
+            ledger, closing = account_onto(
+                found, stored if books is None else books_after(stored, books))
             books = books_after(books, closing)
             return {"wallet_ledger": ledger.drop("slot"), "wallet_book_states": closing,
                     "token_marks": marks_after}

@@ -7,7 +7,7 @@ import functools
 import polars as pl
 
 from assets.wallets.ledger import latest_books, mint_wallets
-from assets.warehouse import Warehouse, fingerprints
+from assets.warehouse import Warehouse, fingerprints, storable
 
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
 # What a lake day's ledger is accounted from, stored at each day's end.
@@ -39,22 +39,36 @@ class LedgerDays:
                 **{name: self.warehouse.scan_day(name, day)
                    for name in ("transfers", "liquidity_events")}}
 
-    def carried(self, day: str) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
-        """The books and marks at a day's start: every position's books from the last earlier
-        day that touched it (`latest_books`), and the marks stored at the end of the day
-        before (none before the first day)."""
-        if day not in self.days:
-            raise FileNotFoundError(f"the lake holds no swaps of {day}")
-        earlier = self.days[:self.days.index(day)]
+    def marks(self, first: str) -> pl.DataFrame | None:
+        """The marks at the start of a run of days from `first`: those stored at the end of the
+        day before (none before the first day)."""
+        earlier = self._earlier(first)
+        return self.warehouse.product_days("token_marks", earlier[-1:]).collect() if earlier \
+            else None
+
+    def books(self, first: str, touched: pl.Series) -> pl.DataFrame | None:
+        """The books at the start of a run of days from `first` of the positions `touched`
+        (`touched_positions`): each one's from the last earlier day that touched it (none
+        before the first day). Only those positions' rows are read into memory, not every
+        position the lake has seen."""
+        earlier = self._earlier(first)
         if not earlier:
-            return None, None
+            return None
+        stored = storable(touched.to_frame())["position"]
+        return fingerprints(latest_books(
+            self.warehouse.product_days("wallet_book_states", earlier), stored), "position")
+
+    def _earlier(self, first: str) -> list[str]:
+        """The lake days before `first`, each of whose books and marks are stored; a day not
+        stored fails, naming it."""
+        if first not in self.days:
+            raise FileNotFoundError(f"the lake holds no swaps of {first}")
+        earlier = self.days[:self.days.index(first)]
         missing = [f"{name} of {gone}" for name in CARRIED for gone in (
             earlier if not self.warehouse.exists(name)
-            else sorted(set(earlier) - self.warehouse.files(name).keys()))]
+            else sorted(set(earlier) - self.warehouse.files(name).keys()))] if earlier else []
         if missing:
             raise FileNotFoundError(
-                f"{', '.join(missing)} not materialised, before {day}: materialise the wallet "
+                f"{', '.join(missing)} not materialised, before {first}: materialise the wallet "
                 "days from the first of them")
-        books = latest_books(self.warehouse.product_days("wallet_book_states", earlier))
-        marks = self.warehouse.product_days("token_marks", earlier[-1:]).collect()
-        return fingerprints(books, "position"), marks
+        return earlier

@@ -226,10 +226,19 @@ def books_after(before: pl.DataFrame | None, closing: pl.DataFrame) -> pl.DataFr
     return pl.concat([before.join(closing, on=["chain_id", "position"], how="anti"), closing])
 
 
-def latest_books(days: pl.LazyFrame) -> pl.DataFrame:
-    """Every position's books after a run of days: the closing books of several days, in
-    order, each position's from the last day that touched it."""
+def latest_books(days: pl.LazyFrame, positions: pl.Series | None = None) -> pl.DataFrame:
+    """Every position's books after a run of days (or only those of `positions`, compared as
+    the days hold them): the closing books of several days, in order, each position's from the
+    last day that touched it. The positions are a filter the scan applies as it reads, so only
+    their rows are ever held."""
+    if positions is not None:
+        days = days.filter(pl.col("position").is_in(positions))
     return days.unique(subset=["chain_id", "position"], keep="last", maintain_order=True).collect()
+
+
+def touched_positions(events: pl.DataFrame | pl.LazyFrame) -> pl.Series:
+    """The positions (wallet and token on a chain) some events touch, once each."""
+    return events.lazy().select(keyed(*POSITION).alias("position")).unique().collect()["position"]
 
 
 def _opening(touched: pl.DataFrame, before: pl.DataFrame | None) -> "BookState":

@@ -23,6 +23,7 @@ from assets.wallets.ledger import (
     marked,
     movement_events,
     token_marks,
+    touched_positions,
     wallet_events,
     with_swap_hashes,
 )
@@ -126,6 +127,25 @@ def test_a_day_accounted_from_the_books_the_day_before_left_continues_them() -> 
     assert latest_books(pl.concat([after, end]).lazy()).sort("position").equals(
         at_once.sort("position"))
     assert pl.concat([day1, day2]).drop("slot").equals(whole.drop("slot"))
+    # Day 2 accounted from the books of only the positions it touches gives the same ledger.
+    touched = touched_positions(events(BOOK).collect().slice(3))
+    assert sorted(touched.to_list()) == sorted(
+        {keyed_position(w, t) for w, t, *_ in BOOK[3:]})
+    only = latest_books(after.lazy(), touched)
+    assert only["position"].to_list() == [w_t]
+    day2_only, end_only = account_onto(events(BOOK).collect().slice(3).lazy(), only)
+    assert day2_only.equals(day2) and end_only.equals(end)
+
+
+def test_the_latest_books_of_some_positions_are_each_ones_last_days() -> None:
+    # Position 1 closes on both days (its day 2 books count), 2 on day 1 only, 3 on day 2
+    # only; asked for 1 and 2, the books are day 2's of 1 and day 1's of 2, and nothing of 3.
+    day1 = pl.DataFrame({"chain_id": [1, 1], "position": [1, 2], "held": [10.0, 20.0]})
+    day2 = pl.DataFrame({"chain_id": [1, 1], "position": [3, 1], "held": [30.0, 11.0]})
+    asked = pl.Series("position", [2, 1])
+    found = latest_books(pl.concat([day1, day2]).lazy(), asked).sort("position")
+    assert found.rows() == [(1, 1, 11.0), (1, 2, 20.0)]
+    assert latest_books(pl.concat([day1, day2]).lazy()).height == 3
 
 
 def keyed_position(wallet: str, token: str) -> int:
