@@ -49,10 +49,15 @@ def steps_at_once() -> int:
     """How many steps of a run go at once (CHAINTAPE_STEPS_AT_ONCE, by default 2: the cores
     of the machine this is sized for)."""
     value = os.environ.get("CHAINTAPE_STEPS_AT_ONCE", "2")
-    if not value.isdigit() or not 1 <= int(value) <= MOST_AT_ONCE:
-        raise ValueError(f"CHAINTAPE_STEPS_AT_ONCE={value!r}: expected a whole number in "
-                         f"[1, {MOST_AT_ONCE}]")
-    return int(value)
+    return _bounded("CHAINTAPE_STEPS_AT_ONCE", value)
+
+
+def _bounded(name: str, value: object) -> int:
+    """`value` as a number of steps at once, or a ValueError naming `name`."""
+    text = str(value)
+    if not text.isdigit() or not 1 <= int(text) <= MOST_AT_ONCE:
+        raise ValueError(f"{name}={value!r}: expected a whole number in [1, {MOST_AT_ONCE}]")
+    return int(text)
 
 
 @dg.executor(name="threads", config_schema={
@@ -65,11 +70,8 @@ def threads_executor(init_context: dg.InitExecutorContext) -> Executor:
     never two steps tagged `chaintape/heavy` together."""
     config = init_context.executor_config
     retries = RetryMode.from_config(cast(dict, config["retries"])) or RetryMode.ENABLED
-    at_once = cast(int, config["max_concurrent"]) or steps_at_once()
-    if not 1 <= at_once <= MOST_AT_ONCE:
-        raise ValueError(f"max_concurrent={at_once}: expected 0 or a whole number in "
-                         f"[1, {MOST_AT_ONCE}]")
-    return StepThreads(retries, at_once)
+    asked = config["max_concurrent"]
+    return StepThreads(retries, _bounded("max_concurrent", asked) if asked else steps_at_once())
 
 
 class StepThreads(Executor):

@@ -11,7 +11,7 @@ from assets.checks import checked_by_day, day_check_spec, product_asset, schema_
 from assets.days import DAYS
 from assets.domains import HEAVY_TAG, keys
 from assets.wallets.books import FOLDS, BooksRun, ahead
-from assets.wallets.days import LEDGER_INPUTS, LedgerDays
+from assets.wallets.days import LEDGER_INPUTS, LedgerDays, stored_books
 from assets.wallets.funding import assemble_funding
 from assets.wallets.ledger import (
     account_onto,
@@ -64,7 +64,7 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     need the marks of the day before only) while the day before is accounted."""
     days = LedgerDays(warehouse)
     run = sorted(context.partition_keys)
-    marks = days.marks(run[0])
+    stored, marks = days.carried(run[0])
     # The books of the positions the run's days touched, as its days left them.
     books: pl.DataFrame | None = None
 
@@ -81,9 +81,9 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
             nonlocal books
             read, found, marks_after = next(coming)
             assert read == day  # both go through the run's days in order
-            stored = days.books(run[0], touched_positions(found))
+            before = stored_books(stored, touched_positions(found))
             ledger, closing = account_onto(
-                found, stored if books is None else books_after(stored, books))
+                found, before if books is None else books_after(before, books))
             books = books_after(books, closing)
             return {"wallet_ledger": ledger.drop("slot"), "wallet_book_states": closing,
                     "token_marks": marks_after}

@@ -39,36 +39,31 @@ class LedgerDays:
                 **{name: self.warehouse.scan_day(name, day)
                    for name in ("transfers", "liquidity_events")}}
 
-    def marks(self, first: str) -> pl.DataFrame | None:
-        """The marks at the start of a run of days from `first`: those stored at the end of the
-        day before (none before the first day)."""
-        earlier = self._earlier(first)
-        return self.warehouse.product_days("token_marks", earlier[-1:]).collect() if earlier \
-            else None
-
-    def books(self, first: str, touched: pl.Series) -> pl.DataFrame | None:
-        """The books at the start of a run of days from `first` of the positions `touched`
-        (`touched_positions`): each one's from the last earlier day that touched it (none
-        before the first day). Only those positions' rows are read into memory, not every
-        position the lake has seen."""
-        earlier = self._earlier(first)
-        if not earlier:
-            return None
-        stored = storable(touched.to_frame())["position"]
-        return fingerprints(latest_books(
-            self.warehouse.product_days("wallet_book_states", earlier), stored), "position")
-
-    def _earlier(self, first: str) -> list[str]:
-        """The lake days before `first`, each of whose books and marks are stored; a day not
-        stored fails, naming it."""
+    def carried(self, first: str) -> tuple[pl.LazyFrame | None, pl.DataFrame | None]:
+        """What a run of days from `first` is accounted from: the books stored at the end of
+        each earlier day, in order, unread (`stored_books` reads a day's positions of them),
+        and the marks stored at the end of the day before (none before the first day)."""
         if first not in self.days:
             raise FileNotFoundError(f"the lake holds no swaps of {first}")
         earlier = self.days[:self.days.index(first)]
+        if not earlier:
+            return None, None
         missing = [f"{name} of {gone}" for name in CARRIED for gone in (
             earlier if not self.warehouse.exists(name)
-            else sorted(set(earlier) - self.warehouse.files(name).keys()))] if earlier else []
+            else sorted(set(earlier) - self.warehouse.files(name).keys()))]
         if missing:
             raise FileNotFoundError(
                 f"{', '.join(missing)} not materialised, before {first}: materialise the wallet "
                 "days from the first of them")
-        return earlier
+        return (self.warehouse.product_days("wallet_book_states", earlier),
+                self.warehouse.product_days("token_marks", earlier[-1:]).collect())
+
+
+def stored_books(stored: pl.LazyFrame | None, touched: pl.Series) -> pl.DataFrame | None:
+    """The books of the positions `touched` (`touched_positions`) as the stored days left them
+    (`LedgerDays.carried`): each one's from the last day that touched it. Only those
+    positions' rows are read into memory, not every position the lake has seen."""
+    if stored is None:
+        return None
+    return fingerprints(latest_books(stored, storable(touched.to_frame())["position"]),
+                        "position")
