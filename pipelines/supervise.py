@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 # A component that stops is started again after this long, doubled at each stop in a row up
@@ -81,17 +81,32 @@ class Supervisor:
             self.say("stopping")
 
     def stop(self) -> None:
-        """Stop every component with its group, killing those that do not stop within 15 s."""
+        """Stop every component with its group, killing those that do not stop within 15 s; a
+        second Ctrl-C or SIGTERM meanwhile does not cut it short (which would leave the rest
+        running, parentless)."""
         running = [p.process for p in self.components.values() if p.due_at is None]
-        for child in running:
-            _signal_group(child, signal.SIGTERM)
-        for child in running:
-            try:
-                child.wait(15)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-            _signal_group(child, signal.SIGKILL)
+        with _signals_held():
+            for child in running:
+                _signal_group(child, signal.SIGTERM)
+            for child in running:
+                try:
+                    child.wait(15)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+                _signal_group(child, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM ignored within, their handlers put back after."""
+    held = (signal.SIGINT, signal.SIGTERM)
+    before = [signal.signal(number, signal.SIG_IGN) for number in held]
+    try:
+        yield
+    finally:
+        for number, handler in zip(held, before, strict=True):
+            signal.signal(number, handler)
 
 
 def _signal_group(child: subprocess.Popen, number: int) -> None:

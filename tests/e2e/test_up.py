@@ -69,7 +69,17 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
                 break
             time.sleep(1)
         assert now["snapshot"]["as_of"] > first["snapshot"]["as_of"], now
-        assert now["status"] == "ok" and now["watermark"]["trails_now_seconds"] < 120
+        # The refreshes keep up: the first after start-up pays the daemon's and the first run's
+        # start on top of its own (over 120 s on a loaded machine), the next trail by less.
+        def kept_up() -> dict | None:
+            body = httpx.get(f"{base}/api/v1/status", timeout=30).json()
+            return body if body["status"] == "ok" else None
+
+        try:
+            now = until(kept_up, 240, "the status ok again")
+        except TimeoutError:
+            raise AssertionError(runs_of(tmp_path / "dagster")) from None
+        assert now["watermark"]["trails_now_seconds"] < 120, now
         assert up.poll() is None
         # A bad publish (LATEST torn) stops nothing: the tail goes on publishing on the last
         # good snapshot.
@@ -107,6 +117,16 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
                  if e.dagster_event is not None and e.step_key == "publish__snapshot"
                  and e.dagster_event.event_type_value == "STEP_SUCCESS"]
     assert len(published) == 1 and published[0] < heard[0]
+
+
+def runs_of(dagster_home) -> str:
+    """Each run of a Dagster home: job, status, and seconds from queued to started to ended."""
+    instance = dg.DagsterInstance.from_config(str(dagster_home))
+    return "\n".join(
+        f"{r.dagster_run.job_name} {r.dagster_run.status.value} queued {r.create_timestamp:%H:%M:%S}"
+        f" started +{(r.start_time or 0) - r.create_timestamp.timestamp():.1f}s"
+        f" ran {(r.end_time or time.time()) - (r.start_time or time.time()):.1f}s"
+        for r in instance.get_run_records(ascending=True))
 
 
 def child_of(parent: int, marked: str) -> int:

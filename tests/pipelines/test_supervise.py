@@ -74,3 +74,27 @@ def test_watch_runs_until_interrupted_then_stop_ends_every_component():
         supervisor.stop()
     assert said == ["stopping"]
     assert part.process.poll() is not None
+
+
+def test_a_second_sigterm_while_stopping_leaves_no_component_running():
+    supervisor = Supervisor(lambda _: None)
+    # Each takes a second to stop once asked, as a run's steps do: time for a second signal.
+    slow = ("import signal, sys, time; signal.signal(signal.SIGTERM, lambda *_: "
+            "(time.sleep(1), sys.exit(0))); print('ready', flush=True); time.sleep(600)")
+
+    def launch(_: bool) -> subprocess.Popen:
+        child = subprocess.Popen([sys.executable, "-c", slow], process_group=0,
+                                 stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        return child
+
+    parts = [supervisor.start(name, launch) for name in ("edge", "live tail")]
+    before = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # as `chaintape up` has it
+    try:
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        supervisor.stop()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert [part.process.wait(5) for part in parts] == [0, 0]
+    for part in parts:
+        part.process.stdout.close()
