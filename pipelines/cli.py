@@ -31,9 +31,10 @@ DAEMON_LOG_BYTES = 16 << 20
 # The code location's name when the daemon served the code itself (`-m`): runs, sensor cursors
 # and asset history recorded under it carry on.
 CODE_LOCATION = "pipelines.definitions"
-# An edge worker replaced: the fresh one starts, the old one serves on this long beside it (it
-# loads the snapshot meanwhile); a worker's memory is read this often against its bound.
-RESPAWN_S, RSS_SAMPLE_S = 10.0, 5
+# An edge worker replaced: the fresh one starts, the old one serves on this long beside it. The
+# fresh one listens only once it has loaded the snapshot (~2 s at 1M on a quiet machine; 10 s
+# once fell short on one busy on both cores), and until one listens a connection is refused.
+RESPAWN_S, RSS_SAMPLE_S = 30.0, 5
 
 
 def _say(message: str) -> None:
