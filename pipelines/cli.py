@@ -657,7 +657,16 @@ def _code_server(port: int) -> subprocess.Popen:
     """The pipeline's code served once, on `port`, for the daemon's sensor and schedules and
     the runs it launches (each run a child process of it), as batch work. A daemon that serves
     the code itself starts a new server every minute, importing everything again, and holds two
-    while runs end on the old one. Its output goes to var/logs/code-server.log."""
+    while runs end on the old one. Its output goes to var/logs/code-server.log. The runs a code
+    server before it took with it are failed first, so the lake sensor makes their days again."""
+    import dagster as dg
+
+    from pipelines.runs import fail_orphaned_runs
+
+    with dg.DagsterInstance.get() as instance:
+        for run_id in fail_orphaned_runs(instance):
+            _say(f"run {run_id[:8]} ended with the code server that ran it: failed, its days "
+                 f"are made again by the next refresh")
     bin_dir = Path(sys.executable).parent
     with _log("code-server") as output:
         return subprocess.Popen([str(bin_dir / "dagster"), "api", "grpc", "-m",

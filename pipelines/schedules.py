@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 import polars as pl
 
-from assets.days import run_tags
+from assets.days import RANGE_START, run_tags
 from assets.domains import key, product_key
 from assets.wallets.assets import RANKED
 from assets.warehouse import DAY_TABLES, Warehouse
@@ -32,6 +32,7 @@ MAINTENANCE_CRON = "*/10 * * * *"
 RANKINGS_CRON = "*/5 * * * *"
 BUSY = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
         dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
+UNFINISHED = (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
 
 
 # The days a cadence refresh makes again: the lake's last two (a chain that trails the clock
@@ -148,8 +149,11 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
         # The days whose swaps changed, and the later ones, are made again; the rest are read.
         # So are the days a product made a day at a time lacks beside the others (one new to
         # this warehouse): its readers would fail on them.
+        # So are the days of the last refresh if it did not finish: the cursor moved on when
+        # it was asked for, so its changes would otherwise wait for the next on the same days.
         held = set(pinned.days_made("swaps"))
-        unmade = [day for day in resources()["warehouse"].unmade_days() if day in held]
+        unmade = [day for day in [*resources()["warehouse"].unmade_days(),
+                                  *unfinished(context.instance, job)] if day in held]
         days = sorted({*days, *unmade}) or pinned.days_made("swaps")[-1:]
         tags = run_tags(context.instance, days)
         return dg.SensorResult(
@@ -158,6 +162,15 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
             asset_events=observed)
 
     return lake_updates
+
+
+def unfinished(instance: dg.DagsterInstance, job: str) -> list[str]:
+    """The first day of the job's last run if it failed or was stopped (a kill leaves it
+    failed once the daemon sees its process gone), else nothing."""
+    last = instance.get_runs(dg.RunsFilter(job_name=job), limit=1)
+    if last and last[0].status in UNFINISHED and RANGE_START in last[0].tags:
+        return [last[0].tags[RANGE_START]]
+    return []
 
 
 def changed_partitions(lake: Lake, before: dict[str, int]) -> list[str]:

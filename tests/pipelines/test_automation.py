@@ -203,3 +203,33 @@ def test_the_rankings_are_made_again_only_once_the_watermark_moved_past_theirs(
     # Rankings stored before they said their watermark are made again.
     ranked({"user_score": [1, 2]})
     assert tick() == ([later.isoformat()], None)
+
+
+def test_the_days_of_a_refresh_that_did_not_finish_are_made_again(tmp_path, monkeypatch):
+    """The cursor moves on when a refresh is asked for: one that failed or was stopped would
+    otherwise leave its days as they were until the next change on them."""
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    sensor = lake_sensor("everything")
+    lake = Lake()
+    lake.write("swaps", swaps())  # the 18th and the 19th
+    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+    lake.mark(mark, "test")
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance)
+        first = requested(sensor(context))
+        assert days_of(first) == ("2026-11-18", "2026-11-19")
+        for n, ended in enumerate([dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED,
+                                   dg.DagsterRunStatus.SUCCESS], start=1):
+            # The refresh asked for ends so; then swaps of the 19th alone land.
+            instance.add_run(dg.DagsterRun(job_name="everything", run_id=f"run-{n}",
+                                           status=ended, tags=first.tags))
+            lake.append("swaps", later(swaps(), 3, 60 * n))
+            lake.mark(mark + timedelta(seconds=2 * n), "test")
+            context = dg.build_sensor_context(instance=instance, cursor=context.cursor)
+            if ended == dg.DagsterRunStatus.SUCCESS:
+                assert days_of(requested(sensor(context))) == ("2026-11-19", "2026-11-19")
+            else:
+                # Unfinished: its first day again, and every day after it.
+                first = requested(sensor(context))
+                assert days_of(first) == ("2026-11-18", "2026-11-19")
