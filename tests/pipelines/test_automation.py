@@ -25,6 +25,18 @@ def days_of(request: dg.RunRequest) -> tuple[str, str]:
             request.tags["dagster/asset_partition_range_end"])
 
 
+def two_days(tmp_path, monkeypatch) -> tuple[Lake, datetime]:
+    """A lake of the test swaps (the 18th and the 19th), marked complete at 00:03 on the 19th,
+    and the warehouse beside it, both where the sensor looks."""
+    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    lake = Lake()
+    lake.write("swaps", swaps())
+    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
+    lake.mark(mark, "test")
+    return lake, mark
+
+
 def observed(result) -> dict[str, int]:
     return {event.asset_key.path[-1]: event.metadata["delta_version"].value
             for event in result.asset_events}
@@ -64,13 +76,8 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
 
 def test_a_change_to_a_day_read_table_alone_makes_the_day_of_swaps_that_takes_it(
         tmp_path, monkeypatch):
-    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
-    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    lake, mark = two_days(tmp_path, monkeypatch)
     sensor = lake_sensor("everything")
-    lake = Lake()
-    lake.write("swaps", swaps())  # the 18th and the 19th
-    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
-    lake.mark(mark, "test")
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(instance=instance)
         requested(sensor(context))
@@ -93,14 +100,9 @@ def test_a_change_to_a_day_read_table_alone_makes_the_day_of_swaps_that_takes_it
 def test_the_days_a_day_product_lacks_beside_the_others_are_made_again(tmp_path, monkeypatch):
     """A product made a day at a time that this warehouse does not hold for some day the others
     hold (one new to it): the next refresh makes that day again, with the changed ones."""
-    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
-    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    lake, mark = two_days(tmp_path, monkeypatch)
     warehouse = Warehouse(lake_root=str(tmp_path / "lake"), root=str(tmp_path / "warehouse"))
     sensor = lake_sensor("everything")
-    lake = Lake()
-    lake.write("swaps", swaps())  # the 18th and the 19th
-    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
-    lake.mark(mark, "test")
     made = pl.DataFrame({"n": [1]})
     for name in BY_DAY:
         for day in ("2026-11-18", "2026-11-19"):
@@ -208,13 +210,8 @@ def test_the_rankings_are_made_again_only_once_the_watermark_moved_past_theirs(
 def test_the_days_of_a_refresh_that_did_not_finish_are_made_again(tmp_path, monkeypatch):
     """The cursor moves on when a refresh is asked for: one that failed or was stopped would
     otherwise leave its days as they were until the next change on them."""
-    monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
-    monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
+    lake, mark = two_days(tmp_path, monkeypatch)
     sensor = lake_sensor("everything")
-    lake = Lake()
-    lake.write("swaps", swaps())  # the 18th and the 19th
-    mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
-    lake.mark(mark, "test")
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(instance=instance)
         first = requested(sensor(context))
