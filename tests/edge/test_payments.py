@@ -71,13 +71,17 @@ def test_challenge_names_scheme_network_asset_recipient_and_price(edge) -> None:
 
 
 def test_the_official_client_pays_and_the_ledger_settles_once(home, edge) -> None:
-    spend_budget(edge)
-
     async def paid() -> httpx.Response:
         async with x402HttpxClient(paying_client(), headers={"Accept-Payment": "x402"}) as http:
             return await http.get(edge + "/api/v1/chains?limit=2")
 
-    answer = asyncio.run(paid())
+    # The client asks unpaid first and pays once refused; a unit of budget comes back every
+    # 0.2 s, so on a busy machine its first ask may find one and be answered free: then again.
+    for _ in range(5):
+        spend_budget(edge)
+        answer = asyncio.run(paid())
+        if "payment-response" in answer.headers:
+            break
     assert answer.status_code == 200 and len(answer.json()["items"]) == 2
     receipt = decoded(answer.headers["payment-response"])
     assert receipt["success"] is True and receipt["payer"] == PAYER.address
