@@ -156,8 +156,9 @@ def _threaded(job_context: PlanExecutionContext, execution_plan: ExecutionPlan,
                     continue
                 active.verify_complete(job_context, item.key)
                 yield from active.plan_events_iterator(job_context)
-    if escaped is not None:
-        raise escaped
+            # Raised within: the plan's exit would otherwise say only that it did not complete.
+            if escaped is not None:
+                raise escaped
     if stopping:
         raise DagsterExecutionInterruptedError()
 

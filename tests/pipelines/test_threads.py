@@ -7,6 +7,7 @@ import dagster as dg
 import pytest
 
 from assets.domains import HEAVY_TAG
+from pipelines import threads
 from pipelines.threads import steps_at_once, threads_executor
 
 # Steps that meet here can only finish if they run at the same time: run one after another,
@@ -150,6 +151,43 @@ def test_a_failing_step_fails_the_run_and_does_not_start_what_follows_it() -> No
         failure = next(entry for entry in instance.all_logs(result.run_id)
                        if entry.dagster_event_type == dg.DagsterEventType.STEP_FAILURE)
         assert "this step fails" in str(failure.dagster_event.step_failure_data.error)
+
+
+@dg.op
+def one() -> int:
+    return 1
+
+
+@dg.op
+def plus_one(number: int) -> int:
+    return number + 1
+
+
+def in_a_row() -> dg.JobDefinition:
+    @dg.job(executor_def=threads_executor)
+    def one_then_another() -> None:
+        plus_one(one())
+
+    return one_then_another
+
+
+def test_an_error_outside_a_steps_code_fails_the_run_saying_what_it_was(monkeypatch) -> None:
+    """An error the step's own handling did not catch (not the op's: the machinery's) ends the
+    run with that error, not with the plan's complaint that it did not complete."""
+    sequence = threads.dagster_event_sequence_for_step
+
+    def breaks_at_the_second(context):
+        if context.step.key == "plus_one":
+            raise RuntimeError("the machinery broke here")
+        yield from sequence(context)
+
+    monkeypatch.setattr(threads, "dagster_event_sequence_for_step", breaks_at_the_second)
+    with dg.instance_for_test() as instance:
+        result = _run(in_a_row, instance)
+        assert not result.success
+        (failure,) = [entry for entry in instance.all_logs(result.run_id)
+                      if entry.dagster_event_type == dg.DagsterEventType.RUN_FAILURE]
+        assert "the machinery broke here" in str(failure.dagster_event.event_specific_data)
 
 
 def test_steps_at_once_comes_from_the_environment_within_bounds(monkeypatch) -> None:
