@@ -47,7 +47,7 @@ def alive(pid: int, since: float) -> bool:
     again once its process ends: one started after `since` is another)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
+    except FileNotFoundError:
         return False
     booted = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
                   if line.startswith("btime "))

@@ -165,8 +165,8 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
 
 
 def unfinished(instance: dg.DagsterInstance, job: str) -> list[str]:
-    """The first day of the job's last run if it failed or was stopped (a kill leaves it
-    failed once the daemon sees its process gone), else nothing."""
+    """The first day of the job's last run if it failed or was stopped (a run killed is failed
+    by its code server, or by `up` when the code server went with it), else nothing."""
     last = instance.get_runs(dg.RunsFilter(job_name=job), limit=1)
     if last and last[0].status in UNFINISHED and RANGE_START in last[0].tags:
         return [last[0].tags[RANGE_START]]
