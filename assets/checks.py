@@ -13,7 +13,7 @@ import pandera.polars as pa
 import polars as pl
 
 from assets.days import DAYS, made_by_day
-from assets.domains import PRODUCTS, keys, product_key
+from assets.domains import HEAVY_TAG, PRODUCTS, keys, product_key
 from assets.warehouse import Warehouse, storable
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, combined, failed
@@ -94,13 +94,15 @@ def checked_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
             if name in done else None)
 
 
-def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: Any
+def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, heavy: bool = False,
+                  **spec: Any
                   ) -> Callable[[Callable[[Warehouse], dg.MaterializeResult]], dg.AssetsDefinition]:
     """The asset of the product its function stores (`name`, else the function's), with its
     blocking checks (its schema of record and the rules across products reported under it) run
     in the same step, after the product is stored: a check of its own would cost a second step,
     which on workers is a trip through the broker. Its checks selected alone, from the UI or a
-    job, check the stored product instead of making it again."""
+    job, check the stored product instead of making it again. `heavy`: its step is tagged
+    `HEAVY_TAG`."""
     def decorate(make: Callable[[Warehouse], dg.MaterializeResult]) -> dg.AssetsDefinition:
         product = name or make.__name__
         key = product_key(product)
@@ -112,6 +114,7 @@ def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, **spec: A
         read = [*deps, *(d for rule in rules for d in _rule_deps(rule) if d not in deps)]
 
         @dg.multi_asset(name=f"{key.path[0]}__{product}", can_subset=True,
+                        op_tags={HEAVY_TAG: "true"} if heavy else None,
                         specs=[dg.AssetSpec(key, deps=read, group_name=key.path[0],
                                             **described)],
                         check_specs=[schema_check_spec(product, key),

@@ -25,8 +25,9 @@ PRODUCTS: dict[str, str] = {
     "snapshot": "publish",
 }
 
-# A step tagged so holds a lake day's rows or more in memory: a run's executor runs it beside
-# small steps, never beside another so tagged, so two at once do not add their peaks.
+# A step tagged so holds a lake day's rows or more in memory (the day steps, and those reading
+# days of legs or every holder: each adds most of a GB at 10M swaps): a run's executor runs it
+# beside small steps, never beside another so tagged, so two at once do not add their peaks.
 HEAVY_TAG = "chaintape/heavy"
 
 

@@ -27,12 +27,12 @@ def _absolute(url: str) -> str:
 
 
 def executor() -> dg.ExecutorDefinition:
-    """Where a run's steps execute: in the run's own process one at a time (the default,
-    CHAINTAPE_EXECUTOR=in_process), a few at once on threads (threads; how many:
-    CHAINTAPE_STEPS_AT_ONCE), or, with CHAINTAPE_EXECUTOR=celery, on Celery workers through
+    """Where a run's steps execute: in the run's own process, a few at once on threads (the
+    default, CHAINTAPE_EXECUTOR=threads; how many: CHAINTAPE_STEPS_AT_ONCE) or one at a time
+    (in_process), or, with CHAINTAPE_EXECUTOR=celery, on Celery workers through
     the broker CHAINTAPE_CELERY_BROKER (results in CHAINTAPE_CELERY_BACKEND, by default the
     broker), whose results the run looks at every CHAINTAPE_CELERY_POLL_SECONDS."""
-    kind = os.environ.get("CHAINTAPE_EXECUTOR", "in_process")
+    kind = os.environ.get("CHAINTAPE_EXECUTOR", "threads")
     if kind == "threads":
         return threads_executor
     if kind == "in_process":

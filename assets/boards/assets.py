@@ -18,7 +18,7 @@ from assets.boards.seasons import (
     season_pair_flows,
 )
 from assets.checks import product_asset
-from assets.domains import keys
+from assets.domains import HEAVY_TAG, keys
 from assets.market.reserves import day_closes
 from assets.warehouse import Warehouse, materialized
 from checks.schemas.boards import frozen_metrics
@@ -36,7 +36,8 @@ def history_start(warehouse: Warehouse) -> pl.DataFrame:
             .agg(history_start_s=pl.col("indexed_block_time").min().dt.epoch("s")).collect())
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "swaps", "as_of"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "swaps", "as_of"),
+          op_tags={HEAVY_TAG: "true"})
 def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Per pool, router and board period (the day to the watermark, the day before, the day a
     week before): volume, buy volume, swaps and wash volume (immediate round trips)."""

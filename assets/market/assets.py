@@ -163,7 +163,8 @@ def _ms(at: datetime) -> int:
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "as_of"),
           metadata={"grain": "one row per pair with at least one swap in the longest window "
-                             "(chain_id, pair)"})
+                             "(chain_id, pair)"},
+          op_tags={HEAVY_TAG: "true"})
 def pair_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each pair's window block for every pair window ending at the lake's watermark: swaps,
     buys and sells, their USD volume, and the distinct wallets that bought and sold (one
@@ -176,7 +177,8 @@ def pair_activity(warehouse: Warehouse) -> dg.MaterializeResult:
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("swap_legs", "pair_tokens", "as_of"),
           metadata={"grain": "one row per token with at least one swap in the longest window "
-                             "(chain_id, token)"})
+                             "(chain_id, token)"},
+          op_tags={HEAVY_TAG: "true"})
 def token_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     """Each token's window block over all its pairs, ending at the lake's watermark: a swap
     buys the token when the token left the pool (a sell of the base buys the quote), with USD
@@ -278,7 +280,7 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     yield from checked_by_day(context, warehouse, made)
 
 
-@product_asset(deps=keys("holder_changes", "tokens", "pairs"))
+@product_asset(deps=keys("holder_changes", "tokens", "pairs"), heavy=True)
 def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
     """What every address holds of every token at the lake's watermark: every day's changes
     added up, the days before the last as their kept sums (pools and the mint address are not

@@ -8,11 +8,11 @@ from pipelines.resources import executor, poll_seconds
 from pipelines.threads import threads_executor
 
 
-def test_the_default_executor_runs_steps_in_the_runs_process(monkeypatch) -> None:
+def test_the_default_executor_runs_steps_on_threads_of_the_runs_process(monkeypatch) -> None:
     monkeypatch.delenv("CHAINTAPE_EXECUTOR", raising=False)
-    assert executor() is dg.in_process_executor
-    monkeypatch.setenv("CHAINTAPE_EXECUTOR", "threads")
     assert executor() is threads_executor
+    monkeypatch.setenv("CHAINTAPE_EXECUTOR", "in_process")
+    assert executor() is dg.in_process_executor
 
 
 def test_a_celery_run_looks_for_finished_steps_as_often_as_configured(monkeypatch) -> None:
