@@ -10,11 +10,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import dagster as dg
 import polars as pl
@@ -52,6 +52,8 @@ DAY = "date"
 RETENTION = timedelta(minutes=10)
 # Where the files each product's schema check passed are recorded.
 CHECKED = "_checked"
+# Records `Warehouse.remember` keeps.
+KEPT = "_kept"
 # The versions a vacuum looks back over for those inside the window.
 HISTORY = 256
 # The log's commits past a checkpoint are dropped after this, so opening a table stays cheap.
@@ -358,6 +360,19 @@ class Warehouse(dg.ConfigurableResource):
         if record["rules"] != rules:
             return []
         return [f"{self.uri(name)}/{path}" for path in record["files"]]
+
+    def recall(self, name: str) -> dict[str, Any]:
+        """What `remember` last kept under `name` (nothing when it never did)."""
+        try:
+            return json.loads(self._objects().get(f"{KEPT}/{name}.json").body)
+        except NotFound:
+            return {}
+
+    def remember(self, name: str, record: Mapping[str, Any]) -> None:
+        """Keep a small record under `name` (what a product's making learnt of its inputs, by
+        their names), in place of the one before."""
+        self._objects().put(f"{KEPT}/{name}.json", json.dumps(record).encode(),
+                            "application/json", "no-store")
 
     def products(self) -> list[str]:
         """The products written so far."""

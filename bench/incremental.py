@@ -251,6 +251,8 @@ def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
             "full_step_peak_rss_mb": rebuilt["step_peak_rss_mb"],
             "incremental_step_peak_rss_mb": turn["step_peak_rss_mb"],
             "steady_step_peak_rss_mb": after["step_peak_rss_mb"],
+            "late_step_peak_rss_mb": late["step_peak_rss_mb"],
+            "ranked_step_peak_rss_mb": ranked["step_peak_rss_mb"],
             "steady_written": written_by_product(store) if publish else {},
             "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1, "turn_ratio": 0.2,
                         "peak_rss_mb": 2048}}

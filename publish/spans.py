@@ -11,6 +11,8 @@ import polars as pl
 
 DAY_SECONDS = 86_400
 HOUR_SECONDS = 3_600
+# Where a day's last hour starts, from the day's first second.
+LAST_HOUR = DAY_SECONDS - HOUR_SECONDS
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
@@ -19,15 +21,20 @@ def day_of(ts: str = "ts") -> pl.Expr:
     return pl.col(ts) // DAY_SECONDS
 
 
-def span_of(as_of_s: int, ts: str | pl.Expr = "ts") -> pl.Expr:
+def span_of(as_of_s: int, ts: str | pl.Expr = "ts", closing_hour: bool = False) -> pl.Expr:
     """A serving table's span for rows that only ever arrive at the end of time, labelled by
     its first second: the watermark's hour for a row in it (or later, or with no time yet: a
     round still open), else the row's UTC day. A refresh adds to the watermark's hour, so the
-    rest of its day keeps its part."""
+    rest of its day keeps its part. `closing_hour`: a closed day's last hour is a span of its
+    own too, so that the day's turn, which adds to that hour, leaves the rest of the day the
+    part it had at 23:00."""
     hour = _hour_of(as_of_s)
     at = pl.col(ts) if isinstance(ts, str) else ts
-    return (pl.when(at.is_null() | (at >= hour)).then(pl.lit(hour, pl.Int64))
-            .otherwise(at // DAY_SECONDS * DAY_SECONDS))
+    day = at // DAY_SECONDS * DAY_SECONDS
+    label = pl.when(at.is_null() | (at >= hour)).then(pl.lit(hour, pl.Int64))
+    if closing_hour:
+        return label.when(at >= day + LAST_HOUR).then(day + LAST_HOUR).otherwise(day)
+    return label.otherwise(day)
 
 
 def span_cut(as_of_s: int, lag_s: int) -> int:
@@ -38,19 +45,26 @@ def span_cut(as_of_s: int, lag_s: int) -> int:
     return max(as_of_s - max(lag_s, 0), span_day(as_of_s))
 
 
-def spans_in_day(day: int, as_of_s: int) -> list[int]:
+def spans_in_day(day: int, as_of_s: int, closing_hour: bool = False) -> list[int]:
     """The span labels `span_of` gives the rows of the day starting at second `day`: the day,
-    and the watermark's hour when it falls within the day."""
+    and the watermark's hour when it falls within the day (or, `closing_hour`, the day's last
+    hour when the day is closed)."""
     hour = _hour_of(as_of_s)
-    return [day, hour] if day < hour < day + DAY_SECONDS else [day]
+    if day < hour < day + DAY_SECONDS:
+        return [day, hour]
+    return [day, day + LAST_HOUR] if closing_hour and hour >= day + DAY_SECONDS else [day]
 
 
-def span_end(label: int, cut_s: int) -> int | None:
-    """The first second after the span labelled `label` by `span_of` at `cut_s`: its day's end,
-    or the cut's hour's start for the rest of the cut's day (None for the cut's hour: it runs
-    on)."""
+def span_end(label: int, cut_s: int, closing_hour: bool = False) -> int | None:
+    """The first second after the span labelled `label` by `span_of` at `cut_s` (with its
+    `closing_hour`): its day's end (or its last hour's start), or the cut's hour's start for
+    the rest of the cut's day (None for the cut's hour: it runs on)."""
     hour = _hour_of(cut_s)
-    return None if label >= hour else min(label + DAY_SECONDS, hour)
+    if label >= hour:
+        return None
+    if label % DAY_SECONDS:
+        return label + HOUR_SECONDS
+    return min(label + (LAST_HOUR if closing_hour else DAY_SECONDS), hour)
 
 
 def span_day(label: int) -> int:

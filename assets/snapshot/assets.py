@@ -2,10 +2,8 @@
 
 import itertools
 import json
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -13,15 +11,12 @@ import polars as pl
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.domains import keys, product_key
-from assets.market import pair_trades
-from assets.market.pair_trades import trade_rows
+from assets.snapshot.trades import swap_reader, trade_days
 from assets.wallets.ledger import with_swap_hashes
 from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
-from core.columns import EVENT
-from core.fingerprints import recipe
 from core.store import open_store
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
 from publish.boards import board_documents
@@ -29,18 +24,12 @@ from publish.cursor import default_signer
 from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
 from publish.spans import (
-    DAY_SECONDS,
-    day_of,
     day_start,
-    fingerprint,
     fingerprint_of,
     span_cut,
     span_day,
-    span_end,
     span_names,
     span_of,
-    spans_in_day,
-    spans_of,
 )
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import LedgerDays, ranking_lists, wallet_serving
@@ -110,93 +99,31 @@ class UncheckedProducts(Mapping[str, pl.DataFrame]):
         return len(self.files)
 
 
-def swap_names(lake: Lake, cut_s: int) -> dict[int, str]:
-    """A name for the lake's swaps of each span (`span_of` at `cut_s`): what the trades take
-    their hashes and addresses from. A closed day's is its files' (a write never reuses a
-    file's name); the watermark's day's spans are named by their rows, since a live day's files
-    grow as its swaps arrive and the rows before the hour stay as they were."""
+def swap_names(lake: Lake, cut_s: int, rows: Callable[[int], pl.DataFrame]) -> dict[int, str]:
+    """A name for the lake's swaps of each span (`span_of` at `cut_s`): what the wallet trades
+    take their hashes from. A closed day's is its files' (a write never reuses a file's name);
+    the watermark's day's spans are named by their rows (`rows`, a day's: `swap_reader`), since
+    a live day's files grow as its swaps arrive and the rows before the hour stay as they
+    were."""
     today = span_day(cut_s)
     names = {}
     for day, files in lake.day_files("swaps").items():
         if day_start(day) < today:
             names[day_start(day)] = fingerprint_of(*files)
             continue
-        rows = lake.scan("swaps", day).select(
-            *EVENT, "tx_hash", "maker", "sender", "recipient",
-            ts=pl.col("block_time").dt.epoch("s")).collect()
-        names.update(span_names(rows, span_of(cut_s)))
+        names.update(span_names(rows(day_start(day)), span_of(cut_s)))
     return names
-
-
-def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s: int,
-               version: int, swapped: Mapping[int, str]) -> SpannedTable:
-    """The pair trades a UTC day at a time, in their serving table's spans (`span_of`: the
-    days, the hour of `cut_s` apart: `span_cut`): each day's swap legs (at `version`) read
-    alone, its liquidity trades (a few, some from long before the swaps) with them. A closed
-    day's spans are named by its legs' files (a write never reuses a file's name) and its
-    liquidity trades, the watermark's day's by their legs' and liquidity trades' rows (its legs
-    are made again as its swaps arrive, the rows before the hour as they were), each with the
-    lake's swaps it takes hashes from (`swapped`: `swap_names`), the watermark inside it, and
-    the code that makes it: a span none of them changed for keeps the previous snapshot's
-    part."""
-    legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
-            if day is not None}
-    # In a fixed order: the product's rows come in no particular one, and a day's name is of
-    # its rows in order.
-    liquidity = warehouse.scan("liquidity_trades").collect().sort(
-        "chain_id", "pair", "block_number", "log_index")
-    events = dict(spans_of(liquidity, day_of() * DAY_SECONDS))
-    quiet = liquidity.clear()
-    made_with = recipe(pair_trades, sys.modules[__name__])
-    watermark = int(as_of.timestamp())
-    span = span_of(cut_s)
-
-    def day_legs(day: int) -> pl.LazyFrame:
-        return (warehouse.read(legs[day]) if day in legs
-                else warehouse.scan("swap_legs", version).head(0))
-
-    def named(day: int) -> dict[int, tuple[str, ...]]:
-        """What each span of a day is made from, by name."""
-        labels = spans_in_day(day, cut_s)
-        if day < span_day(cut_s):
-            made = (*legs.get(day, []), "|", fingerprint(events.get(day, quiet)))
-            return dict.fromkeys(labels, made)
-        # The legs' place among the lake's swaps moves as swaps arrive: not what they are.
-        of_legs = span_names(day_legs(day).drop("swap").collect(), span)
-        of_events = span_names(events.get(day, quiet), span)
-        return {label: (of_legs.get(label, ""), "|", of_events.get(label, ""))
-                for label in labels}
-
-    def inputs() -> dict[int, str]:
-        found = {}
-        for day in legs.keys() | events.keys():
-            found.update({label: fingerprint_of(
-                made_with, *parts, "|", swapped.get(label, ""),
-                str(min(watermark, span_end(label, cut_s) or watermark)))
-                for label, parts in named(day).items()})
-        return found
-
-    def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
-        days = None if wanted is None else {span_day(label) for label in wanted}
-        for day in sorted(legs.keys() | events.keys()):
-            if days is not None and day not in days:
-                continue
-            made = trade_rows(day_legs(day).collect(), swaps, events.get(day, quiet), as_of)
-            yield from ((label, rows) for label, rows in spans_of(made, span)
-                        if wanted is None or label in wanted)
-
-    return SpannedTable("trades", pieces, ("chain_id", "pair", "block_number", "log_index"),
-                        inputs)
 
 
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
                    swaps: pl.LazyFrame, as_of: datetime, cut_s: int, legs_version: int,
-                   swapped: Mapping[int, str]) -> Iterator[ServingTable | SpannedTable]:
+                   swap_rows: Callable[[int], pl.DataFrame]
+                   ) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses, and `swapped` their names by span, `swap_names`; the swap
-    legs at `legs_version`), each built when the one before has been taken."""
+    trades' hashes and addresses, and `swap_rows` a day's, `swap_reader`; the swap legs at
+    `legs_version`), each built when the one before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
     yield ServingTable("token_basis", frames["token_basis"], ("chain_id", "address"))
@@ -204,7 +131,7 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, swapped)
+    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, swap_rows)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -257,7 +184,9 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     as_of_s = int(as_of.timestamp())
     lag = records.filter("syncing").select(pl.col("block_lag_seconds").max()).item()
     cut_s = span_cut(as_of_s, int(lag or 0))
-    swapped = swap_names(warehouse.lake(), cut_s)
+    lake = warehouse.lake()
+    swap_rows = swap_reader(lake)
+    swapped = swap_names(lake, cut_s, swap_rows)
     boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
                                      now.strftime(WIRE_TIME), SEASONS.length_days)
     # The ranked products, published as stored: named by their files, so that a publish
@@ -281,7 +210,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                    **boards},
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
-                           frames.versions["swap_legs"], swapped),
+                           frames.versions["swap_legs"], swap_rows),
             wallet_serving(frames, ledger, lambda rows: with_swap_hashes(rows, swaps),
                            book_positions, lambda rows: assemble_rounds(rows, as_of_s),
                            BOOK_INPUTS, warehouse.scan("address_labels").collect(), as_of_s,

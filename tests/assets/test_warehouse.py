@@ -146,3 +146,10 @@ def test_a_warehouse_on_s3_writes_versions_days_and_check_records_as_objects(s3_
     assert len(warehouse.vacuum("p", retention=timedelta(0))) == 1
     assert [k for k in _objects(s3, "products", "wh/p/") if k.endswith(".parquet")] == [
         latest[0].rsplit("/", 1)[1]]
+    # A kept record is an object beside the products, not one of them, replaced as a whole.
+    assert warehouse.recall("names") == {}
+    warehouse.remember("names", {"a": {"1": "x"}})
+    warehouse.remember("names", {"b": {"2": "y"}})
+    assert warehouse.recall("names") == {"b": {"2": "y"}}
+    assert "_kept/names.json" in _objects(s3, "products", "wh/")
+    assert warehouse.products() == ["d", "p"]

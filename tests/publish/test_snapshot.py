@@ -14,7 +14,15 @@ from core.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 from edge.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.reader import LATEST, OBJECTS, forget_mapped, latest_id, load_snapshot, snapshot_ids
-from publish.spans import day_of, span_cut, span_names, span_of, spans_in_day, spans_of
+from publish.spans import (
+    day_of,
+    span_cut,
+    span_end,
+    span_names,
+    span_of,
+    spans_in_day,
+    spans_of,
+)
 from publish.writer import (
     ListFamily,
     PagedList,
@@ -264,6 +272,28 @@ def test_the_watermark_hour_is_a_span_of_its_own_and_the_rest_go_by_day():
     assert spans_in_day(2 * DAY, as_of) == [2 * DAY, 2 * DAY + 7200]
     # In a day's first hour, the hour and the day are one span.
     assert spans_in_day(2 * DAY, 2 * DAY + 60) == [2 * DAY]
+
+
+def test_with_the_closing_hour_a_closed_days_last_hour_is_a_span_of_its_own():
+    # The watermark is 02:30 on day 2: days 0 and 1 are closed.
+    as_of = 2 * DAY + 2 * 3600 + 1800
+    frame = pl.DataFrame({"ts": [5, DAY - 3601, DAY - 3600, DAY - 1, DAY + 82_799, DAY + 82_800,
+                                 2 * DAY + 7199, 2 * DAY + 7200, None]})
+    labels = frame.select(span_of(as_of, closing_hour=True)).to_series().to_list()
+    assert labels == [0, 0, DAY - 3600, DAY - 3600, DAY, 2 * DAY - 3600, 2 * DAY,
+                      2 * DAY + 7200, 2 * DAY + 7200]
+    assert spans_in_day(0, as_of, closing_hour=True) == [0, DAY - 3600]
+    assert spans_in_day(2 * DAY, as_of, closing_hour=True) == [2 * DAY, 2 * DAY + 7200]
+    # At 23:30 the day's hour is its last: the same two spans as once it is closed.
+    late = 2 * DAY + 23 * 3600 + 1800
+    assert spans_in_day(2 * DAY, late, closing_hour=True) == [2 * DAY, 3 * DAY - 3600]
+    assert [span_end(label, as_of, closing_hour=True) for label in (0, DAY - 3600, 2 * DAY,
+                                                                   2 * DAY + 7200)] == [
+        DAY - 3600, DAY, 2 * DAY + 7200, None]
+    assert [span_end(label, late, closing_hour=True) for label in (2 * DAY, 3 * DAY - 3600)] \
+        == [3 * DAY - 3600, None]
+    # Without it a closed day is one span to its end.
+    assert span_end(0, as_of) == DAY
 
 
 def test_spans_are_cut_behind_the_most_lagging_live_chain_but_never_before_the_day():

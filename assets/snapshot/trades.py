@@ -1,0 +1,131 @@
+"""The pair trades' serving table: a part per span (`span_of` with each closed day's last hour
+apart), each named by the rows it is made from, so that a span none of them changed for keeps
+the previous snapshot's part, across the day's turn too."""
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from assets.market import pair_trades
+from assets.market.pair_trades import trade_rows
+from assets.warehouse import Warehouse
+from core.columns import EVENT
+from core.fingerprints import recipe
+from publish.spans import (
+    DAY_SECONDS,
+    day_of,
+    day_start,
+    fingerprint,
+    fingerprint_of,
+    span_day,
+    span_end,
+    span_names,
+    span_of,
+    spans_in_day,
+    spans_of,
+)
+from publish.writer import SpannedTable
+from sources.lake import Lake
+
+# Where the names of the closed days' spans are kept, by what each day is read from.
+NAMES = "trade_span_names"
+# What the trades take from the lake's swaps.
+SWAP_COLUMNS = (*EVENT, "tx_hash", "maker", "sender", "recipient")
+
+
+def swap_reader(lake: Lake) -> Callable[[int], pl.DataFrame]:
+    """The lake's swaps of a UTC day (by its first second) as the trades take them, with their
+    time in unix seconds (`ts`): the last day read is kept, so the watermark's day, named for
+    the wallet trades and then for the trades, is read once, and no more than a day is held."""
+    days = {day_start(day): day for day in lake.day_files("swaps")}
+
+    @functools.lru_cache(maxsize=1)
+    def rows(day: int) -> pl.DataFrame:
+        read = lake.scan("swaps", days[day]) if day in days else lake.scan("swaps").head(0)
+        return read.select(*SWAP_COLUMNS, ts=pl.col("block_time").dt.epoch("s")).collect()
+
+    return rows
+
+
+def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s: int,
+               version: int, swap_rows: Callable[[int], pl.DataFrame]) -> SpannedTable:
+    """The pair trades a UTC day at a time, in their spans (`span_of` at `cut_s`, the closing
+    hour apart): each day's swap legs (at `version`) read alone, its liquidity trades (a few,
+    some from long before the swaps) with them, the lake's swaps (`swaps`; `swap_rows`, a
+    day's: `swap_reader`) giving hashes and addresses. A span is named by its legs' rows (not
+    their place among the lake's swaps, which moves as swaps arrive), its liquidity trades',
+    the lake's swaps', the watermark inside it and the code that makes it. A closed day's
+    names are kept by what it is read from (the legs' and the swaps' files, a write never
+    reusing a file's name, and its liquidity trades), so its rows are read to name it only
+    when that changed: at the day's turn, when yesterday is made again whole and its first 23
+    hours come out as they were, only its last hour is made."""
+    lake = warehouse.lake()
+    legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
+            if day is not None}
+    swap_files = {day_start(day): files for day, files in lake.day_files("swaps").items()}
+    # In a fixed order: the product's rows come in no particular one, and a day's name is of
+    # its rows in order.
+    liquidity = warehouse.scan("liquidity_trades").collect().sort(
+        "chain_id", "pair", "block_number", "log_index")
+    events = dict(spans_of(liquidity, day_of() * DAY_SECONDS))
+    quiet = liquidity.clear()
+    made_with = recipe(pair_trades, sys.modules[__name__])
+    watermark = int(as_of.timestamp())
+    today = span_day(cut_s)
+    span = span_of(cut_s, closing_hour=True)
+
+    def day_legs(day: int) -> pl.LazyFrame:
+        return (warehouse.read(legs[day]) if day in legs
+                else warehouse.scan("swap_legs", version).head(0))
+
+    def read_names(day: int) -> dict[int, str]:
+        """Each span of a day named by its rows."""
+        of = [span_names(day_legs(day).drop("swap").collect(), span),
+              span_names(events.get(day, quiet), span), span_names(swap_rows(day), span)]
+        return {label: fingerprint_of(*(names.get(label, "") for names in of))
+                for label in spans_in_day(day, cut_s, closing_hour=True)}
+
+    def inputs() -> dict[int, str]:
+        known = warehouse.recall(NAMES)
+        kept: dict[str, dict[str, str]] = {}
+        found = {}
+        # The latest day first: the one whose swaps were read last.
+        for day in sorted(legs.keys() | events.keys(), reverse=True):
+            if day < today:
+                read_from = fingerprint_of(made_with, *legs.get(day, []), "|",
+                                           *swap_files.get(day, []), "|",
+                                           fingerprint(events.get(day, quiet)))
+                kept[read_from] = known.get(read_from) or {
+                    str(label): name for label, name in read_names(day).items()}
+                names = {int(label): name for label, name in kept[read_from].items()}
+            else:
+                names = read_names(day)
+            found.update({label: fingerprint_of(
+                made_with, name, str(min(watermark, span_end(label, cut_s, True) or watermark)))
+                for label, name in names.items()})
+        if kept != known:
+            warehouse.remember(NAMES, kept)
+        return found
+
+    def pieces(wanted: set[Any] | None) -> Iterator[tuple[int, pl.DataFrame]]:
+        days = None if wanted is None else {span_day(label) for label in wanted}
+        for day in sorted(legs.keys() | events.keys()):
+            if days is not None and day not in days:
+                continue
+            day_events = events.get(day, quiet)
+            read = day_legs(day)
+            if wanted is not None:
+                # Only the wanted spans' legs: at the turn, yesterday's last hour of them.
+                read = read.filter(span_of(cut_s, pl.col("block_time").dt.epoch("s"),
+                                           closing_hour=True).is_in(list(wanted)))
+                day_events = day_events.filter(span.is_in(list(wanted)))
+            made = trade_rows(read.collect(), swaps, day_events, as_of)
+            yield from ((label, rows) for label, rows in spans_of(made, span)
+                        if wanted is None or label in wanted)
+
+    return SpannedTable("trades", pieces, ("chain_id", "pair", "block_number", "log_index"),
+                        inputs)
