@@ -58,11 +58,13 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
     some from long before the swaps) with them, the lake's swaps (`swaps`; `swap_rows`, a
     day's: `swap_reader`) giving hashes and addresses. A span is named by its legs' rows (not
     their place among the lake's swaps, which moves as swaps arrive), its liquidity trades',
-    the lake's swaps', the watermark inside it and the code that makes it. A closed day's
-    names are kept by what it is read from (the legs' and the swaps' files, a write never
-    reusing a file's name, and its liquidity trades), so its rows are read to name it only
-    when that changed: at the day's turn, when yesterday is made again whole and its first 23
-    hours come out as they were, only its last hour is made."""
+    the lake's swaps', the watermark inside it and the code that makes it. A day's names are
+    kept by what it is read from (the legs' and the swaps' files, a write never reusing a
+    file's name, and its liquidity trades), and a closed day's rows are read to name it only
+    when that changed and it was named by its rows before, as the watermark's day is: at the
+    day's turn, when yesterday is made again whole and its first 23 hours come out as they
+    were, only its last hour is made. A closed day never named by its rows (every day of a
+    first publish, which makes them all) is named by what it is read from."""
     lake = warehouse.lake()
     legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
             if day is not None}
@@ -90,23 +92,28 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
                 for label in spans_in_day(day, cut_s, closing_hour=True)}
 
     def inputs() -> dict[int, str]:
-        known = warehouse.recall(NAMES)
-        kept: dict[str, dict[str, str]] = {}
+        known: dict[str, dict[str, Any]] = warehouse.recall(NAMES)
+        by_rows = {entry["day"] for entry in known.values() if entry["by_rows"]}
+        kept: dict[str, dict[str, Any]] = {}
         found = {}
         # The latest day first: the one whose swaps were read last.
         for day in sorted(legs.keys() | events.keys(), reverse=True):
-            if day < today:
-                read_from = fingerprint_of(made_with, *legs.get(day, []), "|",
-                                           *swap_files.get(day, []), "|",
-                                           fingerprint(events.get(day, quiet)))
-                kept[read_from] = known.get(read_from) or {
-                    str(label): name for label, name in read_names(day).items()}
-                names = {int(label): name for label, name in kept[read_from].items()}
-            else:
-                names = read_names(day)
-            found.update({label: fingerprint_of(
-                made_with, name, str(min(watermark, span_end(label, cut_s, True) or watermark)))
-                for label, name in names.items()})
+            read_from = fingerprint_of(made_with, *legs.get(day, []), "|",
+                                       *swap_files.get(day, []), "|",
+                                       fingerprint(events.get(day, quiet)))
+            entry = known.get(read_from) if day < today else None
+            if entry is None:
+                rows = day >= today or day in by_rows
+                names = read_names(day) if rows else {
+                    label: fingerprint_of(read_from, str(label))
+                    for label in spans_in_day(day, cut_s, closing_hour=True)}
+                entry = {"day": day, "by_rows": rows,
+                         "names": {str(label): name for label, name in names.items()}}
+            kept[read_from] = entry
+            found.update({int(label): fingerprint_of(
+                made_with, name,
+                str(min(watermark, span_end(int(label), cut_s, True) or watermark)))
+                for label, name in entry["names"].items()})
         if kept != known:
             warehouse.remember(NAMES, kept)
         return found
