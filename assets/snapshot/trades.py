@@ -63,8 +63,9 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
     file's name, and its liquidity trades), and a closed day's rows are read to name it only
     when that changed and it was named by its rows before, as the watermark's day is: at the
     day's turn, when yesterday is made again whole and its first 23 hours come out as they
-    were, only its last hour is made. A closed day never named by its rows (every day of a
-    first publish, which makes them all) is named by what it is read from."""
+    were, only its last hour is made. A closed day never named by its rows (every day but
+    the last two of a first publish, which makes them all) is named by what it is read
+    from."""
     lake = warehouse.lake()
     legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
             if day is not None}
@@ -103,7 +104,9 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
                                        fingerprint(events.get(day, quiet)))
             entry = known.get(read_from) if day < today else None
             if entry is None:
-                rows = day >= today or day in by_rows
+                # The day before the cut's still changes while a live chain lags behind its
+                # end: named by its rows, its first 23 hours keep their part meanwhile.
+                rows = day >= today - DAY_SECONDS or day in by_rows
                 names = read_names(day) if rows else {
                     label: fingerprint_of(read_from, str(label))
                     for label in spans_in_day(day, cut_s, closing_hour=True)}
