@@ -102,14 +102,18 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
             read_from = fingerprint_of(made_with, *legs.get(day, []), "|",
                                        *swap_files.get(day, []), "|",
                                        fingerprint(events.get(day, quiet)))
+            labels = spans_in_day(day, cut_s, closing_hour=True)
             entry = known.get(read_from) if day < today else None
+            # Kept while the day was the watermark's, under that hour's spans: not a closed
+            # day's.
+            if entry is not None and set(entry["names"]) != {str(label) for label in labels}:
+                entry = None
             if entry is None:
                 # The day before the cut's still changes while a live chain lags behind its
                 # end: named by its rows, its first 23 hours keep their part meanwhile.
                 rows = day >= today - DAY_SECONDS or day in by_rows
                 names = read_names(day) if rows else {
-                    label: fingerprint_of(read_from, str(label))
-                    for label in spans_in_day(day, cut_s, closing_hour=True)}
+                    label: fingerprint_of(read_from, str(label)) for label in labels}
                 entry = {"day": day, "by_rows": rows,
                          "names": {str(label): name for label, name in names.items()}}
             kept[read_from] = entry
