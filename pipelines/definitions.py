@@ -30,9 +30,9 @@ model_assets = sql_assets()
 # Checks a product's own step runs as it is made are carried by its asset already.
 carried = {check for a in [*python_assets, *model_assets] for check in a.check_keys}
 
-# In one process by default: a step per process would cost each of the thirty-odd steps an
-# interpreter and the imports, several times the work of most of them. Two at once on threads
-# or on Celery workers, by configuration (docs/pipeline.md, docs/deploy.md).
+# In one process, two steps at once on threads by default: a step per process would cost each
+# of the thirty-odd steps an interpreter and the imports, several times the work of most of
+# them. One at a time, or on Celery workers, by configuration (docs/pipeline.md, deploy.md).
 everything = dg.define_asset_job("everything", selection=dg.AssetSelection.all(),
                                  executor_def=executor())
 refresh = refresh_job(executor())

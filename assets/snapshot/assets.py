@@ -2,7 +2,7 @@
 
 import itertools
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
@@ -11,7 +11,7 @@ import polars as pl
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.domains import keys, product_key
-from assets.snapshot.trades import swap_reader, trade_days
+from assets.snapshot.trades import DaySwaps, trade_days
 from assets.wallets.ledger import with_swap_hashes
 from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from assets.warehouse import Warehouse
@@ -34,7 +34,6 @@ from publish.spans import (
 from publish.verdicts import epoch_of, verdict_tree
 from publish.wallets import LedgerDays, ranking_lists, wallet_serving
 from publish.writer import PagedList, Publisher, ServingTable, SpannedTable, spanned
-from sources.lake import Lake
 
 
 class Store(dg.ConfigurableResource):
@@ -99,30 +98,28 @@ class UncheckedProducts(Mapping[str, pl.DataFrame]):
         return len(self.files)
 
 
-def swap_names(lake: Lake, cut_s: int, rows: Callable[[int], pl.DataFrame]) -> dict[int, str]:
+def swap_names(swaps: DaySwaps, cut_s: int) -> dict[int, str]:
     """A name for the lake's swaps of each span (`span_of` at `cut_s`): what the wallet trades
     take their hashes from. A closed day's is its files' (a write never reuses a file's name);
-    the watermark's day's spans are named by their rows (`rows`, a day's: `swap_reader`), since
-    a live day's files grow as its swaps arrive and the rows before the hour stay as they
-    were."""
+    the watermark's day's spans are named by their rows, since a live day's files grow as its
+    swaps arrive and the rows before the hour stay as they were."""
     today = span_day(cut_s)
     names = {}
-    for day, files in lake.day_files("swaps").items():
-        if day_start(day) < today:
-            names[day_start(day)] = fingerprint_of(*files)
+    for day, files in swaps.files.items():
+        if day < today:
+            names[day] = fingerprint_of(*files)
             continue
-        names.update(span_names(rows(day_start(day)), span_of(cut_s)))
+        names.update(span_names(swaps.rows(day), span_of(cut_s)))
     return names
 
 
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
                    swaps: pl.LazyFrame, as_of: datetime, cut_s: int, legs_version: int,
-                   swap_rows: Callable[[int], pl.DataFrame]
-                   ) -> Iterator[ServingTable | SpannedTable]:
+                   day_swaps: DaySwaps) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
     `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses, and `swap_rows` a day's, `swap_reader`; the swap legs at
+    trades' hashes and addresses, and `day_swaps` a day's files and rows; the swap legs at
     `legs_version`), each built when the one before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
@@ -131,7 +128,7 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, swap_rows)
+    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, day_swaps)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -184,9 +181,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     as_of_s = int(as_of.timestamp())
     lag = records.filter("syncing").select(pl.col("block_lag_seconds").max()).item()
     cut_s = span_cut(as_of_s, int(lag or 0))
-    lake = warehouse.lake()
-    swap_rows = swap_reader(lake)
-    swapped = swap_names(lake, cut_s, swap_rows)
+    day_swaps = DaySwaps(warehouse.lake())
+    swapped = swap_names(day_swaps, cut_s)
     boards, frozen = board_documents(frames["board_rows"], frames["season_boards"],
                                      now.strftime(WIRE_TIME), SEASONS.length_days)
     # The ranked products, published as stored: named by their files, so that a publish
@@ -210,7 +206,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                    **boards},
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
-                           frames.versions["swap_legs"], swap_rows),
+                           frames.versions["swap_legs"], day_swaps),
             wallet_serving(frames, ledger, lambda rows: with_swap_hashes(rows, swaps),
                            book_positions, lambda rows: assemble_rounds(rows, as_of_s),
                            BOOK_INPUTS, warehouse.scan("address_labels").collect(), as_of_s,

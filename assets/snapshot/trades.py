@@ -2,9 +2,8 @@
 apart), each named by the rows it is made from, so that a span none of them changed for keeps
 the previous snapshot's part, across the day's turn too."""
 
-import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -37,26 +36,35 @@ NAMES = "trade_span_names"
 SWAP_COLUMNS = (*EVENT, "tx_hash", "maker", "sender", "recipient")
 
 
-def swap_reader(lake: Lake) -> Callable[[int], pl.DataFrame]:
-    """The lake's swaps of a UTC day (by its first second) as the trades take them, with their
-    time in unix seconds (`ts`): the last day read is kept, so the watermark's day, named for
-    the wallet trades and then for the trades, is read once, and no more than a day is held."""
-    days = {day_start(day): day for day in lake.day_files("swaps")}
+class DaySwaps:
+    """The lake's swaps a UTC day at a time (by its first second): each day's files, listed
+    once, and its rows as the trades take them (`rows`, their time in unix seconds, `ts`), the
+    last day read kept, so the watermark's day, named for the wallet trades and then for the
+    trades, is read once, and no more than a day is held."""
 
-    @functools.lru_cache(maxsize=1)
-    def rows(day: int) -> pl.DataFrame:
-        read = lake.scan("swaps", days[day]) if day in days else lake.scan("swaps").head(0)
-        return read.select(*SWAP_COLUMNS, ts=pl.col("block_time").dt.epoch("s")).collect()
+    def __init__(self, lake: Lake) -> None:
+        self.lake = lake
+        listed = lake.day_files("swaps")
+        self.files = {day_start(day): files for day, files in listed.items()}
+        self._days = {day_start(day): day for day in listed}
+        self._last: tuple[int, pl.DataFrame] | None = None
 
-    return rows
+    def rows(self, day: int) -> pl.DataFrame:
+        """The day's swaps as the trades take them."""
+        if self._last is None or self._last[0] != day:
+            read = (self.lake.scan("swaps", self._days[day]) if day in self._days
+                    else self.lake.scan("swaps").head(0))
+            self._last = day, read.select(
+                *SWAP_COLUMNS, ts=pl.col("block_time").dt.epoch("s")).collect()
+        return self._last[1]
 
 
 def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s: int,
-               version: int, swap_rows: Callable[[int], pl.DataFrame]) -> SpannedTable:
+               version: int, day_swaps: DaySwaps) -> SpannedTable:
     """The pair trades a UTC day at a time, in their spans (`span_of` at `cut_s`, the closing
     hour apart): each day's swap legs (at `version`) read alone, its liquidity trades (a few,
-    some from long before the swaps) with them, the lake's swaps (`swaps`; `swap_rows`, a
-    day's: `swap_reader`) giving hashes and addresses. A span is named by its legs' rows (not
+    some from long before the swaps) with them, the lake's swaps (`swaps`; a day's
+    files and rows: `day_swaps`) giving hashes and addresses. A span is named by its legs' rows (not
     their place among the lake's swaps, which moves as swaps arrive), its liquidity trades',
     the lake's swaps', the watermark inside it and the code that makes it. A day's names are
     kept by what it is read from (the legs' and the swaps' files, a write never reusing a
@@ -66,10 +74,8 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
     were, only its last hour is made. A closed day never named by its rows (every day but
     the last two of a first publish, which makes them all) is named by what it is read
     from."""
-    lake = warehouse.lake()
     legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
             if day is not None}
-    swap_files = {day_start(day): files for day, files in lake.day_files("swaps").items()}
     # In a fixed order: the product's rows come in no particular one, and a day's name is of
     # its rows in order.
     liquidity = warehouse.scan("liquidity_trades").collect().sort(
@@ -88,7 +94,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
     def read_names(day: int) -> dict[int, str]:
         """Each span of a day named by its rows."""
         of = [span_names(day_legs(day).drop("swap").collect(), span),
-              span_names(events.get(day, quiet), span), span_names(swap_rows(day), span)]
+              span_names(events.get(day, quiet), span), span_names(day_swaps.rows(day), span)]
         return {label: fingerprint_of(*(names.get(label, "") for names in of))
                 for label in spans_in_day(day, cut_s, closing_hour=True)}
 
@@ -100,7 +106,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
         # The latest day first: the one whose swaps were read last.
         for day in sorted(legs.keys() | events.keys(), reverse=True):
             read_from = fingerprint_of(made_with, *legs.get(day, []), "|",
-                                       *swap_files.get(day, []), "|",
+                                       *day_swaps.files.get(day, []), "|",
                                        fingerprint(events.get(day, quiet)))
             labels = spans_in_day(day, cut_s, closing_hour=True)
             entry = known.get(read_from) if day < today else None
