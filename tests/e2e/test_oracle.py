@@ -2,6 +2,7 @@
 back from the lake, and one edge following another as its upstream."""
 
 import asyncio
+import calendar
 import itertools
 import time
 
@@ -132,18 +133,20 @@ def assert_hour_candle(edge: str, lake, feed, hour: int) -> None:
 
 
 def test_a_past_hour_candle_comes_from_the_published_history_alone(edge, lake) -> None:
-    """A closed equity feed's last hour before its market's close: the hub has seen updates
-    since, which the history (up to the snapshot's watermark) does not hold, and which are not
-    that hour's."""
-    rows = lake.read("oracle_updates").filter(pl.col("feed_id") == AAPL.feed_id)
-    if rows.height:
-        assert_hour_candle(edge, lake, AAPL, int(rows["publish_time"].max()) // 3600 * 3600)
+    """An equity feed's last hour with updates that closed before the history's watermark: the
+    hub has seen updates since, which the history does not hold, and which are not that hour's.
+    (While its market is open, the watermark's own hour is still being filled by the hub.)"""
+    watermark = calendar.timegm(time.strptime(
+        httpx.get(edge + "/v1/status").json()["history"]["to"], "%Y-%m-%dT%H:%M:%SZ"))
+    closed = lake.read("oracle_updates").filter(
+        (pl.col("feed_id") == AAPL.feed_id) & (pl.col("publish_time") < watermark // 3600 * 3600))
+    if closed.height:
+        assert_hour_candle(edge, lake, AAPL, int(closed["publish_time"].max()) // 3600 * 3600)
         return
-    # The home's two days held no session of its market (a weekend after a holiday): then the
-    # last whole hour before the watermark of a feed that trades around the clock, which the
-    # hub has seen updates since as well.
-    rows = lake.read("oracle_updates").filter(pl.col("feed_id") == BTC.feed_id)
-    assert_hour_candle(edge, lake, BTC, int(rows["publish_time"].max()) // 3600 * 3600 - 3600)
+    # The home's two days held no closed hour of its market's sessions (a weekend, or the first
+    # hour of a Monday's session): then the last whole hour before the watermark of a feed that
+    # trades around the clock, which the hub has seen updates since as well.
+    assert_hour_candle(edge, lake, BTC, watermark // 3600 * 3600 - 3600)
 
 
 async def _events(base: str, query: str, seconds: float) -> list[tuple[float, dict]]:
