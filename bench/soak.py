@@ -11,6 +11,11 @@ standard error every minute; one JSON line at the end.
 A home holding a lake is resumed (the live market catches up with the clock first); --fresh
 simulates it again. `renewals` counts the writers renewed in place (docs/live.md); set
 CHAINTAPE_RENEW_ABOVE_MB to see them within the hour.
+
+With --kill-each, after the hour each component is killed in turn (SIGKILL): `failures` says,
+for each, how long until `up` said it restarted, how many of the edge's status reads meanwhile
+were answered (the edge's own restart aside, the others must not notice), and how long until
+a snapshot and a live tail newer than those served at the kill were served.
 """
 
 import argparse
@@ -40,6 +45,8 @@ ROLES = (("Dagster daemon", ("dagster-daemon",)), ("refresh runs", ("dagster api
          ("edge", (" serve", "granian")), ("live tail", (" tail",)),
          ("live market", (" simulate", " live")), ("chain follower", (" ingest evm",)),
          ("up", (" up",)))
+# What --kill-each kills, in this order: `up`'s components, by their names in its log.
+COMPONENTS = ("live market", "live tail", "code server", "Dagster daemon", "edge")
 
 
 def say(message: str) -> None:
@@ -90,6 +97,58 @@ def summary(series: list[tuple[float, dict]], warm_s: float) -> dict[str, dict[s
     return out
 
 
+def _marks(base: str) -> tuple[str, str] | None:
+    """The as-of instants of the served snapshot and of the live tail on it ("" before any),
+    or None when the edge does not answer its status."""
+    try:
+        answer = httpx.get(base + "/status", timeout=5)
+        body = answer.json()
+        return ((body["snapshot"] or {}).get("as_of", ""), (body["live"] or {}).get("as_of", "")) \
+            if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, KeyError):
+        return None
+
+
+def _round(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 1)
+
+
+def kill_each(up: subprocess.Popen, base: str, log: Path, within_s: float = 600) -> dict:
+    """Each component killed in turn: seconds until `up` restarted it, the edge's status reads
+    answered meanwhile, and seconds until a newer snapshot and a newer live tail than those
+    served at the kill were served."""
+    out = {}
+    for name in COMPONENTS:
+        child = next(p for p in session_processes(up.pid, ROLES).values()
+                     if p.parent == up.pid and p.role == name)
+        before = _marks(base) or ("", "")
+        restarts_before = log.read_text().count(f"the {name} restarted (pid ")
+        killed = time.monotonic()
+        os.kill(child.pid, signal.SIGKILL)
+        restarted: float | None = None
+        newer: list[float | None] = [None, None]
+        answered = unanswered = 0
+        while (now := time.monotonic()) - killed < within_s and None in newer:
+            if up.poll() is not None:
+                raise SystemExit(f"`chaintape up` stopped (exit {up.returncode}) after the "
+                                 f"{name} was killed; see {log}")
+            if restarted is None and \
+                    log.read_text().count(f"the {name} restarted (pid ") > restarts_before:
+                restarted = now - killed
+            marks = _marks(base)
+            answered += marks is not None
+            unanswered += marks is None
+            for i in range(2):
+                if restarted is not None and marks and newer[i] is None and marks[i] > before[i]:
+                    newer[i] = now - killed
+            time.sleep(0.5)
+        out[name] = {"restarted_s": _round(restarted), "newer_snapshot_s": _round(newer[0]),
+                     "newer_live_s": _round(newer[1]), "status_answered": answered,
+                     "status_unanswered": unanswered}
+        say(f"  killed the {name}: {out[name]}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=60)
@@ -98,6 +157,8 @@ def main() -> None:
     parser.add_argument("--home", default=str(REPO / "var" / "bench-soak"))
     parser.add_argument("--swaps", type=int, default=1_000_000)
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--kill-each", action="store_true",
+                        help="after the hold, kill each component in turn and time its return")
     parser.add_argument("--up-args", default="",
                         help="what `up` follows instead of the simulator, e.g. \"--rpc URL "
                              "--venues FILE --hermes URL\" or \"--chains FILE\"")
@@ -147,6 +208,7 @@ def main() -> None:
             if up.poll() is not None:
                 raise SystemExit(f"`chaintape up` stopped (exit {up.returncode})")
             time.sleep(args.every)
+        failures = kill_each(up, base, home / "soak-up.log") if args.kill_each else None
     finally:
         with_up = up.poll() is None
         if with_up:
@@ -158,7 +220,7 @@ def main() -> None:
     print(json.dumps({"bench": "soak", "up": command[2:], "minutes": args.minutes,
                       "warm_minutes": args.warm_minutes, "serving_after_s": round(serving - began),
                       "statuses": statuses, "restarts": restarts,
-                      "renewals": renewals,
+                      "renewals": renewals, "failures": failures,
                       "roles": summary(series, 60 * args.warm_minutes)}))
 
 
