@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,9 +62,6 @@ def _environment() -> None:
 def main() -> None:
     """chaintape: on-chain market data, from raw lake to served snapshot."""
     _environment()
-    # Dagster's notices that the partitioned checks and backfill policies are beta or preview
-    # features: known and chosen, not for every run's output.
-    warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
 
 
 @main.command()
