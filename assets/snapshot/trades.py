@@ -125,7 +125,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
             kept[read_from] = entry
             found.update({int(label): fingerprint_of(
                 made_with, name,
-                str(min(watermark, span_end(int(label), cut_s, True) or watermark)))
+                str(min(watermark, span_end(int(label), cut_s, closing_hour=True) or watermark)))
                 for label, name in entry["names"].items()})
         if kept != known:
             warehouse.remember(NAMES, kept)
