@@ -42,6 +42,15 @@ def key(name: str) -> dg.AssetKey:
     return dg.AssetKey(["lake", name]) if name in TABLES else product_key(name)
 
 
+# The product that pins the lake's table versions a run reads (`Warehouse.lake`).
+PIN = "as_of"
+
+
 def keys(*names: str) -> list[dg.AssetKey]:
-    """The asset keys of the tables an asset reads: its deps."""
-    return [key(name) for name in names]
+    """The asset keys of the tables an asset reads: its deps, with the run's pin when one of
+    them is a raw table, so that every step reads the lake where its own run pinned it (a
+    step run before the pin would read it where the previous run left it)."""
+    found = [key(name) for name in names]
+    if any(name in TABLES for name in names) and PIN not in names:
+        found.append(product_key(PIN))
+    return found

@@ -24,7 +24,7 @@ from deltalake import CommitProperties, DeltaTable, Schema
 from deltalake.transaction import AddAction, create_table_with_add_actions
 from polars.io.plugins import register_io_source
 
-from assets.domains import PRODUCTS, key
+from assets.domains import PIN, PRODUCTS, key, product_key
 from core.caches import LruCache
 from core.home import home
 from core.store import NotFound, ObjectStore, open_store
@@ -408,6 +408,10 @@ def _depended_on(name: str) -> None:
     if wanted not in definition.dependency_keys and wanted not in own:
         raise dg.Failure(f"{step.op_def.name} reads {name!r} but does not depend on "
                          f"{wanted.to_user_string()}: add it to the asset's deps")
+    pin = product_key(PIN)
+    if name in TABLES and pin not in definition.dependency_keys and pin not in own:
+        raise dg.Failure(f"{step.op_def.name} reads the lake's {name!r} but does not depend on "
+                         f"{pin.to_user_string()}, which pins the lake its run reads")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import polars as pl
 
 from assets.checks import as_result, checked_by_day, day_check_spec, product_asset
 from assets.days import DAYS
-from assets.domains import HEAVY_TAG, keys, product_key
+from assets.domains import HEAVY_TAG, key, keys, product_key
 from assets.market.holder_sums import holder_changes
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
 from assets.market.pair_days import pair_day, priced_legs
@@ -35,7 +35,7 @@ SYNC_WINDOW = timedelta(minutes=15)
 WEEK = timedelta(days=7)
 
 
-@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=keys("heads"))
+@dg.asset(key_prefix=GROUP, group_name=GROUP, deps=[key("heads")])
 def as_of(warehouse: Warehouse) -> dg.MaterializeResult:
     """The lake's watermark: every product is computed as of this instant, not the wall clock,
     from the lake's tables at the versions pinned here (its last complete batch, whose end is

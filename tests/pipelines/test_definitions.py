@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 
 from assets.checks import product_checks
-from assets.domains import PRODUCTS
+from assets.domains import PRODUCTS, product_key
 from pipelines.definitions import carried, defs
 
 EXPECTED = Path(__file__).with_name("definitions.txt")
@@ -46,3 +46,15 @@ def test_a_check_no_step_runs_is_refused_by_name() -> None:
     assert rule in carried
     with pytest.raises(ValueError, match="farms/farm_rows:no_stale_farm_shown_fresh"):
         product_checks(carried - {rule})
+
+
+def test_every_asset_reading_the_lake_runs_after_its_runs_pin() -> None:
+    # A step that read a lake table before `as_of` pinned it read the lake where the previous
+    # run left it: a pool added meanwhile was in one product and not in another.
+    graph = defs.get_repository_def().asset_graph
+    pin = product_key("as_of")
+    unpinned = sorted(key.to_user_string() for key in graph.get_all_asset_keys()
+                      if key != pin and key.path[0] != "lake"
+                      and any(parent.path[0] == "lake" for parent in graph.get(key).parent_keys)
+                      and pin not in graph.get(key).parent_keys)
+    assert unpinned == []
