@@ -681,13 +681,16 @@ class Follower:
         chained = self._chained_feeds()
         own = pl.col("feed_id").is_in(chained)
         updates = rows["oracle_updates"].filter(own)
-        if not fresh or not updates.is_empty():
-            # The chain's own feeds' updates of the range: a reorg's orphaned answers leave
-            # with it.
+        ranged = pl.col("slot") >= first
+        if not fresh or not updates.filter(ranged).is_empty():
+            # The chain's own feeds' updates of the range, each keyed by the block that set
+            # it: a reorg's orphaned answers leave with it, and those of earlier blocks stay.
             feeds = ", ".join(f"'{f}'" for f in chained) or "''"
-            lake.replace("oracle_updates", updates,
+            lake.replace("oracle_updates", updates.filter(ranged),
                          f"feed_id IN ({feeds}) AND slot >= {first} AND slot <= {upto}")
-        self._append_hermes(rows["oracle_updates"].filter(~own))
+        # The rounds in force before the range, that the lake did not hold yet.
+        self._append_updates(updates.filter(~ranged))
+        self._append_updates(rows["oracle_updates"].filter(~own))
         catalog = pl.concat([self._catalog(), table_frame("oracle_feeds", self.derivation.catalog(
             dict(zip(self.tokens["address"], self.tokens["symbol"], strict=True))))])
         for name, frame in (("oracle_feeds", catalog), ("chains", self._chain_row(times)),
@@ -728,7 +731,8 @@ class Follower:
                   .filter(pl.col("feed_id").is_in(self.prices.chainlink_feeds),
                           pl.col("slot") < first)
                   .group_by("feed_id").agg(pl.col("publish_time").max()).collect())
-        made = [self.prices.rounds(self.rpc, first, last, dict(stored.iter_rows()))]
+        made = [self.prices.rounds(self.rpc, first, last, dict(stored.iter_rows()),
+                                   {n: int(t.timestamp()) for n, t in times.items()})]
         start = self.cursor.first_block
         if first <= start <= last:
             made.append(self.prices.pegs(int(times[start].timestamp()), start))
@@ -834,7 +838,9 @@ class Follower:
         return pl.concat([updates.filter(~shared),
                           found.join(held, on=["feed_id", "publish_time"], how="anti")])
 
-    def _append_hermes(self, updates: pl.DataFrame) -> None:
+    def _append_updates(self, updates: pl.DataFrame) -> None:
+        """Add updates that no range's rewrite covers: the Hermes feeds', and rounds in force
+        before a range."""
         if not updates.is_empty():
             self.lake.append("oracle_updates", updates)
 
@@ -844,7 +850,7 @@ class Follower:
         found = self._hermes_updates(set(), seen_at)
         with self.lake.writing():
             mark = self._begin()
-            self._append_hermes(self._unheld(found))
+            self._append_updates(self._unheld(found))
             self._marked(seen_at, head, mark)
 
     def _marked(self, watermark: datetime, head: int, mark: Progress | None) -> None:

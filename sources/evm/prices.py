@@ -6,8 +6,10 @@ force before the batch's first block and the one at its last (`latestRoundData()
 blocks), and every round between them (`getRoundData()`). A proxy, the address Chainlink
 publishes, answers both itself (its aggregators emit the events, and change), and the round
 history is the chain's own, so a batch read again after a reorg reads the rounds as the
-canonical chain holds them. An update is a round at its `updatedAt`; its `slot` is the last
-block of the batch that read it."""
+canonical chain holds them. An update is a round at its `updatedAt`; its `slot` is the block
+that set it (the first block whose `latestRoundData()` answers it), so that a range read
+again or rolled back removes exactly the rounds its blocks set, as it does their swaps; the
+round in force before the first block a follower reads is recorded at the block before it."""
 
 import re
 from collections.abc import Iterable
@@ -108,38 +110,50 @@ class PriceSources:
                                   f"{self.chain_id} (a depeg is not seen)", PEG_EXPO, "peg"))
         return table_frame("oracle_feeds", rows)
 
-    def rounds(self, rpc: Rpc, first: int, last: int, stored: dict[str, int]) -> pl.DataFrame:
+    def rounds(self, rpc: Rpc, first: int, last: int, stored: dict[str, int],
+               times: dict[int, int]) -> pl.DataFrame:
         """The aggregators' rounds of blocks [first, last] as `oracle_updates` rows: every
         round from the one in force before `first` to the one at `last`, but those at or
-        before each feed's latest publish time `stored` before `first`."""
+        before each feed's latest publish time `stored` before `first`; `times` holds each
+        block's second."""
         latest = [Round.of(a) for a in rpc.batch(
             [("eth_call", [{"to": a, "data": LATEST_ROUND_DATA}, hex(block)])
              for a in self.aggregators for block in (max(first - 1, 0), last)], errors=True)]
         wanted: list[tuple[str, int]] = []
+        before: dict[str, int] = {}
         for i, aggregator in enumerate(self.aggregators):
-            before, now = latest[2 * i], latest[2 * i + 1]
+            was, now = latest[2 * i], latest[2 * i + 1]
             if now is None:
                 continue
             phase, upto = now.round_id >> PHASE_BITS, now.round_id & ((1 << PHASE_BITS) - 1)
             since = 1
-            if first > 0 and before is not None and before.round_id >> PHASE_BITS == phase:
-                since = before.round_id & ((1 << PHASE_BITS) - 1)
+            if first > 0 and was is not None:
+                before[aggregator] = was.round_id
+                if was.round_id >> PHASE_BITS == phase:
+                    since = was.round_id & ((1 << PHASE_BITS) - 1)
             since = max(since, upto - MAX_ROUNDS + 1)
             wanted += [(aggregator, phase << PHASE_BITS | n) for n in range(since, upto + 1)]
         answers = rpc.batch([("eth_call", [{"to": a, "data": GET_ROUND_DATA + r.to_bytes(32).hex()},
                                            hex(last)]) for a, r in wanted], errors=True)
+        found: list[tuple[str, Round]] = []
+        for (aggregator, _), answer in zip(wanted, answers, strict=True):
+            read = Round.of(answer)
+            feed = self.by_aggregator[aggregator].feed_id(self.chain_id)
+            if read is not None and read.updated_at > stored.get(feed, 0):
+                found.append((aggregator, read))
+        setting = [(a, r) for a, r in found if r.round_id != before.get(a)]
+        blocks = dict(zip(setting, _blocks_setting(rpc, setting, first, last, times),
+                          strict=True))
         rows: dict[tuple[str, int], dict[str, Any]] = {}
         previous = dict(stored)
-        for (aggregator, _), answer in zip(wanted, answers, strict=True):
-            found = Round.of(answer)
+        for aggregator, read in found:
             feed = self.by_aggregator[aggregator].feed_id(self.chain_id)
-            if found is None or found.updated_at <= stored.get(feed, 0):
-                continue
             # Two rounds in one second: the later one holds that second.
-            rows[(feed, found.updated_at)] = _update(
-                feed, found.updated_at, found.answer, self.expo[aggregator], last,
-                previous.get(feed, found.updated_at), "chainlink")
-            previous[feed] = found.updated_at
+            rows[(feed, read.updated_at)] = _update(
+                feed, read.updated_at, read.answer, self.expo[aggregator],
+                blocks.get((aggregator, read), first - 1),
+                previous.get(feed, read.updated_at), "chainlink")
+            previous[feed] = read.updated_at
         return table_frame("oracle_updates", list(rows.values()))
 
     def pegs(self, second: int, block: int) -> pl.DataFrame:
@@ -165,3 +179,46 @@ def _update(feed: str, published: int, price: int, expo: int, block: int, previo
     return {"feed_id": feed, "publish_time": published, "price": price, "conf": 0,
             "expo": expo, "ema_price": price, "ema_conf": 0, "slot": block,
             "prev_publish_time": min(previous, published), "source": source}
+
+
+def _blocks_setting(rpc: Rpc, rounds: list[tuple[str, Round]], first: int, last: int,
+                    times: dict[int, int]) -> list[int]:
+    """The block of [first, last] that set each round: the first whose `latestRoundData()`
+    answers it or a later round. A Chainlink round's `updatedAt` is its block's time, so the
+    first block at or after that second is asked first, with the block before it; a round
+    those two do not place is found by bisection over the range."""
+    if not rounds:
+        return []
+    numbers = sorted(times)
+
+    def hinted(at: int) -> int:
+        return next((n for n in numbers if n >= first and times[n] >= at), last)
+
+    guess = [hinted(r.updated_at) for _, r in rounds]
+    asked = [(a, block) for (a, _), g in zip(rounds, guess, strict=True)
+             for block in (g - 1, g)]
+    answered = _round_ids(rpc, asked)
+    low = [first] * len(rounds)
+    high = [last] * len(rounds)
+    for i, ((_, r), g) in enumerate(zip(rounds, guess, strict=True)):
+        below, at = answered[2 * i], answered[2 * i + 1]
+        if at >= r.round_id and (g == first or below < r.round_id):
+            low[i] = high[i] = g
+    while True:
+        open_ = [i for i in range(len(rounds)) if low[i] < high[i]]
+        if not open_:
+            return high
+        middles = [(low[i] + high[i]) // 2 for i in open_]
+        ids = _round_ids(rpc, [(rounds[i][0], m) for i, m in zip(open_, middles, strict=True)])
+        for i, middle, seen in zip(open_, middles, ids, strict=True):
+            if seen >= rounds[i][1].round_id:
+                high[i] = middle
+            else:
+                low[i] = middle + 1
+
+
+def _round_ids(rpc: Rpc, asked: list[tuple[str, int]]) -> list[int]:
+    """Each aggregator's latest round id at each block (-1 where it answered none)."""
+    answers = rpc.batch([("eth_call", [{"to": a, "data": LATEST_ROUND_DATA}, hex(max(block, 0))])
+                         for a, block in asked], errors=True)
+    return [-1 if (read := Round.of(answer)) is None else read.round_id for answer in answers]

@@ -1,8 +1,9 @@
 """A real chain's prices into the lake: Chainlink's MockV3Aggregator (from the npm package
 `@chainlink/contracts`) answered by test transactions, and a peg. Each round is an update at
-its round's time saying its source, recorded with the last block of the batch that read it; a
-reorg that replaces an answer corrects it; a follower starting after the last answer takes the
-answer in force."""
+its round's time saying its source, recorded with the block that set it; a range read again
+changes nothing; a reorg that replaces an answer corrects it and keeps the rounds before it; a
+follower starting after the last answer takes the answer in force, at the block before its
+first."""
 
 import hashlib
 
@@ -57,9 +58,10 @@ def test_each_answer_is_an_update_at_its_rounds_time(market, rpc, tmp_path):
     b1, b2 = quantity(first["blockNumber"]), quantity(second["blockNumber"])
     t0, t1, t2 = (block_time(market, b) for b in (2, b1, b2))
     assert t0 < t1 < t2
-    # The peg holds from the first block the follower read (the chain's genesis here).
-    expected = [(eth, t0, 3_000 * E8, -8, b2, t0, "chainlink"),
-                (eth, t1, 3_100 * E8, -8, b2, t0, "chainlink"),
+    # Each round at the block that set it; the peg holds from the first block the follower
+    # read (the chain's genesis here).
+    expected = [(eth, t0, 3_000 * E8, -8, 2, t0, "chainlink"),
+                (eth, t1, 3_100 * E8, -8, b1, t0, "chainlink"),
                 (eth, t2, 2_950 * E8, -8, b2, t1, "chainlink"),
                 (feed("peg", usdc), block_time(market, 0), 1 * E8, -8, 0, block_time(market, 0),
                  "peg")]
@@ -94,9 +96,9 @@ def test_a_reorg_that_replaces_an_answer_corrects_it(market, rpc, tmp_path):
     block = quantity(canonical["blockNumber"])
     eth = feed("chainlink", market.aggregator)
     t0, t1 = block_time(market, 2), block_time(market, block)
-    # Both rounds read again with the canonical blocks, up to the block mined after them.
-    assert updates(lake) == [(eth, t0, 3_000 * E8, -8, block + 1, t0, "chainlink"),
-                             (eth, t1, 2_800 * E8, -8, block + 1, t0, "chainlink")]
+    # The constructor's round kept at its block, the canonical answer at its own.
+    assert updates(lake) == [(eth, t0, 3_000 * E8, -8, 2, t0, "chainlink"),
+                             (eth, t1, 2_800 * E8, -8, block, t0, "chainlink")]
 
 
 def test_a_follower_starting_later_takes_the_answer_in_force(market, rpc, tmp_path):
@@ -108,6 +110,46 @@ def test_a_follower_starting_later_takes_the_answer_in_force(market, rpc, tmp_pa
     lake = Lake(tmp_path / "lake")
     follow(market, rpc, lake, from_block=start).run()
     t = block_time(market, quantity(answered["blockNumber"]))
-    # The round in force before the first block read: its answer at its round's time.
+    # The round in force before the first block read: its answer at its round's time,
+    # recorded at the block before the first read.
     assert updates(lake) == [(feed("chainlink", market.aggregator), t, 3_333 * E8, -8,
-                              start + 1, t, "chainlink")]
+                              start - 1, t, "chainlink")]
+    # Read again from there, nothing changes.
+    follow(market, rpc, lake, from_block=start).run()
+    assert len(updates(lake)) == 1
+
+
+def test_a_range_read_again_keeps_the_rounds_its_blocks_did_not_set(market, rpc, tmp_path):
+    net = market.net
+    later(market)
+    b1 = quantity(market.answer(3_100 * E8)["blockNumber"])
+    later(market)
+    fork = net.rpc.call("evm_snapshot")
+    orphaned = quantity(market.answer(2_900 * E8)["blockNumber"])
+    net.mine(2)
+    lake = Lake(tmp_path / "lake")
+    follower = follow(market, rpc, lake)
+    # One batch reads the constructor's round (block 2) and both answers.
+    assert len(follower.run()) == 1
+    eth = feed("chainlink", market.aggregator)
+    t0, t1, t2 = (block_time(market, b) for b in (2, b1, orphaned))
+    expected = [(eth, t0, 3_000 * E8, -8, 2, t0, "chainlink"),
+                (eth, t1, 3_100 * E8, -8, b1, t0, "chainlink"),
+                (eth, t2, 2_900 * E8, -8, orphaned, t1, "chainlink")]
+    assert updates(lake) == expected
+    # Read again from inside the batch, at either answer's block: nothing changes.
+    for start in (orphaned, b1, b1 + 1):
+        follow(market, rpc, lake, from_block=start).run()
+        assert updates(lake) == expected
+
+    # A reorg replaces the last answer: the two rounds before it stay.
+    assert net.rpc.call("evm_revert", fork)
+    later(market, 120)
+    canonical = quantity(market.answer(2_950 * E8)["blockNumber"])
+    net.mine(3)
+    assert canonical == orphaned
+    batches = follow(market, rpc, lake).run()
+    assert batches[0].reorged_from == canonical
+    t3 = block_time(market, canonical)
+    assert updates(lake) == [*expected[:2], (eth, t3, 2_950 * E8, -8, canonical, t1,
+                                             "chainlink")]
