@@ -244,6 +244,8 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         follower.run(to_block, follow, poll, renewal=Renewal(
             f"chain follower {config.chain.slug}", _said_under,
             _going_on(sys.argv)) if follow else None)
+    except ConfigError as err:
+        raise click.ClickException(f"{venues_file}: {err}") from None
     except (RpcError, LakeError, HermesError) as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt:

@@ -167,6 +167,8 @@ class Follower:
             raise LakeError("the venues file prices a quote by a Hermes feed: name the Hermes "
                             "upstream (--hermes URL)")
         chain_id = quantity(rpc.call("eth_chainId"))
+        # A quote's aggregator that is none is refused before anything is written.
+        PriceSources(chain_id, config.quotes).feeds(rpc)
         with lake.writing():
             mark = lake.progress()
             if mark is not None and mark.writer != WRITER:

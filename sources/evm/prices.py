@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from sources.evm.config import QuoteConfig
+from sources.evm.config import ConfigError, QuoteConfig
 from sources.evm.families import decoded
 from sources.evm.rpc import Rpc
 from sources.evm.tokens import text
@@ -93,9 +93,11 @@ class PriceSources:
                    for q, a in zip(self.quotes, named_by, strict=True)}
         for i, aggregator in enumerate(self.aggregators):
             decimals, description = answers[2 * i], text(answers[2 * i + 1])
-            if not isinstance(decimals, str) or len(decimals) < 66:
-                raise ValueError(f"{aggregator} answers no decimals(): not an aggregator")
             quote = self.by_aggregator[aggregator]
+            if not isinstance(decimals, str) or len(decimals) < 66:
+                raise ConfigError(f"quotes[{self.quotes.index(quote)}].chainlink: {aggregator} "
+                                  f"answers no decimals() on chain {self.chain_id}: not an "
+                                  "aggregator (no contract there, or another kind)")
             self.expo[aggregator] = -decoded(["uint8"], decimals[:66])[0]
             named = PAIR.match(description)
             pair = f"{named[1]}/{named[2]}" if named else f"{symbols[quote.token]}/USD"

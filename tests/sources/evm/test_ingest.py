@@ -327,3 +327,20 @@ def test_each_test_starts_from_the_markets_deploy(market, rpc):
     # The deploy is four transactions: WETH, the ETH/USD aggregator, the factory, the router.
     assert quantity(rpc().call("eth_blockNumber")) == 4
     assert quantity(rpc().call("eth_getTransactionCount", market.net.accounts[0], "latest")) == 4
+
+
+def test_a_chainlink_address_with_no_aggregator_is_refused_writing_nothing(market, node,
+                                                                          tmp_path):
+    from tests.conftest import run_cli
+
+    # The market's factory is a contract, but no aggregator: it answers no decimals().
+    venues = tmp_path / "venues.yaml"
+    venues.write_text(market.venues_file().replace(market.aggregator, market.factory))
+    home = tmp_path / "home"
+    done = run_cli(["ingest", "evm", "--rpc", node.url, "--venues", str(venues)], home)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"quotes[0].chainlink: {market.factory} answers no decimals()" in done.stderr
+    assert str(venues) in done.stderr
+    # Nothing written: not the lake, not its writers' lock.
+    assert not (home / "lake").exists()
