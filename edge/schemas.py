@@ -60,7 +60,10 @@ STATUS = obj({
     "chains": {"type": "array", "items": obj({
         "slug": STRING, "chain_id": INT, "latest_block": INT, "head_block": INT,
         "block_lag_seconds": INT, "syncing": BOOL, "metrics_stale": BOOL,
-        "data_lag_seconds": NUMBER})},
+        "data_lag_seconds": NUMBER,
+        "node": obj({"state": {"type": "string", "enum": ["answering", "unreachable"]},
+                     "last_error": STRING, "since": STRING, "checked_at": STRING},
+                    required=["state"], nullable=True)})},
     "upstreams": {"type": "object", "additionalProperties": {"type": "object"}},
 })
 REQUIREMENTS = obj({"scheme": STRING, "network": STRING, "asset": STRING, "amount": STRING,

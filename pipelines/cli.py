@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,10 @@ from edge.plans import PLANS
 from pipelines.supervise import Supervisor
 
 if TYPE_CHECKING:
+    from sources.evm.config import IngestConfig
+    from sources.evm.ingest import Follower
+    from sources.evm.rpc import Rpc
+    from sources.lake import Lake
     from sources.simulator.live_market import LiveMarket
 
 REPO = Path(__file__).resolve().parent.parent
@@ -210,7 +214,6 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         raise click.UsageError("name the chain (--rpc and --venues) or the chains (--chains)")
     from core.renewal import Renewal
     from sources.evm.config import ConfigError, load
-    from sources.evm.ingest import Follower
     from sources.evm.rpc import Rpc, RpcError
     from sources.hermes import Hermes, HermesError
     from sources.lake import Lake, LakeError
@@ -234,8 +237,9 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
     # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        follower = Follower.open(rpc, config, lake, confirmations, batch_blocks, from_block,
-                                 progress=_said_under, hermes=hermes)
+        follower = _opened(rpc, config, lake, follow, {
+            "confirmations": confirmations, "batch_blocks": batch_blocks,
+            "from_block": from_block, "progress": _said_under, "hermes": hermes})
         if hermes is not None and follow:
             hermes.start()
         _say(f"following chain {follower.chain_id} ({config.chain.slug}) from block "
@@ -254,6 +258,30 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         rpc.close()
         if hermes is not None:
             hermes.stop()
+
+
+def _opened(rpc: "Rpc", config: "IngestConfig", lake: "Lake", follow: bool,
+            options: dict[str, Any]) -> "Follower":
+    """The chain's follower, once its node answers: following, a node that does not answer
+    is said on /status (the lake's mark, under the chain the lake knows by the venues file's
+    slug) and asked again."""
+    from sources.evm.ingest import UNREACHABLE_WAIT_S, Follower, chain_of_slug, node_state
+    from sources.evm.ingest import unreachable as unreachable_node
+    from sources.evm.rpc import RpcUnreachable
+
+    since = datetime.now(UTC)
+    while True:
+        try:
+            return Follower.open(rpc, config, lake, **options)
+        except RpcUnreachable as err:
+            if not follow:
+                raise
+            chain_id = chain_of_slug(lake, config.chain.slug)
+            if chain_id is not None:
+                node_state(lake, chain_id, unreachable_node(err, since))
+            _say(f"{config.chain.slug}: the node does not answer ({err}); asking again in "
+                 f"{UNREACHABLE_WAIT_S:g}s")
+            time.sleep(UNREACHABLE_WAIT_S)
 
 
 def _going_on(argv: list[str]) -> list[str]:

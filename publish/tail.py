@@ -31,8 +31,9 @@ KEPT = 8
 @dataclass(frozen=True)
 class Tail:
     """One published tail: its sequence number, the snapshot it builds on and that snapshot's
-    watermark (`since`), the lake's watermark it reaches (`as_of`, per chain in `chains`), when
-    its writer saw that watermark and when it published the tail, and its tables (the live rows
+    watermark (`since`), the lake's watermark it reaches (`as_of`, per chain in `chains`), the
+    chains whose node does not answer (`nodes`: state, last error, since when), when its
+    writer saw that watermark and when it published the tail, and its tables (the live rows
     `pair_figures` and `tokens` are empty when the snapshot lacks what they are made from;
     `oracle_updates`, a real lake's price updates, is empty on the simulator's)."""
 
@@ -41,6 +42,7 @@ class Tail:
     since: datetime
     as_of: datetime
     chains: dict[int, datetime]
+    nodes: dict[int, dict[str, str]]
     picked_at: float
     published_at: float
     trades: pl.DataFrame
@@ -57,6 +59,7 @@ class Tail:
         return {"seq": self.seq, "snapshot_id": self.snapshot_id,
                 "since": self.since.isoformat(), "as_of": self.as_of.isoformat(),
                 "chains": {str(c): at.isoformat() for c, at in self.chains.items()},
+                "nodes": {str(c): node for c, node in self.nodes.items()},
                 "picked_at": self.picked_at, "published_at": self.published_at}
 
 
@@ -94,5 +97,6 @@ def load_tail(store: ObjectStore, pointer: dict[str, Any]) -> Tail:
     return Tail(seq, pointer["snapshot_id"], datetime.fromisoformat(pointer["since"]),
                 datetime.fromisoformat(pointer["as_of"]),
                 {int(c): datetime.fromisoformat(at) for c, at in pointer["chains"].items()},
+                {int(c): dict(node) for c, node in pointer["nodes"].items()},
                 float(pointer["picked_at"]), float(pointer["published_at"]),
                 *[tables[name] for name in TABLES])

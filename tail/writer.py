@@ -102,7 +102,8 @@ TAKEN = ("swaps", "liquidity_events", "transfers", "reserves", "blocks")
 
 
 def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_at: float,
-              taken: TailReads | None = None) -> tuple[Tail, TailReads]:
+              taken: TailReads | None = None,
+              nodes: dict[int, dict[str, str]] | None = None) -> tuple[Tail, TailReads]:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
     `basis` describes: what the lake at the snapshot's versions did not hold, and the live
     rows at the lake's watermark; and what it took, for the next. With what an earlier tail on
@@ -154,7 +155,7 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_a
     live = (LiveRows.none() if basis.at is None
             else live_rows(basis.at, trades, pairs, created, feeds, as_of))
     tail = Tail(seq, manifest.snapshot_id, since, as_of, _chain_marks(rows["blocks"].lazy()),
-                picked_at=picked_at, published_at=time.time(), trades=trades, pairs=pairs,
+                nodes=nodes or {}, picked_at=picked_at, published_at=time.time(), trades=trades, pairs=pairs,
                 new_pairs=created, wallet_trades=live_wallet_trades(wallet_frames, as_of),
                 feeds=feeds, pair_figures=live.pair_figures, tokens=live.tokens,
                 oracle_updates=real_updates(lake, as_of))
@@ -299,7 +300,7 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
     snapshot landing does not hold a tail up."""
     pointer = read_pointer(store)
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
-    seen: tuple[object, str] | None = None
+    seen: tuple[object, ...] | None = None
     basis: Basis | None = None
     taken: TailReads | None = None
     making: Future[Basis] | None = None
@@ -335,13 +336,14 @@ def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float =
                 making = None
             mark = lake.progress()
             if mark is None or basis is None or (
-                    mark.watermark, basis.manifest.snapshot_id) == seen:
+                    mark.watermark, basis.manifest.snapshot_id, mark.nodes()) == seen:
                 time.sleep(poll_s)
                 continue
-            now = (mark.watermark, basis.manifest.snapshot_id)
+            now = (mark.watermark, basis.manifest.snapshot_id, mark.nodes())
             picked = time.time()
             try:
-                tail, taken = live_tail(lake.pinned(), warehouse, basis, seq, picked, taken)
+                tail, taken = live_tail(lake.pinned(), warehouse, basis, seq, picked, taken,
+                                        mark.nodes())
                 publish_tail(store, tail)
             except Exception as err:
                 # One tail that cannot be made (a file compacted away under the read, the

@@ -44,14 +44,18 @@ async def get_status(request: Request, params: Params) -> Response:
     data_age = holder.data_age_seconds()
     view = request.state.live
     now = time.time()
+    tail = services.live.tail
+    nodes = {} if tail is None else tail.nodes
     chains = [] if snapshot is None or data_age is None else [
         {**chain, "data_lag_seconds": round(data_age + chain["block_lag_seconds"], 1),
          "live_as_of": None if view is None or chain["chain_id"] not in view.chains
          else view.chains[chain["chain_id"]].isoformat(),
          "live_lag_seconds": None if view is None or chain["chain_id"] not in view.chains
-         else round(now - view.chains[chain["chain_id"]].timestamp(), 1)}
+         else round(now - view.chains[chain["chain_id"]].timestamp(), 1),
+         **_node(nodes.get(chain["chain_id"]))}
         for chain in chain_lags(snapshot)]
-    tail = services.live.tail
+    unreachable = [chain["slug"] for chain in chains if chain["node"] is not None
+                   and chain["node"]["state"] == "unreachable"]
     upstreams = {
         "object_store": {"healthy": holder.store_healthy,
                          "last_checked_seconds_ago": holder.seconds_since_check()},
@@ -62,6 +66,8 @@ async def get_status(request: Request, params: Params) -> Response:
         "payments": {"settlement": "facilitator" if services.cashier.offer.facilitator_url
                      else "ledger"},
     }
+    if nodes:
+        upstreams["nodes"] = {"healthy": not unreachable, "unreachable": unreachable}
     if snapshot is not None and "feed_catalog" in snapshot.tables:
         oracle = services.oracle
         stalled = catalog(snapshot).stale(oracle.hub, now)
@@ -95,6 +101,14 @@ async def get_status(request: Request, params: Params) -> Response:
             "rejected_snapshot": holder.rejected,
             "chains": chains, "upstreams": upstreams}
     return Response.json(body)
+
+
+def _node(node: dict[str, str] | None) -> dict[str, Any]:
+    """A chain's node as /status says it (None where no node is followed: a simulated chain);
+    a chain whose node does not answer is not syncing, whatever its last record said."""
+    if node is None or node["state"] != "unreachable":
+        return {"node": node}
+    return {"node": node, "syncing": False}
 
 
 async def get_x402(request: Request, params: Params) -> Response:

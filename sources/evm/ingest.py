@@ -35,7 +35,7 @@ from sources.evm.families import (
     topic_address,
 )
 from sources.evm.prices import PriceSources
-from sources.evm.rpc import Rpc, RpcError, quantity
+from sources.evm.rpc import Rpc, RpcError, RpcUnreachable, quantity
 from sources.evm.tokens import TokenFacts, describe, gas, number, text
 from sources.hermes import Hermes
 from sources.lake import Lake, LakeError, Progress, table_frame
@@ -65,6 +65,9 @@ DECREASE_LIQUIDITY = topic("DecreaseLiquidity(uint256,uint128,uint256,uint256)")
 # What a node answers for a method it does not have.
 UNSUPPORTED = re.compile(r"not (found|supported|available|exist)|unsupported|unknown method|"
                          r"does not exist|method .*not", re.IGNORECASE)
+# How long a follower waits before asking a node that did not answer again (each ask retries
+# for ~20 s itself).
+UNREACHABLE_WAIT_S = 10.0
 # The tables a batch rewrites by block range, in commit order.
 EVENT_TABLES = ("transfers", "liquidity_events", "reserves", "swaps", "blocks")
 
@@ -153,6 +156,8 @@ class Follower:
         self.block_receipts = True
         self.derivation = Derivation(chain_id, config.chain.derive_min_liquidity_usd)
         self._derived_below(cursor.next_block)
+        # Since when the node has not answered (None while it answers).
+        self.down_since: datetime | None = None
 
     @classmethod
     def open(cls, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
@@ -204,31 +209,55 @@ class Follower:
         """Ingest up to `to_block` (or the head), then, with `follow`, keep following the head
         until `stop` says so, renewed in place by `renewal` between two batches when it is due.
         Returns the batches written, but none while following (it runs for days)."""
-        done = []
+        done: list[Batch] = []
         said = 0.0
         while not stop():
             if renewal is not None:
                 renewal.step(self.close)
-            head = quantity(self.rpc.call("eth_blockNumber"))
-            seen_at = datetime.now(UTC)
-            target = head if to_block is None else min(head, to_block)
-            if self.cursor.next_block > target:
-                if not follow or (to_block is not None and self.cursor.next_block > to_block):
+            try:
+                said = self._run_once(to_block, follow, poll_s, done, said)
+            except RpcUnreachable as err:
+                if not follow:
+                    raise
+                # Following, a node that stops answering is said on /status (through the
+                # lake's mark) and asked again until it answers.
+                self.down_since = self.down_since or datetime.now(UTC)
+                node_state(self.lake, self.chain_id, unreachable(err, self.down_since))
+                self.progress(f"the node does not answer ({err}); asking again in "
+                              f"{UNREACHABLE_WAIT_S:g}s")
+                self._wait(UNREACHABLE_WAIT_S)
+            else:
+                if said < 0:
                     break
-                if self.hermes is not None and self.hermes.pending(int(seen_at.timestamp())):
-                    self.flush(head, seen_at)
-                self._wait(poll_s)
-                continue
-            batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head,
-                              seen_at)
-            if not follow:
-                done.append(batch)
-            # Every batch is said, the last (partial) one included; following the head, once a
-            # minute there.
-            if not follow or batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:
-                self.progress(_said(batch))
-                said = time.monotonic()
         return done
+
+    def _run_once(self, to_block: int | None, follow: bool, poll_s: float, done: list[Batch],
+                  said: float) -> float:
+        """One look at the head and the batch it calls for; returns when a batch was last
+        said, or -1 when the run is over."""
+        head = quantity(self.rpc.call("eth_blockNumber"))
+        if self.down_since is not None:
+            self.down_since = None
+            node_state(self.lake, self.chain_id, None)
+        seen_at = datetime.now(UTC)
+        target = head if to_block is None else min(head, to_block)
+        if self.cursor.next_block > target:
+            if not follow or (to_block is not None and self.cursor.next_block > to_block):
+                return -1
+            if self.hermes is not None and self.hermes.pending(int(seen_at.timestamp())):
+                self.flush(head, seen_at)
+            self._wait(poll_s)
+            return said
+        batch = self.step(min(self.cursor.next_block + self.batch_blocks - 1, target), head,
+                          seen_at)
+        if not follow:
+            done.append(batch)
+        # Every batch is said, the last (partial) one included; following the head, once a
+        # minute there.
+        if not follow or batch.last < head or time.monotonic() - said >= HEAD_EVERY_S:
+            self.progress(_said(batch))
+            said = time.monotonic()
+        return said
 
     def step(self, last: int, head: int, seen_at: datetime | None = None,
              tries: int = 3) -> Batch:
@@ -911,6 +940,40 @@ def chains_of(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if "chains" in meta:
         return dict(meta["chains"])
     return {str(meta["chain_id"]): meta} if "chain_id" in meta else {}
+
+
+def unreachable(err: RpcError, since: datetime) -> dict[str, str]:
+    """A node's state as a chain's cursor records it while the node does not answer."""
+    return {"state": "unreachable", "last_error": str(err), "since": since.isoformat(),
+            "checked_at": datetime.now(UTC).isoformat()}
+
+
+def node_state(lake: Lake, chain_id: int, node: dict[str, str] | None) -> None:
+    """Record in the lake's mark how a chain's node answers (None: it answers), beside the
+    chain's cursor as last marked: how /status learns of a node that stopped answering while
+    no batch is written. A chain never marked has nothing to say it of."""
+    with lake.writing():
+        mark = lake.progress()
+        begun(lake, mark)
+        if mark is None or str(chain_id) not in chains_of(mark.meta):
+            return
+        chains = chains_of(mark.meta)
+        own = {k: v for k, v in chains[str(chain_id)].items() if k != "node"}
+        was = chains[str(chain_id)].get("node")
+        if node is not None and was is not None:
+            node = {**node, "since": was["since"]}
+        elif node is None and was is None:
+            return
+        chains[str(chain_id)] = own if node is None else {**own, "node": node}
+        lake.mark(mark.watermark, mark.writer, mark.step + 1, {**mark.meta, "chains": chains})
+
+
+def chain_of_slug(lake: Lake, slug: str) -> int | None:
+    """The id of the chain the lake knows by `slug` (None when it knows none)."""
+    if lake.version("chains") is None:
+        return None
+    found = lake.scan("chains").filter(pl.col("slug") == slug).select("chain_id").collect()
+    return None if found.is_empty() else int(found.item(0, 0))
 
 
 def begun(lake: Lake, mark: Progress | None) -> None:

@@ -49,6 +49,11 @@ class RpcError(RuntimeError):
         self.method, self.message, self.code = method, message, code
 
 
+class RpcUnreachable(RpcError):
+    """A call no answer came back for after every retry: the node is down, unreachable, or
+    keeps refusing (5xx, rate limits)."""
+
+
 class RateLimit:
     """At most `per_s` requests a second over every thread (None: no limit), at least a
     `1/per_s` gap apart, counted from the instants they were let go: a thread that oversleeps
@@ -188,7 +193,7 @@ class Rpc:
                         failure = f"rate limited: {limited}"
                         wait = max(wait, retry_after(response.headers.get("retry-after")))
             if attempt == len(self.backoff_s):
-                raise RpcError(method, f"{failure}, still after {attempt} retries")
+                raise RpcUnreachable(method, f"{failure}, still after {attempt} retries")
             with self._counted:
                 self.retries += 1
             self.sleep(wait)

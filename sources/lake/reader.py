@@ -61,6 +61,14 @@ class Progress:
     versions: dict[str, int]
     meta: dict[str, Any]
 
+    def nodes(self) -> dict[int, dict[str, str]]:
+        """How each chain followed from a node answers, by chain id: `answering`, or, as its
+        follower recorded it beside its cursor, `unreachable` with the last error and since
+        when (none for a lake no follower writes)."""
+        chains = self.meta.get("chains", {})
+        return {int(c): dict(own.get("node") or {"state": "answering"})
+                for c, own in chains.items()}
+
 
 def add_actions(delta: DeltaTable) -> pl.DataFrame:
     return pl.DataFrame(delta.get_add_actions(flatten=True))

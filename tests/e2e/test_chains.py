@@ -1,11 +1,13 @@
 """Two chains into one lake: `chaintape ingest evm --chains FILE --follow` on two anvil nodes of
 different chain ids. One chain's follower killed (SIGKILL) stops only that chain: the other goes
 on, the killed one is started again and resumes; each chain's rows are what its own node did,
-and the edge serves both."""
+and the edge serves both; one chain's node gone, /status says so."""
 
 import os
 import signal
 import subprocess
+import time
+from datetime import datetime
 
 import httpx
 import polars as pl
@@ -18,6 +20,7 @@ from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc
 from sources.lake import Lake
 from tests.conftest import BIN, children, command_of, edge_process, run_cli, until
+from tests.edge.conftest import issue_key
 
 E18 = 10**18
 TABLES = ("swaps", "reserves", "transfers", "liquidity_events")
@@ -40,10 +43,11 @@ def rows(lake: Lake, chain_id: int) -> dict[str, pl.DataFrame]:
             .sort("block_number", "log_index") for name in TABLES}
 
 
+@pytest.mark.stack
 def test_two_chains_one_lake_one_killed(tmp_path):
     nodes = {31337: start_node(), 5: start_node(chain_id=5)}
     nets = {cid: Devnet(node.url) for cid, node in nodes.items()}
-    parent = None
+    parent = tail = None
     try:
         markets, pairs = {}, {}
         for cid, net in nets.items():
@@ -79,8 +83,6 @@ def test_two_chains_one_lake_one_killed(tmp_path):
             until(lambda cid=cid, head=head: cursor(lake, cid) > head, timeout=60,
                   what=f"chain {cid} followed past the kill")
         assert followers_of(parent.pid)[nodes[5].url] != killed
-        os.killpg(parent.pid, signal.SIGTERM)
-        parent.wait(30)
 
         for cid, node in nodes.items():
             alone = Lake(tmp_path / f"alone-{cid}")
@@ -93,16 +95,49 @@ def test_two_chains_one_lake_one_killed(tmp_path):
 
         made = run_cli(["materialize"], tmp_path)
         assert made.returncode == 0, made.stderr
-        with edge_process(tmp_path) as base:
+        tail = subprocess.Popen([str(BIN / "chaintape"), "tail", "--poll", "0.1"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with edge_process(tmp_path, CHAINTAPE_LIVE_POLL_SECONDS="0.1") as base:
             listed = httpx.get(base + "/api/v1/chains", timeout=30).json()["items"]
             assert sorted(c["slug"] for c in listed) == ["devnet", "devnet-five"]
             for cid, slug in slugs.items():
                 row = httpx.get(f"{base}/api/v1/chains/{slug}/pairs/{pairs[cid]}", timeout=30)
                 assert row.status_code == 200, row.text
                 assert row.json()["txn"]["h24"]["buys"] == 2
+
+            key = {"X-API-Key": issue_key(tmp_path, "internal")}
+
+            def status_nodes() -> dict[str, dict | None]:
+                answer = httpx.get(base + "/api/v1/status", headers=key, timeout=30).json()
+                return {c["slug"]: c["node"] for c in answer["chains"]}
+
+            assert until(lambda: status_nodes() == {"devnet": {"state": "answering"},
+                                                    "devnet-five": {"state": "answering"}},
+                         timeout=30, what="both nodes answering on /status")
+            # Chain 5's node gone: its record says so, with its last error and since when,
+            # and the service is degraded; the other chain's node still answers.
+            gone_at = time.time()
+            nodes[5].stop()
+            until(lambda: (status_nodes()["devnet-five"] or {}).get("state") == "unreachable",
+                  timeout=120, what="chain 5's node unreachable on /status")
+            status = httpx.get(base + "/api/v1/status", headers=key, timeout=30).json()
+            five = next(c for c in status["chains"] if c["slug"] == "devnet-five")
+            assert status["status"] == "degraded"
+            assert five["syncing"] is False
+            assert "eth_blockNumber" in five["node"]["last_error"]
+            assert gone_at - 1 <= datetime.fromisoformat(five["node"]["since"]).timestamp() \
+                <= time.time()
+            assert status["upstreams"]["nodes"] == {"healthy": False,
+                                                    "unreachable": ["devnet-five"]}
+            assert status_nodes()["devnet"] == {"state": "answering"}
     finally:
-        if parent is not None and parent.poll() is None:
-            os.killpg(parent.pid, signal.SIGKILL)
+        if tail is not None:
+            tail.terminate()
+            tail.wait(30)
+        if parent is not None:
+            if parent.poll() is None:
+                os.killpg(parent.pid, signal.SIGKILL)
+            parent.wait(30)
         for net in nets.values():
             net.close()
         for node in nodes.values():

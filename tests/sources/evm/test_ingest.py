@@ -344,3 +344,41 @@ def test_a_chainlink_address_with_no_aggregator_is_refused_writing_nothing(marke
     assert str(venues) in done.stderr
     # Nothing written: not the lake, not its writers' lock.
     assert not (home / "lake").exists()
+
+
+def test_a_node_that_stops_answering_is_marked_until_it_answers(market, node, follower,
+                                                                tmp_path, monkeypatch):
+    import sources.evm.ingest as ingest
+    from core.ports import free_port
+    from sources.evm.rpc import Rpc
+
+    monkeypatch.setattr(ingest, "UNREACHABLE_WAIT_S", 0.0)
+    lake = Lake(tmp_path / "lake")
+    following = follower(market, lake, confirmations=0)
+    following.run()
+    mark = lake.progress()
+    assert mark is not None and mark.nodes() == {31337: {"state": "answering"}}
+
+    def once() -> None:
+        looks = iter([False, True])
+        following.run(follow=True, stop=lambda: next(looks))
+
+    answering = following.rpc
+    # Nothing listens on the port: no retry, the call fails at once.
+    following.rpc = Rpc(f"http://127.0.0.1:{free_port()}", backoff_s=())
+    once()
+    node = lake.progress().nodes()[31337]
+    assert node["state"] == "unreachable"
+    assert node["last_error"].startswith("eth_blockNumber: ConnectError")
+    # Asked again and still down: since when is kept, the last check moves.
+    once()
+    again = lake.progress().nodes()[31337]
+    assert again["since"] == node["since"] and again["checked_at"] > node["checked_at"]
+    # The cursor the mark keeps is the chain's own, untouched.
+    assert lake.progress().meta["chains"]["31337"]["next_block"] == \
+        mark.meta["chains"]["31337"]["next_block"]
+
+    following.rpc.close()
+    following.rpc = answering
+    once()
+    assert lake.progress().nodes() == {31337: {"state": "answering"}}
