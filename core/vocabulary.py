@@ -49,6 +49,9 @@ UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"
 TERMINAL_TOKEN_STATUSES = [999, 1000]
 # A sell tax at or above this share puts a pair and its base token on watch.
 HIGH_SELL_TAX = 0.10
+# The factory types whose liquidity is held in positions (NFTs, or a pool manager's ledger)
+# rather than as one fungible LP token that can be burned or locked as a whole.
+POSITION_BASED = ("concentrated_liquidity",)
 # A wallet's ledger sides: a swap's, then a transfer's.
 SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")

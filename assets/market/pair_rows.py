@@ -6,7 +6,7 @@ import polars as pl
 
 import core.windows
 from core.quotes import prices_at
-from core.vocabulary import HIGH_SELL_TAX, PAIR_WINDOWS
+from core.vocabulary import HIGH_SELL_TAX, PAIR_WINDOWS, POSITION_BASED
 from core.windows import (
     around,
     as_swaps,
@@ -269,8 +269,10 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         fees_usd_24h=pl.col("volume_h24_usd") * pl.col("pair_fee"),
         high_sell_tax=pl.col("base_sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
         deployer_abuser=pl.col("rep_status") == "abuser",
-        lp_unlocked=~pl.col("is_perp") & (pl.col("burned_pct") + pl.col("locked_pct")
-                                          < LOCKED_ENOUGH * 100),
+        # A position-based pool has no LP supply to burn or lock: the signal does not apply
+        # (docs/market.md); its creator pulling the liquidity is `liquidity_pulled`.
+        lp_unlocked=~pl.col("is_perp") & ~pl.col("factory_type").is_in(POSITION_BASED)
+        & (pl.col("burned_pct") + pl.col("locked_pct") < LOCKED_ENOUGH * 100),
         thin_liquidity=~pl.col("is_perp") & (pl.col("liquidity_usd").fill_null(0.0)
                                              < pl.col("min_liquidity_usd")),
         unverified_contract=~pl.col("base_contract_verified").fill_null(False),

@@ -104,6 +104,15 @@ def test_the_v3_pair_row_by_hand(chain):
     assert other["pair_fee"] == pytest.approx(0.0005, rel=1e-12)
 
 
+def test_a_position_based_pool_is_not_called_unlocked(chain):
+    # No LP supply to burn or lock: `lp_unlocked` (15) does not apply. What is raised: the
+    # base token's contract not verified (5; no source is read on a real lake); the pool
+    # holds far more than the chain's minimum liquidity, nobody pulled it, no tax is set.
+    row = get(chain, f"/chains/devnet/pairs/{chain['pool']}")
+    assert row["safety"]["labels"] == ["unverified_contract"]
+    assert row["safety"]["score"] == 100 - 5
+
+
 def test_a_position_is_its_nfts_holder(chain):
     events = Lake(chain["home"] / "lake").read("liquidity_events").filter(
         pl.col("pair") == chain["pool"]).sort("block_number")
