@@ -507,6 +507,7 @@ def serve(host: str, port: int, interface: str, worker_hours: float,
     # stands, the announcing thread's held locks included, and a worker stopped before it had
     # set its own signal handling kept the inherited ones and would not stop.
     multiprocessing.set_start_method("spawn", force=True)
+    _oracle_of_the_lake()
     _announce_once_listening(host, port)
     # Streams never finish by themselves: stopping waits this long for them, then cuts them
     # (their clients resume elsewhere with Last-Event-ID). A worker's memory rises slowly over
@@ -519,6 +520,20 @@ def serve(host: str, port: int, interface: str, worker_hours: float,
            workers_max_rss=worker_max_rss_mb, rss_sample_interval=RSS_SAMPLE_S,
            respawn_interval=RESPAWN_S, log_level=LogLevels.warning,
            working_dir=Path.cwd()).serve()
+
+
+def _oracle_of_the_lake() -> None:
+    """Over a lake that chain followers write, the edge's oracle serves the lake's own feeds
+    (`CHAINTAPE_ORACLE_UPSTREAM=lake`) unless an upstream is set: a real lake's prices are
+    never the simulator's."""
+    from sources.evm.ingest import WRITER
+    from sources.lake import Lake
+
+    if os.environ.get("CHAINTAPE_ORACLE_UPSTREAM"):
+        return
+    mark = Lake().progress()
+    if mark is not None and mark.writer == WRITER:
+        os.environ["CHAINTAPE_ORACLE_UPSTREAM"] = "lake"
 
 
 def _announce_once_listening(host: str, port: int) -> None:

@@ -120,6 +120,13 @@ def test_status_says_how_far_the_ingest_stands_behind_the_head(chain):
             for c in status["chains"]] == [("devnet", 31337, head, head)]
 
 
+def test_serve_over_a_real_lake_serves_its_own_feeds(chain):
+    # No upstream named: the edge sees the lake's writer (the chain follower), not the
+    # simulator's price process.
+    status = httpx.get(f"{chain['base']}/api/v1/status", timeout=30).json()
+    assert status["upstreams"]["oracle"]["kind"] == "lake"
+
+
 @pytest.mark.stack
 def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
     """The README's real-chain commands: `chaintape devnet`, then `chaintape up --rpc
