@@ -1,16 +1,19 @@
 """/mcp on the edge's own port: the agent-tool server over Streamable HTTP (stateless, JSON
-answers), each tool call sent through the edge's layers as the HTTP call it stands for."""
+answers), each tool call sent through the edge's layers as the HTTP call it stands for. /mcp
+itself comes through the outer layers like every route: its answer carries `X-Request-Id`, a
+body over the bound is refused with a problem document before it is read, and a failure is a
+problem document."""
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, MutableMapping
 from typing import Any
 
 import orjson
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from edge.agent_tools import Answer, Call, Caller, agent_server
-from edge.http import Receive, Request, Response, Scope, Send
+from edge.http import Request, Response
 from edge.layers import Next
 from edge.registry import Operation
 
@@ -20,6 +23,11 @@ PATH = "/mcp"
 REFUSED = Response(orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {
     "code": -32000, "message": "Method not allowed: /mcp answers POST (stateless, JSON)"}}), 405,
     headers=[("allow", "POST")])
+# JSON-RPC's codes for a body that is not JSON, and for JSON that is not a request.
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+# An error message of the transport's longer than this is cut to its first line: a message
+# that does not validate is answered briefly, not with the validator's whole report.
+MESSAGE_CHARS = 300
 
 
 async def _one(body: bytes) -> AsyncIterator[bytes]:
@@ -36,6 +44,41 @@ def in_process(handle: Next) -> Caller:
                                         **{k.lower(): v for k, v in response.headers}},
                       response.body)
     return call
+
+
+def rpc_error(code: int, message: str, status: int = 400) -> Response:
+    """A JSON-RPC error answer with no request id (the request could not be read)."""
+    return Response(orjson.dumps({"jsonrpc": "2.0", "id": None,
+                                  "error": {"code": code, "message": message}}), status)
+
+
+def refusal(body: bytes) -> Response | None:
+    """The answer to a body that is not JSON-RPC (None when it is): short, as JSON-RPC says."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return rpc_error(PARSE_ERROR, "Parse error: the body is not JSON")
+    items = message if isinstance(message, list) else [message]
+    if not items or not all(
+            isinstance(m, dict) and m.get("jsonrpc") == "2.0"
+            and (isinstance(m.get("method"), str) or "result" in m or "error" in m)
+            and isinstance(m.get("params", {}), dict) for m in items):
+        return rpc_error(INVALID_REQUEST, 'Invalid Request: a JSON-RPC 2.0 message is expected '
+                         '({"jsonrpc": "2.0", "method": ..., "params": {...}, "id": ...})')
+    return None
+
+
+def _brief(body: bytes) -> bytes:
+    """The transport's answer, its error message cut to its first line when it is long."""
+    try:
+        answer = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if not isinstance(error, dict) or len(str(error.get("message", ""))) <= MESSAGE_CHARS:
+        return body
+    first = str(error["message"]).splitlines()[0][:MESSAGE_CHARS]
+    return orjson.dumps({**answer, "error": {**error, "message": first}})
 
 
 class AgentEndpoint:
@@ -68,59 +111,59 @@ class AgentEndpoint:
             with contextlib.suppress(Exception):
                 await self._running
 
-    async def asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer one ASGI request to /mcp."""
-        if scope["method"] != "POST":
-            await send({"type": "http.response.start", "status": REFUSED.status, "headers": [
-                (k.encode(), v.encode()) for k, v in (("content-type", REFUSED.content_type),
-                                                      *REFUSED.headers)]})
-            await send({"type": "http.response.body", "body": REFUSED.body})
-            return
-        await self.manager.handle_request(scope, receive, send)
-
-    async def rsgi(self, scope: Any, protocol: Any) -> None:
-        """Answer one RSGI request to /mcp through the ASGI transport."""
-        if scope.method != "POST":
-            protocol.response_bytes(REFUSED.status, [("content-type", REFUSED.content_type),
-                                                     *REFUSED.headers], REFUSED.body)
-            return
-        body = await protocol()
-        host, _, port = (scope.client or "").rpartition(":")
-        asgi_scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": scope.http_version,
-            "method": scope.method, "scheme": scope.scheme, "path": scope.path,
-            "raw_path": scope.path.encode(), "query_string": scope.query_string.encode(),
-            "root_path": "", "server": None,
-            "client": (host.strip("[]"), int(port)) if port.isdigit() else None,
-            "headers": [(k.lower().encode("latin-1"), v.encode("latin-1"))
-                        for k, v in scope.headers.items()]}
+    async def answer(self, request: Request) -> Response:
+        """Answer one request to /mcp, its body already read (within the bound): through the
+        transport, the request's id in its headers for the tool calls to carry."""
+        if request.method != "POST":
+            return REFUSED
+        refused = refusal(request.body)
+        if refused is not None:
+            return refused
+        headers = [(k.lower().encode("latin-1"), v.encode("latin-1"))
+                   for k, v in request.headers.items() if k.lower() != "x-request-id"]
+        headers.append((b"x-request-id", request.request_id.encode()))
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": request.method, "scheme": request.scheme, "path": request.path,
+            "raw_path": request.path.encode(), "query_string": request.raw_query.encode(),
+            "root_path": "", "server": None, "headers": headers,
+            "client": None if request.peer is None else (request.peer, 0)}
         sent = False
 
         async def receive() -> dict[str, Any]:
             nonlocal sent
             if not sent:
                 sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await protocol.client_disconnect()
+                return {"type": "http.request", "body": request.body, "more_body": False}
+            await asyncio.Event().wait()
             return {"type": "http.disconnect"}
 
         start: dict[str, Any] = {}
-        stream: Any = None
+        body = bytearray()
 
         async def send(message: MutableMapping[str, Any]) -> None:
-            nonlocal stream
             if message["type"] == "http.response.start":
                 start.update(message)
-                return
-            headers = [(k.decode("latin-1"), v.decode("latin-1"))
-                       for k, v in start.get("headers", [])]
-            chunk = message.get("body", b"")
-            if stream is None and not message.get("more_body"):
-                protocol.response_bytes(start["status"], headers, chunk)
-                return
-            if stream is None:
-                stream = protocol.response_stream(start["status"], headers)
-            if chunk:
-                await stream.send_bytes(chunk)
+            else:
+                body.extend(message.get("body", b""))
 
-        await self.asgi(asgi_scope, receive, send)
+        await self.manager.handle_request(scope, receive, send)
+        answered = [(k.decode("latin-1").lower(), v.decode("latin-1"))
+                    for k, v in start.get("headers", [])]
+        kind = next((v for k, v in answered if k == "content-type"), "application/json")
+        return Response(_brief(bytes(body)), int(start.get("status", 500)), kind,
+                        [(k, v) for k, v in answered
+                         if k not in ("content-type", "content-length", "x-request-id")])
+
+
+class AgentRoute:
+    """Sends /mcp to the agent endpoint and every other path on."""
+
+    def __init__(self, endpoint: AgentEndpoint, inner: Next) -> None:
+        self.endpoint = endpoint
+        self.inner = inner
+
+    def __call__(self, request: Request) -> Awaitable[Response]:
+        if request.path == PATH:
+            return self.endpoint.answer(request)
+        return self.inner(request)

@@ -16,15 +16,16 @@ import mcp_types as types
 import orjson
 from mcp.server.lowlevel import Server
 
+from edge.layers.request_ids import request_id_for
 from edge.params import Param
-from edge.problems import CODES, PROBLEM_JSON
+from edge.problems import CODES, PROBLEM_JSON, ApiError, problem_document
 from edge.registry import API_PREFIX, Operation
 from edge.schemas import STREAMS
 
 # Headers of the MCP request that the call it stands for carries: the key, x402 payment and
 # the proxy's client address, each counted exactly as on the HTTP interface.
 FORWARDED = ("x-api-key", "authorization", "accept-payment", "payment-signature", "x-payment",
-             "x-forwarded-for", "host")
+             "x-forwarded-for", "host", "x-request-id")
 # The code of an oracle route's text error (Hermes answers text), by its status.
 STATUS_CODES = {CODES[code][0]: code for code in (
     "invalid_param", "not_found", "rate_limited", "internal", "upstream_unavailable",
@@ -138,9 +139,10 @@ def _values(param: Param, value: Any) -> list[str]:
     return out
 
 
-def result_of(answer: Answer) -> types.CallToolResult:
-    """The tool's result: the operation's JSON answer, or a tool error naming the problem's code,
-    its detail and (when the budget is spent) when to retry."""
+def result_of(answer: Answer, request_id: str) -> types.CallToolResult:
+    """The tool's result: the operation's JSON answer, or a tool error carrying the whole
+    problem document (the edge's own, or one made of an oracle route's text error, under the
+    request's id) and, when the budget is spent, when to retry."""
     kind = answer.headers.get("content-type", "")
     if answer.status < 400:
         value = orjson.loads(answer.body) if answer.body else None
@@ -151,11 +153,14 @@ def result_of(answer: Answer) -> types.CallToolResult:
         problem = orjson.loads(answer.body)
     elif kind.startswith("application/json"):
         # The x402 offer: a spent keyless budget for a client that pays.
-        problem = {"code": "rate_limited", "status": answer.status,
-                   "detail": "payment required (x402)", "offer": orjson.loads(answer.body)}
+        problem = {**problem_document(ApiError("rate_limited", "payment required (x402)",
+                                               http_status=answer.status), request_id),
+                   "offer": orjson.loads(answer.body)}
     else:
-        problem = {"code": STATUS_CODES.get(answer.status, "internal"), "status": answer.status,
-                   "detail": answer.body.decode(errors="replace").strip()}
+        problem = problem_document(ApiError(
+            STATUS_CODES.get(answer.status, "internal"),
+            answer.body.decode(errors="replace").strip(), http_status=answer.status),
+            request_id)
     retry = answer.headers.get("retry-after")
     if retry is not None and retry.isdigit():
         problem["retry_after_seconds"] = int(retry)
@@ -179,22 +184,24 @@ def agent_server(operations: list[Operation], caller: Caller, version: str) -> S
         return listed
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        op = offered.get(params.name)
-        if op is None:
-            return _error({"code": "not_found", "status": 404,
-                           "detail": f"no tool named {params.name}"})
-        try:
-            call = call_of(op, params.arguments or {})
-        except ToolError as err:
-            return _error({"code": "invalid_param", "status": 400, "detail": err.detail,
-                           "param": err.param})
         request = getattr(ctx, "request", None)
         headers: dict[str, str] = {}
         client = None
         if request is not None:
             headers = {name: request.headers[name] for name in FORWARDED if name in request.headers}
             client = f"{request.client.host}:{request.client.port}" if request.client else None
-        return result_of(await caller(call, headers, client))
+        # The MCP request's own id (the edge gave it one): the call it stands for carries it.
+        request_id = headers.setdefault("x-request-id", request_id_for(None))
+        op = offered.get(params.name)
+        if op is None:
+            return _error(problem_document(
+                ApiError("not_found", f"no tool named {params.name}"), request_id))
+        try:
+            call = call_of(op, params.arguments or {})
+        except ToolError as err:
+            return _error(problem_document(
+                ApiError("invalid_param", err.detail, err.param), request_id))
+        return result_of(await caller(call, headers, client), request_id)
 
     return Server("chaintape", version=version, title="chaintape market data",
                   instructions="On-chain market data: tokens, pairs, trades, wallets, boards, "

@@ -3,7 +3,7 @@
 import importlib.metadata
 
 from core.store import ObjectStore, open_store
-from edge.agent_endpoint import AgentEndpoint
+from edge.agent_endpoint import AgentEndpoint, AgentRoute
 from edge.catalog import OPERATIONS
 from edge.http import Response
 from edge.layers.deprecation import Deprecation
@@ -49,14 +49,17 @@ def documents(router: Router) -> dict[str, Response]:
 def create_app(store: ObjectStore | None = None, signer: CursorSigner | None = None,
                settings: Settings | None = None) -> Server:
     """The edge over `store` (default: $CHAINTAPE_STORE or ./var/store), outermost layer first:
-    request ids, deprecation, problems, limits, documents, routing, the gate, settlement and
-    the operation's handler."""
+    request ids, deprecation, problems, limits, the agent tools at /mcp, documents, routing,
+    the gate, settlement and the operation's handler."""
     router = Router(operations())
     services = Services(store or open_store(), signer or default_signer(),
                         settings or Settings.from_env(), router)
-    handle = RequestIds(Deprecation(Problems(Limits(Documents(Routing(Gate(Settlement(
-        dispatch, services.admissions), services.admissions), services), documents(router))))))
-    return Server(services, handle, AgentEndpoint(router.operations, handle, version()))
+    routes = Documents(Routing(Gate(Settlement(dispatch, services.admissions),
+                                    services.admissions), services), documents(router))
+    # A tool call goes through every layer, as the HTTP call it stands for.
+    agents = AgentEndpoint(router.operations, lambda request: handle(request), version())
+    handle = RequestIds(Deprecation(Problems(Limits(AgentRoute(agents, routes)))))
+    return Server(services, handle, agents)
 
 
 def version() -> str:

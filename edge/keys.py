@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import redis
 import redis.asyncio
@@ -63,6 +64,7 @@ class FileKeys:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.where = str(path.absolute())
         self._stamp: tuple[int, int] | None = None
         self._records: dict[str, KeyRecord] = {}
         self._checked = float("-inf")
@@ -135,6 +137,9 @@ class RedisKeys:
     """Keys in a Redis hash, shared by every edge instance."""
 
     def __init__(self, url: str) -> None:
+        # Where, without the password the URL may carry.
+        parts = urlsplit(url)
+        self.where = f"Redis at {parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
         self.sync = redis.Redis.from_url(url)
         self.aio = redis.asyncio.Redis.from_url(url)
 

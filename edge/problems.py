@@ -43,12 +43,17 @@ class ApiError(Exception):
         return self.http_status or CODES[self.code][0]
 
 
-def problem_body(error: ApiError, request_id: str) -> bytes:
-    """The problem document's JSON."""
-    title = CODES[error.code][1]
-    doc = {"type": DOCS_BASE + error.code, "title": title, "status": error.status,
-           "code": error.code,
-           "detail": error.detail, "request_id": request_id}
+def problem_document(error: ApiError, request_id: str) -> dict[str, object]:
+    """The problem document: type, title, status, code, detail, request id and the parameter
+    at fault."""
+    doc: dict[str, object] = {"type": DOCS_BASE + error.code, "title": CODES[error.code][1],
+                              "status": error.status, "code": error.code,
+                              "detail": error.detail, "request_id": request_id}
     if error.param is not None:
         doc["param"] = error.param
-    return orjson.dumps(doc)
+    return doc
+
+
+def problem_body(error: ApiError, request_id: str) -> bytes:
+    """The problem document's JSON."""
+    return orjson.dumps(problem_document(error, request_id))

@@ -7,7 +7,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from edge.agent_endpoint import PATH as AGENT_PATH
 from edge.agent_endpoint import AgentEndpoint
 from edge.http import Receive, Request, Scope, Send
 from edge.layers import Next
@@ -21,8 +20,8 @@ log = logging.getLogger("chaintape.edge")
 
 
 class Server:
-    """An RSGI and ASGI application over the layers `handle` and the shared `services`, with
-    the agent-tool server at /mcp."""
+    """An RSGI and ASGI application over the layers `handle` and the shared `services`, the
+    agent-tool transport (at /mcp, among the layers) started and stopped with them."""
 
     def __init__(self, services: Services, handle: Next, agents: AgentEndpoint) -> None:
         self.services = services
@@ -51,9 +50,6 @@ class Server:
             await self._rsgi_websocket(scope, protocol)
             return
         if scope.proto != "http":
-            return
-        if scope.path == AGENT_PATH:
-            await self.agents.rsgi(scope, protocol)
             return
         request = Request.from_rsgi(scope, protocol)
         response = await self.handle(request)
@@ -88,8 +84,6 @@ class Server:
             await self._lifespan(receive, send)
         elif scope["type"] == "websocket":
             await self._asgi_websocket(scope, receive, send)
-        elif scope["type"] == "http" and scope["path"] == AGENT_PATH:
-            await self.agents.asgi(scope, receive, send)
         elif scope["type"] == "http":
             request = Request.from_asgi(scope, receive)
             response = await self.handle(request)

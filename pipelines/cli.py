@@ -49,10 +49,18 @@ def _said_under(line: str) -> None:
     _say(f"  {line}")
 
 
+def default_home() -> Path:
+    """Where every command keeps its files unless $CHAINTAPE_HOME says: the checkout's var/
+    (where `make up` keeps them), whichever folder a command is run from; ./var for an
+    installed package, which has no checkout."""
+    checkout = REPO / "pyproject.toml"
+    return (REPO if checkout.exists() else Path.cwd()) / "var"
+
+
 def _environment() -> None:
     """Pin CHAINTAPE_HOME and a DAGSTER_HOME under it holding the repo's dagster.yaml (an
     instance configured otherwise, e.g. on Postgres for a cluster, keeps its own)."""
-    home = Path(os.environ.setdefault("CHAINTAPE_HOME", str(Path("var").absolute())))
+    home = Path(os.environ.setdefault("CHAINTAPE_HOME", str(default_home())))
     os.environ["CHAINTAPE_HOME"] = str(home.absolute())
     dagster_home = Path(os.environ.setdefault("DAGSTER_HOME", str(home.absolute() / "dagster")))
     dagster_home.mkdir(parents=True, exist_ok=True)
@@ -805,8 +813,10 @@ def _keys():
 @click.option("--plan", required=True, type=click.Choice(sorted(PLANS)))
 def create_key(name: str, plan: str) -> None:
     """Issue a key; it is printed once and only its hash is kept."""
-    key, record = _keys().create(name, plan)
-    _say(f"key {record.key_id} for {name} on the {plan} plan (shown once, keep it safe):")
+    store = _keys()
+    key, record = store.create(name, plan)
+    _say(f"key {record.key_id} for {name} on the {plan} plan, kept in {store.where} (an edge "
+         "answers it when it reads the same keys); shown once, keep it safe:")
     click.echo(key)
 
 

@@ -217,3 +217,73 @@ def test_the_transport_answers_what_it_does_not_serve_without_a_5xx(served) -> N
             "params": {"name": "get_chains", "arguments": "not an object"}}
     answer = httpx.post(url, json=call, headers=json_rpc)
     assert answer.status_code < 500 and answer.json()["error"]["code"] == -32602
+
+
+def test_every_mcp_answer_names_its_request_and_every_error_is_a_whole_problem(served) -> None:
+    base, key = served
+    url = base + "/mcp"
+    json_rpc = {"content-type": "application/json",
+                "accept": "application/json, text/event-stream", "x-api-key": key}
+
+    def tool_call(name: str, arguments: dict, request_id: str) -> httpx.Response:
+        answer = httpx.post(url, headers={**json_rpc, "x-request-id": request_id}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}, timeout=30)
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["x-request-id"] == request_id
+        return answer
+
+    whole = ("type", "title", "status", "code", "detail", "request_id")
+    for name, arguments, code in (
+            ("get_pairs", {"limmit": 5}, "invalid_param"),       # refused before the call
+            ("get_nothing", {}, "not_found"),                    # no such tool
+            ("get_v2_updates_price_latest", {"ids[]": ["ab"]}, "invalid_param"),  # oracle text
+            ("get_pairs", {"limit": 0}, "invalid_param")):       # the edge's own problem
+        got = tool_call(name, arguments, f"agent-{name}").json()["result"]
+        assert got["isError"], got
+        problem = got["structuredContent"]
+        assert set(whole) <= set(problem), problem
+        assert (problem["code"], problem["request_id"]) == (code, f"agent-{name}")
+        assert problem["type"].endswith("/" + code)
+    # Without an id of the client's, a fresh one, on the transport's own answers too.
+    for method in ("GET", "POST"):
+        answer = httpx.request(method, url, headers=json_rpc, content=b"{not json", timeout=10)
+        assert answer.headers["x-request-id"]
+        assert answer.status_code in (400, 405)
+
+
+def test_a_body_that_is_not_json_rpc_is_a_short_json_rpc_error(served) -> None:
+    base, _ = served
+    headers = {"content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+    for body, code in ((b"{not json", -32700), (b'{"hello": "world"}', -32600),
+                       (b"[]", -32600), (b'{"jsonrpc": "2.0", "method": "x", "params": 5}',
+                                         -32600)):
+        answer = httpx.post(base + "/mcp", content=body, headers=headers, timeout=10)
+        assert answer.status_code == 400
+        assert len(answer.content) < 300, answer.text
+        assert answer.json()["error"]["code"] == code
+
+
+def test_an_mcp_body_past_the_bound_is_refused_before_it_is_read(served) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    base, _ = served
+    headers = {"content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+    # One byte past 64 KiB: the problem document of every route, 413, naming the body.
+    answer = httpx.post(base + "/mcp", content=b" " * (64 * 1024 + 1), headers=headers,
+                        timeout=30)
+    assert answer.status_code == 413
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    problem = answer.json()
+    assert (problem["code"], problem["param"]) == ("invalid_param", "body")
+    assert problem["request_id"] == answer.headers["x-request-id"]
+    # 64 MiB declared and not one byte of it sent: refused at once, nothing waited for.
+    where = urlsplit(base)
+    with socket.create_connection((where.hostname, where.port), timeout=10) as conn:
+        conn.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 67108864\r\n\r\n")
+        head = conn.recv(4096)
+    assert head.startswith(b"HTTP/1.1 413")

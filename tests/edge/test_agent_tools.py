@@ -84,24 +84,28 @@ def test_arguments_no_call_can_carry_name_the_argument(arguments, param) -> None
 
 
 def test_an_answer_becomes_the_json_or_a_tool_error_with_the_problem_code() -> None:
-    ok = result_of(Answer(200, {"content-type": "application/json"}, b'{"a": 1}'))
+    ok = result_of(Answer(200, {"content-type": "application/json"}, b'{"a": 1}'), "r")
     assert not ok.is_error and ok.structured_content == {"a": 1}
     assert ok.content[0].text == '{"a": 1}'  # type: ignore[union-attr]
     # A JSON array (the Hermes feed list) is the text as it is, and `items` when structured.
-    listed = result_of(Answer(200, {"content-type": "application/json"}, b"[1, 2]"))
+    listed = result_of(Answer(200, {"content-type": "application/json"}, b"[1, 2]"), "r")
     assert listed.structured_content == {"items": [1, 2]}
     problem = {"type": "t", "title": "Rate limited", "status": 429, "code": "rate_limited",
                "detail": "the keyless budget is spent; retry in 2 s", "request_id": "r"}
     spent = result_of(Answer(429, {"content-type": "application/problem+json",
-                                   "retry-after": "2"}, orjson.dumps(problem)))
+                                   "retry-after": "2"}, orjson.dumps(problem)), "r")
     assert spent.is_error
     assert spent.structured_content == {**problem, "retry_after_seconds": 2}
     assert spent.content[0].text.startswith(  # type: ignore[union-attr]
         "rate_limited: the keyless budget is spent; retry in 2 s (retry after 2 s)")
-    # The oracle's routes answer errors as text, as Hermes does: the code is the status's.
-    hermes = result_of(Answer(404, {"content-type": "text/plain"}, b"Price ids not found: ab"))
-    assert hermes.structured_content == {"code": "not_found", "status": 404,
-                                         "detail": "Price ids not found: ab"}
+    # The oracle's routes answer errors as text, as Hermes does: a whole problem document is
+    # made of it, its code the status's, under the MCP request's id.
+    hermes = result_of(Answer(404, {"content-type": "text/plain"}, b"Price ids not found: ab"),
+                       "req-7")
+    assert hermes.structured_content == {
+        "type": "https://docs.chaintape.dev/errors/not_found", "title": "Not found",
+        "status": 404, "code": "not_found", "detail": "Price ids not found: ab",
+        "request_id": "req-7"}
 
 
 def test_the_cost_table_of_docs_agents_is_the_catalogs() -> None:

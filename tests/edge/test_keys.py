@@ -118,3 +118,22 @@ def test_keys_issued_and_revoked_at_once_all_stick(home, backend) -> None:
 
     found = asyncio.run(looked_up())
     assert all(r is not None and r.active and r.name.startswith("new ") for r in found)
+
+
+def test_a_key_is_kept_in_the_one_home_whichever_folder_it_is_made_from(tmp_path,
+                                                                       monkeypatch) -> None:
+    from pathlib import Path
+
+    from pipelines.cli import default_home
+
+    # Made from another folder, a key goes where every command keeps its files: the
+    # checkout's var/, not the folder's.
+    monkeypatch.chdir(tmp_path)
+    assert default_home() == Path(__file__).resolve().parents[2] / "var"
+    # And the command says where it kept it.
+    home = tmp_path / "home"
+    done = run_cli(["keys", "create", "--name", "where", "--plan", "pro"], home,
+                   CHAINTAPE_REDIS_URL="")
+    assert done.returncode == 0, done.stderr
+    assert f"kept in {(home / 'keys.json').absolute()}" in done.stderr
+    assert FileKeys(home / "keys.json").all()[0].name == "where"
