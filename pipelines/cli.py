@@ -361,10 +361,15 @@ def _follow_chains(chains_file: str, follow: bool, options: list[str], rpc_concu
               help="the node's chain id (two devnets in one lake need two)")
 @click.option("--slug", default="devnet", show_default=True,
               help="the chain's slug in the venues file")
-def devnet(port: int, venues_file: str, every: float, chain_id: int, slug: str) -> None:
+@click.option("--new-pool-every", type=click.IntRange(min=0), default=0, show_default=True,
+              help="trades between two new tokens' pools (0: none), as pools appear on a "
+                   "real chain")
+def devnet(port: int, venues_file: str, every: float, chain_id: int, slug: str,
+           new_pool_every: int) -> None:
     """Start a local EVM node with a small V2 market on it, WETH priced by a Chainlink
-    aggregator, and keep trading (the aggregator answering now and then): a chain to point
-    `chaintape ingest evm` or `chaintape up --rpc` at."""
+    aggregator, and keep trading (the aggregator answering now and then, a new token's pool
+    launched now and then with --new-pool-every): a chain to point `chaintape ingest evm` or
+    `chaintape up --rpc` at."""
     from sources.evm.devnet import Devnet, DevnetError, start_node, v2_market
 
     try:
@@ -402,6 +407,13 @@ def devnet(port: int, venues_file: str, every: float, chain_id: int, slug: str) 
                 # The ETH/USD aggregator answers again, a step of the walk 2,900..3,100 USD.
                 market.answer((3_000 + 20 * ((step // 15) % 11 - 5)) * 10**8)
             step += 1
+            if new_pool_every and step % new_pool_every == 0:
+                launched = step // new_pool_every
+                pairs.append(market.pool(f"Launch {launched}", f"NEW{launched}",
+                                         100 * 10**18, 10**8 * 10**18))
+                for trader in (1, 2, 3):
+                    market.approve(trader, pairs[-1][1])
+                _say(f"launched NEW{launched}/WETH at {pairs[-1][0]}")
             time.sleep(every)
     except KeyboardInterrupt:
         _say("devnet stopped")

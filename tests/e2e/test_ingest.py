@@ -9,6 +9,7 @@ from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.rpc import quantity
 from tests.conftest import edge_process, run_cli
 from tests.e2e.conftest import ingested, pepe_market
+from tests.edge.conftest import issue_key
 from tests.sources.evm.test_ingest import out_for
 
 E18 = 10**18
@@ -129,49 +130,67 @@ def test_serve_over_a_real_lake_serves_its_own_feeds(chain):
 
 @pytest.mark.stack
 def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
-    """The README's real-chain commands: `chaintape devnet`, then `chaintape up --rpc
-    --venues`, serving the chain's pairs and publishing again as its blocks land."""
+    """The README's real-chain commands: `chaintape devnet`, then `chaintape up --chains`,
+    serving the chain's pairs and publishing again as its blocks land, while new pools appear
+    (one every 5 s): every refresh passes, the new pools counted."""
     import os
     import signal
     import subprocess
-    import time
 
-    from tests.conftest import BIN, free_port, wait_http
+    import dagster as dg
+    import yaml
+
+    from tests.conftest import BIN, free_port, until, wait_http
 
     node_port, edge_port = free_port(), free_port()
     venues = tmp_path / "venues.yaml"
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path / "node")}
     devnet = subprocess.Popen([str(BIN / "chaintape"), "devnet", "--port", str(node_port),
                                "--venues", str(venues), "--every", "0.5", "--chain-id", "7",
-                               "--slug", "devnet-seven"], env=env,
+                               "--slug", "devnet-seven", "--new-pool-every", "10"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     home = tmp_path / "home"
     up = None
     try:
-        deadline = time.monotonic() + 60
-        while not venues.exists():
-            assert time.monotonic() < deadline and devnet.poll() is None
-            time.sleep(0.1)
+        until(lambda: venues.exists() or devnet.poll() is not None, timeout=60,
+              what="the devnet's venues file")
+        assert devnet.poll() is None
+        chains = tmp_path / "chains.yaml"
+        chains.write_text(yaml.safe_dump({"chains": [
+            {"rpc": f"http://127.0.0.1:{node_port}", "venues": venues.name}]}))
         up = subprocess.Popen(
-            [str(BIN / "chaintape"), "up", "--rpc", f"http://127.0.0.1:{node_port}", "--venues",
-             str(venues)],
+            [str(BIN / "chaintape"), "up", "--chains", str(chains)],
             env={**os.environ, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
                  "PORT": str(edge_port), "CHAINTAPE_LAKE_POLL_SECONDS": "2"},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{edge_port}/api/v1"
         wait_http(base + "/status", timeout=300)
-        pairs = httpx.get(base + "/pairs/new", params={"chains": "devnet-seven"},
-                          timeout=30).json()
-        assert sorted(p["ticker"] for p in pairs["items"]) == ["PEPE/WETH", "WOJAK/WETH"]
-        first = httpx.get(base + "/status", timeout=30).json()
+        key = {"X-API-Key": issue_key(home, "internal")}
+        first = httpx.get(base + "/status", headers=key, timeout=30).json()
         assert first["status"] == "ok", first
         assert [(c["slug"], c["chain_id"]) for c in first["chains"]] == [("devnet-seven", 7)]
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            now = httpx.get(base + "/status", timeout=30).json()
-            if now["snapshot"]["as_of"] > first["snapshot"]["as_of"]:
-                break
-            time.sleep(1)
+        pairs = httpx.get(base + "/pairs/new", params={"chains": "devnet-seven"}, headers=key,
+                          timeout=30).json()
+        tickers = {p["ticker"] for p in pairs["items"]}
+        assert {"PEPE/WETH", "WOJAK/WETH"} <= tickers
+
+        def record() -> dict:
+            return httpx.get(base + "/chains", headers=key, timeout=30).json()["items"][0]
+
+        counted = record()["pairs"]
+
+        def runs(status: dg.DagsterRunStatus) -> list[str]:
+            with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+                return [run.run_id for run in instance.get_runs(
+                    filters=dg.RunsFilter(statuses=[status]))]
+
+        # Three refreshes after the first publish, a new pool or two before each: every one
+        # passes its checks and publishes.
+        until(lambda: len(runs(dg.DagsterRunStatus.SUCCESS)) >= 4, timeout=240,
+              what="three refreshes after the first publish")
+        assert runs(dg.DagsterRunStatus.FAILURE) == []
+        assert record()["pairs"] > counted
+        now = httpx.get(base + "/status", headers=key, timeout=30).json()
         assert now["snapshot"]["as_of"] > first["snapshot"]["as_of"], now
         assert now["chains"][0]["latest_block"] > first["chains"][0]["latest_block"]
         assert up.poll() is None and devnet.poll() is None
