@@ -65,7 +65,10 @@ class Progress:
         """How each chain followed from a node answers, by chain id: `answering`, or, as its
         follower recorded it beside its cursor, `unreachable` with the last error and since
         when (none for a lake no follower writes)."""
-        chains = self.meta.get("chains", {})
+        # A follower's mark keeps a cursor per chain there; the simulator's, its chain count.
+        chains = self.meta.get("chains")
+        if not isinstance(chains, dict):
+            return {}
         return {int(c): dict(own.get("node") or {"state": "answering"})
                 for c, own in chains.items()}
 
