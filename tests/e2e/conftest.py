@@ -6,7 +6,6 @@ import fcntl
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -15,7 +14,7 @@ import pytest
 from sources.evm.devnet import Devnet, V2Market, start_node, v2_market
 from sources.evm.rpc import quantity
 from sources.lake import Lake
-from tests.conftest import BIN, edge_process, run_cli
+from tests.conftest import BIN, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 
 E18 = 10**18
@@ -145,9 +144,7 @@ def evm_live(tmp_path_factory):
              str(venues), "--follow", "--poll", "0.2", "--confirmations", "0"], env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         lake = Lake(home / "lake")
-        deadline = time.monotonic() + 120
-        while lake.progress() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        until(lambda: lake.progress() is not None, 120, "the follower's first mark")
         made = run_cli(["materialize"], home)
         assert made.returncode == 0, made.stderr
         procs.append(subprocess.Popen([str(BIN / "chaintape"), "tail", "--poll", "0.1"],

@@ -1,7 +1,6 @@
 """Simulate -> materialise (with blocking checks) -> publish -> serve -> call over HTTP."""
 
 import shutil
-import time
 from datetime import timedelta
 
 import httpx
@@ -9,7 +8,7 @@ import polars as pl
 import pytest
 
 from sources.lake import Lake
-from tests.conftest import SMALL, edge_process, run_cli
+from tests.conftest import SMALL, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 
 
@@ -70,12 +69,8 @@ def test_the_edge_follows_latest_as_a_new_snapshot_lands(home, tmp_path):
         before = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
         old_cursor = httpx.get(f"{edge}/api/v1/chains", params={"limit": 2}).json()["next_cursor"]
         assert run_cli(["publish"], mine).returncode == 0
-        deadline = time.monotonic() + 10
-        after = before
-        while after == before and time.monotonic() < deadline:
-            time.sleep(0.2)
-            after = httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"]
-        assert after != before
+        until(lambda: httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"] != before,
+              10, "the new snapshot served")
         pinned = httpx.get(f"{edge}/api/v1/chains", params={"cursor": old_cursor, "limit": 2})
     assert pinned.status_code == 200 and pinned.headers["x-snapshot-id"] == before
 

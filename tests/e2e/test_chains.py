@@ -135,15 +135,17 @@ def test_two_chains_one_lake_one_killed(tmp_path):
             tail.terminate()
             tail.wait(30)
         if parent is not None:
+            # Stopped as Ctrl-C stops it: it stops its followers (each in a group of its own).
             if parent.poll() is None:
-                os.killpg(parent.pid, signal.SIGKILL)
-            parent.wait(30)
+                os.killpg(parent.pid, signal.SIGTERM)
+            parent.wait(60)
         for net in nets.values():
             net.close()
         for node in nodes.values():
             node.stop()
 
 
+@pytest.mark.stack
 def test_a_follower_renewed_in_place_loses_and_repeats_nothing(tmp_path):
     """A follower whose memory is always over its allowance is renewed (exec, the same
     process) after every batch it writes: the chain's rows are still what the node did."""

@@ -64,6 +64,7 @@ def hermes_rows(lake: Lake, feed: str) -> pl.DataFrame:
         "publish_time")
 
 
+@pytest.mark.stack
 def test_each_swap_is_priced_at_the_benchmark_of_its_blocks_second(edge, eth_usd, tmp_path):
     node = start_node()
     net = Devnet(node.url)
@@ -114,6 +115,7 @@ def test_each_swap_is_priced_at_the_benchmark_of_its_blocks_second(edge, eth_usd
         node.stop()
 
 
+@pytest.mark.stack
 def test_the_stream_writes_between_blocks_and_a_killed_follower_resumes(edge, eth_usd,
                                                                        tmp_path):
     node = start_node()

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import dagster as dg
 import orjson
 import polars as pl
+import pytest
 
 from assets.days import run_tags
 from assets.domains import PRODUCTS, product_key
@@ -109,6 +110,7 @@ def products(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
     return made
 
 
+@pytest.mark.stack
 def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     lake = Lake(tmp_path / "lake")
     simulate(CONFIG, lake)

@@ -23,7 +23,7 @@ from publish.tail import TABLES, TAIL, load_tail, read_pointer
 from sources.lake import Lake
 from sources.simulator.live_market import commit, start
 from tail.writer import basis_of, follow, live_tail
-from tests.conftest import BIN, edge_process, run_cli
+from tests.conftest import BIN, edge_process, run_cli, until
 from tests.core.test_renewal import Renewed, exec_stand_in
 from tests.e2e.conftest import stop
 from tests.e2e.test_incremental import close
@@ -52,14 +52,6 @@ def _differences(a: object, b: object, path: str = "", same=close) -> list[str]:
     return [] if same(a, b) else [path]
 
 
-def _wait(predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(what)
-        time.sleep(0.1)
-
-
 def _published_tail(home: Path) -> None:
     """Run `chaintape tail` until it has published the tail past the latest snapshot."""
     store = LocalStore(home / "store")
@@ -67,7 +59,7 @@ def _published_tail(home: Path) -> None:
     proc = subprocess.Popen([str(BIN / "chaintape"), "tail", "--poll", "0.1"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait(lambda: (read_pointer(store) or {}).get("snapshot_id") == latest_id(store), 120,
+        until(lambda: (read_pointer(store) or {}).get("snapshot_id") == latest_id(store), 120,
               "a tail")
     finally:
         stop([proc])
@@ -282,7 +274,7 @@ def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
         assert done.returncode == 0, done.stderr
         second = latest_id(store)
         assert second != first
-        _wait(lambda: client.get("/status").json()["snapshot"]["id"] == second, 30,
+        until(lambda: client.get("/status").json()["snapshot"]["id"] == second, 30,
               "the edge on the next snapshot")
         assert client.get("/status").json()["live"]["serving"] is False
         later = _pair_views(client, pairs)
@@ -371,17 +363,17 @@ def test_a_torn_latest_leaves_the_tail_following_the_last_good_snapshot(live_hom
     seen = read_pointer(store)["seq"]
     following.start()
     try:
-        _wait(lambda: read_pointer(store)["seq"] > seen, 120, "a first tail")
+        until(lambda: read_pointer(store)["seq"] > seen, 120, "a first tail")
         latest.write_bytes(b'{"snapshot_id": ')
         for _ in range(2):
             commit(lake, market, market.position.at + 30)
-            _wait(lambda: _tail_at(store, lake), 120, "a tail past the new mark")
+            until(lambda: _tail_at(store, lake), 120, "a tail past the new mark")
             assert following.is_alive()
         pointer = read_pointer(store)
         assert pointer["snapshot_id"] == good and pointer["seq"] >= seen + 2
         latest.write_bytes(whole)
         commit(lake, market, market.position.at + 30)
-        _wait(lambda: _tail_at(store, lake), 120, "a tail once LATEST is whole")
+        until(lambda: _tail_at(store, lake), 120, "a tail once LATEST is whole")
     finally:
         done.set()
         following.join(60)

@@ -13,7 +13,7 @@ import pytest
 import websockets
 
 from core.feeds import FEEDS
-from tests.conftest import edge_process
+from tests.conftest import edge_process, until
 
 BTC = next(f for f in FEEDS if f.symbol == "Crypto.BTC/USD")
 ETH = next(f for f in FEEDS if f.symbol == "Crypto.ETH/USD")
@@ -229,13 +229,8 @@ def test_the_websocket_speaks_hermes_subscribe_and_unsubscribe(edge) -> None:
 def test_an_edge_follows_another_as_its_hermes_upstream(home, edge) -> None:
     upstream = edge + "/v2/updates/price/stream?channel=real_time"
     with edge_process(home, CHAINTAPE_ORACLE_UPSTREAM=upstream) as follower:
-        deadline = time.monotonic() + 10
-        status = {}
-        while time.monotonic() < deadline:
-            status = httpx.get(follower + "/v1/status").json()
-            if status["catalog"]["live"] == len(FEEDS) - 1:
-                break
-            time.sleep(0.2)
+        status = until(lambda: (found := httpx.get(follower + "/v1/status").json())["catalog"][
+            "live"] == len(FEEDS) - 1 and found, 10, "every feed live")
         assert status["upstream"]["kind"] == "hermes" and status["upstream"]["connected"]
         params = {"ids[]": BTC.feed_id}
         theirs = httpx.get(follower + "/v2/updates/price/latest", params=params).json()

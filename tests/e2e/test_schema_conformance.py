@@ -3,6 +3,8 @@
 import re
 import subprocess
 
+import pytest
+
 from tests.conftest import BIN
 from tests.edge.conftest import issue_key
 from tests.edge.test_discovery import MOUNTED
@@ -23,6 +25,7 @@ def _schemathesis(edge: str, key: str, base: str, selection: list[str], cwd) -> 
     return int(re.search(r"Tested: (\d+)", run.stdout).group(1))
 
 
+@pytest.mark.stack
 def test_schemathesis_finds_no_server_error_and_no_schema_break(home, edge, tmp_path) -> None:
     key = issue_key(home, "pro")
     api = _schemathesis(edge, key, edge + "/api/v1", ["--exclude-path-regex", ROOT], tmp_path)

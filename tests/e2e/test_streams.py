@@ -58,13 +58,8 @@ class Client:
 
     def wait(self, predicate, timeout: float = 20.0):
         """The first event that satisfies `predicate`, waiting for it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [e for e in list(self.events) if predicate(e)]
-            if found:
-                return found[0]
-            time.sleep(0.05)
-        raise TimeoutError(f"{self.url}: no such event among {self.events}")
+        return until(lambda: next((e for e in list(self.events) if predicate(e)), None),
+                     timeout, f"{self.url}: an event among {self.events}")
 
     def trades(self) -> list[str]:
         return [e["id"] for e in self.events if e.get("event") == "trade"]
@@ -123,16 +118,14 @@ def test_a_new_pool_reaches_the_new_pairs_stream_and_trades_live(evm_live):
     assert [e["event"] for e in client.events if e.get("event") == "pair"] == ["pair"]
     market.approve(1, doge)
     bought = market.swap(fresh, market.quote, E18 // 10, 1)
-    deadline = time.monotonic() + 20
-    served: list = []
-    while time.monotonic() < deadline and swap_id(bought) not in served:
+    def served() -> list[str]:
         answer = httpx.get(f"{evm_live['base']}/chains/{chain_id}/pairs/{fresh}/trades",
                            headers=evm_live["key"])
-        if answer.status_code == 200:
-            served = [f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
-                      for t in answer.json()["items"]]
-        time.sleep(0.1)
-    assert swap_id(bought) in served
+        return [] if answer.status_code != 200 else [
+            f"{t['block_info']['block_number']}:{t['block_info']['log_index']}"
+            for t in answer.json()["items"]]
+
+    until(lambda: swap_id(bought) in served(), 20, "the new pair's swap served")
 
 
 def test_a_reader_that_stops_reading_does_not_stall_the_others(evm_live):
@@ -169,10 +162,8 @@ def test_streams_are_bounded_per_client_and_idle_ones_get_heartbeats(evm_live):
     assert refused.status_code == 429
     assert refused.headers["content-type"] == "application/problem+json"
     assert refused.json()["code"] == "rate_limited"
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not held[0].comments:
-        time.sleep(0.1)
-    assert held[0].comments and held[0].comments[0] == ": heartbeat"
+    until(lambda: held[0].comments, 5, "a heartbeat")
+    assert held[0].comments[0] == ": heartbeat"
 
 
 def test_a_stream_ends_after_the_longest_duration_and_says_so(evm_live):
@@ -182,10 +173,7 @@ def test_a_stream_ends_after_the_longest_duration_and_says_so(evm_live):
         client = Client(f"{base}/api/v1/chains/{chain_id}/pairs/{evm_live['pair']}/stream")
         end = client.wait(lambda e: e.get("event") == "end", timeout=10)
         assert '"max_duration"' in end["data"]
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not client.ended:
-            time.sleep(0.05)
-        assert client.ended
+        until(lambda: client.ended, 5, "the stream's end")
 
 
 def test_paging_live_trades_never_skips_or_repeats_and_prev_cursor_catches_up(evm_live):
@@ -198,11 +186,9 @@ def test_paging_live_trades_never_skips_or_repeats_and_prev_cursor_catches_up(ev
                 for t in page["items"]]
 
     def served(receipt: dict) -> None:
-        deadline = time.monotonic() + 20
-        while swap_id(receipt) not in ids(httpx.get(lookup, params={"limit": 5},
-                                                    headers=evm_live["key"]).json()):
-            assert time.monotonic() < deadline, "the swap was not served"
-            time.sleep(0.05)
+        until(lambda: swap_id(receipt) in ids(httpx.get(lookup, params={"limit": 5},
+                                                        headers=evm_live["key"]).json()),
+              20, "the swap served")
 
     made = [market.swap(pair, market.quote, E18 // 100, 1) for _ in range(3)]
     served(made[-1])
@@ -234,13 +220,8 @@ def test_the_brief_etag_changes_exactly_when_its_content_does(evm_live):
     again = httpx.get(brief, headers={**headers, "If-None-Match": tag})
     assert again.status_code == 304 and again.headers["etag"] == tag
     receipt = market.swap(pair, market.quote, E18 // 100, 1)
-    deadline = time.monotonic() + 20
-    while True:
-        now = httpx.get(brief, headers={**headers, "If-None-Match": tag})
-        if now.status_code == 200:
-            break
-        assert time.monotonic() < deadline, "the brief never showed the swap"
-        time.sleep(0.05)
+    now = until(lambda: (answer := httpx.get(brief, headers={**headers, "If-None-Match": tag}))
+                .status_code == 200 and answer, 20, "the brief showing the swap")
     assert now.headers["etag"] != tag
     assert swap_id(receipt) in {f"{t['block_info']['block_number']}:"
                                 f"{t['block_info']['log_index']}" for t in now.json()["trades"]}
@@ -254,13 +235,9 @@ def test_a_wallets_trades_are_live_and_paged_by_place(evm_live):
     receipt = market.swap(pair, market.quote, E18 // 100, 1)
     block, log = (int(part) for part in swap_id(receipt).split(":"))
     uid = f"{receipt['transactionHash']}:{log}:buy"
-    deadline = time.monotonic() + 20
-    while True:
-        items = httpx.get(lookup, params={"limit": 5}, headers=evm_live["key"]).json()["items"]
-        if items and items[0]["trade_uid"] == uid:
-            break
-        assert time.monotonic() < deadline, f"not served: {items[:1]}"
-        time.sleep(0.05)
+    items = until(lambda: (found := httpx.get(lookup, params={"limit": 5},
+                                              headers=evm_live["key"]).json()["items"])
+                  and found[0]["trade_uid"] == uid and found, 20, "the trade served")
     assert items[0]["block_number"] == block and items[0]["side"] == "buy"
     assert items[0]["pair_address"] == pair and items[0]["qty"] > 0
     everything = [t["trade_uid"] for t in httpx.get(lookup, params={"limit": 100},
@@ -297,21 +274,11 @@ def browser(tmp_path: Path):
         driver.quit()
 
 
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise TimeoutError(what)
-
-
 def test_the_page_shows_the_market_and_a_new_swap_within_the_freshness_target(evm_live, browser,
                                                                              tmp_path):
     browser.get(evm_live["base"].removesuffix("/api/v1") + "/")
-    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#chains tbody tr"), 20, "chains")
-    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#trades tbody tr"), 20, "trades")
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, "#chains tbody tr"), 20, "chains")
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, "#trades tbody tr"), 20, "trades")
     chains = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#chains tbody tr")]
     assert any(text.startswith("devnet") for text in chains), chains
     chosen = browser.find_element(By.ID, "pair-title").text
@@ -321,7 +288,7 @@ def test_the_page_shows_the_market_and_a_new_swap_within_the_freshness_target(ev
     receipt = market.swap(evm_live["pair"], market.quote, E18 // 50, 1)
     mined = time.monotonic()
     wanted = f'#trades tbody tr[data-id="{swap_id(receipt)}"]'
-    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, wanted), FRESH_S,
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, wanted), FRESH_S,
           "the swap on the page")
     assert time.monotonic() - mined <= FRESH_S
     browser.save_screenshot(str(tmp_path / "page.png"))

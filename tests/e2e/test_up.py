@@ -62,13 +62,9 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
         assert update.status_code == 200, update.text
         assert hour_ago <= update.json()["parsed"][0]["price"]["publish_time"] < hour_ago + 60
         # ...and the lake sensor publishes again as the market lands: the watermark moves on.
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            now = httpx.get(f"{base}/api/v1/status", timeout=30).json()
-            if now["snapshot"]["as_of"] > first["snapshot"]["as_of"]:
-                break
-            time.sleep(1)
-        assert now["snapshot"]["as_of"] > first["snapshot"]["as_of"], now
+        now = until(lambda: (found := httpx.get(f"{base}/api/v1/status", timeout=30).json())[
+            "snapshot"]["as_of"] > first["snapshot"]["as_of"] and found, 240,
+            "a later snapshot served")
         # A refresh run's process says its steps, not Dagster's notices of preview features.
         assert not [line for line in said if "Warning" in line], said
         # The refreshes keep up: the first after start-up pays the daemon's and the first run's

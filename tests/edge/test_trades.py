@@ -1,7 +1,6 @@
 """Pair trades and candles over a real socket, on hand-made trades: position cursors both ways,
 catching up with a trade published later, and candles worked out by hand."""
 
-import time
 
 import httpx
 import orjson
@@ -10,7 +9,7 @@ import pytest
 
 from edge.routes.market.trades import candles
 from publish.writer import ServingTable
-from tests.conftest import edge_process
+from tests.conftest import edge_process, until
 from tests.edge.conftest import issue_key, publish_chains
 
 PAIR = "0x" + "cd" * 20
@@ -88,10 +87,8 @@ def test_the_newest_page_catches_up_with_trades_published_later(served) -> None:
     assert api.get("/trades", params={"cursor": first["prev_cursor"]}).json()["items"] == []
     before = api.get("/trades").headers["x-snapshot-id"]
     publish(home, [trade(n) for n in range(1, 8)])
-    deadline = time.monotonic() + 10
-    while api.get("/trades").headers["x-snapshot-id"] == before:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+    until(lambda: api.get("/trades").headers["x-snapshot-id"] != before, 10,
+          "the new snapshot served")
     caught = api.get("/trades", params={"cursor": first["prev_cursor"]}).json()
     assert blocks(caught) == [107, 106]
     assert api.get("/trades", params={"cursor": first["next_cursor"], "tx_type": "buy"}).json()[

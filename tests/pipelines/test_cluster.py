@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from assets.warehouse import Warehouse
 from sources.lake import Lake
-from tests.conftest import BIN, free_port, run_cli
+from tests.conftest import BIN, free_port, run_cli, until
 from tests.e2e.test_incremental import close, products, rows
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,11 +29,10 @@ def broker():
     server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                                "--save", "", "--appendonly", "no"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
-    while subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True,
-                         text=True).stdout.strip() != "PONG":
-        assert time.monotonic() < deadline and server.poll() is None
-        time.sleep(0.05)
+    until(lambda: server.poll() is not None or subprocess.run(
+        ["redis-cli", "-p", str(port), "ping"], capture_output=True,
+        text=True).stdout.strip() == "PONG", 20, "redis answering")
+    assert server.poll() is None
     yield f"redis://127.0.0.1:{port}/0"
     server.terminate()
     server.wait(10)
@@ -71,11 +69,8 @@ def start_workers(home: Path, env: dict, names: tuple[str, ...]) -> dict[str, su
             workers[name] = subprocess.Popen(
                 [str(BIN / "chaintape"), "worker", "--name", f"{name}@chaintape"], env=full,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not all("ready." in (home / f"{n}.log").read_text() for n in names):
-        assert time.monotonic() < deadline, [(home / f"{n}.log").read_text()[-2000:]
-                                             for n in names]
-        time.sleep(0.2)
+    until(lambda: all("ready." in (home / f"{n}.log").read_text() for n in names), 120,
+          "every worker ready")
     return workers
 
 
@@ -137,10 +132,9 @@ def test_two_workers_build_what_one_process_builds_though_one_is_killed(small_la
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         # Once worker one has taken a few steps, it is killed in the middle of its next.
-        deadline = time.monotonic() + 300
-        while (home / "one.log").read_text().count("received") < 4:
-            assert time.monotonic() < deadline and run.poll() is None
-            time.sleep(0.02)
+        until(lambda: (home / "one.log").read_text().count("received") >= 4
+              or run.poll() is not None, 300, "worker one's fourth step")
+        assert run.poll() is None
         os.killpg(workers["one"].pid, signal.SIGKILL)
         workers["one"].wait(30)
         _, said = run.communicate(timeout=600)

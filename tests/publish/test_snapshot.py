@@ -31,6 +31,7 @@ from publish.writer import (
     new_snapshot_id,
     spanned,
 )
+from tests.conftest import until
 
 SIGNER = CursorSigner(b"test-secret")
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
@@ -448,10 +449,9 @@ def test_a_publish_killed_half_way_leaves_the_previous_snapshot_served_and_intac
     store = LocalStore(tmp_path / "store")
     old = Publisher(store, CursorSigner(b"k")).publish(AS_OF, [rows(120)], {"doc": {"a": 1}})
     proc = subprocess.Popen([sys.executable, "-c", SLOW_PUBLISH, str(tmp_path / "store")])
-    deadline = time.monotonic() + 30
-    while len(snapshot_ids(store)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
+    # Killed half-way: the new snapshot begun, some of its pages written and not all.
+    until(lambda: len(snapshot_ids(store)) == 2 and len(store.keys(
+        f"snapshots/{snapshot_ids(store)[-1]}/")) >= 3, timeout=30, what="a publish begun")
     proc.kill()
     proc.wait()
     assert len(snapshot_ids(store)) == 2, "the new snapshot had started"

@@ -2,7 +2,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
@@ -10,7 +9,7 @@ import pytest
 
 from sources.lake import Lake, LakeError
 from sources.simulator import SimulationConfig, live_market, simulate
-from tests.conftest import BIN
+from tests.conftest import BIN, until
 
 CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=5,
                           end=datetime(2026, 11, 20, tzinfo=UTC))
@@ -147,21 +146,28 @@ def test_a_batch_begun_and_not_marked_is_undone_and_the_writer_goes_on(history, 
     assert_same_state(whole, broken)
 
 
+@pytest.mark.stack
 def test_a_writer_killed_mid_append_resumes_with_no_gap_and_no_duplicate(history, tmp_path):
     whole = copy(history, tmp_path / "whole")
-    until = CONFIG.end + timedelta(hours=3)
-    live_market.run(whole, until=until)
+    end = CONFIG.end + timedelta(hours=3)
+    live_market.run(whole, until=end)
     lake = copy(history, tmp_path / "killed")
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path), "CHAINTAPE_LAKE": str(lake.root)}
-    args = [str(BIN / "chaintape"), "live", "--until", until.isoformat(), "--every", "0"]
-    for delay in (0.0, 0.13, 0.29):
+    args = [str(BIN / "chaintape"), "live", "--until", end.isoformat(), "--every", "0"]
+    def marked_again(first: object) -> bool:
+        return lake.progress() != first
+
+    def mid_batch(first: object) -> bool:
+        # A table committed past the mark before the next mark: half a batch written.
+        mark = lake.progress()
+        return mark != first and mark is not None and lake.current_versions() != mark.versions
+
+    for moment in (marked_again, mid_batch, mid_batch):
         writer = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         first = lake.progress()
-        deadline = time.monotonic() + 120
-        while (lake.progress() == first) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(delay)
+        until(lambda first=first, moment=moment: moment(first), timeout=120,
+             what=f"the writer at {moment.__name__}")
         writer.send_signal(signal.SIGKILL)
         writer.wait()
         # What a reader pins is whole whatever the moment of the kill.

@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import polars as pl
 import yaml
@@ -14,7 +13,7 @@ from sources.evm.config import parse
 from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc
 from sources.lake import Lake
-from tests.conftest import BIN
+from tests.conftest import BIN, until
 
 E18 = 10**18
 TABLES = {"swaps": ["block_number", "log_index"], "reserves": ["block_number", "log_index"],
@@ -44,10 +43,8 @@ def test_killed_at_any_moment_it_resumes_without_gap_or_duplicate(market, node, 
     for at_step in (4, 13, 27):
         follower = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while step_of(home) < at_step and follower.poll() is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
+        until(lambda at_step=at_step, follower=follower: step_of(home) >= at_step
+              or follower.poll() is not None, 120, f"the follower's step {at_step}")
         if follower.poll() is None:
             os.kill(follower.pid, signal.SIGKILL)
             kills += 1
