@@ -273,8 +273,9 @@ def _opened(rpc: "Rpc", config: "IngestConfig", lake: "Lake", follow: bool,
     """The chain's follower, once its node answers: following, a node that does not answer
     is said on /status (the lake's mark, under the chain the lake knows by the venues file's
     slug) and asked again."""
-    from sources.evm.ingest import UNREACHABLE_WAIT_S, Follower, chain_of_slug, node_state
-    from sources.evm.ingest import unreachable as unreachable_node
+    from sources.evm.cursor import chain_of_slug, node_state
+    from sources.evm.cursor import unreachable as unreachable_node
+    from sources.evm.ingest import UNREACHABLE_WAIT_S, Follower
     from sources.evm.rpc import RpcUnreachable
 
     since = datetime.now(UTC)
@@ -546,7 +547,7 @@ def _oracle_of_the_lake() -> None:
     """Over a lake that chain followers write, the edge's oracle serves the lake's own feeds
     (`CHAINTAPE_ORACLE_UPSTREAM=lake`) unless an upstream is set: a real lake's prices are
     never the simulator's."""
-    from sources.evm.ingest import WRITER
+    from sources.evm.cursor import WRITER
     from sources.lake import Lake
 
     if os.environ.get("CHAINTAPE_ORACLE_UPSTREAM"):

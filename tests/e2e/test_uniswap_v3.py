@@ -13,7 +13,7 @@ import pytest
 from sources.evm.devnet import TOKEN_ARGS, uniswap_v3
 from sources.evm.families import decoded
 from sources.evm.families.uniswap_v3 import SWAP
-from sources.evm.ingest import INCREASE_LIQUIDITY as INCREASED
+from sources.evm.rows import INCREASE_LIQUIDITY as INCREASED
 from sources.lake import Lake
 from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested

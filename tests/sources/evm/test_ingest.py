@@ -9,6 +9,7 @@ import pytest
 
 from sources.evm.config import parse
 from sources.evm.devnet import V2Market
+from sources.evm.cursor import begin
 from sources.evm.ingest import Follower
 from sources.evm.rpc import quantity
 from sources.lake import Lake, LakeError
@@ -306,7 +307,7 @@ def test_a_chain_whose_writer_died_mid_batch_leaves_nothing_behind(
     dying.run()
     done = chain_rows(lake, 5)
     with lake.writing():
-        dying._begin()
+        begin(lake, dying.chain_id)
         lake.append("swaps", done["swaps"].with_columns(
             block_number=pl.col("block_number") + 1_000))
     # Chain 31337 goes on: a new swap, a new batch.

@@ -1,0 +1,180 @@
+"""Pool discovery: the pools the venues file's factories made, their tokens met for the first
+time (described, and their transfers read back to their deployment so their holders are
+whole), and the LP burned for good, as the chain's `pairs`, `tokens` and `lp_locks` rows."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+
+from sources.evm.blocks import Blocks, log_block
+from sources.evm.config import IngestConfig, VenueConfig
+from sources.evm.families import FAMILIES, Family, Pool, topic
+from sources.evm.rpc import quantity
+from sources.evm.tokens import TokenFacts, describe, text
+from sources.lake import Lake, table_frame
+
+TRANSFER = topic("Transfer(address,address,uint256)")
+# The lake keeps raw amounts as decimal(38, 0); a larger amount cannot be stored exactly.
+MAX_RAW = 10**38 - 1
+SYMBOL = "0x95d89b41"
+
+
+class Known:
+    """A chain's pools, their tokens and its LP burns, as its follower knows them."""
+
+    def __init__(self, chain_id: int, config: IngestConfig, pairs: pl.DataFrame,
+                 tokens: pl.DataFrame, locks: pl.DataFrame) -> None:
+        self.chain_id = chain_id
+        self.venues: dict[str, VenueConfig] = {v.factory: v for v in config.venues}
+        self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
+        self.feeds = {q.token: q.feed_id(chain_id) for q in config.quotes}
+        self.pairs, self.tokens, self.locks = pairs, tokens, locks
+
+    @classmethod
+    def read(cls, lake: Lake, chain_id: int, config: IngestConfig) -> "Known":
+        """What the lake holds of the chain."""
+        chain = pl.col("chain_id") == chain_id
+        return cls(chain_id, config, *(lake.scan(name).filter(chain).collect()
+                                       for name in ("pairs", "tokens", "lp_locks")))
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """The pools, tokens and LP burns as they stand (to put back with `restore`)."""
+        return self.pairs, self.tokens, self.locks
+
+    def restore(self, frames: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]) -> None:
+        """Put back what `frames` took."""
+        self.pairs, self.tokens, self.locks = frames
+
+    @property
+    def pools(self) -> dict[str, str]:
+        """Every known pool and its factory."""
+        return dict(zip(self.pairs["address"], self.pairs["factory"], strict=True))
+
+    def families(self) -> list[Family]:
+        """The venues' pool families."""
+        return [FAMILIES[v.family] for v in self.venues.values()]
+
+    def family_of(self, pool: str, pools: dict[str, str]) -> Family:
+        """The family of a known pool."""
+        return FAMILIES[self.venues[pools[pool]].family]
+
+    def pool_topics(self) -> list[Any]:
+        """The topics of every family's pool events, as one filter position."""
+        return [sorted({t for f in self.families() for t in f.pool_topics})]
+
+    def transferred(self) -> list[str]:
+        """The tokens whose transfers are read: every pool's tokens, and the pools that are
+        their own LP tokens."""
+        lp = [a for a, f in self.pools.items()
+              if FAMILIES[self.venues[f].family].pool_is_lp_token]
+        return sorted(set(self.tokens["address"]) | set(lp))
+
+    def forget(self, first: int) -> None:
+        """Drop what the orphaned blocks from `first` on had made known."""
+        self.pairs = self.pairs.filter(pl.col("created_block") < first)
+        self.locks = self.locks.filter(pl.col("block_number") < first)
+        held = set(self.pairs["token0"]) | set(self.pairs["token1"])
+        self.tokens = self.tokens.filter(pl.col("address").is_in(held))
+
+    def new_pools(self, blocks: Blocks, first: int, last: int) -> list[tuple[Pool, dict]]:
+        """The pools the factories made in [first, last], with their creation logs."""
+        created = sorted({f.created_topic for f in self.families()})
+        logs = blocks.logs(first, last, sorted(self.venues), [created])
+        known = self.pools
+        pools = []
+        for log in logs:
+            venue = self.venues[log["address"].lower()]
+            pool = FAMILIES[venue.family].created(log)
+            if pool.address not in known:
+                pools.append((pool, log))
+        if not pools:
+            return []
+        receipts = blocks.receipts({log["transactionHash"] for _, log in pools})
+        symbols = blocks.rpc.batch([("eth_call", [{"to": p.address, "data": SYMBOL}, "latest"])
+                                    for p, _ in pools], errors=True)
+        times = blocks.times({log_block(log) for _, log in pools})
+        rows = []
+        for (pool, log), symbol in zip(pools, symbols, strict=True):
+            venue = self.venues[log["address"].lower()]
+            receipt = receipts[log["transactionHash"]]
+            launchpad = self.launchpads.get((receipt.get("to") or "").lower())
+            at = times[log_block(log)]
+            rows.append({
+                "chain_id": self.chain_id, "address": pool.address, "factory": venue.factory,
+                "factory_type": FAMILIES[venue.family].factory_type, "token0": pool.token0,
+                "token1": pool.token1, "fee_bps": pool.fee_bps, "created_block": log_block(log),
+                "created_log_index": quantity(log["logIndex"]),
+                "created_tx": log["transactionHash"], "created_at": at,
+                "creator": receipt["from"].lower(),
+                "launchpad": launchpad_id(launchpad) if launchpad else None,
+                "launchpad_stage": "migrated" if launchpad else None,
+                "launchpad_completed_at": at if launchpad else None, "migrated_pool": None,
+                "lp_token_symbol": text(symbol) or "LP", "is_perp": False})
+        self.pairs = pl.concat([self.pairs, table_frame("pairs", rows)])
+        return pools
+
+    def new_tokens(self, blocks: Blocks, pools: list[tuple[Pool, dict]]) -> list[TokenFacts]:
+        """Describe the tokens of new pools not met before, and add them."""
+        seen: dict[str, tuple[int, str]] = {}
+        known = set(self.tokens["address"])
+        for pool, log in pools:
+            for token in (pool.token0, pool.token1):
+                if token not in known and token not in seen:
+                    seen[token] = (log_block(log), log["transactionHash"])
+        if not seen:
+            return []
+        facts = describe(blocks.rpc, sorted(seen), seen)
+        times = blocks.times({f.deploy_block for f in facts.values()})
+        now = datetime.now(UTC)
+        rows: list[dict[str, Any]] = [{
+            "chain_id": self.chain_id, "address": f.address, "symbol": f.symbol,
+            "name": f.name, "decimals": f.decimals,
+            "total_supply_raw": min(f.total_supply, MAX_RAW), "max_supply_raw": None,
+            "circulating_supply_raw": None, "deployer": f.deployer, "deploy_tx": f.deploy_tx,
+            "deploy_block": max(1, f.deploy_block), "deployed_at": times[f.deploy_block],
+            "contract_verified": False, "buy_tax": 0.0, "sell_tax": 0.0,
+            "honeypot_test": "untested", "status": 0, "is_quote": f.address in self.feeds,
+            "price_feed_id": self.feeds.get(f.address), "categories": [], "observed_at": now,
+        } for f in facts.values()]
+        self.tokens = pl.concat([self.tokens, table_frame("tokens", rows)])
+        return list(facts.values())
+
+    def backfill(self, blocks: Blocks, tokens: list[TokenFacts], first: int,
+                 first_read: int) -> list[dict]:
+        """New tokens' transfers before this batch, from their deployment (or the first
+        block the follower reads, `first_read`), so that their holders are whole."""
+        found: list[dict] = []
+        for facts in tokens:
+            start = max(facts.deploy_block, first_read)
+            if start < first:
+                found += blocks.logs(start, first - 1, [facts.address], [TRANSFER])
+        return found
+
+    def burned(self, pool: str, owner: str, to: str, amount: int, log: dict,
+               times: dict[int, datetime]) -> None:
+        """An LP holder's transfer to the zero or dead address: liquidity burnt for good."""
+        tx = log["transactionHash"]
+        before = self.locks.filter(pl.col("tx_hash") == tx)
+        total = amount + (int(before["amount"][0]) if before.height else 0)
+        if total > MAX_RAW:
+            return
+        row = {"chain_id": self.chain_id, "pair": pool, "kind": "burn", "provider": None,
+               "locker_address": to, "owner": owner, "amount": total,
+               "locked_at": times[log_block(log)], "unlock_at": None, "tx_hash": tx,
+               "block_number": log_block(log)}
+        self.locks = pl.concat([self.locks.filter(pl.col("tx_hash") != tx),
+                                table_frame("lp_locks", [row])])
+
+    def set_feeds(self, priced: dict[str, str]) -> None:
+        """Give the tokens priced through their pools (feed id by token) their feed, where
+        they have none of their own."""
+        if priced:
+            self.tokens = self.tokens.with_columns(price_feed_id=pl.when(
+                pl.col("address").is_in(list(priced)) & pl.col("price_feed_id").is_null())
+                .then(pl.col("address").replace(priced)).otherwise(pl.col("price_feed_id")))
+
+
+def launchpad_id(venue: VenueConfig) -> str:
+    """The venue id of a venue's launchpad."""
+    return f"{venue.venue_id}-launchpad"

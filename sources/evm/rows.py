@@ -1,0 +1,238 @@
+"""A batch's rows of the lake's event tables from its logs: swaps (with their receipts' maker,
+gas and fee), reserves (`Sync`, or a position-based pool's balances valued at its price),
+liquidity events (with the LP or position holder), wallets' transfers and the blocks holding
+them; and the LP burned for good along the way."""
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from sources.evm.blocks import Blocks, log_block
+from sources.evm.discovery import MAX_RAW, TRANSFER, Known
+from sources.evm.families import (
+    Liquidity,
+    Price,
+    Reserves,
+    SwapEvent,
+    decoded,
+    topic,
+    topic_address,
+)
+from sources.evm.rpc import quantity
+from sources.evm.tokens import gas, number
+from sources.lake import table_frame
+
+ZERO = "0x" + "0" * 40
+DEAD = "0x000000000000000000000000000000000000dead"
+# ERC-20 `balanceOf(address)`, a V3 pool's `slot0()`, an ERC-721 `ownerOf(uint256)`, and a V3
+# position manager's events.
+BALANCE_OF = "0x70a08231"
+SLOT0 = "0x3850c7bd"
+OWNER_OF = "0x6352211e"
+INCREASE_LIQUIDITY = topic("IncreaseLiquidity(uint256,uint128,uint256,uint256)")
+DECREASE_LIQUIDITY = topic("DecreaseLiquidity(uint256,uint128,uint256,uint256)")
+# The tables a batch rewrites by block range, in commit order.
+EVENT_TABLES = ("transfers", "liquidity_events", "reserves", "swaps", "blocks")
+
+
+class BatchRows:
+    """Makes a batch's rows of one chain's pools, as `known` knows them, reading what the logs
+    do not say (receipts, balances, position holders) from the node through `blocks`."""
+
+    def __init__(self, chain_id: int, known: Known, blocks: Blocks) -> None:
+        self.chain_id, self.known, self.blocks = chain_id, known, blocks
+
+    def rows(self, pool_logs: list[dict], transfers: list[dict],
+              times: dict[int, datetime], tx_counts: dict[int, int], first: int,
+              last: int) -> dict[str, pl.DataFrame]:
+        """The batch's rows of every event table (the LP burns go to `known`)."""
+        pools = self.known.pools
+        cid = self.chain_id
+        lp_moves: dict[tuple[str, str], list[tuple[int, str, str, int]]] = defaultdict(list)
+        out: dict[str, list[dict]] = {t: [] for t in EVENT_TABLES}
+        for log in transfers:
+            if len(log["topics"]) != 3:
+                continue
+            token = log["address"].lower()
+            sender, to = topic_address(log["topics"][1]), topic_address(log["topics"][2])
+            amount = transferred(log)
+            place = where(log, times, cid)
+            if token in pools:
+                lp_moves[(log["transactionHash"], token)].append(
+                    (quantity(log["logIndex"]), sender, to, amount))
+                if to in (ZERO, DEAD) and sender not in (ZERO, token) and amount:
+                    self.known.burned(token, sender, to, amount, log, times)
+                continue
+            if amount == 0 or sender in pools or to in pools or amount > MAX_RAW:
+                continue
+            out["transfers"].append({**place, "tx_hash": log["transactionHash"],
+                                     "token": token, "from_address": sender,
+                                     "to_address": to, "amount": amount})
+        events = [(log, self._event(log, pools)) for log in pool_logs]
+        receipts = self.blocks.swap_receipts([log for log, event in events
+                                              if isinstance(event, SwapEvent)], tx_counts)
+        holders = self._position_holders(events, first, last)
+        out["reserves"] += self._valued_reserves(events, transfers, times, first)
+        for log, event in events:
+            pool = log["address"].lower()
+            base = {**where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
+            if isinstance(event, SwapEvent):
+                amounts = (event.amount0_in, event.amount1_in, event.amount0_out,
+                           event.amount1_out)
+                if max(amounts) > MAX_RAW:
+                    continue
+                receipt = receipts[log["transactionHash"]]
+                used, fee = gas(receipt)
+                out["swaps"].append({**base, "maker": receipt["from"].lower(),
+                                     "sender": event.sender, "recipient": event.recipient,
+                                     "amount0_in": amounts[0], "amount1_in": amounts[1],
+                                     "amount0_out": amounts[2], "amount1_out": amounts[3],
+                                     "gas_used": max(1, used), "tx_fee_raw": fee})
+            elif isinstance(event, Reserves):
+                out["reserves"].append({**base, "reserve0": event.reserve0,
+                                        "reserve1": event.reserve1})
+            elif isinstance(event, Liquidity):
+                owner, liquidity = _liquidity_owner(event, lp_moves[(log["transactionHash"],
+                                                                     pool)],
+                                                    quantity(log["logIndex"]), pool)
+                owner = holders.get((log["transactionHash"], quantity(log["logIndex"])), owner)
+                if owner is None or not liquidity or max(event.amount0, event.amount1) > MAX_RAW:
+                    continue
+                out["liquidity_events"].append({**base, "kind": event.kind, "owner": owner,
+                                                "amount0": event.amount0,
+                                                "amount1": event.amount1,
+                                                "liquidity": liquidity})
+        counts: dict[int, int] = defaultdict(int)
+        for name in ("transfers", "liquidity_events", "reserves", "swaps"):
+            for row in out[name]:
+                counts[row["block_number"]] += 1
+        out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],
+                          "log_count": c} for n, c in sorted(counts.items())]
+        return {name: table_frame(name, rows) for name, rows in out.items()}
+
+    def _valued_reserves(self, events: list[tuple[dict, Any]], transfers: list[dict],
+                         times: dict[int, datetime], first: int) -> list[dict]:
+        """The reserves of the batch's concentrated-liquidity pools after each of their logs:
+        the pool's token balances (asked at the block before the batch, then moved by the
+        tokens' transfers in log order) valued at its price after the log, as two equal halves
+        (reserve1 = (balance1 + balance0 * P) / 2, reserve0 = reserve1 / P, P token1 per
+        token0): their ratio is the pool's price, twice either side its balances' worth."""
+        pools = self.known.pools
+        valued = {p for p in pools if self.known.family_of(p, pools).reserves_from_balances}
+        touched = sorted({log["address"].lower() for log, _ in events} & valued)
+        if not touched:
+            return []
+        sides = {p: (t0, t1) for p, t0, t1
+                 in self.known.pairs.select("address", "token0", "token1").iter_rows()
+                 if p in touched}
+        before = hex(max(first - 1, 0))
+        calls = [("eth_call", [{"to": token, "data": BALANCE_OF + pool[2:].rjust(64, "0")},
+                               before]) for pool in touched for token in sides[pool]]
+        calls += [("eth_call", [{"to": pool, "data": SLOT0}, before]) for pool in touched]
+        answers = self.blocks.calls(calls)
+        balances: dict[tuple[str, str], int] = {}
+        for i, pool in enumerate(touched):
+            for j, token in enumerate(sides[pool]):
+                balances[(pool, token)] = number(answers[2 * i + j]) or 0
+        price = {pool: number(answers[2 * len(touched) + i]) for i, pool in enumerate(touched)}
+        moves = [(log_block(log), quantity(log["logIndex"]), log, None) for log in transfers
+                 if len(log["topics"]) == 3 and log_block(log) >= first and (
+                     topic_address(log["topics"][1]) in sides
+                     or topic_address(log["topics"][2]) in sides)]
+        moves += [(log_block(log), quantity(log["logIndex"]), log, event)
+                  for log, event in events if log["address"].lower() in sides]
+        rows: list[dict] = []
+        for _, _, log, event in sorted(moves, key=lambda m: (m[0], m[1])):
+            if event is None:
+                token = log["address"].lower()
+                amount = transferred(log)
+                for end, sign in ((topic_address(log["topics"][2]), 1),
+                                  (topic_address(log["topics"][1]), -1)):
+                    if end in sides and token in sides[end]:
+                        balances[(end, token)] += sign * amount
+                continue
+            pool = log["address"].lower()
+            if isinstance(event, SwapEvent | Price) and event.sqrt_price_x96:
+                price[pool] = event.sqrt_price_x96
+            sqrt_price = price.get(pool)
+            if not sqrt_price:
+                continue
+            b0, b1 = (max(balances[(pool, t)], 0) for t in sides[pool])
+            worth = b1 * 2**192 + b0 * sqrt_price**2
+            rows.append({**where(log, times, self.chain_id), "tx_hash": log["transactionHash"],
+                         "pair": pool, "reserve0": min(worth // (2 * sqrt_price**2), MAX_RAW),
+                         "reserve1": min(worth // 2**193, MAX_RAW)})
+        return rows
+
+    def _position_holders(self, events: list[tuple[dict, Any]], first: int,
+                          last: int) -> dict[tuple[str, int], str]:
+        """Who holds the position each concentrated-liquidity `Mint` or `Burn` of the
+        batch changed, by (transaction, log index): the holder of the position manager's NFT
+        named by the `IncreaseLiquidity` or `DecreaseLiquidity` that follows it in its
+        transaction (a new NFT's first transfer, else its owner at that block)."""
+        managers = {v.position_manager for v in self.known.venues.values() if v.position_manager}
+        changed = [log for log, event in events
+                   if isinstance(event, Liquidity) and event.owner in managers]
+        if not changed:
+            return {}
+        logs = self.blocks.logs(first, last, sorted(managers),
+                          [[INCREASE_LIQUIDITY, DECREASE_LIQUIDITY, TRANSFER]])
+        by_tx: dict[str, list[dict]] = defaultdict(list)
+        for log in logs:
+            by_tx[log["transactionHash"]].append(log)
+        named: dict[tuple[str, int], int] = {}
+        minted: dict[int, str] = {}
+        for log in logs:
+            if log["topics"][0] == TRANSFER and len(log["topics"]) == 4 \
+                    and topic_address(log["topics"][1]) == ZERO:
+                minted[int(log["topics"][3], 16)] = topic_address(log["topics"][2])
+        for log in changed:
+            at = quantity(log["logIndex"])
+            follows = next((m for m in by_tx[log["transactionHash"]]
+                            if m["topics"][0] in (INCREASE_LIQUIDITY, DECREASE_LIQUIDITY)
+                            and quantity(m["logIndex"]) > at), None)
+            if follows is not None:
+                named[(log["transactionHash"], at)] = int(follows["topics"][1], 16)
+        manager = {(log["transactionHash"], quantity(log["logIndex"])): event.owner
+                   for log, event in events if isinstance(event, Liquidity)}
+        asked = sorted({(manager[key], t, log_block(log)) for log in changed
+                        if (t := named.get(key := (log["transactionHash"],
+                                                   quantity(log["logIndex"])))) is not None
+                        and t not in minted})
+        owners = self.blocks.rpc.batch([("eth_call", [{"to": m, "data": OWNER_OF + f"{t:064x}"},
+                                               hex(block)]) for m, t, block in asked],
+                                errors=True) if asked else []
+        held = {t: "0x" + a[-40:].lower() for (_, t, _), a in zip(asked, owners, strict=True)
+                if isinstance(a, str) and len(a) >= 42}
+        return {key: minted.get(token) or held[token] for key, token in named.items()
+                if token in minted or token in held}
+
+    def _event(self, log: dict, pools: dict[str, str]) -> Any:
+        return self.known.family_of(log["address"].lower(), pools).event(log)
+
+
+def _liquidity_owner(event: Liquidity, moves: list[tuple[int, str, str, int]], at: int,
+                     pool: str) -> tuple[str | None, int | None]:
+    """Who added or removed liquidity and how much LP it was, from the pool's LP transfers of
+    the same transaction before the event: a mint's transfer from the zero address to the
+    owner, a burn's from the pool to the zero address."""
+    before = [m for m in moves if m[0] < at]
+    if event.kind == "mint":
+        minted = [m for m in before if m[1] == ZERO and m[2] != ZERO]
+        return (minted[-1][2], minted[-1][3]) if minted else (event.owner, event.liquidity)
+    burnt = [m for m in before if m[1] == pool and m[2] == ZERO]
+    return event.owner, burnt[-1][3] if burnt else event.liquidity
+
+
+def transferred(log: dict) -> int:
+    """The amount an ERC-20 `Transfer` log moved (0 when its data is empty)."""
+    return decoded(["uint256"], log["data"][:66])[0] if log["data"] not in ("0x", "") else 0
+
+
+def where(log: dict, times: dict[int, datetime], chain_id: int) -> dict[str, Any]:
+    """A log's place: its chain, block, index in the block and the block's time."""
+    block = log_block(log)
+    return {"chain_id": chain_id, "block_number": block, "log_index": quantity(log["logIndex"]),
+            "block_time": times[block]}
