@@ -7,8 +7,8 @@ import orjson
 
 from core.vocabulary import EVM_ADDRESS as EVM
 from edge.memo import per_snapshot
-from edge.problems import ApiError
-from edge.registry import Params
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.reader import Snapshot
 
 CHAIN_PARAMS = ("chain", "chains")

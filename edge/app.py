@@ -3,27 +3,27 @@
 import importlib.metadata
 
 from core.store import ObjectStore, open_store
-from edge.agent_endpoint import AgentEndpoint, AgentRoute
+from edge.agents.endpoint import AgentEndpoint, AgentRoute
 from edge.catalog import OPERATIONS
-from edge.http import Response
-from edge.layers.deprecation import Deprecation
-from edge.layers.dispatch import dispatch
-from edge.layers.documents import Documents
-from edge.layers.gate import Gate
-from edge.layers.limits import Limits
-from edge.layers.problems import Problems
-from edge.layers.request_ids import RequestIds
-from edge.layers.routing import Routing
-from edge.layers.settlement import Settlement
-from edge.llms import llms_txt
-from edge.openapi import openapi_yaml
 from edge.page import page_documents
-from edge.registry import API_PREFIX, Operation, Router, mount
 from edge.routes import boards, chains, farms, oracle, perps, platform, verdicts, wallets
 from edge.routes.market import pairs, search, streams, tokens, trades
 from edge.server import Server
 from edge.services import Services
 from edge.settings import Settings
+from edge.web.http import Response
+from edge.web.layers.deprecation import Deprecation
+from edge.web.layers.dispatch import dispatch
+from edge.web.layers.documents import Documents
+from edge.web.layers.gate import Gate
+from edge.web.layers.limits import Limits
+from edge.web.layers.problems import Problems
+from edge.web.layers.request_ids import RequestIds
+from edge.web.layers.routing import Routing
+from edge.web.layers.settlement import Settlement
+from edge.web.llms import llms_txt
+from edge.web.openapi import openapi_yaml
+from edge.web.registry import API_PREFIX, Operation, Router, mount
 from publish.cursor import CursorSigner, default_signer
 
 ROUTES = (boards, chains, farms, oracle, pairs, perps, platform, search, streams, tokens, trades,

@@ -6,8 +6,21 @@ but neither routed nor documented.
 """
 
 from core.vocabulary import CAPITAL_TIERS, RESOLUTIONS, SORT_OPTIONS, TIMEFRAMES, TX_TYPES, WALLET_WINDOWS
-from edge.params import INT32, INT64, UINT32, Body, Param, choice, flag, integer, listing, number, path, text
-from edge.registry import Operation
+from edge.web.params import (
+    INT32,
+    INT64,
+    UINT32,
+    Body,
+    Param,
+    choice,
+    flag,
+    integer,
+    listing,
+    number,
+    path,
+    text,
+)
+from edge.web.registry import Operation
 
 LIMIT = integer("limit", (1, 100), 10, description="Page size (keyless calls get at most 50).")
 CURSOR = text("cursor", 512, description="Opaque cursor from next_cursor or prev_cursor.")

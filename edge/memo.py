@@ -7,8 +7,8 @@ from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from core.caches import ByteCache, LruCache
-from edge.http import Request, Response
-from edge.registry import Handler, Params
+from edge.web.http import Request, Response
+from edge.web.registry import Handler, Params
 from publish.reader import Snapshot
 
 log = logging.getLogger("chaintape.edge")

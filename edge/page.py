@@ -5,7 +5,7 @@ library from the project's npm lockfile: no build step."""
 import os
 from pathlib import Path
 
-from edge.http import Response
+from edge.web.http import Response
 
 PAGE = Path(__file__).with_name("page.html")
 # Where `npm ci` puts the charting library (CHAINTAPE_CHARTS_JS names another copy).

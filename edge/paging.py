@@ -7,9 +7,9 @@ from typing import Any
 import polars as pl
 
 from core.caches import ByteCache, LruCache
-from edge.http import Request, Response
-from edge.problems import ApiError
 from edge.snapshots import snapshot_headers
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
 from publish.cursor import Cursor, CursorError
 from publish.reader import Snapshot
 from publish.writer import page_body

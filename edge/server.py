@@ -7,11 +7,11 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from edge.agent_endpoint import AgentEndpoint
-from edge.http import Receive, Request, Scope, Send
-from edge.layers import Next
+from edge.agents.endpoint import AgentEndpoint
 from edge.routes.oracle import websocket_session
 from edge.services import Services
+from edge.web.http import Receive, Request, Scope, Send
+from edge.web.layers import Next
 
 WEBSOCKET_PATH = "/ws"
 # A stream write that takes longer than this means the client stopped reading: drop it.

@@ -9,18 +9,18 @@ from dataclasses import dataclass
 
 from core.home import secret
 from core.store import ObjectStore
-from edge.admission import Admission, Admissions
-from edge.keys import open_keys
+from edge.billing.admission import Admission, Admissions
+from edge.billing.keys import open_keys
+from edge.billing.metering import open_meter
+from edge.billing.payments import Cashier, Ledger
+from edge.live.tail import LiveTail, LiveView
 from edge.memo import derive_ahead
-from edge.metering import open_meter
 from edge.notary import Notary
 from edge.oracle.upstream import LiveOracle
 from edge.oracle.upstreams import tail_updates
-from edge.payments import Cashier, Ledger
-from edge.registry import Router
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
-from edge.tail import LiveTail, LiveView
+from edge.web.registry import Router
 from publish.cursor import CursorSigner
 from publish.reader import Snapshot
 from publish.tail import Tail

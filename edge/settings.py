@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.home import home as default_home
+from edge.billing.payments import Offer
 from edge.clients import Network, trusted_networks
-from edge.payments import Offer
 
 
 def offer_from_env() -> Offer:

@@ -12,8 +12,8 @@ import orjson
 import polars as pl
 
 from core.store import NotFound, ObjectStore, StoreUnavailable
-from edge.http import Response
-from edge.problems import ApiError
+from edge.web.http import Response
+from edge.web.problems import ApiError
 from publish.reader import LATEST, Snapshot, forget_mapped, load_snapshot, pointed_id
 
 log = logging.getLogger("chaintape.edge")

@@ -7,10 +7,10 @@ import orjson
 
 from core.caches import ByteCache, LruCache
 from edge.addresses import ChainRef
-from edge.http import Request, Response
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.snapshots import snapshot_headers
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.boards import view_name
 from publish.reader import Snapshot
 

@@ -4,11 +4,11 @@ covers (the live ones, or those asked for) and which are stale."""
 import orjson
 
 from edge.addresses import ChainRef
-from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import page, table_listing
-from edge.registry import Params
 from edge.snapshots import snapshot_headers, table
+from edge.web.http import Request, Response
+from edge.web.registry import Params
 from publish.reader import Snapshot
 
 CHAINS = table_listing("chains")

@@ -3,12 +3,12 @@
 import polars as pl
 
 from edge.addresses import ChainRef, normalize
-from edge.http import Request, Response
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.snapshots import snapshot_headers, table
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.farms import FarmQuery, farm_list, farm_scope
 from publish.reader import Snapshot
 

@@ -10,15 +10,15 @@ import orjson
 
 from core.caches import LruCache
 from core.vocabulary import RESOLUTION_SECONDS
-from edge.http import Request, Response
 from edge.oracle.feeds import Catalog, Feed, canonical, catalog, wire
 from edge.oracle.hub import PriceHub, Update
 from edge.oracle.streams import Rendering, WebSocketSession, price_update, selection, sse_events
 from edge.oracle.upstream import LiveOracle
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.routes.market.trades import candle_window
 from edge.snapshots import snapshot_json
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.reader import Snapshot
 
 MAX_IDS = 500

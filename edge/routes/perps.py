@@ -8,11 +8,11 @@ import polars as pl
 
 from core.vocabulary import WIRE_TIME
 from edge.addresses import ChainRef, normalize, resolve_chain
-from edge.http import Request, Response
 from edge.paging import page, table_listing
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.snapshots import as_of_seconds, snapshot_json, table
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.reader import Snapshot
 
 PERPS = table_listing("perps")

@@ -5,11 +5,11 @@ from typing import Any
 
 import orjson
 
-from edge.http import Request, Response
+from edge.billing.plans import units
 from edge.memo import per_snapshot
 from edge.oracle.feeds import catalog
-from edge.plans import units
-from edge.registry import Params
+from edge.web.http import Request, Response
+from edge.web.registry import Params
 from publish.reader import Snapshot
 
 

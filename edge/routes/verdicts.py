@@ -7,11 +7,11 @@ import orjson
 
 from core.caches import LruCache
 from edge.addresses import ChainRef
-from edge.http import Request, Response
 from edge.memo import per_snapshot
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.snapshots import snapshot_json, table
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.reader import Snapshot
 from publish.verdicts import merkle_proof, root_of, verdict_message
 

@@ -17,17 +17,17 @@ from core.vocabulary import (
     wire_time,
 )
 from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
-from edge.http import Request, Response
+from edge.live.tail import LiveView, followed, last_rows, tail_held
+from edge.live.tokens import live_token_rows
 from edge.memo import kept_while, per_snapshot
 from edge.paging import Listing, decode, page
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.routes.chains import chain_states
 from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from edge.spans import Spans, frame_spans, indexed
-from edge.tail import LiveView, followed, last_rows, tail_held
-from edge.tail_tokens import live_token_rows
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.cursor import Cursor, list_scope
 from publish.reader import Snapshot
 from publish.wallets import (

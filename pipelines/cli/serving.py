@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from edge.plans import PLANS
+from edge.billing.plans import PLANS
 from pipelines.cli.common import REPO, say
 
 # An edge worker replaced: the fresh one starts, the old one serves on this long beside it. The
@@ -117,7 +117,7 @@ def mcp(edge_url: str | None, key: str | None) -> None:
     """Serve the agent tools (MCP) on stdin and stdout, for a desktop agent."""
     import asyncio
 
-    from edge.agent_stdio import serve_stdio
+    from edge.agents.stdio import serve_stdio
 
     asyncio.run(serve_stdio(edge_url, key))
 
@@ -128,7 +128,7 @@ def keys() -> None:
 
 
 def _keys():
-    from edge.keys import open_keys
+    from edge.billing.keys import open_keys
     from edge.settings import Settings
 
     settings = Settings.from_env()

@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from edge.agent_tools import Answer, ToolError, call_of, result_of, tool, tool_operations
-from edge.params import Body, Param, choice, flag, integer, listing, path, text
-from edge.registry import Operation
+from edge.agents.tools import Answer, ToolError, call_of, result_of, tool, tool_operations
+from edge.web.params import Body, Param, choice, flag, integer, listing, path, text
+from edge.web.registry import Operation
 
 PAIR = Operation("GET", "/chains/{chain}/pairs/{address}/trades", 40, "Swaps of a pair",
                  (path("chain", 32), path("address"), listing("tx_type", 8, ("buy", "sell")),
@@ -110,7 +110,7 @@ def test_an_answer_becomes_the_json_or_a_tool_error_with_the_problem_code() -> N
 
 def test_the_cost_table_of_docs_agents_is_the_catalogs() -> None:
     from edge.app import operations
-    from edge.registry import Router
+    from edge.web.registry import Router
 
     table = (Path(__file__).parents[2] / "docs" / "agents.md").read_text()
     listed = dict(re.findall(r"^\| `(\w+)` \| (free|\d+ CU) \|", table, re.MULTILINE))

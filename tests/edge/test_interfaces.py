@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from edge.http import Request
+from edge.web.http import Request
 from tests.conftest import BIN, children, edge_process, free_port, wait_http
 from tests.edge.conftest import issue_key
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import redis
 
-from edge.keys import FileKeys, RedisKeys
+from edge.billing.keys import FileKeys, RedisKeys
 from tests.conftest import BIN, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 

@@ -4,8 +4,8 @@ own, and one answer per snapshot and URL (the caches themselves: tests/core/test
 import asyncio
 from types import SimpleNamespace
 
-from edge.http import Response
 from edge.memo import kept_answers, kept_while
+from edge.web.http import Response
 
 
 def call(handler, snapshot: str, path: str, query: str = "", seq: int | None = None,

@@ -6,9 +6,9 @@ import time
 import httpx
 import redis
 
+from edge.billing.metering import LocalMeter
+from edge.billing.plans import KEYLESS, PLANS, units
 from edge.clients import client_address, trusted_networks
-from edge.metering import LocalMeter
-from edge.plans import KEYLESS, PLANS, units
 from tests.conftest import edge_process
 from tests.edge.conftest import first_refusal
 

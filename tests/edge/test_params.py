@@ -4,8 +4,8 @@ import pytest
 
 from edge.addresses import normalize
 from edge.catalog import OPERATIONS
-from edge.params import INT64, choice, flag, integer, listing, number, text
-from edge.problems import ApiError
+from edge.web.params import INT64, choice, flag, integer, listing, number, text
+from edge.web.problems import ApiError
 
 
 def rejects(param, raw) -> str:

@@ -19,7 +19,7 @@ from x402.http.utils import encode_payment_signature_header
 from x402.mechanisms.evm.exact.register import register_exact_evm_client
 from x402.schemas import PaymentRequired
 
-from edge.payments import Ledger, Offer, PaymentInvalid, authorization, decode, verify
+from edge.billing.payments import Ledger, Offer, PaymentInvalid, authorization, decode, verify
 from tests.conftest import edge_process
 from tests.edge.conftest import first_refusal
 

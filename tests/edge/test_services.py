@@ -7,8 +7,8 @@ import sys
 
 from core.store import LocalStore
 from edge.app import create_app
+from edge.live.tail import pair_rows
 from edge.services import SWITCH_INTERVAL_S
-from edge.tail import pair_rows
 from tests.edge.conftest import publish_chains
 
 

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from core.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
-from edge.tail import frontier
+from edge.live.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
 from publish.reader import LATEST, OBJECTS, forget_mapped, latest_id, load_snapshot, snapshot_ids
 from publish.spans import (

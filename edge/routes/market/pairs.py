@@ -8,13 +8,13 @@ import orjson
 import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
-from edge.http import Request, Response
+from edge.live.tail import LiveView, live_pair_item, pair_row
 from edge.paging import Listing, page
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.routes.chains import asked_chains, chain_states, in_scope
 from edge.snapshots import snapshot_headers, snapshot_json, table
-from edge.tail import LiveView, live_pair_item, pair_row
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.cursor import list_scope
 from publish.market import new_pairs, pair_list, pair_scope
 from publish.reader import Snapshot

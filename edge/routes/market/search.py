@@ -3,11 +3,11 @@
 import polars as pl
 
 from core.vocabulary import address_spellings
-from edge.http import Request, Response
 from edge.memo import kept_answers
-from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
 from edge.snapshots import snapshot_json, table
+from edge.web.http import Request, Response
+from edge.web.registry import Params
 
 # Exact matches first, then prefixes, then any other place; deeper liquidity first within each.
 EXACT, PREFIX, INSIDE = 0, 1, 2

@@ -16,14 +16,14 @@ import polars as pl
 
 from core.wire import iso_text
 from edge.addresses import ChainRef
-from edge.http import Request, Response
+from edge.live.tail import LiveTail, LiveView, live_trades, pair_row
 from edge.memo import per_snapshot
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.routes.market.pairs import pair_item
 from edge.routes.market.trades import POSITION, trade_items
 from edge.snapshots import SnapshotHolder
-from edge.tail import LiveTail, LiveView, live_trades, pair_row
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.reader import Snapshot
 
 RETRY_MS = 1000

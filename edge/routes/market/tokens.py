@@ -17,11 +17,10 @@ from core.vocabulary import RESOLUTION_SECONDS
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from core.wire import iso_text
 from edge.addresses import ChainRef, normalize, resolve_chain
-from edge.http import Request, Response
+from edge.live.tail import LiveView
+from edge.live.tokens import instances_of, live_token_rows
 from edge.memo import per_snapshot
 from edge.paging import Listing, page
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.routes.chains import asked_chains, in_scope
 from edge.routes.market.trades import (
     candles,
@@ -29,8 +28,9 @@ from edge.routes.market.trades import (
     trade_items,
 )
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
-from edge.tail import LiveView
-from edge.tail_tokens import instances_of, live_token_rows
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.cursor import list_scope
 from publish.market import TOKEN_RANGES, TokenQuery, token_list, token_scope
 from publish.reader import Snapshot

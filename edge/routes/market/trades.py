@@ -9,13 +9,13 @@ import polars as pl
 from core.vocabulary import RESOLUTION_SECONDS
 from core.wire import iso_text
 from edge.addresses import ChainRef, normalize
-from edge.http import Request, Response
+from edge.live.tail import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
 from edge.memo import kept_answers, kept_while
 from edge.paging import decode
-from edge.problems import ApiError
-from edge.registry import Params
 from edge.snapshots import as_of_seconds, snapshot_json
-from edge.tail import LiveView, last_rows, live_trades, pair_row, tail_held, trades_of
+from edge.web.http import Request, Response
+from edge.web.problems import ApiError
+from edge.web.registry import Params
 from publish.cursor import Cursor, list_scope
 from publish.reader import Snapshot
 

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from sources.evm.config import parse
-from sources.evm.devnet import V2Market
 from sources.evm.cursor import begin
+from sources.evm.devnet import V2Market
 from sources.evm.ingest import Follower
 from sources.evm.rpc import quantity
 from sources.lake import Lake, LakeError

@@ -1,8 +1,8 @@
 """Admission: who calls (a key's plan, keyless by address, or a payment) and what it spends."""
 
-from edge.admission import Admissions
-from edge.http import Request, Response
-from edge.layers import Next
+from edge.billing.admission import Admissions
+from edge.web.http import Request, Response
+from edge.web.layers import Next
 
 
 class Gate:

@@ -19,11 +19,11 @@ from core.caches import LruCache
 from core.frontiers import reached
 from core.store import ObjectStore, StoreUnavailable
 from core.wire import iso_text
-from edge.http import Request
 from edge.memo import per_snapshot
-from edge.registry import Params
 from edge.snapshots import SnapshotHolder, as_of_instant
 from edge.spans import Spans, frame_spans, indexed, sorted_spans
+from edge.web.http import Request
+from edge.web.registry import Params
 from publish.reader import Snapshot
 from publish.tail import Tail, load_tail, read_pointer
 

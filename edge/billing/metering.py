@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import redis
 import redis.asyncio
 
-from edge.plans import Plan
+from edge.billing.plans import Plan
 
 log = logging.getLogger("chaintape.edge")
 

@@ -16,11 +16,11 @@ import mcp_types as types
 import orjson
 from mcp.server.lowlevel import Server
 
-from edge.layers.request_ids import request_id_for
-from edge.params import Param
-from edge.problems import CODES, PROBLEM_JSON, ApiError, problem_document
-from edge.registry import API_PREFIX, Operation
 from edge.schemas import STREAMS
+from edge.web.layers.request_ids import request_id_for
+from edge.web.params import Param
+from edge.web.problems import CODES, PROBLEM_JSON, ApiError, problem_document
+from edge.web.registry import API_PREFIX, Operation
 
 # Headers of the MCP request that the call it stands for carries: the key, x402 payment and
 # the proxy's client address, each counted exactly as on the HTTP interface.

@@ -16,7 +16,7 @@ import orjson
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 
-from edge.problems import ApiError
+from edge.web.problems import ApiError
 
 V1_NETWORKS = {"base": "eip155:8453", "base-sepolia": "eip155:84532", "ethereum": "eip155:1"}
 AUTHORIZATION_TYPES = {"TransferWithAuthorization": [

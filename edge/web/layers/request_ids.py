@@ -6,8 +6,8 @@ import os
 import re
 from collections.abc import Awaitable
 
-from edge.http import Request, Response
-from edge.layers import Next
+from edge.web.http import Request, Response
+from edge.web.layers import Next
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Fresh ids are this process's random prefix and a counter: unique without a syscall each.

@@ -2,8 +2,8 @@
 
 from collections.abc import Awaitable
 
-from edge.http import Request, Response
-from edge.layers import Next
+from edge.web.http import Request, Response
+from edge.web.layers import Next
 
 
 class Documents:

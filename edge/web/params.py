@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from edge.problems import ApiError
+from edge.web.problems import ApiError
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)

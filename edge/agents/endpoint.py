@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from edge.agent_tools import Answer, Call, Caller, agent_server
-from edge.http import Request, Response
-from edge.layers import Next
-from edge.registry import Operation
+from edge.agents.tools import Answer, Call, Caller, agent_server
+from edge.web.http import Request, Response
+from edge.web.layers import Next
+from edge.web.registry import Operation
 
 PATH = "/mcp"
 # Stateless, the server sends nothing of its own accord: the protocol's answer to a GET (an

@@ -7,8 +7,8 @@ from typing import Any
 
 import polars as pl
 
+from edge.live.tail import LiveView
 from edge.memo import per_snapshot
-from edge.tail import LiveView
 from publish.reader import Snapshot
 
 TokenKey = tuple[int, str]

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import jinja2
 
-from edge.params import Param
-from edge.plans import KEYLESS
-from edge.problems import CODES
-from edge.registry import Operation
+from edge.billing.plans import KEYLESS
+from edge.web.params import Param
+from edge.web.problems import CODES
+from edge.web.registry import Operation
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -2,11 +2,11 @@
 
 from collections.abc import Awaitable
 
-from edge.admission import Admissions
-from edge.http import Request, Response
-from edge.layers import Next
-from edge.payments import Payment, PaymentInvalid, encode_header
-from edge.plans import units
+from edge.billing.admission import Admissions
+from edge.billing.payments import Payment, PaymentInvalid, encode_header
+from edge.billing.plans import units
+from edge.web.http import Request, Response
+from edge.web.layers import Next
 
 
 class Settlement:

@@ -4,11 +4,11 @@ import logging
 
 import orjson
 
-from edge.admission import PaymentRequired
-from edge.http import Request, Response
-from edge.layers import Next
-from edge.problems import PROBLEM_JSON, ApiError, problem_body
-from edge.registry import HERMES_PREFIX
+from edge.billing.admission import PaymentRequired
+from edge.web.http import Request, Response
+from edge.web.layers import Next
+from edge.web.problems import PROBLEM_JSON, ApiError, problem_body
+from edge.web.registry import HERMES_PREFIX
 
 log = logging.getLogger("chaintape.edge")
 

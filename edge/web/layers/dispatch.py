@@ -2,8 +2,8 @@
 
 from collections.abc import Awaitable
 
-from edge.http import Request, Response
-from edge.registry import Handler
+from edge.web.http import Request, Response
+from edge.web.registry import Handler
 
 
 def dispatch(request: Request) -> Awaitable[Response]:

@@ -2,9 +2,9 @@
 
 from collections.abc import Awaitable
 
-from edge.http import Request, Response
-from edge.layers import Next
-from edge.registry import API_PREFIX, FORMER_PREFIX
+from edge.web.http import Request, Response
+from edge.web.layers import Next
+from edge.web.registry import API_PREFIX, FORMER_PREFIX
 
 MOVED_ON = "@1790467200"  # 2026-09-27T00:00:00Z, when /api/v1 took over from /api/v3
 

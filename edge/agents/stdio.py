@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator, Mapping
 import httpx
 from mcp.server.stdio import stdio_server
 
-from edge.agent_endpoint import in_process
-from edge.agent_tools import Answer, Call, Caller, agent_server
+from edge.agents.endpoint import in_process
+from edge.agents.tools import Answer, Call, Caller, agent_server
 from edge.app import create_app, operations, version
-from edge.registry import Router
+from edge.web.registry import Router
 
 
 @contextlib.asynccontextmanager

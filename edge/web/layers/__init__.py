@@ -7,6 +7,6 @@ per layer."""
 
 from collections.abc import Awaitable, Callable
 
-from edge.http import Request, Response
+from edge.web.http import Request, Response
 
 Next = Callable[[Request], Awaitable[Response]]

@@ -4,14 +4,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from edge.billing.keys import FileKeys, KeyRecord, RedisKeys
+from edge.billing.metering import LocalMeter, RedisMeter, Verdict
+from edge.billing.payments import Cashier, Payment, PaymentInvalid, decode, encode_header
+from edge.billing.plans import KEYLESS, PLANS, Plan, units
 from edge.clients import Network, client_address
-from edge.http import Headers, Request
-from edge.keys import FileKeys, KeyRecord, RedisKeys
-from edge.metering import LocalMeter, RedisMeter, Verdict
-from edge.payments import Cashier, Payment, PaymentInvalid, decode, encode_header
-from edge.plans import KEYLESS, PLANS, Plan, units
-from edge.problems import ApiError
-from edge.registry import Operation
+from edge.web.http import Headers, Request
+from edge.web.problems import ApiError
+from edge.web.registry import Operation
 
 PRINTABLE_KEY = re.compile(r"[!-~]{1,256}")
 KEY_QUERY_NAMES = frozenset({"api_key", "apikey", "key", "x-api-key", "x_api_key", "access_token"})

@@ -2,9 +2,9 @@
 
 from collections.abc import AsyncIterator, Awaitable
 
-from edge.http import BODILESS, Request, Response
-from edge.layers import Next
-from edge.problems import ApiError
+from edge.web.http import BODILESS, Request, Response
+from edge.web.layers import Next
+from edge.web.problems import ApiError
 
 # The largest body an operation takes is a labels batch of 200 addresses (~30 KiB).
 MAX_BODY_BYTES = 64 * 1024

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge.http import Request, Response
-from edge.params import Body, Param
+from edge.web.http import Request, Response
+from edge.web.params import Body, Param
 
 # A handler reads its parameters and never changes them: they are shared by every call of the
 # same URL within a snapshot.

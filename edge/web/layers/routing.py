@@ -6,13 +6,13 @@ from typing import Any
 
 from core.caches import LruCache
 from edge.addresses import resolve
-from edge.admission import Admission, key_in_query
-from edge.http import Request, Response
-from edge.layers import Next
-from edge.plans import KEYLESS
-from edge.problems import ApiError
-from edge.registry import API_PREFIX, FORMER_PREFIX, Operation, Router
+from edge.billing.admission import Admission, key_in_query
+from edge.billing.plans import KEYLESS
 from edge.services import Services, State
+from edge.web.http import Request, Response
+from edge.web.layers import Next
+from edge.web.problems import ApiError
+from edge.web.registry import API_PREFIX, FORMER_PREFIX, Operation, Router
 from publish.reader import Snapshot
 
 # Clients repeat the same URLs, and what a URL means only changes with the snapshot, so its

@@ -4,9 +4,9 @@ from typing import Any
 
 import yaml
 
-from edge.params import Param
-from edge.registry import Operation
 from edge.schemas import PAYMENT_REQUIRED, PROBLEM, RESPONSES, STREAMS
+from edge.web.params import Param
+from edge.web.registry import Operation
 
 PROBLEM_STATUSES = {"400": "Invalid parameter or key in query", "401": "Invalid API key",
                     "403": "Plan required", "404": "Not found (chain, record or route)",

@@ -1,0 +1,1 @@
+"""What a call costs and who pays: keys, plans, metering, x402 payments and admission."""
