@@ -35,11 +35,11 @@ def main() -> None:
 
     from assets.wallets.behaviour import wallet_traits
     from assets.wallets.days import LedgerDays
-    from assets.wallets.ledger import account_onto, books_after, slots, token_marks, wallet_events
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
     from assets.warehouse import Warehouse, default_root, parquet_options
     from checks.products import piece_outcome
+    from figures.ledger import account_onto, books_after, slots, token_marks, wallet_events
 
     warehouse = Warehouse(root=default_root(), lake_root=str(args.home / "lake"))
     clock = warehouse.clock()

@@ -5,7 +5,7 @@ from datetime import datetime
 
 import polars as pl
 
-from assets.wallets.ledger import wallet_events, with_swap_hashes
+from figures.ledger import wallet_events, with_swap_hashes
 
 WALLET_TRADE_COLUMNS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash",
                         "token", "token_symbol", "pair", "side", "qty", "price_usd",

@@ -16,14 +16,6 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
-from assets.market.assets import in_tokens, liquidity, quote_price_rows, valued
-from assets.market.pair_rows import KEY, in_native, native_prices
-from assets.market.pair_trades import (
-    assemble_legs,
-    assemble_liquidity_trades,
-    leg_reads,
-    trade_rows,
-)
 from assets.sql_models import SqlModel, load_models
 from assets.warehouse import Warehouse
 from checks.schemas.oracle import SIMULATED_WRITERS
@@ -33,6 +25,14 @@ from core.quotes import oracle_changes
 from core.renewal import Renewal
 from core.store import ObjectStore
 from core.vocabulary import PAIR_WINDOWS
+from figures.pair_rows import KEY, in_native, native_prices
+from figures.pair_trades import (
+    assemble_legs,
+    assemble_liquidity_trades,
+    leg_reads,
+    trade_rows,
+)
+from figures.valuation import in_tokens, liquidity, quote_price_rows, valued
 from publish.reader import Manifest, latest_id, load_snapshot
 from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import Lake

@@ -5,10 +5,10 @@ from datetime import datetime
 
 import polars as pl
 
-from assets.market.pair_trades import with_swap_strings
 from assets.round_trips import POOL, round_trips
 from assets.sql_models import BOARD_PERIODS
 from core.columns import EVENT
+from figures.pair_trades import with_swap_strings
 
 FIGURES = ("volume", "buy_volume", "txns", "wash_volume", "own_volume")
 

@@ -6,8 +6,8 @@ import polars as pl
 from assets.checks import product_asset
 from assets.domains import keys
 from assets.farms.rows import assemble_farms
-from assets.market.pair_rows import lp_supply
 from assets.warehouse import Warehouse, materialized
+from figures.pair_rows import lp_supply
 
 GROUP = "farms"
 

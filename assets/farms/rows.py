@@ -6,9 +6,9 @@ from datetime import datetime
 import orjson
 import polars as pl
 
-from assets.market.pair_trades import human
 from checks.schemas.farms import STALE_AFTER
 from core.vocabulary import WIRE_TIME
+from figures.pair_trades import human
 
 KEY = ["chain_id", "address", "pid"]
 # Farms are observed hourly: an observation older than this is stale.

@@ -14,21 +14,20 @@ from assets.domains import HEAVY_TAG, key, keys, product_key
 from assets.market.holder_sums import holder_changes
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
 from assets.market.pair_days import pair_day, priced_legs
-from assets.market.pair_rows import assemble
-from assets.market.pair_trades import (
-    LegPricing,
-    assemble_liquidity_trades,
-    human,
-    leg_reads,
-)
 from assets.market.reserves import reserve_day, reserves_at
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.market.token_rows import token_basis as token_basis_rows
 from assets.warehouse import Warehouse, materialized
 from checks.outcome import failed
 from checks.schemas.oracle import simulated_on_a_real_lake
-from core.quotes import prices_at
 from core.windows import as_swaps, in_windows, token_swaps, window_blocks
+from figures.pair_rows import assemble
+from figures.pair_trades import (
+    LegPricing,
+    assemble_liquidity_trades,
+    leg_reads,
+)
+from figures.valuation import in_tokens, liquidity, quote_price_rows, valued
 
 GROUP = "market"
 SYNC_WINDOW = timedelta(minutes=15)
@@ -70,43 +69,9 @@ def quote_prices(warehouse: Warehouse) -> Iterator[dg.MaterializeResult | dg.Ass
         mark.writer if mark is not None else None, updates)))
 
 
-def quote_price_rows(updates: pl.LazyFrame) -> pl.LazyFrame:
-    """Oracle updates as USD prices by feed and publish time."""
-    return (updates.select("feed_id", ts="publish_time",
-                           price_usd=pl.col("price") * pl.lit(10.0).pow(pl.col("expo")))
-            .sort("feed_id", "ts"))
-
-
 def _state(kept: pl.LazyFrame, suffix: str) -> pl.LazyFrame:
     return kept.select("chain_id", "pair", reserve0=f"reserve0{suffix}",
                        reserve1=f"reserve1{suffix}").drop_nulls()
-
-
-def in_tokens(reserves: pl.LazyFrame, pairs: pl.LazyFrame) -> pl.LazyFrame:
-    """Raw reserves (reserve0, reserve1) as whole base and quote tokens, with the quote's
-    feed (`pairs`: the pair tokens' sides, decimals and feed)."""
-    b0 = pl.col("base_is_token0")
-    return (reserves.join(pairs, on=["chain_id", "pair"])
-            .with_columns(base_reserve=pl.when(b0).then("reserve0").otherwise("reserve1"),
-                          quote_reserve=pl.when(b0).then("reserve1").otherwise("reserve0"))
-            .select("chain_id", "pair", "quote_feed_id",
-                    base_reserve=human("base_reserve", "base_decimals"),
-                    quote_reserve=human("quote_reserve", "quote_decimals")))
-
-
-def valued(reserves: pl.LazyFrame, prices: pl.DataFrame, ts: int) -> pl.LazyFrame:
-    """Reserves in whole tokens valued at unix second `ts`: the quote's USD price and the
-    base's, quote reserve over base reserve in USD."""
-    usd = prices_at(prices.lazy(), ts).select(quote_feed_id="feed_id", quote_usd="price_usd")
-    return (reserves.join(usd, on="quote_feed_id", how="left")
-            .select("chain_id", "pair", "base_reserve", "quote_reserve", "quote_usd",
-                    price_usd=pl.when(pl.col("base_reserve") > 0).then(
-                        pl.col("quote_reserve") / pl.col("base_reserve") * pl.col("quote_usd"))))
-
-
-def liquidity(suffix: str = "") -> pl.Expr:
-    """Both sides of a constant-product pool are worth the same: twice the quote side."""
-    return 2.0 * pl.col(f"quote_reserve{suffix}") * pl.col(f"quote_usd{suffix}")
 
 
 @dg.asset(key_prefix=GROUP, group_name=GROUP,

@@ -20,10 +20,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from assets.market.pair_trades import swap_fingerprints
-from assets.raw_amounts import RAW_SWAPPED, halves
 from core.columns import RAW as DECIMAL_RAW
 from core.fingerprints import distinct, gathered, keyed, lookup
+from figures.pair_trades import swap_fingerprints
+from figures.raw_amounts import RAW_SWAPPED, halves
 
 RAW = pl.Int128
 # Where a balance's holder address is read back: a move's source and row, in its slot's tag.

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 import orjson
 import polars as pl
 
-from assets.market.pair_rows import perp_blocks
 from core.vocabulary import WIRE_TIME
+from figures.pair_rows import perp_blocks
 
 MARKET = ["chain_id", "market"]
 RATES = ("funding_long_1h", "funding_short_1h", "borrow_long_1h", "borrow_short_1h")

@@ -12,13 +12,13 @@ from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.domains import keys, product_key
 from assets.snapshot.trades import DaySwaps, trade_days
-from assets.wallets.ledger import with_swap_hashes
 from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from core.store import open_store
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
+from figures.ledger import with_swap_hashes
 from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farms import farm_pages

@@ -9,11 +9,11 @@ from typing import Any
 
 import polars as pl
 
-from assets.market import pair_trades
-from assets.market.pair_trades import trade_rows
 from assets.warehouse import Warehouse
 from core.columns import EVENT
 from core.fingerprints import recipe
+from figures import pair_trades
+from figures.pair_trades import trade_rows
 from publish.spans import (
     DAY_SECONDS,
     day_of,

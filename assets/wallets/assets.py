@@ -13,15 +13,15 @@ from assets.domains import HEAVY_TAG, keys
 from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays, stored_books
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import (
+from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
+from assets.warehouse import Warehouse, materialized
+from figures.ledger import (
     account_onto,
     books_after,
     token_marks,
     touched_positions,
     wallet_events,
 )
-from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
-from assets.warehouse import Warehouse, materialized
 
 GROUP = "wallets"
 # What moves with prices and with time alone, every wallet's at once, and the books only they

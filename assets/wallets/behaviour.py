@@ -8,7 +8,6 @@ import polars as pl
 
 from assets.folds import by_field
 from assets.round_trips import POOL
-from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from assets.wallets.positions import Owners
 from core.fingerprints import (
     distinct,
@@ -19,6 +18,7 @@ from core.fingerprints import (
     lookup,
     numbered,
 )
+from figures.ledger import BUY, POSITION, SELL, side_codes, slots
 
 # The ledger's columns the traits are folded from.
 TRAIT_INPUTS = ("position", "chain_id", "wallet", "pair", "ts", "side", "cost_change")

@@ -14,7 +14,6 @@ import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
-from assets.wallets.ledger import slots
 from assets.wallets.positions import (
     BOOK_INPUTS,
     Accounts,
@@ -26,6 +25,7 @@ from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized, streamed
 from checks.outcome import combined
 from checks.products import piece_outcome, rules_of
+from figures.ledger import slots
 
 T = TypeVar("T")
 FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")

@@ -6,8 +6,8 @@ import functools
 
 import polars as pl
 
-from assets.wallets.ledger import latest_books, mint_wallets
 from assets.warehouse import Warehouse, fingerprints, storable
+from figures.ledger import latest_books, mint_wallets
 
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")
 # What a lake day's ledger is accounted from, stored at each day's end.

@@ -2,7 +2,7 @@
 
 import polars as pl
 
-from assets.market.pair_trades import FeedPrices, human, native_tokens
+from figures.pair_trades import FeedPrices, human, native_tokens
 
 
 def assemble_funding(frames: dict[str, pl.LazyFrame], as_of) -> pl.DataFrame:

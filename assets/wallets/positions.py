@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 
 from assets.folds import by_field
-from assets.wallets.ledger import BUY, POSITION, SELL, side_codes, slots
 from core.fingerprints import first_indices, first_rows, keyed, numbered
+from figures.ledger import BUY, POSITION, SELL, side_codes, slots
 from publish.wallets import marked
 
 COUNTS = ("buys", "sells", "transfers_in", "transfers_out")

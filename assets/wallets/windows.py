@@ -12,9 +12,9 @@ import numpy as np
 import polars as pl
 
 from assets.folds import by_field
-from assets.wallets.ledger import BUY, SELL
 from assets.wallets.positions import Accounts, Owners
 from core.vocabulary import MIN_RATED_POSITIONS, WALLET_WINDOW_SECONDS, WALLET_WINDOWS
+from figures.ledger import BUY, SELL
 
 # A position's flows in one band of time, in the order `_banded` keeps them.
 FLOWS = ("swaps", "sells", "transfers", "invested", "volume", "realized", "cost_closed",

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 import polars as pl
 
 from assets.market.pair_days import PRICED, pair_day, priced_legs
-from assets.market.pair_rows import window_prices
 from assets.warehouse import Warehouse
 from checks.schemas.market import traded_before_deployed_by_day
+from figures.pair_rows import window_prices
 from tests.assets.swaps_lake import swaps_lake
 
 

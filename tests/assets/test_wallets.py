@@ -14,19 +14,6 @@ import pytest
 from assets.wallets.behaviour import wallet_traits
 from assets.wallets.books import ahead
 from assets.wallets.funding import assemble_funding
-from assets.wallets.ledger import (
-    account_onto,
-    books_after,
-    chain_halves,
-    chain_order,
-    latest_books,
-    marked,
-    movement_events,
-    token_marks,
-    touched_positions,
-    wallet_events,
-    with_swap_hashes,
-)
 from assets.wallets.positions import assemble_positions, assemble_rounds
 from assets.wallets.profiles import funding_clusters
 from assets.wallets.windows import assemble_windows
@@ -39,6 +26,19 @@ from checks.schemas.wallets import (
     positions_add_up,
 )
 from core.fingerprints import keyed
+from figures.ledger import (
+    account_onto,
+    books_after,
+    chain_halves,
+    chain_order,
+    latest_books,
+    marked,
+    movement_events,
+    token_marks,
+    touched_positions,
+    wallet_events,
+    with_swap_hashes,
+)
 
 
 def account(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:

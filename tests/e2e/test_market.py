@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 from assets.market.assets import LEGS, market_days
-from assets.market.pair_trades import LegPricing
 from assets.market.reserves import reserves_at
 from assets.warehouse import Warehouse
+from figures.pair_trades import LegPricing
 from sources.lake import Lake
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"

@@ -14,11 +14,11 @@ import assets.wallets.books
 from assets.checks import SCHEMA_CHECK
 from assets.wallets.assets import wallet_books
 from assets.wallets.days import LEDGER_INPUTS
-from assets.wallets.ledger import account_onto, latest_books, wallet_events
 from assets.warehouse import Warehouse, fingerprints
 from checks.products import rules_of
 from checks.schemas.wallets import LEDGER_ORDER
 from core.store import LocalStore
+from figures.ledger import account_onto, latest_books, wallet_events
 from pipelines.definitions import defs
 from publish.cursor import Cursor, default_signer
 from publish.reader import latest_id, load_snapshot

@@ -6,7 +6,9 @@ from decimal import Decimal
 import polars as pl
 import pytest
 
-from assets.market.pair_rows import (
+from checks.outcome import validate
+from checks.schemas.market import PairRow
+from figures.pair_rows import (
     around,
     deployer_reputation,
     holding,
@@ -16,8 +18,6 @@ from assets.market.pair_rows import (
     perp_windows,
     window_prices,
 )
-from checks.outcome import validate
-from checks.schemas.market import PairRow
 
 AS_OF = datetime(2026, 11, 20, tzinfo=UTC)
 TS = pl.Datetime("us", "UTC")

@@ -11,10 +11,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from assets.market.pair_rows import KEY
-from assets.raw_amounts import RAW_SWAPPED, as_float, halves
 from core.columns import EVENT
 from core.fingerprints import distinct, keyed, lookup
+from figures.pair_rows import KEY
+from figures.raw_amounts import RAW_SWAPPED, as_float, halves
 
 TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "at_ms", "hash", "maker",
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",

@@ -8,11 +8,11 @@ import numba
 import numpy as np
 import polars as pl
 
-from assets.market.pair_trades import human, with_swap_strings
 from checks.schemas.wallets import LEDGER_ORDER
 from core.columns import EVENT
 from core.fingerprints import distinct, first_indices, gathered, keyed, lookup, numbered
 from core.vocabulary import SIDES
+from figures.pair_trades import human, with_swap_strings
 
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
 DUST = 1e-9

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from assets.raw_amounts import as_float, halves
+from figures.raw_amounts import as_float, halves
 
 
 @numba.njit

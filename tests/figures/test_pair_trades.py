@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from assets.market.pair_trades import LEG_COLUMNS, FeedPrices, assemble_legs, trade_rows, with_swap_strings
 from core.columns import RAW
+from figures.pair_trades import LEG_COLUMNS, FeedPrices, assemble_legs, trade_rows, with_swap_strings
 
 
 def test_a_price_is_the_feeds_latest_at_or_before_the_instant() -> None:
@@ -75,7 +75,7 @@ def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
 def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake(
         max_runs, monkeypatch) -> None:
     # Legs in more stretches of consecutive swaps than this are gathered from the whole lake.
-    monkeypatch.setattr("assets.market.pair_trades.MAX_RUNS", max_runs)
+    monkeypatch.setattr("figures.pair_trades.MAX_RUNS", max_runs)
     swaps = pl.LazyFrame({"chain_id": [1, 1, 2], "block_number": [5, 6, 5],
                           "log_index": [0, 1, 0], "tx_hash": ["a", "b", "c"]})
     legs = pl.DataFrame({"chain_id": [2, 1], "block_number": [5, 5], "log_index": [0, 0],
