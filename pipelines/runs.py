@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.events import DagsterEventType
 
 UNDER_WAY = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 # A process's start time counts in these since boot (proc(5)).
@@ -33,7 +32,7 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
 
 def process_of(instance: dg.DagsterInstance, run_id: str) -> tuple[int, float] | None:
     """The process a run said it runs in, and when it said so (its first events)."""
-    for record in instance.get_records_for_run(run_id, of_type=DagsterEventType.ENGINE_EVENT,
+    for record in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT,
                                                limit=5).records:
         event = record.event_log_entry.dagster_event
         pid = None if event is None else event.engine_event_data.metadata.get("pid")

@@ -205,3 +205,16 @@ def test_steps_at_once_out_of_bounds_in_the_run_config_is_refused() -> None:
     with dg.instance_for_test() as instance, pytest.raises(ValueError, match="max_concurrent=-1"):
         dg.execute_job(dg.reconstructable(two_meet), instance, raise_on_error=False,
                        run_config={"execution": {"config": {"max_concurrent": -1}}})
+
+
+def test_the_threads_executor_runs_on_the_dagster_it_was_written_for() -> None:
+    # The executor drives Dagster's private execution API, which changes between releases
+    # without notice: another release fails here until pipelines/threads.py is read against it
+    # and WRITTEN_FOR moved (docs/pipeline.md).
+    import dagster as dg
+
+    from pipelines.threads import WRITTEN_FOR
+
+    assert dg.__version__ == WRITTEN_FOR, (
+        f"dagster {dg.__version__} is not {WRITTEN_FOR}, which the threads executor's use of "
+        "dagster._core was written against: read pipelines/threads.py against the new release")
