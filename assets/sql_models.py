@@ -5,7 +5,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import jinja2
 import polars as pl
@@ -108,7 +107,7 @@ class SqlModel:
         except sqlglot.errors.SqlglotError as err:
             raise SqlModelError(f"{self.path}: {err}") from err
 
-    def _inputs(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]
+    def inputs(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]
                 ) -> dict[str, pl.LazyFrame | pl.DataFrame]:
         """The frame of each table in the lineage; one missing is an error."""
         missing = set(self.tables) - frames.keys()
@@ -118,7 +117,7 @@ class SqlModel:
 
     def run(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
         """Execute with polars' SQL engine over `frames` (one per table in the lineage)."""
-        context = pl.SQLContext(self._inputs(frames))
+        context = pl.SQLContext(self.inputs(frames))
         try:
             # Joins run in the order the model writes them: polars' reordering by estimated
             # cardinality can pair two tables on a shared chain id alone (a cross product).
@@ -126,42 +125,6 @@ class SqlModel:
                 optimizations=pl.QueryOptFlags(join_order=False))
         except (pl.exceptions.PolarsError, pl.exceptions.SQLInterfaceError) as err:
             raise SqlModelError(f"{self.path}: {err}") from err
-
-
-    def run_duckdb(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame]) -> pl.DataFrame:
-        """Execute on DuckDB, the query transpiled to its dialect by sqlglot: the same model
-        on a second engine, whose answer must equal polars'."""
-        import duckdb
-
-        query = self.transpile("duckdb")
-        with duckdb.connect() as db:
-            for name, frame in self._inputs(frames).items():
-                db.register(name, _collected(frame).to_arrow())
-            try:
-                return pl.from_arrow(db.sql(query).to_arrow_table())  # type: ignore[return-value]
-            except duckdb.Error as err:
-                raise SqlModelError(f"{self.path}: {err}") from err
-
-
-    def run_spark(self, frames: Mapping[str, pl.LazyFrame | pl.DataFrame],
-                  spark: Any) -> pl.DataFrame:
-        """Execute on Spark (a SparkSession), the query transpiled by sqlglot: each frame a
-        temporary view, the answer back as a polars frame."""
-        query = self.transpile("spark")
-        for name, frame in self._inputs(frames).items():
-            data = _collected(frame)
-            # Spark has no unsigned integers: each is widened to the next signed type.
-            data = data.cast({c: (pl.Decimal(20, 0) if t == pl.UInt64 else pl.Int64)
-                              for c, t in data.schema.items() if t.is_unsigned_integer()})
-            spark.createDataFrame(data.to_arrow()).createOrReplaceTempView(name)
-        try:
-            return pl.from_arrow(spark.sql(query).toArrow())  # type: ignore[return-value]
-        except Exception as err:  # Spark's errors come through py4j, of many kinds
-            raise SqlModelError(f"{self.path}: {err}") from err
-
-
-def _collected(frame: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
-    return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
 def portable(expression: exp.Expr, dialect: str, path: Path) -> exp.Expr:
