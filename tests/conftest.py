@@ -22,14 +22,16 @@ SMALL = SimulationConfig(chains=6, days=2, swaps=6_000, seed=3,
 BIN = Path(sys.executable).parent
 
 
-def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    """Poll `predicate` until it answers something true, and return that; TimeoutError naming
-    `what` after `timeout` seconds."""
+def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition",
+          every: float = 0.05) -> Any:
+    """Poll `predicate` every `every` seconds (slower for a keyless edge's budget) until it
+    answers something true, and return that; TimeoutError naming `what` after `timeout`
+    seconds."""
     deadline = time.monotonic() + timeout
     while not (found := predicate()):
         if time.monotonic() > deadline:
             raise TimeoutError(what)
-        time.sleep(0.05)
+        time.sleep(every)
     return found
 
 

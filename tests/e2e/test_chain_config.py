@@ -70,7 +70,7 @@ def test_the_edge_follows_latest_as_a_new_snapshot_lands(home, tmp_path):
         old_cursor = httpx.get(f"{edge}/api/v1/chains", params={"limit": 2}).json()["next_cursor"]
         assert run_cli(["publish"], mine).returncode == 0
         until(lambda: httpx.get(f"{edge}/api/v1/config").headers["x-snapshot-id"] != before,
-              10, "the new snapshot served")
+              10, "the new snapshot served", every=0.2)
         pinned = httpx.get(f"{edge}/api/v1/chains", params={"cursor": old_cursor, "limit": 2})
     assert pinned.status_code == 200 and pinned.headers["x-snapshot-id"] == before
 

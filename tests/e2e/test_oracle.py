@@ -230,7 +230,7 @@ def test_an_edge_follows_another_as_its_hermes_upstream(home, edge) -> None:
     upstream = edge + "/v2/updates/price/stream?channel=real_time"
     with edge_process(home, CHAINTAPE_ORACLE_UPSTREAM=upstream) as follower:
         status = until(lambda: (found := httpx.get(follower + "/v1/status").json())["catalog"][
-            "live"] == len(FEEDS) - 1 and found, 10, "every feed live")
+            "live"] == len(FEEDS) - 1 and found, 10, "every feed live", every=0.2)
         assert status["upstream"]["kind"] == "hermes" and status["upstream"]["connected"]
         params = {"ids[]": BTC.feed_id}
         theirs = httpx.get(follower + "/v2/updates/price/latest", params=params).json()

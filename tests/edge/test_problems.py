@@ -85,7 +85,8 @@ def test_status_says_stale_when_the_watermark_trails_the_clock_too_far(tmp_path)
         fresh_as_of = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=30)
         publish_chains(tmp_path, count=3, as_of=fresh_as_of)
         fresh = until(lambda: (now := httpx.get(base + "/api/v1/status").json())["snapshot"][
-            "as_of"] != old["snapshot"]["as_of"] and now, 20, "the fresh snapshot served")
+            "as_of"] != old["snapshot"]["as_of"] and now, 20, "the fresh snapshot served",
+            every=0.3)
     # Dated 2026-11-20: days behind the clock, past the two minutes allowed.
     assert old["status"] == "stale" and old["watermark"]["stale"] is True
     assert old["watermark"]["trails_now_seconds"] > 5 * 86_400

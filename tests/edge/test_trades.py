@@ -88,7 +88,7 @@ def test_the_newest_page_catches_up_with_trades_published_later(served) -> None:
     before = api.get("/trades").headers["x-snapshot-id"]
     publish(home, [trade(n) for n in range(1, 8)])
     until(lambda: api.get("/trades").headers["x-snapshot-id"] != before, 10,
-          "the new snapshot served")
+          "the new snapshot served", every=0.2)
     caught = api.get("/trades", params={"cursor": first["prev_cursor"]}).json()
     assert blocks(caught) == [107, 106]
     assert api.get("/trades", params={"cursor": first["next_cursor"], "tx_type": "buy"}).json()[
