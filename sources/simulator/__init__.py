@@ -80,9 +80,18 @@ ASSEMBLY = 0xA55E
 FLUSH_BYTES = 64 << 20
 
 
+# A live block is produced as soon as its timestamp has come, as a real chain's is seen right
+# after it; a live writer's marks say so. A lake whose live batches were written when a block
+# came one block later (its marks do not say it) is simulated again.
+SEEN_AT_TIMESTAMP = "at_timestamp"
+
+
 def replayable(meta: dict) -> bool:
-    """Whether the live market can go on from a lake whose mark says `meta`."""
-    return "seed" in meta and meta.get("made") == MADE
+    """Whether the live market can go on from a lake whose mark says `meta`: a history this
+    simulator made, and live batches, if any, written by the rule it follows."""
+    position = meta.get("position")
+    return ("seed" in meta and meta.get("made") == MADE
+            and (position is None or position.get("blocks_seen") == SEEN_AT_TIMESTAMP))
 
 
 def roles(n: int) -> list[str]:

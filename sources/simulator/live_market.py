@@ -16,8 +16,15 @@ import polars as pl
 from core.prices import TICK_S
 from core.renewal import Renewal
 from sources.lake import Lake, LakeError
+from sources.simulator import (
+    SEEN_AT_TIMESTAMP,
+    ChainRun,
+    SimulationConfig,
+    assemble,
+    replay,
+    replayable,
+)
 from sources.simulator import WRITER as HISTORY_WRITER
-from sources.simulator import ChainRun, SimulationConfig, assemble, replay, replayable
 from sources.simulator.derivatives import LiveDerivatives
 from sources.simulator.events import Events
 from sources.simulator.oracle import PriceBook
@@ -38,10 +45,6 @@ EDGE_S = 1e-3
 APPENDED = ("oracle_updates", "transfers", "liquidity_events", "reserves", "swaps", "blocks",
             "perp_snapshots", "farm_pools", "heads")
 LAG_S = {"lagging": 240.0}
-# A block is produced as soon as its timestamp has come, as a real chain's is seen right after
-# it. A lake whose live batches were written when a block came one block later (its marks do
-# not say `blocks_seen`) is replayed that way, then goes on this way.
-SEEN_AT_TIMESTAMP = "at_timestamp"
 
 
 def _unpriced(token: object, t: float) -> float:
@@ -91,8 +94,6 @@ class LiveMarket:
         those go on from."""
         self.config = config
         self.end = config.end.timestamp()
-        # Blocks after its timestamp a block is produced (1: the rule of older lakes' batches).
-        self.seen_after = 0
         self.chains: list[_Chain] = []
         for i, run in enumerate(runs):
             rng = np.random.default_rng([config.seed, STREAM, i])
@@ -183,7 +184,7 @@ class LiveMarket:
         block = self.position.blocks[world.template.chain_id]
         trading = chain.run.market.trading
         seed = self.config.seed
-        while clock.at(block + self.seen_after) <= until:
+        while clock.at(block) <= until:
             total = float(chain.rates.sum())
             rng = np.random.default_rng([seed, STREAM, chain.index, block])
             n = int(rng.poisson(total * clock.block_s)) if total > 0 else 0
@@ -228,9 +229,7 @@ def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveM
     progress(f"history replayed [{time.perf_counter() - began:.1f}s]")
     if mark.writer == WRITER:
         target = Position.from_meta(meta["position"])
-        market.seen_after = 0 if meta["position"].get("blocks_seen") == SEEN_AT_TIMESTAMP else 1
         _replay(market, target)
-        market.seen_after = 0
         progress(f"{target.step:,} committed batches replayed "
                  f"[{time.perf_counter() - began:.1f}s]")
     return market

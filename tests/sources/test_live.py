@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from sources.lake import Lake, LakeError
-from sources.simulator import SimulationConfig, live_market, simulate
+from sources.simulator import SimulationConfig, live_market, replayable, simulate
 from tests.conftest import BIN, until
 
 CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=5,
@@ -178,30 +178,20 @@ def test_a_writer_killed_mid_append_resumes_with_no_gap_and_no_duplicate(history
     assert_same_state(whole, lake)
 
 
-def test_a_lake_written_when_blocks_came_a_block_late_resumes_without_gap(history, tmp_path):
+def test_a_lake_written_when_blocks_came_a_block_late_is_simulated_again(history, tmp_path):
     """A lake whose live batches were written by the rule before (a block produced one block
-    after its timestamp) replays by that rule, then goes on producing blocks at their
-    timestamps: no block missing, none twice."""
+    after its timestamp; its marks do not say `blocks_seen`) is not gone on from: the live
+    market refuses it, saying how to make it again, and `up` simulates it again."""
     lake = copy(history, tmp_path / "lake")
     market = live_market.start(lake)
-    market.seen_after = 1
-    half = CONFIG.end + timedelta(minutes=20)
-    live_market.commit(lake, market, half.timestamp())
+    live_market.commit(lake, market, (CONFIG.end + timedelta(minutes=20)).timestamp())
     mark = lake.progress()
+    assert replayable(mark.meta)
     position = {k: v for k, v in mark.meta["position"].items() if k != "blocks_seen"}
     lake.mark(mark.watermark, mark.writer, mark.step, {**mark.meta, "position": position})
-    resumed = live_market.start(lake)
-    assert resumed.seen_after == 0
-    live_market.commit(lake, resumed, UNTIL.timestamp())
-    swaps = lake.read("swaps").sort("chain_id", "block_number", "log_index")
-    key = ["chain_id", "block_number", "log_index"]
-    assert swaps.select(key).is_unique().all()
-    # The same swaps as a market that ran by one rule throughout would have, but for where
-    # the twenty minutes' turn cut: every block the old rule left for later came after it.
-    whole = copy(history, tmp_path / "whole")
-    live_market.run(whole, until=UNTIL)
-    assert swaps.select(STATE["swaps"]).equals(
-        whole.read("swaps").sort(key).select(STATE["swaps"]))
+    assert not replayable(lake.progress().meta)
+    with pytest.raises(LakeError, match=r"simulate it again \(`chaintape up --fresh`\)"):
+        live_market.start(lake)
 
 
 def test_a_history_an_earlier_simulator_made_is_refused_not_replayed(history, tmp_path):
