@@ -172,7 +172,7 @@ def catalog(snapshot: Snapshot) -> Catalog:
     for row in table(snapshot, "feed_catalog").iter_rows(named=True):
         feeds.append(Feed(row["feed_id"], row["compatible_id"], row["expo"],
                           {a: str(row[a]) for a in ATTRIBUTES}, MarketHours(row["schedule"]),
-                          row.get("source") or "simulator"))
+                          row["source"]))
     by_id = {}
     for feed in feeds:
         by_id[feed.feed_id] = feed
