@@ -25,7 +25,6 @@ from sources.evm.config import IngestConfig
 from sources.evm.cursor import WRITER, Batch, Cursor, begin, begun, chains_of, marked, node_state, unreachable
 from sources.evm.discovery import TRANSFER, Known, launchpad_id
 from sources.evm.families import FAMILIES
-from sources.evm.prices import PriceSources
 from sources.evm.pricing import Pricing
 from sources.evm.rows import EVENT_TABLES, BatchRows
 from sources.evm.rpc import Rpc, RpcUnreachable, quantity
@@ -77,7 +76,8 @@ class Follower:
                             "upstream (--hermes URL)")
         chain_id = quantity(rpc.call("eth_chainId"))
         # A quote's aggregator that is none is refused before anything is written.
-        PriceSources(chain_id, config.quotes).feeds(rpc)
+        pricing = Pricing(chain_id, config, hermes)
+        pricing.own_feeds(rpc)
         with lake.writing():
             mark = lake.progress()
             if mark is not None and mark.writer != WRITER:
@@ -94,7 +94,6 @@ class Follower:
                 cursor.next_block = from_block
                 cursor.first_block = min(cursor.first_block, from_block)
         known = Known.read(lake, chain_id, config)
-        pricing = Pricing(chain_id, config, hermes)
         pricing.derived_below(lake, cursor.next_block, known.tokens)
         follower = cls(rpc, config, lake, cursor, known, pricing, confirmations, batch_blocks,
                        progress)

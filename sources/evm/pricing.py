@@ -27,14 +27,23 @@ class Pricing:
         self.chain_feeds = sorted(q.feed_id(chain_id) for q in config.quotes
                                   if q.hermes_id is None)
         self.derivation = Derivation(chain_id, config.chain.derive_min_liquidity_usd)
-        # The quote tokens' feeds, asked of the node with the first batch.
+        # The aggregators' and pegs' feeds, and with the Hermes upstream's, every quote
+        # token's: each asked once.
+        self.own: pl.DataFrame | None = None
         self.catalog: pl.DataFrame | None = None
+
+    def own_feeds(self, rpc: Rpc) -> pl.DataFrame:
+        """The aggregators' and pegs' feeds, asked of the node once (an aggregator that is
+        none is refused: ConfigError)."""
+        if self.own is None:
+            self.own = self.sources.feeds(rpc)
+        return self.own
 
     def feeds_of(self, rpc: Rpc) -> pl.DataFrame:
         """The quote tokens' feeds (asked of the node and the Hermes upstream once): what their
         updates are read with."""
         if self.catalog is None:
-            found = [self.sources.feeds(rpc)]
+            found = [self.own_feeds(rpc)]
             if self.hermes is not None:
                 found.append(self.hermes.catalog())
             self.catalog = pl.concat(found)
