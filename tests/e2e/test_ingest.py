@@ -186,7 +186,7 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
 
         # Two refreshes after the first publish, new pools before each: every one passes its
         # checks and publishes.
-        until(lambda: len(runs(dg.DagsterRunStatus.SUCCESS)) >= 3, timeout=240,
+        until(lambda: len(runs(dg.DagsterRunStatus.SUCCESS)) >= 3, timeout=600,
               what="two refreshes after the first publish")
         assert runs(dg.DagsterRunStatus.FAILURE) == []
         assert record()["pairs"] > counted
