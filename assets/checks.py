@@ -14,7 +14,8 @@ import polars as pl
 
 from assets.days import DAYS, made_by_day
 from assets.domains import HEAVY_TAG, PRODUCTS, keys, product_key
-from assets.warehouse import Warehouse, storable
+from assets.tables import storable
+from assets.warehouse import Warehouse
 from checks.chains import counts_agree_with_lake
 from checks.outcome import Outcome, combined, failed
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of

@@ -26,7 +26,7 @@ import polars as pl
 from load import CLI, KEYED, REPO, internal_key, paced, wrk
 from published import written, written_by_product
 
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from sources.simulator import live_market
 
 END = datetime(2026, 11, 20, tzinfo=UTC)
@@ -176,7 +176,7 @@ def main() -> None:
                                           "full_speed_requests_per_s": 5000}}), flush=True)
 
         stage("first snapshot", 1)
-        lake = Lake(home / "lake")
+        lake = LakeWriter(home / "lake")
         market = live_market.start(lake)
         pinned = []
         for n in range(1, args.publishes + 1):

@@ -40,7 +40,7 @@ from bench.load import DELAY, ROUND_ROBIN, internal_key, wrk  # noqa: E402
 from bench.processes import session_processes  # noqa: E402
 from core.store import LocalStore  # noqa: E402
 from publish.tail import read_pointer  # noqa: E402
-from sources.lake import PROGRESS, Lake  # noqa: E402
+from sources.lake import PROGRESS, LakeWriter  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 WEEK_10M_PER_DAY = 10_000_000 // 7
@@ -129,7 +129,7 @@ def mark(lake_root: Path) -> dict | None:
         return None
 
 
-def newest_swap(lake: Lake, after: datetime, until: datetime) -> dict | None:
+def newest_swap(lake: LakeWriter, after: datetime, until: datetime) -> dict | None:
     """The newest swap of the lake dated in (after, until], with its chain, pair and place."""
     day = until.date().isoformat()
     found = (lake.scan("swaps", day)
@@ -163,7 +163,7 @@ def served(client: httpx.Client, swap: dict) -> bool:
 def follow(home: Path, client: httpx.Client, seconds: float) -> list[dict]:
     """Follow every lake commit's newest swap for `seconds` until the edge serves it."""
     lake_root, store = home / "lake", LocalStore(home / "store")
-    lake = Lake(lake_root)
+    lake = LakeWriter(lake_root)
     seen = mark(lake_root)
     pending: list[dict] = []
     done: list[dict] = []
@@ -279,7 +279,7 @@ def main() -> None:
                 alone = {**held(base + paths[0], args.lookup_seconds, 1000, script),
                          "processes_paused": stopped}
             status = client.get("/status").json()
-        lake = Lake(home / "lake")
+        lake = LakeWriter(home / "lake")
         swaps_per_s = (lake.scan("swaps").filter(
             pl.col("block_time") > datetime.fromtimestamp(time.time() - 3600).astimezone())
             .select(pl.len()).collect().item() / 3600)

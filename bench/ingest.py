@@ -47,7 +47,7 @@ from sources.evm.devnet import Devnet, V2Market, call_data, start_node, v2_marke
 from sources.evm.families.uniswap_v2 import SWAP  # noqa: E402
 from sources.evm.ingest import Follower  # noqa: E402
 from sources.evm.rpc import Rpc  # noqa: E402
-from sources.lake import Lake  # noqa: E402
+from sources.lake import LakeWriter  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 from tests.sources.evm.test_rpc import Proxy  # noqa: E402
 
@@ -118,7 +118,7 @@ def main() -> None:
         venues = parse(yaml.safe_load(market.venues_file()))
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
             os.environ["CHAINTAPE_HOME"] = home
-            lake = Lake(Path(home) / "lake")
+            lake = LakeWriter(Path(home) / "lake")
             head = net.block_number()
             with Rpc(node.url) as rpc:
                 follower = Follower.open(rpc, venues, lake, confirmations=12,
@@ -165,7 +165,7 @@ def backfill(url: str, venues, home: Path, args: argparse.Namespace) -> dict:
     try:
         for concurrency in (1, args.concurrency):
             say(f"  backfill through the proxy, {concurrency} in flight ...")
-            lake = Lake(home / f"backfill-{concurrency}")
+            lake = LakeWriter(home / f"backfill-{concurrency}")
             with Rpc(proxy.url, concurrency=concurrency) as rpc:
                 follower = Follower.open(rpc, venues, lake, confirmations=12,
                                          batch_blocks=args.batch_blocks)
@@ -278,7 +278,7 @@ def weth_at(client: httpx.Client, pair: str, weth: str, usd: float) -> bool:
         abs(side["price_usd"] - usd) <= 1e-9 * usd
 
 
-def follow_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, lake: Lake,
+def follow_lags(market: V2Market, made: list[tuple[str, str]], follower: Follower, lake: LakeWriter,
                 args: argparse.Namespace) -> list[float]:
     """Mine a block every `--every` seconds while the follower follows; each block's time from
     mined to covered by the lake's mark."""

@@ -48,10 +48,10 @@ def scan_seconds(lake: Path) -> float:
     """One scan-and-aggregate over every raw swap: per pair, swaps, amounts and makers."""
     import polars as pl
 
-    from sources.lake import Lake
+    from sources.lake import LakeReader
 
     started = time.perf_counter()
-    (Lake(lake).scan("swaps")
+    (LakeReader(lake).scan("swaps")
      .group_by("chain_id", "pair")
      .agg(pl.len(), *[pl.col(c).cast(pl.Float64).sum() for c in
                       ("amount0_in", "amount1_in", "amount0_out", "amount1_out")],
@@ -65,12 +65,12 @@ def _run(keys: list) -> tuple[float, dict[str, float], dict]:
 
     from assets.days import run_tags
     from pipelines.definitions import defs
-    from sources.lake import Lake
+    from sources.lake import LakeReader
 
     job = defs.resolve_job_def("everything")
     instance = dg.DagsterInstance.ephemeral()
     # Every day of the lake, as `chaintape materialize` asks for them.
-    tags = run_tags(instance, Lake(os.environ["CHAINTAPE_HOME"] + "/lake").days("swaps"))
+    tags = run_tags(instance, LakeReader(os.environ["CHAINTAPE_HOME"] + "/lake").days("swaps"))
     started, before = time.perf_counter(), usage()
     # One line per finished step and check on stderr, as `chaintape materialize` shows them.
     result = job.execute_in_process(instance=instance, tags=tags,
@@ -108,7 +108,7 @@ def products_seconds(domain: str) -> tuple[float, dict[str, float], dict]:
 
     from deltalake import DeltaTable
 
-    from assets.warehouse import default_root
+    from assets.tables import default_root
 
     keys, upstream = selections(domain)
     if any(not DeltaTable.is_deltatable(f"{default_root()}/{k.path[-1]}") for k in upstream):
@@ -149,9 +149,9 @@ def main() -> None:
     scan = statistics.median(scans)
     import polars as pl
 
-    from sources.lake import Lake
+    from sources.lake import LakeReader
 
-    swaps = Lake(lake).scan("swaps").select(pl.len()).collect().item()
+    swaps = LakeReader(lake).scan("swaps").select(pl.len()).collect().item()
     print(json.dumps({"bench": f"materialize_{args.domain}", "swaps": swaps,
                       "scan_seconds": round(scan, 1),
                       "scans_seconds": [round(s, 2) for s in scans],

@@ -10,10 +10,10 @@ import time
 
 RUN = """
 import sys, time
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from sources.simulator import SimulationConfig, simulate
 t = time.perf_counter()
-counts = simulate(SimulationConfig(swaps=int(sys.argv[2])), Lake(sys.argv[1]))
+counts = simulate(SimulationConfig(swaps=int(sys.argv[2])), LakeWriter(sys.argv[1]))
 print(counts["swaps"], time.perf_counter() - t)
 """
 

@@ -33,11 +33,12 @@ def main() -> None:
 
     import polars as pl
 
+    from assets.tables import default_root, parquet_options
     from assets.wallets.behaviour import wallet_traits
     from assets.wallets.days import LedgerDays
     from assets.wallets.positions import Accounts, Owners, assemble_positions, assemble_rounds
     from assets.wallets.windows import assemble_windows
-    from assets.warehouse import Warehouse, default_root, parquet_options
+    from assets.warehouse import Warehouse
     from checks.products import piece_outcome
     from figures.ledger import account_onto, books_after, slots, token_marks, wallet_events
 

@@ -248,3 +248,31 @@ def open_store(url: str | None = None) -> ObjectStore:
         bucket, _, prefix = url[5:].partition("/")
         return S3Store(bucket, prefix)
     return LocalStore(url)
+
+
+def is_remote(root: str) -> bool:
+    """Whether a root names an object store prefix (s3://bucket/prefix) rather than a
+    directory."""
+    return "://" in root
+
+
+def storage_options() -> dict[str, str]:
+    """S3 settings from the environment, as delta-rs takes them: the endpoint (moto, MinIO),
+    region and credentials."""
+    options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+               # One writer per table: the lake's writers never commit to a table together,
+               # nor do two steps to one product.
+               "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        options["AWS_ENDPOINT_URL"] = endpoint
+        options["AWS_ALLOW_HTTP"] = "true" if endpoint.startswith("http://") else "false"
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        if os.environ.get(name):
+            options[name] = os.environ[name]
+    return options
+
+
+def polars_options(storage: dict[str, str]) -> dict[str, str]:
+    """The same settings as polars' readers take them."""
+    return {k.lower(): v for k, v in storage.items()}

@@ -6,17 +6,17 @@ from pathlib import Path
 import dagster as dg
 
 from assets.snapshot.assets import Store
+from assets.tables import default_root as warehouse_root
 from assets.warehouse import Warehouse
-from assets.warehouse import default_root as warehouse_root
 from core.store import default_url
 from pipelines.threads import threads_executor
-from sources.lake import Lake
+from sources.lake import LakeReader
 
 
 def resources() -> dict:
     """The resources every asset and check may ask for."""
     return {
-        "warehouse": Warehouse(lake_root=Lake().root,
+        "warehouse": Warehouse(lake_root=LakeReader().root,
                                root=_absolute(warehouse_root())),
         "store": Store(url=_absolute(default_url())),
     }

@@ -10,10 +10,11 @@ import polars as pl
 
 from assets.days import RANGE_START, run_tags
 from assets.domains import key, product_key
+from assets.tables import DAY_TABLES
 from assets.wallets.assets import RANKED
-from assets.warehouse import DAY_TABLES, Warehouse
+from assets.warehouse import Warehouse
 from pipelines.resources import resources
-from sources.lake import TABLES, Lake
+from sources.lake import TABLES, LakeMaintenance, LakeReader
 
 if TYPE_CHECKING:
     from dagster._core.definitions.unresolved_asset_job_definition import (
@@ -102,7 +103,7 @@ def _unranked(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipR
 
 
 def _latest_days(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
-    days = Lake().days("swaps")[-CADENCE_DAYS:]
+    days = LakeReader().days("swaps")[-CADENCE_DAYS:]
     if not days:
         return dg.SkipReason("the lake has no swaps yet")
     return dg.RunRequest(tags=run_tags(context.instance, days))
@@ -125,7 +126,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
     @dg.sensor(name="lake_updates", job_name=job, minimum_interval_seconds=LAKE_POLL_S,
                default_status=dg.DefaultSensorStatus.RUNNING)
     def lake_updates(context: dg.SensorEvaluationContext):
-        progress = Lake().progress()
+        progress = LakeReader().progress()
         if progress is None:
             return dg.SkipReason("the lake has no complete batch yet")
         watermark = progress.watermark.isoformat()
@@ -137,7 +138,7 @@ def lake_sensor(job: str) -> dg.SensorDefinition:
         if busy:
             return dg.SkipReason(f"a refresh is under way ({busy[0].run_id[:8]})")
         before = seen.get("versions", {})
-        pinned = Lake(versions=progress.versions)
+        pinned = LakeReader(versions=progress.versions)
         days = changed_partitions(pinned, before)
         context.update_cursor(json.dumps({"watermark": watermark,
                                           "versions": progress.versions}))
@@ -173,7 +174,7 @@ def unfinished(instance: dg.DagsterInstance, job: str) -> list[str]:
     return []
 
 
-def changed_partitions(lake: Lake, before: dict[str, int]) -> list[str]:
+def changed_partitions(lake: LakeReader, before: dict[str, int]) -> list[str]:
     """The day partitions a change since the table versions `before` makes again: each day of
     swaps whose date changed in a table read a day at a time, or which takes a changed date
     without swaps (the first day of swaps on or after it); a date no swap has reached yet is
@@ -188,7 +189,7 @@ def changed_partitions(lake: Lake, before: dict[str, int]) -> list[str]:
 def maintain_lake(context: dg.OpExecutionContext) -> None:
     """Compact crowded partitions, then vacuum files past the retention window, table by
     table."""
-    lake = Lake()
+    lake = LakeMaintenance(LakeReader())
     for name in TABLES:
         compacted = lake.compact(name)
         deleted = lake.vacuum(name)

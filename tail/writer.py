@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from assets.sql_models import SqlModel, load_models
-from assets.warehouse import Warehouse
+from assets.tables import Tables
 from checks.schemas.oracle import SIMULATED_WRITERS
 from core.frontiers import reached
 from core.priority import as_batch
@@ -35,7 +35,7 @@ from figures.pair_trades import (
 from figures.valuation import in_tokens, liquidity, quote_price_rows, valued
 from publish.reader import Manifest, latest_id, load_snapshot
 from publish.tail import Tail, publish_tail, read_pointer
-from sources.lake import Lake
+from sources.lake import LakeReader
 from tail.rows import READS, AtSnapshot, LiveRows, live_rows
 from tail.wallet_trades import live_wallet_trades
 
@@ -59,7 +59,7 @@ LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base", "quote", "base_reserve", "quote
 @functools.lru_cache(maxsize=32)
 def frontier_at(root: str, version: int | None, table: str) -> dict[int, int]:
     """Each chain's highest block in a lake table at a version (read once per snapshot)."""
-    return Lake(root, {table: version} if version is not None else {}).frontier(table)
+    return LakeReader(root, {table: version} if version is not None else {}).frontier(table)
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class TailReads:
 TAKEN = ("swaps", "liquidity_events", "transfers", "reserves", "blocks")
 
 
-def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_at: float,
+def live_tail(lake: LakeReader, warehouse: Tables, basis: Basis, seq: int, picked_at: float,
               taken: TailReads | None = None,
               nodes: dict[int, dict[str, str]] | None = None) -> tuple[Tail, TailReads]:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
@@ -171,7 +171,7 @@ def live_tail(lake: Lake, warehouse: Warehouse, basis: Basis, seq: int, picked_a
 RECENT_UPDATES_S = 3_600
 
 
-def real_updates(lake: Lake, as_of: datetime) -> pl.DataFrame:
+def real_updates(lake: LakeReader, as_of: datetime) -> pl.DataFrame:
     """A real chain's lake's price updates up to `as_of` (none on the simulator's lake, whose
     edges compute its price process themselves): each feed's latest and the last hour's.
     `lake` is pinned: its writer is the mark's, read once with it."""
@@ -229,7 +229,7 @@ def _within(start: datetime, end: datetime, column: str = "publish_time") -> pl.
                                      int(end.timestamp()), closed="right")
 
 
-def live_pairs(reserves: pl.LazyFrame, warehouse: Warehouse, frames: dict[str, pl.LazyFrame],
+def live_pairs(reserves: pl.LazyFrame, warehouse: Tables, frames: dict[str, pl.LazyFrame],
                as_of: datetime) -> pl.DataFrame:
     """Every pair's tokens and reserves at `as_of` (its latest in the tail's `reserves`, else
     the warehouse's pair state), valued at `as_of` as the pair state values them, with its
@@ -260,11 +260,11 @@ NEW_PAIR_COLUMNS = ("chain_id", "address", "factory", "factory_type", "token0", 
 def pairs_at(root: str, version: int | None) -> pl.DataFrame:
     """The pairs (chain, address) a lake's pairs table held at a version (read once per
     snapshot, not opened at that version again every tail)."""
-    then = Lake(root, {"pairs": version} if version is not None else {})
+    then = LakeReader(root, {"pairs": version} if version is not None else {})
     return then.scan("pairs").select("chain_id", "address").collect()
 
 
-def new_pairs(lake: Lake, known: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
+def new_pairs(lake: LakeReader, known: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
     """The pairs the lake holds and `known` (the snapshot's, `pairs_at`) does not, created by
     `as_of`, in creation order."""
     return (lake.scan("pairs").filter(pl.col("created_at") <= as_of)
@@ -289,7 +289,7 @@ def _preparer() -> ProcessPoolExecutor:
                                initializer=as_batch, max_tasks_per_child=1)
 
 
-def follow(lake: Lake, warehouse: Warehouse, store: ObjectStore, poll_s: float = 0.2,
+def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: float = 0.2,
            stop: Callable[[], bool] = lambda: False,
            progress: Callable[[str], None] = lambda _: None,
            renewal: Renewal | None = None) -> None:

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from core.ports import free_port
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from sources.simulator import SimulationConfig, simulate
 
 SMALL = SimulationConfig(chains=6, days=2, swaps=6_000, seed=3,
@@ -92,9 +92,9 @@ def edge_process(home: Path, interface: str = "rsgi", **env):
 
 
 @pytest.fixture(scope="session")
-def small_lake(tmp_path_factory) -> Lake:
+def small_lake(tmp_path_factory) -> LakeWriter:
     """A six-chain, two-day lake of about 6,000 swaps."""
-    lake = Lake(tmp_path_factory.mktemp("lake"))
+    lake = LakeWriter(tmp_path_factory.mktemp("lake"))
     simulate(SMALL, lake)
     return lake
 

@@ -1,6 +1,8 @@
 """The house rule: imports between top-level packages flow one way, the way data flows."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +59,16 @@ def test_the_allowed_imports_have_no_cycle() -> None:
 def test_the_rule_catches_a_forbidden_import(tmp_path) -> None:
     for package in PACKAGES:
         (tmp_path / package).mkdir()
-    (tmp_path / "edge" / "bad.py").write_text("from sources.lake import Lake\n")
+    (tmp_path / "edge" / "bad.py").write_text("from sources.lake import LakeWriter\n")
     (tmp_path / "publish" / "fine.py").write_text("import core.vocabulary\n")
     assert edges(tmp_path) == {("edge", "sources"): ["edge/bad.py:1"],
                                ("publish", "core"): ["publish/fine.py:1"]}
+
+
+def test_the_tail_writer_and_the_figures_load_no_dagster() -> None:
+    # In a process of its own: this one has Dagster loaded by other tests' imports.
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, tail.writer, figures.ledger, figures.valuation; "
+                               "print(sorted(m for m in sys.modules if m.startswith('dagster')))"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"

@@ -28,7 +28,7 @@ from publish.spans import (
     spans_of,
 )
 from publish.writer import SpannedTable
-from sources.lake import Lake
+from sources.lake import LakeReader
 
 # Where the names of the closed days' spans are kept, by what each day is read from.
 NAMES = "trade_span_names"
@@ -42,7 +42,7 @@ class DaySwaps:
     last day read kept, so the watermark's day, named for the wallet trades and then for the
     trades, is read once, and no more than a day is held."""
 
-    def __init__(self, lake: Lake) -> None:
+    def __init__(self, lake: LakeReader) -> None:
         self.lake = lake
         listed = lake.day_files("swaps")
         self.files = {day_start(day): files for day, files in listed.items()}

@@ -13,6 +13,7 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
+from assets.tables import streamed
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.positions import (
     BOOK_INPUTS,
@@ -22,7 +23,7 @@ from assets.wallets.positions import (
     assemble_rounds,
 )
 from assets.wallets.windows import assemble_windows
-from assets.warehouse import Warehouse, materialized, streamed
+from assets.warehouse import Warehouse, materialized
 from checks.outcome import combined
 from checks.products import piece_outcome, rules_of
 from figures.ledger import slots

@@ -6,7 +6,8 @@ import functools
 
 import polars as pl
 
-from assets.warehouse import Warehouse, fingerprints, storable
+from assets.tables import fingerprints, storable
+from assets.warehouse import Warehouse
 from figures.ledger import latest_books, mint_wallets
 
 LEDGER_INPUTS = ("swap_legs", "swaps", "pair_tokens", "transfers", "liquidity_events", "tokens")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sources.evm.config import IngestConfig
     from sources.evm.ingest import Follower
     from sources.evm.rpc import Rpc
-    from sources.lake import Lake
+    from sources.lake import LakeWriter
 
 
 @click.group()
@@ -70,7 +70,7 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
     from sources.evm.config import ConfigError, load
     from sources.evm.rpc import Rpc, RpcError
     from sources.hermes import Hermes, HermesError
-    from sources.lake import Lake, LakeError
+    from sources.lake import LakeError, LakeWriter
 
     if not rpc_url.startswith(("http://", "https://")):
         raise click.BadParameter(f"{rpc_url!r} is not an http(s) URL", param_hint="--rpc")
@@ -86,7 +86,7 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
         raise click.UsageError(f"{venues_file} prices a quote by a Hermes feed: name its "
                                "upstream with --hermes URL")
     hermes = Hermes(hermes_url, config.hermes_ids) if hermes_url and config.hermes_ids else None
-    lake = Lake(keep_open=True)
+    lake = LakeWriter(keep_open=True)
     rpc = Rpc(rpc_url, concurrency=rpc_concurrency, max_rps=max_rps)
     # Stopped by a signal as by Ctrl-C, whatever its parent left the signal set to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -114,7 +114,7 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
             hermes.stop()
 
 
-def _opened(rpc: "Rpc", config: "IngestConfig", lake: "Lake", follow: bool,
+def _opened(rpc: "Rpc", config: "IngestConfig", lake: "LakeWriter", follow: bool,
             options: dict[str, Any]) -> "Follower":
     """The chain's follower, once its node answers: following, a node that does not answer
     is said on /status (the lake's mark, under the chain the lake knows by the venues file's

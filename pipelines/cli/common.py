@@ -63,11 +63,11 @@ def materialize_assets(selection: str | None) -> bool:
 
     from assets.days import run_tags
     from pipelines.definitions import defs
-    from sources.lake import Lake
+    from sources.lake import LakeReader
 
     instance = dg.DagsterInstance.get()
     say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
-    lake = Lake()
+    lake = LakeReader()
     days = lake.days_made("swaps")
     tags = run_tags(instance, days) if days else None
     # Through the job's own executor: its steps on threads of this process, one at a time, or

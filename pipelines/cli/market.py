@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, live: bool,
              every: float) -> None:
     """Write a deterministic simulated market to the lake, up to now (or --end)."""
-    from sources.lake import Lake
+    from sources.lake import LakeWriter
     from sources.simulator import ChainRun, SimulationConfig
     from sources.simulator import simulate as run
 
@@ -40,7 +40,7 @@ def simulate(chains: int, days: int, swaps: int, seed: int, end: str | None, liv
         config.validate()
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
-    lake = Lake()
+    lake = LakeWriter()
     say(f"simulating {chains} chains x {days} days up to {ends:%Y-%m-%d %H:%M:%S}Z, "
          f"{swaps:,} swaps, seed {seed} -> {lake.root}")
     started = time.perf_counter()
@@ -69,10 +69,10 @@ def live(until: str | None, every: float) -> None:
 
 def _live(until: datetime | None, every: float, market: "LiveMarket | None" = None) -> None:
     from core.renewal import Renewal
-    from sources.lake import Lake, LakeError
+    from sources.lake import LakeError, LakeWriter
     from sources.simulator import live_market
 
-    lake = Lake(keep_open=True)
+    lake = LakeWriter(keep_open=True)
     say(f"live market -> {lake.root} (a batch every {every:g}s; Ctrl-C stops it)")
     # Renewed as `chaintape live`, which goes on from the lake's mark (a `simulate --live`
     # would simulate the history again).
@@ -96,7 +96,7 @@ def tail(poll: float) -> None:
     from core.renewal import Renewal
     from core.store import open_store
     from pipelines.resources import resources
-    from sources.lake import Lake
+    from sources.lake import LakeWriter
     from tail.writer import follow
 
     found = resources()
@@ -105,7 +105,7 @@ def tail(poll: float) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     say(f"live tail -> {found['store'].url} (after every lake commit; Ctrl-C stops it)")
     try:
-        follow(Lake(keep_open=True), found["warehouse"], store, poll,
+        follow(LakeWriter(keep_open=True), found["warehouse"], store, poll,
                progress=said_under,
                renewal=Renewal("live tail", said_under))
     except KeyboardInterrupt:

@@ -68,11 +68,11 @@ def _oracle_of_the_lake() -> None:
     (`CHAINTAPE_ORACLE_UPSTREAM=lake`) unless an upstream is set: a real lake's prices are
     never the simulator's."""
     from sources.evm.cursor import WRITER
-    from sources.lake import Lake
+    from sources.lake import LakeReader
 
     if os.environ.get("CHAINTAPE_ORACLE_UPSTREAM"):
         return
-    mark = Lake().progress()
+    mark = LakeReader().progress()
     if mark is not None and mark.writer == WRITER:
         os.environ["CHAINTAPE_ORACLE_UPSTREAM"] = "lake"
 

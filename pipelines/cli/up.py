@@ -39,10 +39,10 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
        chains_file: str | None) -> None:
     """Simulate (once), go live, materialise and publish, then serve and keep refreshing; or,
     with --rpc and --venues, follow a real chain instead of the simulator."""
-    from sources.lake import Lake
+    from sources.lake import LakeWriter
     from sources.simulator import replayable
 
-    lake = Lake()
+    lake = LakeWriter()
     if (rpc_url is None) != (venues_file is None):
         raise click.UsageError("--rpc and --venues go together")
     if hermes_url is not None and rpc_url is None:

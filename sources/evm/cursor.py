@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from sources.evm.rpc import RpcError
-from sources.lake import Lake, Progress
+from sources.lake import LakeWriter, Progress
 
 WRITER = "evm"
 # The block hashes kept for finding a reorg's fork point: at least this many, and twice the
@@ -89,7 +89,7 @@ def chains_of(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(meta["chain_id"]): meta} if "chain_id" in meta else {}
 
 
-def begun(lake: Lake, mark: Progress | None) -> None:
+def begun(lake: LakeWriter, mark: Progress | None) -> None:
     """Under the writers' lock: undo what a writer that died left of a batch it began and did
     not mark (nothing else can be writing). Without a mark, every table is such a batch's."""
     if mark is None:
@@ -98,7 +98,7 @@ def begun(lake: Lake, mark: Progress | None) -> None:
         lake.roll_back(mark)
 
 
-def begin(lake: Lake, chain_id: int) -> Progress | None:
+def begin(lake: LakeWriter, chain_id: int) -> Progress | None:
     """Under the writers' lock: undo what a batch whose writer died left unmarked, then say in
     the mark that this chain's batch is being written (so that, should this writer die, the
     next holder of the lock undoes it)."""
@@ -109,7 +109,7 @@ def begin(lake: Lake, chain_id: int) -> Progress | None:
     return lake.mark(mark.watermark, WRITER, mark.step, {**mark.meta, "writing": chain_id})
 
 
-def marked(lake: Lake, cursor: Cursor, confirmations: int, watermark: datetime, head: int,
+def marked(lake: LakeWriter, cursor: Cursor, confirmations: int, watermark: datetime, head: int,
            mark: Progress | None) -> None:
     """Mark what a batch committed: the chain's cursor beside the other chains', the lake
     complete up to the newest chain's watermark."""
@@ -126,7 +126,7 @@ def unreachable(err: RpcError, since: datetime) -> dict[str, str]:
             "checked_at": datetime.now(UTC).isoformat()}
 
 
-def node_state(lake: Lake, chain_id: int, node: dict[str, str] | None) -> None:
+def node_state(lake: LakeWriter, chain_id: int, node: dict[str, str] | None) -> None:
     """Record in the lake's mark how a chain's node answers (None: it answers), beside the
     chain's cursor as last marked: how /status learns of a node that stopped answering while
     no batch is written. A chain never marked has nothing to say it of."""
@@ -146,7 +146,7 @@ def node_state(lake: Lake, chain_id: int, node: dict[str, str] | None) -> None:
         lake.mark(mark.watermark, mark.writer, mark.step + 1, {**mark.meta, "chains": chains})
 
 
-def chain_of_slug(lake: Lake, slug: str) -> int | None:
+def chain_of_slug(lake: LakeWriter, slug: str) -> int | None:
     """The id of the chain the lake knows by `slug` (None when it knows none)."""
     if lake.version("chains") is None:
         return None

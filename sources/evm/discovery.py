@@ -12,7 +12,7 @@ from sources.evm.config import IngestConfig, VenueConfig
 from sources.evm.families import FAMILIES, Family, Pool, topic
 from sources.evm.rpc import quantity
 from sources.evm.tokens import TokenFacts, describe, text
-from sources.lake import Lake, table_frame
+from sources.lake import LakeWriter, table_frame
 
 TRANSFER = topic("Transfer(address,address,uint256)")
 # The lake keeps raw amounts as decimal(38, 0); a larger amount cannot be stored exactly.
@@ -32,7 +32,7 @@ class Known:
         self.pairs, self.tokens, self.locks = pairs, tokens, locks
 
     @classmethod
-    def read(cls, lake: Lake, chain_id: int, config: IngestConfig) -> "Known":
+    def read(cls, lake: LakeWriter, chain_id: int, config: IngestConfig) -> "Known":
         """What the lake holds of the chain."""
         chain = pl.col("chain_id") == chain_id
         return cls(chain_id, config, *(lake.scan(name).filter(chain).collect()

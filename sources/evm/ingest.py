@@ -29,7 +29,7 @@ from sources.evm.pricing import Pricing
 from sources.evm.rows import EVENT_TABLES, BatchRows
 from sources.evm.rpc import Rpc, RpcUnreachable, quantity
 from sources.hermes import Hermes
-from sources.lake import Lake, LakeError, Progress, table_frame
+from sources.lake import LakeError, LakeWriter, Progress, table_frame
 
 # How often the chain's head is recorded in the `heads` table, and a batch said at the head.
 HEAD_EVERY_S = 60.0
@@ -41,7 +41,7 @@ UNREACHABLE_WAIT_S = 10.0
 class Follower:
     """Follows one chain into one lake (the lake's only writer)."""
 
-    def __init__(self, rpc: Rpc, config: IngestConfig, lake: Lake, cursor: Cursor,
+    def __init__(self, rpc: Rpc, config: IngestConfig, lake: LakeWriter, cursor: Cursor,
                  known: Known, pricing: Pricing, confirmations: int = 12,
                  batch_blocks: int = 1_000,
                  progress: Callable[[str], None] = lambda _: None) -> None:
@@ -62,7 +62,7 @@ class Follower:
         self.down_since: datetime | None = None
 
     @classmethod
-    def open(cls, rpc: Rpc, config: IngestConfig, lake: Lake, confirmations: int = 12,
+    def open(cls, rpc: Rpc, config: IngestConfig, lake: LakeWriter, confirmations: int = 12,
              batch_blocks: int = 1_000, from_block: int | None = None,
              progress: Callable[[str], None] = lambda _: None,
              hermes: Hermes | None = None) -> "Follower":

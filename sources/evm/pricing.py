@@ -12,7 +12,7 @@ from sources.evm.discovery import Known
 from sources.evm.prices import PriceSources
 from sources.evm.rpc import Rpc
 from sources.hermes import Hermes
-from sources.lake import Lake, table_frame
+from sources.lake import LakeWriter, table_frame
 
 
 class Pricing:
@@ -54,7 +54,7 @@ class Pricing:
         its aggregators', its pegs' and the prices derived through its pools."""
         return sorted({*self.chain_feeds, *self.derivation.expo})
 
-    def rounds(self, rpc: Rpc, lake: Lake, first: int, last: int, times: dict[int, datetime],
+    def rounds(self, rpc: Rpc, lake: LakeWriter, first: int, last: int, times: dict[int, datetime],
                first_read: int) -> pl.DataFrame:
         """The batch's price updates: the aggregators' rounds of its blocks; with the first
         block the follower reads (`first_read`), the pegs."""
@@ -69,7 +69,7 @@ class Pricing:
             made.append(self.sources.pegs(int(times[first_read].timestamp()), first_read))
         return pl.concat(made)
 
-    def derived_below(self, lake: Lake, below: int, tokens: pl.DataFrame) -> None:
+    def derived_below(self, lake: LakeWriter, below: int, tokens: pl.DataFrame) -> None:
         """The derivation's state as the lake holds it before block `below`: each pool's
         last reserves, each derived feed's exponent and last price."""
         chain = pl.col("chain_id") == self.chain_id
@@ -90,7 +90,7 @@ class Pricing:
                 if ours else None)
         self.derivation.restart(held, ours, last)
 
-    def derived(self, lake: Lake, known: Known, syncs: pl.DataFrame,
+    def derived(self, lake: LakeWriter, known: Known, syncs: pl.DataFrame,
                 times: dict[int, datetime], sourced: pl.DataFrame, first: int) -> pl.DataFrame:
         """The batch's prices derived through its pools (docs/ingest.md, "Prices"): the
         sources' prices in force come from the lake and from this batch's updates; the tokens
@@ -137,7 +137,7 @@ class Pricing:
             ["feed_id", "publish_time"], keep="first", maintain_order=True).sort(
             "feed_id", "publish_time")
 
-    def unheld(self, lake: Lake, updates: pl.DataFrame) -> pl.DataFrame:
+    def unheld(self, lake: LakeWriter, updates: pl.DataFrame) -> pl.DataFrame:
         """`updates` but the Hermes feeds' the lake already holds (under the writers' lock:
         another chain's follower may have written the same feed's seconds)."""
         shared = pl.col("feed_id").is_in(self.hermes.feeds if self.hermes else [])

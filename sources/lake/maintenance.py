@@ -9,7 +9,8 @@ import polars as pl
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from sources.lake.reader import LakeReader, add_actions
+from core.delta import add_actions
+from sources.lake.reader import LakeReader
 from sources.lake.tables import LakeTable, date_expr, literal, spec_of
 from sources.lake.writer import LOG_PROPERTIES, one_batch, writer_properties
 
@@ -22,8 +23,11 @@ RETENTION = timedelta(hours=2)
 COMPACT_ABOVE_FILES = 8
 
 
-class LakeMaintenance(LakeReader):
-    """Compacts and vacuums the raw tables."""
+class LakeMaintenance:
+    """Compacts and vacuums the raw tables of a lake."""
+
+    def __init__(self, lake: LakeReader) -> None:
+        self.lake = lake
 
     def compact(self, table: str, tries: int = 3) -> int:
         """Rewrite each partition holding more than COMPACT_ABOVE_FILES files as one file in key
@@ -43,7 +47,7 @@ class LakeMaintenance(LakeReader):
         return done
 
     def _crowded(self, table: str) -> list[dict[str, Any]]:
-        delta = self._table(table)
+        delta = self.lake.latest(table)
         if delta is None:
             return []
         actions = add_actions(delta)
@@ -55,8 +59,8 @@ class LakeMaintenance(LakeReader):
                 for row in counts.drop("len").to_dicts()]
 
     def _compact(self, table: str, spec: LakeTable, names: dict[str, Any]) -> None:
-        delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
-        data = LakeReader(self.root, {table: delta.version()}).scan(table)
+        delta = DeltaTable(self.lake.uri(table), storage_options=self.lake.delta.options())
+        data = LakeReader(self.lake.root, {table: delta.version()}).scan(table)
         if "chain_id" in names:
             data = data.filter(pl.col("chain_id") == names["chain_id"])
         if "date" in names:
@@ -67,7 +71,7 @@ class LakeMaintenance(LakeReader):
         predicate = " AND ".join(f"{k} = {literal(v)}" for k, v in names.items()) or None
         write_deltalake(delta, one_batch(frame.sort(list(spec.key))),
                         partition_by=spec.partition_columns() or None, mode="overwrite",
-                        predicate=predicate, storage_options=self.storage or None,
+                        predicate=predicate, storage_options=self.lake.delta.options(),
                         writer_properties=writer_properties(), commit_properties=CommitProperties(
                             custom_metadata={"chaintape": "compact"}))
 
@@ -75,7 +79,7 @@ class LakeMaintenance(LakeReader):
         """Delete the files no version younger than `retention` reads, and the log entries
         before the last checkpoint past the table's log retention (LOG_PROPERTIES, set first
         on a table made before it had them); returns the files deleted."""
-        delta = self._table(table)
+        delta = self.lake.latest(table)
         if delta is None:
             return []
         configured = delta.metadata().configuration
@@ -83,7 +87,7 @@ class LakeMaintenance(LakeReader):
             # A writer's commit meanwhile makes this one fail: it is set at the next run.
             with contextlib.suppress(CommitFailedError):
                 delta.alter.set_table_properties(LOG_PROPERTIES)
-            delta = self._table(table) or delta
+            delta = self.lake.latest(table) or delta
         deleted = delta.vacuum(retention_hours=max(0, int(retention.total_seconds() // 3600)),
                                dry_run=False, enforce_retention_duration=False)
         delta.create_checkpoint()

@@ -14,6 +14,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
 from core.caches import ByteCache
+from core.delta import DeltaRoot, add_actions
 from core.frontiers import reached
 from core.home import home
 from core.store import NotFound, open_store
@@ -73,10 +74,6 @@ class Progress:
                 for c, own in chains.items()}
 
 
-def add_actions(delta: DeltaTable) -> pl.DataFrame:
-    return pl.DataFrame(delta.get_add_actions(flatten=True))
-
-
 def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFrame:
     """The add actions of the files whose statistics say they may hold rows past each chain's
     `frontier` block."""
@@ -89,34 +86,6 @@ def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFram
 def _days(actions: pl.DataFrame) -> list[str]:
     """The dates of add actions, each once, in order."""
     return [] if actions.is_empty() else actions["partition.date"].unique().sort().to_list()
-
-
-def is_remote(root: str) -> bool:
-    """Whether a root names an object store prefix (s3://bucket/prefix) rather than a
-    directory."""
-    return "://" in root
-
-
-def storage_options() -> dict[str, str]:
-    """S3 settings from the environment, as delta-rs takes them: the endpoint (moto, MinIO),
-    region and credentials."""
-    options = {"AWS_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-               # One writer per table: the lake's writers never commit to a table together,
-               # nor do two steps to one product.
-               "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
-    endpoint = os.environ.get("AWS_ENDPOINT_URL")
-    if endpoint:
-        options["AWS_ENDPOINT_URL"] = endpoint
-        options["AWS_ALLOW_HTTP"] = "true" if endpoint.startswith("http://") else "false"
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        if os.environ.get(name):
-            options[name] = os.environ[name]
-    return options
-
-
-def polars_options(storage: dict[str, str]) -> dict[str, str]:
-    """The same settings as polars' readers take them."""
-    return {k.lower(): v for k, v in storage.items()}
 
 
 class LakeReader:
@@ -133,13 +102,11 @@ class LakeReader:
 
     def __init__(self, root: Path | str | None = None,
                  versions: dict[str, int] | None = None, keep_open: bool = False) -> None:
-        root = str(root) if root is not None else default_root()
-        self.remote = is_remote(root)
-        self.root = root.rstrip("/") if self.remote else str(Path(root).absolute())
+        # Where its tables live, and the S3 settings they are read with.
+        self.delta = DeltaRoot.at(root if root is not None else default_root())
         self.versions = dict(versions) if versions is not None else None
-        self.storage = storage_options() if self.remote else {}
         # The lake's own objects beside its tables (its progress mark), and whole tables removed.
-        self.objects = open_store(self.root)
+        self.objects = open_store(self.delta.root)
         # Up to when every table is complete, for a lake pinned to a writer's batch.
         self.watermark: datetime | None = None
         # The writer of the batch a pinned lake stands at (None unpinned or unmarked).
@@ -150,9 +117,19 @@ class LakeReader:
         self._open: dict[str, tuple[DeltaTable, int, int | None, int]] | None = (
             {} if keep_open else None)
 
+    @property
+    def root(self) -> str:
+        """The lake's directory or s3:// prefix."""
+        return self.delta.root
+
+    @property
+    def remote(self) -> bool:
+        """Whether the lake lives under an S3 prefix rather than in a directory."""
+        return self.delta.remote
+
     def uri(self, table: str) -> str:
         """Where a table's Delta log and files live."""
-        return f"{self.root}/{table}"
+        return self.delta.uri(table)
 
     def scan(self, table: str, day: str | tuple[str, ...] | None = None) -> pl.LazyFrame:
         """A table as one lazy frame (empty with its schema when absent): its files in partition
@@ -179,7 +156,7 @@ class LakeReader:
         given = ({c: t for c, t in polars_schema(spec.model).items() if c not in hive}
                  if spec.added else None)
         frame = pl.scan_parquet(files, hive_partitioning=bool(hive), hive_schema=hive or None,
-                                storage_options=polars_options(self.storage) or None,
+                                storage_options=self.delta.polars_options(),
                                 schema=given, missing_columns="insert").select(columns)
         if spec.added:
             frame = frame.with_columns(pl.col(c).fill_null(pl.lit(v)) for c, v in spec.added)
@@ -232,7 +209,8 @@ class LakeReader:
         if delta is None or since is None or since > delta.version():
             return _days(now)
         try:
-            before = DeltaTable(self.uri(table), version=since, storage_options=self.storage or None)
+            before = DeltaTable(self.uri(table), version=since,
+                                storage_options=self.delta.options())
         except (TableNotFoundError, DeltaError):
             return _days(now)
         then = add_actions(before)
@@ -282,7 +260,7 @@ class LakeReader:
     def current_versions(self) -> dict[str, int]:
         """Every present table's latest version."""
         return {name: delta.version() for name in TABLES
-                if (delta := self._latest(name)) is not None}
+                if (delta := self.latest(name)) is not None}
 
     def tables(self) -> list[str]:
         """The tables that hold at least one row."""
@@ -312,7 +290,7 @@ class LakeReader:
         """The table as this lake reads it: latest, or at its pinned version (None when absent
         or not part of the pinned state)."""
         if self.versions is None:
-            return self._latest(table)
+            return self.latest(table)
         pinned = self.versions.get(table)
         if pinned is None:
             return None
@@ -320,17 +298,13 @@ class LakeReader:
         # table held is opened, or brought up to date, only when it is not there or behind.
         held = self._held(table)
         if self._open is not None and (held is None or held.version() < pinned):
-            held = self._latest(table)
+            held = self.latest(table)
         if held is not None and held.version() == pinned:
             return held
-        try:
-            return DeltaTable(self.uri(table), version=pinned,
-                              storage_options=self.storage or None)
-        except TableNotFoundError:
-            return None
+        return self.delta.open(table, pinned)
 
-    def _latest(self, table: str) -> DeltaTable | None:
-        """The table at its newest version (None when absent): a lake keeping its tables open
+    def latest(self, table: str) -> DeltaTable | None:
+        """A table at its newest version (None when absent): a lake keeping its tables open
         brings the one it holds up to date."""
         held = self._held(table)
         if held is not None:
@@ -343,9 +317,8 @@ class LakeReader:
                     self._hold(table, held)
                     return held
                 self._forget(table)
-        try:
-            delta = DeltaTable(self.uri(table), storage_options=self.storage or None)
-        except TableNotFoundError:
+        delta = self.delta.open(table)
+        if delta is None:
             return None
         self._hold(table, delta)
         return delta
@@ -376,12 +349,7 @@ class LakeReader:
 
     def _written(self, table: str, version: int) -> int | None:
         """When a local table's commit file of `version` was written (None on S3, or gone)."""
-        if self.remote:
-            return None
-        try:
-            return os.stat(f"{self.uri(table)}/_delta_log/{version:020d}.json").st_mtime_ns
-        except FileNotFoundError:
-            return None
+        return self.delta.committed_at(table, version)
 
     def past(self, table: str, frontier: Mapping[int, int]) -> pl.LazyFrame:
         """A chain event table's rows past each chain's `frontier` block (a chain it does not
@@ -396,7 +364,7 @@ class LakeReader:
             return pl.LazyFrame(schema=polars_schema(spec.model))
         hive = {c: (pl.Int64 if c == "chain_id" else pl.String) for c in spec.partition_columns()}
         return (pl.scan_parquet(files, hive_partitioning=True, hive_schema=hive,
-                                storage_options=polars_options(self.storage) or None,
+                                storage_options=self.delta.polars_options(),
                                 missing_columns="insert")
                 .select(list(spec.model.to_schema().columns))
                 .filter(pl.col("block_number") > reached(frontier)))

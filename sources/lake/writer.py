@@ -175,22 +175,22 @@ class LakeWriter(LakeReader):
             # The properties are a new table's; an existing one's are set by the maintenance.
             if mode == "append":
                 write_deltalake(target, rows, partition_by=partitions, mode="append",
-                                schema_mode=evolving, storage_options=self.storage or None,
+                                schema_mode=evolving, storage_options=self.delta.options(),
                                 writer_properties=writer_properties(),
                                 configuration=LOG_PROPERTIES)
             else:
                 write_deltalake(target, rows, partition_by=partitions, mode="overwrite",
                                 predicate=predicate, schema_mode=evolving,
-                                storage_options=self.storage or None,
+                                storage_options=self.delta.options(),
                                 writer_properties=writer_properties(),
                                 configuration=LOG_PROPERTIES)
 
         def attempt() -> None:
-            held = None if self._open is None else self._latest(table)
+            held = None if self._open is None else self.latest(table)
             write(self.uri(table) if held is None else held)
 
         committed([attempt] * COMMIT_TRIES)
-        written = self._latest(table)
+        written = self.latest(table)
         if written is None:
             raise LakeError(f"{table}: committed, then not found at {self.uri(table)}")
         return int(written.version())

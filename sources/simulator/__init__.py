@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import polars as pl
 
-from sources.lake import TABLES, Lake
+from sources.lake import TABLES, LakeWriter
 from sources.simulator import assemble, derivatives, entities, ids, market
 from sources.simulator.events import Events
 from sources.simulator.oracle import PriceBook
@@ -230,7 +230,7 @@ class _Rows:
     """Lake rows on their way: appended a table at a time, in one commit each, whenever they
     come to FLUSH_BYTES, so the lake is written in pieces of about that size."""
 
-    def __init__(self, lake: Lake) -> None:
+    def __init__(self, lake: LakeWriter) -> None:
         self.lake = lake
         self.frames: dict[str, list[pl.DataFrame]] = {}
         self.bytes = 0.0
@@ -254,7 +254,7 @@ class _Rows:
         self.frames, self.bytes = {}, 0.0
 
 
-def simulate(config: SimulationConfig, lake: Lake,
+def simulate(config: SimulationConfig, lake: LakeWriter,
              progress: Callable[[str], None] = lambda _: None,
              runs: list[ChainRun] | None = None) -> dict[str, int]:
     """Write the whole simulated lake, replacing what was there, a span of every chain at a time

@@ -15,7 +15,7 @@ import polars as pl
 
 from core.prices import TICK_S
 from core.renewal import Renewal
-from sources.lake import Lake, LakeError
+from sources.lake import LakeError, LakeWriter
 from sources.simulator import (
     SEEN_AT_TIMESTAMP,
     ChainRun,
@@ -89,7 +89,7 @@ class _Chain:
 class LiveMarket:
     """Every chain's market from the end of its history on, block by block."""
 
-    def __init__(self, config: SimulationConfig, runs: list[ChainRun], lake: Lake) -> None:
+    def __init__(self, config: SimulationConfig, runs: list[ChainRun], lake: LakeWriter) -> None:
         """`lake` holds the history: its last perp snapshots and farm observations are where
         those go on from."""
         self.config = config
@@ -209,7 +209,7 @@ class LiveMarket:
                                   rng, chain.venue_of)
 
 
-def start(lake: Lake, progress: Callable[[str], None] = lambda _: None) -> LiveMarket:
+def start(lake: LakeWriter, progress: Callable[[str], None] = lambda _: None) -> LiveMarket:
     """The live market over `lake`: its history replayed from the identity the simulator
     recorded, then the batches a live writer committed; a batch it began but did not mark is
     rolled back first."""
@@ -247,7 +247,7 @@ def _replay(market: LiveMarket, target: Position) -> None:
     market.position = target
 
 
-def commit(lake: Lake, market: LiveMarket, now: float) -> dict[str, int]:
+def commit(lake: LakeWriter, market: LiveMarket, now: float) -> dict[str, int]:
     """Produce everything up to `now` and append it, one commit per table, then mark the
     batch; returns the rows appended per table."""
     tables = market.advance(now)
@@ -260,7 +260,7 @@ def commit(lake: Lake, market: LiveMarket, now: float) -> dict[str, int]:
     return {name: frame.height for name, frame in tables.items()}
 
 
-def run(lake: Lake, every_s: float = 1.0, until: datetime | None = None,
+def run(lake: LakeWriter, every_s: float = 1.0, until: datetime | None = None,
         stop: Callable[[], bool] = lambda: False,
         progress: Callable[[str], None] = lambda _: None,
         market: LiveMarket | None = None, renewal: Renewal | None = None) -> LiveMarket:

@@ -7,13 +7,13 @@ from pathlib import Path
 import polars as pl
 
 from core.columns import RAW
-from sources.lake import Lake
+from sources.lake import LakeWriter
 
 
-def swaps_lake(root: Path, times: list[datetime], blocks: list[int] | None = None) -> Lake:
+def swaps_lake(root: Path, times: list[datetime], blocks: list[int] | None = None) -> LakeWriter:
     """A lake of one pool's swaps at `times`, in `blocks` (else 1, 2, ...): its days are the
     lake's days of swaps."""
-    lake = Lake(root)
+    lake = LakeWriter(root)
     lake.write("swaps", swap_rows(times, blocks))
     return lake
 

@@ -10,7 +10,7 @@ import polars as pl
 from assets.market.reserves import day_closes, reserve_day, reserves_at
 from assets.warehouse import Warehouse
 from core.columns import RAW
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.assets.swaps_lake import swaps_lake
 
 
@@ -27,7 +27,7 @@ RESERVES = [("0xa", at(17, 12), 1, 0, 10), ("0xa", at(18, 6), 2, 0, 11),
 SWAP_TIMES = [at(18, 6), at(20, 3)]
 
 
-def _lake(root) -> Lake:
+def _lake(root) -> LakeWriter:
     lake = swaps_lake(root, SWAP_TIMES, [2, 6])
     rows = sorted(RESERVES, key=lambda r: (r[2], r[3]))
     lake.write("reserves", pl.DataFrame({

@@ -8,7 +8,8 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from assets.warehouse import Warehouse, streamed
+from assets.tables import streamed
+from assets.warehouse import Warehouse
 
 
 def _pieces(pulled: list[int]):

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from sources.contract import traded_before_deployed
-from sources.lake import Lake, LakeError
+from sources.lake import LakeError, LakeWriter
 
 T = datetime(2026, 11, 19, 18, tzinfo=UTC)
 
@@ -30,7 +30,7 @@ def test_a_pair_created_or_traded_before_its_token_was_deployed_is_reported() ->
 
 def test_a_token_without_its_deployment_is_refused_whole(small_lake, tmp_path) -> None:
     tokens = small_lake.read("tokens").head(3)
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     for bad in (tokens.with_columns(deploy_tx=pl.when(pl.int_range(3) == 1).then(pl.lit(""))
                                     .otherwise("deploy_tx")),
                 tokens.with_columns(deploy_block=pl.when(pl.int_range(3) == 2).then(0)

@@ -13,7 +13,7 @@ import pytest
 
 from sources.evm.devnet import Devnet, V2Market, start_node, v2_market
 from sources.evm.rpc import quantity
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import BIN, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 
@@ -65,8 +65,8 @@ def api(home, edge):
 
 
 @pytest.fixture(scope="session")
-def lake(home) -> Lake:
-    return Lake(home / "lake")
+def lake(home) -> LakeWriter:
+    return LakeWriter(home / "lake")
 
 
 def stop(procs: list[subprocess.Popen]) -> None:
@@ -143,7 +143,7 @@ def evm_live(tmp_path_factory):
             [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",
              str(venues), "--follow", "--poll", "0.2", "--confirmations", "0"], env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        lake = Lake(home / "lake")
+        lake = LakeWriter(home / "lake")
         until(lambda: lake.progress() is not None, 120, "the follower's first mark")
         made = run_cli(["materialize"], home)
         assert made.returncode == 0, made.stderr

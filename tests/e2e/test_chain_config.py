@@ -7,14 +7,14 @@ import httpx
 import polars as pl
 import pytest
 
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import SMALL, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 
 
 def test_config_has_one_record_per_chain_agreeing_with_the_lake(home, edge):
     body = httpx.get(f"{edge}/api/v1/config").json()
-    lake = Lake(home / "lake")
+    lake = LakeWriter(home / "lake")
     chains = lake.read("chains")
     assert sorted(c["slug"] for c in body["chains"]) == sorted(chains["slug"])
     as_of = lake.progress().watermark
@@ -82,7 +82,7 @@ def test_no_snapshot_at_all_is_a_503(tmp_path):
 
 
 def test_every_pair_is_served_with_windows_that_agree_with_the_raw_swaps(home, edge):
-    lake = Lake(home / "lake")
+    lake = LakeWriter(home / "lake")
     pairs = lake.read("pairs")
     as_of = lake.progress().watermark
     swaps = lake.read("swaps").filter(pl.col("block_time") > as_of - timedelta(hours=1),

@@ -18,7 +18,7 @@ from sources.evm.config import parse
 from sources.evm.devnet import Devnet, start_node, v2_market
 from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import BIN, children, command_of, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 
@@ -31,14 +31,14 @@ def followers_of(parent: int) -> dict[str, int]:
     return {args[args.index("--rpc") + 1]: pid for pid, args in children(parent, "--rpc").items()}
 
 
-def cursor(lake: Lake, chain_id: int) -> int:
+def cursor(lake: LakeWriter, chain_id: int) -> int:
     """The next block the lake's mark says a chain's follower reads."""
     mark = lake.progress()
     chains = {} if mark is None else mark.meta.get("chains", {})
     return int(chains.get(str(chain_id), {}).get("next_block", -1))
 
 
-def rows(lake: Lake, chain_id: int) -> dict[str, pl.DataFrame]:
+def rows(lake: LakeWriter, chain_id: int) -> dict[str, pl.DataFrame]:
     return {name: lake.read(name).filter(pl.col("chain_id") == chain_id)
             .sort("block_number", "log_index") for name in TABLES}
 
@@ -67,7 +67,7 @@ def test_two_chains_one_lake_one_killed(tmp_path):
             [str(BIN / "chaintape"), "ingest", "evm", "--chains", str(chains), "--follow",
              "--poll", "0.2", "--confirmations", "0"], env=env, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        lake = Lake(tmp_path / "lake")
+        lake = LakeWriter(tmp_path / "lake")
         for cid, net in nets.items():
             head = net.block_number()
             until(lambda cid=cid, head=head: cursor(lake, cid) > head, timeout=60,
@@ -85,7 +85,7 @@ def test_two_chains_one_lake_one_killed(tmp_path):
         assert followers_of(parent.pid)[nodes[5].url] != killed
 
         for cid, node in nodes.items():
-            alone = Lake(tmp_path / f"alone-{cid}")
+            alone = LakeWriter(tmp_path / f"alone-{cid}")
             with Rpc(node.url) as rpc:
                 Follower.open(rpc, parse(yaml.safe_load(markets[cid].venues_file(slugs[cid]))),
                               alone, confirmations=0).run()
@@ -166,7 +166,7 @@ def test_a_follower_renewed_in_place_loses_and_repeats_nothing(tmp_path):
                 [str(BIN / "chaintape"), "ingest", "evm", "--rpc", node.url, "--venues",
                  str(venues), "--follow", "--poll", "0.2", "--confirmations", "0",
                  "--from-block", "0"], env=env, stdout=out, stderr=out)
-        lake = Lake(tmp_path / "lake")
+        lake = LakeWriter(tmp_path / "lake")
         # Each swap written, then the follower renewed before the next one comes.
         for amount in (1, 2, 3):
             market.swap(pair, market.quote, amount * E18, 0)
@@ -183,7 +183,7 @@ def test_a_follower_renewed_in_place_loses_and_repeats_nothing(tmp_path):
         assert "--follow" in args and "--from-block" not in args
         follower.terminate()
         follower.wait(30)
-        alone = Lake(tmp_path / "alone")
+        alone = LakeWriter(tmp_path / "alone")
         with Rpc(node.url) as rpc:
             Follower.open(rpc, parse(yaml.safe_load(market.venues_file("devnet-seven"))),
                           alone, confirmations=0).run()

@@ -9,7 +9,7 @@ import pytest
 
 from sources.evm.derived import derived_feed_id
 from sources.evm.devnet import V2Market
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested, pepe_market
 from tests.sources.evm.test_ingest import out_for
@@ -93,7 +93,7 @@ def test_a_token_two_hops_from_a_feed_is_priced_through_both(chain):
 
 
 def test_a_pool_under_the_floor_never_sets_a_price(chain):
-    lake = Lake(chain["home"] / "lake")
+    lake = LakeWriter(chain["home"] / "lake")
     feeds = lake.read("oracle_feeds").filter(pl.col("source") == "derived")
     # PEPE is the only bridge priced: DOGE is no pool's quote, SHIB's one pool is too thin.
     assert feeds["feed_id"].to_list() == [derived_feed_id(31337, chain["tokens"]["pepe"])]

@@ -17,7 +17,7 @@ import yaml
 from sources.evm.devnet import Devnet, start_node
 from sources.evm.rpc import quantity
 from sources.hermes import own_id
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import BIN, edge_process, run_cli, until
 from tests.e2e.conftest import pepe_market
 from tests.sources.evm.test_ingest import out_for
@@ -59,7 +59,7 @@ def next_second() -> None:
     until(lambda: time.time() >= int(now) + 1, what="the next second")
 
 
-def hermes_rows(lake: Lake, feed: str) -> pl.DataFrame:
+def hermes_rows(lake: LakeWriter, feed: str) -> pl.DataFrame:
     return lake.read("oracle_updates").filter(pl.col("feed_id") == own_id(feed)).sort(
         "publish_time")
 
@@ -85,7 +85,7 @@ def test_each_swap_is_priced_at_the_benchmark_of_its_blocks_second(edge, eth_usd
         t_buy, t_sell = block_second(net, buy), block_second(net, sell)
         p_buy, p_sell = benchmark(edge, eth_usd, t_buy), benchmark(edge, eth_usd, t_sell)
 
-        lake = Lake(tmp_path / "lake")
+        lake = LakeWriter(tmp_path / "lake")
         rows = hermes_rows(lake, eth_usd)
         assert set(rows["source"]) == {"hermes"}
         stored = dict(zip(rows["publish_time"], rows["price"] * 10.0 ** rows["expo"],
@@ -122,7 +122,7 @@ def test_the_stream_writes_between_blocks_and_a_killed_follower_resumes(edge, et
     net = Devnet(node.url)
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path)}
     venues = tmp_path / "venues.yaml"
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
 
     def follower() -> subprocess.Popen:
         return subprocess.Popen(

@@ -20,7 +20,7 @@ from pipelines.definitions import defs
 from publish.reader import latest_id, load_snapshot, snapshot_ids
 from publish.wallets import POSITION_KEY, ROUND_KEY
 from publish.writer import instant_text
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from sources.simulator import SimulationConfig, live_market, simulate
 
 # The history ends ten minutes before midnight; the live market then runs on past it.
@@ -112,7 +112,7 @@ def products(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
 
 @pytest.mark.stack
 def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     simulate(CONFIG, lake)
     incremental = Warehouse(lake_root=lake.root, root=str(tmp_path / "incremental"))
     with dg.instance_for_test() as instance:

@@ -20,7 +20,7 @@ from core.store import LocalStore
 from pipelines.resources import resources
 from publish.reader import LATEST, latest_id, load_snapshot
 from publish.tail import TABLES, TAIL, load_tail, read_pointer
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from sources.simulator.live_market import commit, start
 from tail.writer import basis_of, follow, live_tail
 from tests.conftest import BIN, edge_process, run_cli, until
@@ -165,7 +165,7 @@ def test_a_tail_made_from_the_one_before_equals_one_made_whole(live_home, tmp_pa
     shutil.copytree(live_home, home)
     monkeypatch.setenv("CHAINTAPE_HOME", str(home))
     warehouse, store = resources()["warehouse"], LocalStore(home / "store")
-    lake = Lake(home / "lake", keep_open=True)
+    lake = LakeWriter(home / "lake", keep_open=True)
     market = start(lake)
     basis = basis_of(store, latest_id(store))
     taken, wholes = None, []
@@ -353,7 +353,7 @@ def test_a_torn_latest_leaves_the_tail_following_the_last_good_snapshot(live_hom
     shutil.copytree(live_home, home, ignore=shutil.ignore_patterns("edge-parts"))
     monkeypatch.setenv("CHAINTAPE_HOME", str(home))
     warehouse, store = resources()["warehouse"], LocalStore(home / "store")
-    lake = Lake(home / "lake", keep_open=True)
+    lake = LakeWriter(home / "lake", keep_open=True)
     market = start(lake)
     good = latest_id(store)
     latest = home / "store" / LATEST
@@ -396,13 +396,13 @@ def test_a_tail_renewed_in_place_publishes_first_and_lets_its_preparing_process_
     renewal = Renewal("live tail", said.append, ["chaintape", "tail"], warm_s=0,
                       above_mb=-4096, execute=exec_stand_in)
     with pytest.raises(Renewed) as renewed:
-        follow(Lake(home / "lake", keep_open=True), warehouse, store, 0.05, renewal=renewal)
+        follow(LakeWriter(home / "lake", keep_open=True), warehouse, store, 0.05, renewal=renewal)
     assert renewed.value.args == (["chaintape", "tail"],)
     assert read_pointer(store)["seq"] == seen + 1
     assert len(said) == 1 and said[0].startswith("live tail: renewed in place")
     assert multiprocessing.active_children() == []
 
 
-def _tail_at(store: LocalStore, lake: Lake) -> bool:
+def _tail_at(store: LocalStore, lake: LakeWriter) -> bool:
     """Whether the published tail reaches the lake's last mark."""
     return (read_pointer(store) or {}).get("as_of") == lake.progress().watermark.isoformat()

@@ -15,7 +15,7 @@ from assets.market.assets import LEGS, market_days
 from assets.market.reserves import reserves_at
 from assets.warehouse import Warehouse
 from figures.pair_trades import LegPricing
-from sources.lake import Lake
+from sources.lake import LakeWriter
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -144,7 +144,7 @@ def test_token_figures_agree_with_the_raw_swaps_and_the_registry(api, lake):
     assert batch[0]["token"]["address"] == address
 
 
-def _balances(lake: Lake, chain_id: int, token: str) -> dict[str, int]:
+def _balances(lake: LakeWriter, chain_id: int, token: str) -> dict[str, int]:
     """A token's balances recomputed from the raw lake, row by row."""
     balance: dict[str, int] = defaultdict(int)
     for t in lake.read("transfers").filter(pl.col("chain_id") == chain_id,

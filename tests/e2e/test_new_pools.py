@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from sources.evm.devnet import TOKEN_ARGS, Devnet, uniswap_v2, uniswap_v3
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import edge_process, run_cli
 from tests.e2e.conftest import devnet_on
 
@@ -90,7 +90,7 @@ def test_a_pool_made_after_a_refresh_is_counted_by_the_next(tmp_path, family):
 def test_a_pool_added_to_a_simulated_lake_is_counted_by_the_next_refresh(tmp_path):
     refreshed(tmp_path, "simulate", "--chains", "4", "--days", "1", "--swaps", "3000",
               "--seed", "11")
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     slug, chain_id = lake.read("chains").sort("chain_id").select("slug", "chain_id").row(0)
     counted = chain_record(tmp_path, slug)["pairs"]
 

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from sources.evm.devnet import TOKEN_ARGS, uniswap_v2
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested
 from tests.sources.evm.test_ingest import isqrt, out_for
@@ -65,7 +65,7 @@ def test_the_routers_swaps_are_the_pairs_trades_priced_by_hand(chain):
 
 
 def test_the_first_liquidity_is_the_owners_less_the_minimum(chain):
-    events = Lake(chain["home"] / "lake").read("liquidity_events").filter(
+    events = LakeWriter(chain["home"] / "lake").read("liquidity_events").filter(
         pl.col("pair") == chain["pair"])
     assert events.select("kind", "owner").rows() == [("mint", chain["owner"])]
     assert int(events["liquidity"][0]) == isqrt(1_000_000 * E18 * 1_000 * E18) \

@@ -14,7 +14,7 @@ from sources.evm.devnet import TOKEN_ARGS, uniswap_v3
 from sources.evm.families import decoded
 from sources.evm.families.uniswap_v3 import SWAP
 from sources.evm.rows import INCREASE_LIQUIDITY as INCREASED
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested
 
@@ -114,7 +114,7 @@ def test_a_position_based_pool_is_not_called_unlocked(chain):
 
 
 def test_a_position_is_its_nfts_holder(chain):
-    events = Lake(chain["home"] / "lake").read("liquidity_events").filter(
+    events = LakeWriter(chain["home"] / "lake").read("liquidity_events").filter(
         pl.col("pair") == chain["pool"]).sort("block_number")
     accounts = chain["accounts"]
     assert events.select("kind", "owner").rows() == [("mint", accounts[0]),

@@ -5,7 +5,7 @@ import orjson
 
 from assets.warehouse import Warehouse
 from checks.products import PRODUCT_SCHEMAS
-from sources.lake import Lake
+from sources.lake import LakeWriter
 
 
 def test_the_snapshot_records_the_lake_versions_it_was_computed_from(home, lake) -> None:
@@ -17,7 +17,7 @@ def test_the_snapshot_records_the_lake_versions_it_was_computed_from(home, lake)
     assert manifest["lake_versions"] == progress.versions
     assert set(manifest["lake_versions"]) == set(lake.tables())
     # Read at those versions, the lake gives back the rows the products were made from.
-    pinned = Lake(lake.root, manifest["lake_versions"])
+    pinned = LakeWriter(lake.root, manifest["lake_versions"])
     assert pinned.read("swaps").height == lake.read("swaps").height
 
 

@@ -12,9 +12,10 @@ import pytest
 import assets.wallets.assets
 import assets.wallets.books
 from assets.checks import SCHEMA_CHECK
+from assets.tables import fingerprints
 from assets.wallets.assets import wallet_books
 from assets.wallets.days import LEDGER_INPUTS
-from assets.warehouse import Warehouse, fingerprints
+from assets.warehouse import Warehouse
 from checks.products import rules_of
 from checks.schemas.wallets import LEDGER_ORDER
 from core.store import LocalStore

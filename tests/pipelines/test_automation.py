@@ -6,10 +6,11 @@ from decimal import Decimal
 import dagster as dg
 import polars as pl
 
-from assets.warehouse import BY_DAY, Warehouse
+from assets.tables import BY_DAY
+from assets.warehouse import Warehouse
 from core.columns import RAW
 from pipelines.schedules import lake_maintenance, lake_sensor, rankings
-from sources.lake import COMPACT_ABOVE_FILES, Lake
+from sources.lake import COMPACT_ABOVE_FILES, LakeWriter
 from tests.sources.test_lake import later, swaps
 
 
@@ -25,12 +26,12 @@ def days_of(request: dg.RunRequest) -> tuple[str, str]:
             request.tags["dagster/asset_partition_range_end"])
 
 
-def two_days(tmp_path, monkeypatch) -> tuple[Lake, datetime]:
+def two_days(tmp_path, monkeypatch) -> tuple[LakeWriter, datetime]:
     """A lake of the test swaps (the 18th and the 19th), marked complete at 00:03 on the 19th,
     and the warehouse beside it, both where the sensor looks."""
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
     monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
-    lake = Lake()
+    lake = LakeWriter()
     lake.write("swaps", swaps())
     mark = datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
     lake.mark(mark, "test")
@@ -46,7 +47,7 @@ def test_the_sensor_asks_for_one_refresh_per_new_batch(tmp_path, monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
     monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
     sensor = lake_sensor("everything")
-    lake = Lake()
+    lake = LakeWriter()
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(instance=instance)
         assert isinstance(sensor(context), dg.SkipReason)
@@ -129,7 +130,7 @@ def test_the_sensor_shows_how_far_a_chain_follower_stands_behind_the_head(tmp_pa
                                                                           monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
     monkeypatch.setenv("CHAINTAPE_WAREHOUSE", str(tmp_path / "warehouse"))
-    lake = Lake()
+    lake = LakeWriter()
     lake.write("swaps", swaps())
     # A follower that wrote blocks up to 109 while the chain's head was 130.
     lake.mark(datetime(2026, 11, 19, 0, 3, tzinfo=UTC), "evm",
@@ -144,7 +145,7 @@ def test_the_sensor_shows_how_far_a_chain_follower_stands_behind_the_head(tmp_pa
 def test_the_maintenance_job_compacts_crowded_partitions_and_keeps_every_row(tmp_path,
                                                                              monkeypatch):
     monkeypatch.setenv("CHAINTAPE_LAKE", str(tmp_path / "lake"))
-    lake = Lake()
+    lake = LakeWriter()
     lake.write("swaps", swaps(1))
     for step in range(1, COMPACT_ABOVE_FILES + 2):
         lake.append("swaps", later(swaps(1), step, step))

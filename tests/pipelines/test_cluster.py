@@ -15,7 +15,7 @@ import boto3
 import pytest
 
 from assets.warehouse import Warehouse
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import BIN, free_port, run_cli, until
 from tests.e2e.test_incremental import close, products, rows
 
@@ -103,7 +103,7 @@ def local(small_lake, tmp_path_factory) -> Path:
     return home
 
 
-def on_s3(lake: Lake, bucket: str) -> str:
+def on_s3(lake: LakeWriter, bucket: str) -> str:
     """A copy of a lake's directory under s3://bucket/lake (its Delta logs name their files
     relative to the table, so the tree copied as it is is the same lake)."""
     s3 = boto3.client("s3")
@@ -153,6 +153,6 @@ def test_two_workers_build_what_one_process_builds_though_one_is_killed(small_la
                                               two))
     assert_same_products(Warehouse(lake_root=lake, root="s3://cluster/warehouse"),
                          Warehouse(lake_root=small_lake.root, root=str(local / "warehouse")))
-    assert Lake(lake).read("swaps").height == small_lake.read("swaps").height
+    assert LakeWriter(lake).read("swaps").height == small_lake.read("swaps").height
     # The run's snapshot was published to the bucket.
     assert boto3.client("s3").get_object(Bucket="cluster", Key="store/snapshots/LATEST")["Body"].read()

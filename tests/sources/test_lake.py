@@ -6,7 +6,7 @@ import pytest
 from deltalake import DeltaTable
 
 from core.columns import RAW
-from sources.lake import COMPACT_ABOVE_FILES, Lake, LakeError
+from sources.lake import COMPACT_ABOVE_FILES, LakeError, LakeMaintenance, LakeWriter
 
 
 def swaps(n: int = 3, amount: int = 5, first_block: int = 10) -> pl.DataFrame:
@@ -26,9 +26,9 @@ def swaps(n: int = 3, amount: int = 5, first_block: int = 10) -> pl.DataFrame:
     })
 
 
-def crowded(root) -> Lake:
+def crowded(root) -> LakeWriter:
     """A lake whose one swaps partition holds more files than compaction leaves alone."""
-    lake = Lake(root)
+    lake = LakeWriter(root)
     lake.write("swaps", swaps(1))
     for step in range(1, COMPACT_ABOVE_FILES + 2):
         lake.append("swaps", later(swaps(1), step, step))
@@ -41,7 +41,7 @@ def later(frame: pl.DataFrame, blocks: int, seconds: int) -> pl.DataFrame:
 
 
 def test_swaps_are_a_delta_table_partitioned_by_chain_and_date(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())
     assert DeltaTable(str(tmp_path / "swaps")).metadata().partition_columns == ["chain_id", "date"]
     rel = [f.removeprefix(str(tmp_path) + "/").rsplit("/", 1)[0] for f in lake.files("swaps")]
@@ -50,7 +50,7 @@ def test_swaps_are_a_delta_table_partitioned_by_chain_and_date(tmp_path):
 
 
 def test_a_day_keeps_its_place_in_the_table_however_later_days_grow(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     # Chain 1: one swap on the 18th, two on the 19th; chain 2: three on the 18th.
     two = swaps(first_block=50).with_columns(chain_id=pl.lit(2, pl.Int64),
                                             block_time=pl.col("block_time") - timedelta(hours=1))
@@ -72,7 +72,7 @@ def test_a_day_keeps_its_place_in_the_table_however_later_days_grow(tmp_path):
 
 
 def test_writing_the_same_range_twice_leaves_the_same_rows(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())
     lake.write("swaps", swaps())
     assert lake.read("swaps").equals(swaps())
@@ -80,7 +80,7 @@ def test_writing_the_same_range_twice_leaves_the_same_rows(tmp_path):
 
 
 def test_replacing_a_block_range_across_days_is_one_commit(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())  # blocks 10 (the 18th), 11 and 12 (the 19th)
     before = lake.version("swaps")
     # Block 11 again with another amount, and block 12 gone: the range 11..12 in one commit.
@@ -96,7 +96,7 @@ def test_replacing_a_block_range_across_days_is_one_commit(tmp_path):
 
 
 def test_a_range_replaced_keeps_every_partition_in_key_order(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     # Ten blocks on the 19th (blocks 20..29, a second apart), appended in two batches.
     day = pl.concat([later(swaps(1), b, 120 + b) for b in range(10, 20)])
     lake.append("swaps", day.head(6))
@@ -115,7 +115,7 @@ def test_a_range_replaced_keeps_every_partition_in_key_order(tmp_path):
 
 
 def test_rewriting_a_partition_replaces_its_rows_and_no_other(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())
     lake.write("swaps", swaps(amount=9).slice(1, 2))
     amounts = lake.read("swaps")["amount0_in"].to_list()
@@ -133,7 +133,7 @@ def test_a_frame_breaking_the_contract_is_refused_and_nothing_is_written(tmp_pat
         frame = frame.drop("maker")
     else:
         frame = frame.with_columns(pl.col("amount0_in").cast(pl.Float64))
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps(1))
     with pytest.raises(LakeError):
         lake.append("swaps", later(frame, 100, 60))
@@ -142,12 +142,12 @@ def test_a_frame_breaking_the_contract_is_refused_and_nothing_is_written(tmp_pat
 
 
 def test_an_absent_table_scans_empty_with_its_schema(tmp_path):
-    frame = Lake(tmp_path).read("heads")
+    frame = LakeWriter(tmp_path).read("heads")
     assert frame.height == 0 and "indexed_block" in frame.columns
 
 
 def test_appends_read_in_block_order_and_a_restore_undoes_them(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())
     assert lake.append("swaps", later(swaps(), 3, 120)) == 1
     lake.append("swaps", later(swaps(), 6, 180))
@@ -159,15 +159,15 @@ def test_appends_read_in_block_order_and_a_restore_undoes_them(tmp_path):
 
 
 def test_a_pinned_lake_reads_the_versions_of_its_last_complete_batch(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())
-    lake.write("heads", pl.DataFrame(schema=Lake(tmp_path).read("heads").schema))
+    lake.write("heads", pl.DataFrame(schema=LakeWriter(tmp_path).read("heads").schema))
     lake.mark(datetime(2026, 11, 19, 0, 3, tzinfo=UTC), "test")
     # A batch half written: swaps committed, its mark not yet.
     lake.append("swaps", later(swaps(), 3, 120))
     pinned = lake.pinned()
     assert pinned.read("swaps").height == 3
-    assert Lake(tmp_path).read("swaps").height == 6
+    assert LakeWriter(tmp_path).read("swaps").height == 6
     progress = lake.progress()
     assert progress is not None and progress.versions["swaps"] == 0
     assert progress.watermark == datetime(2026, 11, 19, 0, 3, tzinfo=UTC)
@@ -178,22 +178,22 @@ def test_compaction_keeps_rows_and_their_order_and_vacuum_keeps_retained_version
     before = lake.read("swaps")
     assert len(lake.files("swaps")) == COMPACT_ABOVE_FILES + 2
     version = lake.version("swaps")
-    assert lake.compact("swaps") == 1
+    assert LakeMaintenance(lake).compact("swaps") == 1
     assert len(lake.files("swaps")) == 1
     assert lake.read("swaps").equals(before)
     # Within the retention window every version is still readable...
-    assert lake.vacuum("swaps") == []
-    assert Lake(tmp_path, {"swaps": version}).read("swaps").equals(before)
+    assert LakeMaintenance(lake).vacuum("swaps") == []
+    assert LakeWriter(tmp_path, {"swaps": version}).read("swaps").equals(before)
     # ...and past it the files only old versions read are gone, the current ones stay.
-    assert len(lake.vacuum("swaps", timedelta(0))) == COMPACT_ABOVE_FILES + 2
-    assert Lake(tmp_path).read("swaps").equals(before)
+    assert len(LakeMaintenance(lake).vacuum("swaps", timedelta(0))) == COMPACT_ABOVE_FILES + 2
+    assert LakeWriter(tmp_path).read("swaps").equals(before)
 
 
 def test_the_lake_works_the_same_on_s3(s3_env):
     import boto3
 
     boto3.client("s3").create_bucket(Bucket="lake")
-    lake = Lake("s3://lake/raw")
+    lake = LakeWriter("s3://lake/raw")
     lake.write("swaps", swaps())
     lake.mark(datetime(2026, 11, 19, 0, 3, tzinfo=UTC), "test")
     lake.append("swaps", later(swaps(), 3, 120))
@@ -202,10 +202,10 @@ def test_the_lake_works_the_same_on_s3(s3_env):
     for step in range(COMPACT_ABOVE_FILES):
         lake.append("swaps", later(swaps(1), 10 + step, 3600 + step))
     whole = lake.read("swaps")
-    assert lake.compact("swaps") == 1
+    assert LakeMaintenance(lake).compact("swaps") == 1
     assert lake.read("swaps").equals(whole)
-    lake.vacuum("swaps", timedelta(0))
-    assert Lake("s3://lake/raw").read("swaps").equals(whole)
+    LakeMaintenance(lake).vacuum("swaps", timedelta(0))
+    assert LakeWriter("s3://lake/raw").read("swaps").equals(whole)
     progress = lake.progress()
     assert progress is not None and progress.versions == {"swaps": 0}
 
@@ -220,12 +220,12 @@ def test_an_append_racing_a_compaction_is_never_lost(tmp_path, monkeypatch):
         # A live writer's append lands after the compaction read its partition.
         if options.get("mode") == "overwrite" and not raced:
             raced.append(True)
-            Lake(tmp_path).append("swaps", later(swaps(1), 100, 200))
+            LakeWriter(tmp_path).append("swaps", later(swaps(1), 100, 200))
         return real(target, data, **options)
 
     monkeypatch.setattr(module, "write_deltalake", racing)
-    assert lake.compact("swaps") == 1
-    blocks = Lake(tmp_path).read("swaps")["block_number"].to_list()
+    assert LakeMaintenance(lake).compact("swaps") == 1
+    blocks = LakeWriter(tmp_path).read("swaps")["block_number"].to_list()
     assert blocks == [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110]
 
 
@@ -235,7 +235,7 @@ def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, mo
     import sources.lake.writer as module
 
     crowded(tmp_path)
-    lake, refused = Lake(tmp_path, keep_open=keep_open), []
+    lake, refused = LakeWriter(tmp_path, keep_open=keep_open), []
     real = module.write_deltalake
 
     def racing(target, data, **options):
@@ -243,7 +243,7 @@ def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, mo
         if options.get("mode") == "append" and not refused:
             # A lake keeping its tables open writes through the one it holds, as it was.
             started = target if isinstance(target, DeltaTable) else DeltaTable(str(target))
-            assert Lake(tmp_path).compact("swaps") == 1
+            assert LakeMaintenance(LakeWriter(tmp_path)).compact("swaps") == 1
             try:
                 return real(started, data, **options)
             except module.CommitFailedError:
@@ -254,12 +254,12 @@ def test_a_compaction_racing_an_append_is_tried_again_by_the_append(tmp_path, mo
     monkeypatch.setattr(module, "write_deltalake", racing)
     lake.append("swaps", later(swaps(1), 100, 200))
     assert refused
-    blocks = Lake(tmp_path).read("swaps")["block_number"].to_list()
+    blocks = LakeWriter(tmp_path).read("swaps")["block_number"].to_list()
     assert blocks == [*range(10, 10 + COMPACT_ABOVE_FILES + 2), 110]
 
 
 def test_a_table_dropped_and_written_again_is_read_again(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())
     assert lake.read("swaps")["amount0_in"].to_list() == [Decimal(5)] * 3
     # Version 0 again, other rows: what was kept of the first table must not be served.
@@ -271,12 +271,12 @@ def test_a_table_dropped_and_written_again_is_read_again(tmp_path):
 
 def test_a_lake_kept_open_reads_the_commits_made_since_it_opened_each_table(tmp_path):
     crowded(tmp_path)
-    writer = Lake(tmp_path, keep_open=True)
+    writer = LakeWriter(tmp_path, keep_open=True)
     first = writer.append("swaps", later(swaps(1), 100, 200))
     # Another process compacts the table between two of the writer's batches.
-    assert Lake(tmp_path).compact("swaps") == 1
+    assert LakeMaintenance(LakeWriter(tmp_path)).compact("swaps") == 1
     assert writer.append("swaps", later(swaps(1), 101, 201)) == first + 2
-    fresh = Lake(tmp_path)
+    fresh = LakeWriter(tmp_path)
     assert writer.version("swaps") == fresh.version("swaps") == first + 2
     mark = writer.mark(datetime(2026, 11, 19, 0, 5, tzinfo=UTC), "test")
     assert mark.versions == fresh.current_versions()
@@ -291,7 +291,7 @@ def test_a_lake_kept_open_reads_the_commits_made_since_it_opened_each_table(tmp_
 
 
 def test_a_lake_kept_open_sees_a_table_dropped_and_written_again_elsewhere(tmp_path):
-    follower, other = Lake(tmp_path, keep_open=True), Lake(tmp_path)
+    follower, other = LakeWriter(tmp_path, keep_open=True), LakeWriter(tmp_path)
     other.write("swaps", swaps())
     assert follower.read("swaps").height == 3
     other.drop("swaps")
@@ -305,9 +305,10 @@ def test_a_lake_kept_open_sees_a_table_dropped_and_written_again_elsewhere(tmp_p
 
 
 def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_path, monkeypatch):
-    import sources.lake.reader as module
+    import core.delta as delta
+    import sources.lake.reader as reader
 
-    Lake(tmp_path).write("swaps", swaps())
+    LakeWriter(tmp_path).write("swaps", swaps())
     opened: list[str] = []
 
     class Counted(DeltaTable):
@@ -315,8 +316,8 @@ def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_pat
             super().__init__(uri, *args, **options)
             opened.append(uri)  # a table that is there (a mark looks for every table)
 
-    monkeypatch.setattr(module, "DeltaTable", Counted)
-    writer = Lake(tmp_path, keep_open=True)
+    monkeypatch.setattr(delta, "DeltaTable", Counted)
+    writer = LakeWriter(tmp_path, keep_open=True)
     for step in range(1, 4):
         writer.append("swaps", later(swaps(), 3 * step, 60 * step))
         writer.mark(datetime(2026, 11, 19, 0, step, tzinfo=UTC), "test")
@@ -324,13 +325,13 @@ def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_pat
     assert writer.pinned().read("swaps").height == 12
     assert opened == [writer.uri("swaps")]
     # A follower's pinned reads, one a mark, open the table once too.
-    follower = Lake(tmp_path, keep_open=True)
+    follower = LakeWriter(tmp_path, keep_open=True)
     assert [follower.pinned().read("swaps").height for _ in range(3)] == [12, 12, 12]
     assert opened == [writer.uri("swaps")] * 2
     # Moved on by REOPEN_AFTER_VERSIONS versions since it was opened, the held table is opened
     # afresh: held at version 3 since version 0, it is opened again at its next use (at 3);
     # versions 4 and 5 keep it, version 6 opens it again.
-    monkeypatch.setattr(module, "REOPEN_AFTER_VERSIONS", 3)
+    monkeypatch.setattr(reader, "REOPEN_AFTER_VERSIONS", 3)
     for step in range(4, 6):
         writer.append("swaps", later(swaps(1), 3 * step, 60 * step))
     assert opened == [writer.uri("swaps")] * 3
@@ -340,7 +341,7 @@ def test_a_lake_kept_open_opens_each_table_once_across_appends_and_marks(tmp_pat
 
 
 def test_the_files_past_a_frontier_say_when_what_was_taken_is_written_again(tmp_path):
-    lake = Lake(tmp_path)
+    lake = LakeWriter(tmp_path)
     lake.write("swaps", swaps())  # blocks 10..12: two files, the 18th's and the 19th's
     lake.append("swaps", later(swaps(1), 5, 240))  # block 15
     past = lake.past_files("swaps", {1: 12})
@@ -368,7 +369,7 @@ def test_a_column_the_contract_gained_reads_as_its_value_before_and_is_kept_afte
                "ema_price": 5, "ema_conf": 0, "slot": second, "prev_publish_time": second}
         return row if source is None else {**row, "source": source}
 
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     day = "2026-11-25"  # of 1,795,564,800 s: the partition the lake files it under
     before = pl.DataFrame([update(1_795_564_800, None)]).with_columns(date=pl.lit(day))
     write_deltalake(str(tmp_path / "lake" / "oracle_updates"), before.to_arrow(),
@@ -377,7 +378,7 @@ def test_a_column_the_contract_gained_reads_as_its_value_before_and_is_kept_afte
     lake.append("oracle_updates", pl.DataFrame([update(1_795_564_801, "chainlink")]))
     lake.replace("oracle_updates", pl.DataFrame([update(1_795_564_802, "peg")]),
                  "publish_time = 1795564802")
-    read = Lake(tmp_path / "lake").read("oracle_updates").sort("publish_time")
+    read = LakeWriter(tmp_path / "lake").read("oracle_updates").sort("publish_time")
     assert read["source"].to_list() == ["simulator", "chainlink", "peg"]
     assert "source" in DeltaTable(str(tmp_path / "lake" / "oracle_updates")).schema().to_arrow() \
         .names
@@ -388,7 +389,7 @@ def test_a_table_read_at_each_new_version_holds_its_newest_only(tmp_path):
     every past one: the read cache's entries for the table stay one however many commits."""
     from sources.lake import reader
 
-    lake = Lake(tmp_path, keep_open=True)
+    lake = LakeWriter(tmp_path, keep_open=True)
     lake.write("swaps", swaps(1))
     root = lake.uri("swaps")
     for step in range(1, 6):
@@ -397,13 +398,13 @@ def test_a_table_read_at_each_new_version_holds_its_newest_only(tmp_path):
         held = [key for key in reader._HELD._held if key[0] == root]
         assert [key[2] for key in held] == [lake.version("swaps")]
     # An older version read again is read, and held beside the newest.
-    assert Lake(tmp_path, versions={"swaps": 2}).read("swaps").height == 3
+    assert LakeWriter(tmp_path, versions={"swaps": 2}).read("swaps").height == 3
 
 
 def test_a_table_keeps_a_log_of_hours_and_the_maintenance_sets_it_on_an_older_table(tmp_path):
     wanted = {"delta.logRetentionDuration": "interval 6 hours",
               "delta.deletedFileRetentionDuration": "interval 2 hours"}
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     lake.append("swaps", swaps())
     assert DeltaTable(lake.uri("swaps")).metadata().configuration == wanted
     # A table made before the lake set them (here with Delta's defaults, 30 and 7 days) gets
@@ -411,6 +412,6 @@ def test_a_table_keeps_a_log_of_hours_and_the_maintenance_sets_it_on_an_older_ta
     DeltaTable(lake.uri("swaps")).alter.set_table_properties(
         {"delta.logRetentionDuration": "interval 30 days",
          "delta.deletedFileRetentionDuration": "interval 7 days"})
-    lake.vacuum("swaps")
+    LakeMaintenance(lake).vacuum("swaps")
     assert DeltaTable(lake.uri("swaps")).metadata().configuration == wanted
     assert lake.read("swaps").height == 3

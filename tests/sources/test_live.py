@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from sources.lake import Lake, LakeError
+from sources.lake import LakeError, LakeWriter
 from sources.simulator import SimulationConfig, live_market, replayable, simulate
 from tests.conftest import BIN, until
 
@@ -32,17 +32,17 @@ SORTED = {"oracle_updates": ["feed_id", "publish_time"],
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
-    lake = Lake(tmp_path_factory.mktemp("history"))
+    lake = LakeWriter(tmp_path_factory.mktemp("history"))
     simulate(CONFIG, lake)
     return lake
 
 
-def copy(history: Lake, to) -> Lake:
+def copy(history: LakeWriter, to) -> LakeWriter:
     shutil.copytree(history.root, to)
-    return Lake(to)
+    return LakeWriter(to)
 
 
-def state(lake: Lake) -> dict[str, pl.DataFrame]:
+def state(lake: LakeWriter) -> dict[str, pl.DataFrame]:
     pinned = lake.pinned()
     tables = {name: pinned.read(name).select(columns or pl.all())
               for name, columns in STATE.items()}
@@ -50,7 +50,7 @@ def state(lake: Lake) -> dict[str, pl.DataFrame]:
             for name, frame in tables.items()}
 
 
-def assert_same_state(a: Lake, b: Lake) -> None:
+def assert_same_state(a: LakeWriter, b: LakeWriter) -> None:
     left, right = state(a), state(b)
     for name in STATE:
         assert left[name].equals(right[name]), name
@@ -140,7 +140,7 @@ def test_a_batch_begun_and_not_marked_is_undone_and_the_writer_goes_on(history, 
     tables = market.advance((CONFIG.end + timedelta(minutes=25)).timestamp())
     for name in ("oracle_updates", "reserves", "swaps"):
         broken.append(name, tables[name])
-    assert Lake(broken.root).read("swaps").height > marked
+    assert LakeWriter(broken.root).read("swaps").height > marked
     assert broken.pinned().read("swaps").height == marked
     live_market.run(broken, until=UNTIL)
     assert_same_state(whole, broken)

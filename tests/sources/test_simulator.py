@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from sources.simulator import SimulationConfig, market, oracle, simulate
 from sources.simulator.amm import k_holds
 from sources.simulator.events import Events
@@ -14,7 +14,7 @@ from sources.simulator.world import ARCHETYPES, CHAIN_TEMPLATES, build_chain
 from tests.conftest import SMALL
 
 
-def digests(lake: Lake) -> dict[str, list[str]]:
+def digests(lake: LakeWriter) -> dict[str, list[str]]:
     """Each partition's data files by content (Delta names files by a random id)."""
     found: dict[str, list[str]] = {}
     for name in lake.tables():
@@ -27,7 +27,7 @@ def digests(lake: Lake) -> dict[str, list[str]]:
 
 def test_the_same_seed_writes_the_same_lake_and_another_seed_does_not(tmp_path):
     config = SimulationConfig(chains=4, days=1, swaps=2_000, seed=11, end=SMALL.end)
-    a, b, c = Lake(tmp_path / "a"), Lake(tmp_path / "b"), Lake(tmp_path / "c")
+    a, b, c = LakeWriter(tmp_path / "a"), LakeWriter(tmp_path / "b"), LakeWriter(tmp_path / "c")
     simulate(config, a)
     simulate(config, b)
     simulate(SimulationConfig(chains=4, days=1, swaps=2_000, seed=12, end=SMALL.end), c)

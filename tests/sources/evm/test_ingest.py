@@ -12,7 +12,7 @@ from sources.evm.cursor import begin
 from sources.evm.devnet import V2Market
 from sources.evm.ingest import Follower
 from sources.evm.rpc import quantity
-from sources.lake import Lake, LakeError
+from sources.lake import LakeError, LakeWriter
 
 E18 = 10**18
 EVENTS = ("swaps", "reserves", "liquidity_events", "transfers", "blocks")
@@ -39,7 +39,7 @@ def isqrt(n: int) -> int:
 def follower(rpc):
     """A follower of the market's chain into `lake`."""
 
-    def make(market: V2Market, lake: Lake, **kw) -> Follower:
+    def make(market: V2Market, lake: LakeWriter, **kw) -> Follower:
         return Follower.open(rpc(), parse_file(market), lake, **{"confirmations": 2, **kw})
 
     return make
@@ -56,7 +56,7 @@ def eth_feed(market: V2Market) -> str:
     return hashlib.sha256(f"chainlink:31337:{market.aggregator}".encode()).hexdigest()
 
 
-def table(lake: Lake, name: str) -> pl.DataFrame:
+def table(lake: LakeWriter, name: str) -> pl.DataFrame:
     return lake.read(name).sort(KEYS[name])
 
 
@@ -81,7 +81,7 @@ def traded(market):
 
 
 def test_the_lake_holds_what_the_chain_did(traded, market, follower, tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     said: list[str] = []
     batches = follower(market, lake, batch_blocks=3, progress=said.append).run()
     # Each batch says one line, the last (partial) one too.
@@ -166,7 +166,7 @@ def test_the_lake_holds_what_the_chain_did(traded, market, follower, tmp_path):
 
 
 def test_ingesting_again_changes_nothing(traded, market, follower, tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follower(market, lake, batch_blocks=4).run()
     before = {name: table(lake, name) for name in (*EVENTS, "pairs")}
     follower(market, lake, batch_blocks=2, from_block=0).run()
@@ -184,7 +184,7 @@ def test_a_reorg_replacing_two_blocks_of_swaps(market, follower, rpc, tmp_path):
                                  else (1_000_000 * E18, 1_000 * E18)))
     fork = net.rpc.call("evm_snapshot")
     orphaned = [market.swap(pair, market.quote, E18, 0), market.swap(pair, market.quote, E18, 0)]
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follow = follower(market, lake)
     follow.run()
     assert set(lake.read("swaps")["tx_hash"]) == {r["transactionHash"] for r in orphaned}
@@ -219,7 +219,7 @@ def test_tokens_answering_bytes32_or_nothing(market, follower, tmp_path):
     mute = market.router
     market.pair(mkr)
     market.pair(mute)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follower(market, lake).run()
     tokens = {row["address"]: row for row in lake.read("tokens").to_dicts()}
     assert (tokens[mkr]["symbol"], tokens[mkr]["name"]) == ("MKR", "Maker")
@@ -231,7 +231,7 @@ def test_tokens_answering_bytes32_or_nothing(market, follower, tmp_path):
 def test_a_lake_another_writer_keeps_is_refused(market, follower, tmp_path):
     from datetime import UTC, datetime
 
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     lake.mark(datetime.now(UTC), "simulate")
     with pytest.raises(LakeError, match="a lake of its own"):
         follower(market, lake)
@@ -256,7 +256,7 @@ def second_chain(rpc):
         node.stop()
 
 
-def chain_rows(lake: Lake, chain_id: int) -> dict[str, pl.DataFrame]:
+def chain_rows(lake: LakeWriter, chain_id: int) -> dict[str, pl.DataFrame]:
     return {name: table(lake, name).filter(pl.col("chain_id") == chain_id)
             for name in ("swaps", "reserves", "transfers", "liquidity_events", "pairs",
                          "tokens")}
@@ -274,10 +274,10 @@ def test_two_chains_share_one_lake(traded, market, follower, second_chain, tmp_p
     """Two chains' followers into one lake: each chain's rows are what its own lake holds,
     the mark keeps both cursors, and following either again adds nothing."""
     other, other_rpc, _ = second_chain
-    shared = Lake(tmp_path / "shared")
+    shared = LakeWriter(tmp_path / "shared")
     follower(market, shared).run()
     Follower.open(other_rpc, parse_file(other), shared, confirmations=2).run()
-    alone = {31337: Lake(tmp_path / "a"), 5: Lake(tmp_path / "b")}
+    alone = {31337: LakeWriter(tmp_path / "a"), 5: LakeWriter(tmp_path / "b")}
     follower(market, alone[31337]).run()
     Follower.open(other_rpc, parse_file(other), alone[5], confirmations=2).run()
     for chain_id, lake in alone.items():
@@ -301,7 +301,7 @@ def test_a_chain_whose_writer_died_mid_batch_leaves_nothing_behind(
     batch of chain 31337 undoes them, and chain 5's follower, started again, goes on from its
     mark with no gap and no duplicate."""
     other, other_rpc, pair = second_chain
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follower(market, lake).run()
     dying = Follower.open(other_rpc, parse_file(other), lake, confirmations=2)
     dying.run()
@@ -317,7 +317,7 @@ def test_a_chain_whose_writer_died_mid_batch_leaves_nothing_behind(
     assert "writing" not in lake.progress().meta
     other.swap(pair, other.quote, E18, 0)
     Follower.open(other_rpc, parse_file(other), lake, confirmations=2).run()
-    alone = Lake(tmp_path / "alone")
+    alone = LakeWriter(tmp_path / "alone")
     Follower.open(other_rpc, parse_file(other), alone, confirmations=2).run()
     equal_rows(chain_rows(lake, 5), chain_rows(alone, 5))
     assert chain_rows(lake, 5)["swaps"].height == done["swaps"].height + 1
@@ -354,7 +354,7 @@ def test_a_node_that_stops_answering_is_marked_until_it_answers(market, node, fo
     from sources.evm.rpc import Rpc
 
     monkeypatch.setattr(ingest, "UNREACHABLE_WAIT_S", 0.0)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     following = follower(market, lake, confirmations=0)
     following.run()
     mark = lake.progress()

@@ -13,7 +13,7 @@ from sources.evm.config import parse
 from sources.evm.devnet import V2Market
 from sources.evm.ingest import Follower
 from sources.evm.rpc import quantity
-from sources.lake import Lake
+from sources.lake import LakeWriter
 
 E8 = 10**8
 
@@ -31,14 +31,14 @@ def later(market: V2Market, seconds: int = 60) -> None:
     market.net.rpc.call("evm_increaseTime", seconds)
 
 
-def follow(market: V2Market, rpc, lake: Lake, peg: str | None = None, **kw) -> Follower:
+def follow(market: V2Market, rpc, lake: LakeWriter, peg: str | None = None, **kw) -> Follower:
     document = yaml.safe_load(market.venues_file())
     if peg is not None:
         document["quotes"].append({"token": peg, "peg": 1})
     return Follower.open(rpc(), parse(document), lake, confirmations=0, **kw)
 
 
-def updates(lake: Lake) -> list[tuple]:
+def updates(lake: LakeWriter) -> list[tuple]:
     return lake.read("oracle_updates").sort("feed_id", "publish_time").select(
         "feed_id", "publish_time", "price", "expo", "slot", "prev_publish_time", "source").rows()
 
@@ -49,7 +49,7 @@ def test_each_answer_is_an_update_at_its_rounds_time(market, rpc, tmp_path):
     first = market.answer(3_100 * E8)
     later(market)
     second = market.answer(2_950 * E8)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follow(market, rpc, lake, peg=usdc).run()
 
     eth = feed("chainlink", market.aggregator)
@@ -81,7 +81,7 @@ def test_a_reorg_that_replaces_an_answer_corrects_it(market, rpc, tmp_path):
     later(market)
     fork = net.rpc.call("evm_snapshot")
     orphaned = market.answer(3_100 * E8)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follower = follow(market, rpc, lake)
     follower.run()
     assert [row[2] for row in updates(lake)] == [3_000 * E8, 3_100 * E8]
@@ -107,7 +107,7 @@ def test_a_follower_starting_later_takes_the_answer_in_force(market, rpc, tmp_pa
     later(market)
     market.net.mine(3)
     start = market.net.block_number() - 1
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follow(market, rpc, lake, from_block=start).run()
     t = block_time(market, quantity(answered["blockNumber"]))
     # The round in force before the first block read: its answer at its round's time,
@@ -127,7 +127,7 @@ def test_a_range_read_again_keeps_the_rounds_its_blocks_did_not_set(market, rpc,
     fork = net.rpc.call("evm_snapshot")
     orphaned = quantity(market.answer(2_900 * E8)["blockNumber"])
     net.mine(2)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     follower = follow(market, rpc, lake)
     # One batch reads the constructor's round (block 2) and both answers.
     assert len(follower.run()) == 1

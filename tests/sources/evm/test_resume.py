@@ -12,7 +12,7 @@ import yaml
 from sources.evm.config import parse
 from sources.evm.ingest import Follower
 from sources.evm.rpc import Rpc
-from sources.lake import Lake
+from sources.lake import LakeWriter
 from tests.conftest import BIN, until
 
 E18 = 10**18
@@ -53,10 +53,10 @@ def test_killed_at_any_moment_it_resumes_without_gap_or_duplicate(market, node, 
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
 
-    whole = Lake(tmp_path / "whole")
+    whole = LakeWriter(tmp_path / "whole")
     with Rpc(node.url) as rpc:
         Follower.open(rpc, parse(yaml.safe_load(venues.read_text())), whole).run()
-    resumed = Lake(home / "lake")
+    resumed = LakeWriter(home / "lake")
     assert resumed.read("swaps").height == 40
     for name, key in TABLES.items():
         got, expected = resumed.read(name).sort(key), whole.read(name).sort(key)

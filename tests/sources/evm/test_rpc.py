@@ -15,7 +15,7 @@ import yaml
 from sources.evm.config import parse
 from sources.evm.ingest import Follower
 from sources.evm.rpc import RateLimit, Rpc, RpcError, _too_wide, rate_limited
-from sources.lake import Lake
+from sources.lake import LakeWriter
 
 E18 = 10**18
 FAST = (0.01, 0.01, 0.02)
@@ -121,17 +121,17 @@ def config(market):
     return parse(yaml.safe_load(market.venues_file()))
 
 
-def events(lake: Lake) -> dict[str, pl.DataFrame]:
+def events(lake: LakeWriter) -> dict[str, pl.DataFrame]:
     return {name: lake.read(name).sort("block_number", "log_index")
             for name in ("swaps", "reserves", "transfers", "liquidity_events")}
 
 
 def test_refused_ranges_are_split_and_throttling_retried(busy, proxy, tmp_path):
-    direct = Lake(tmp_path / "direct")
+    direct = LakeWriter(tmp_path / "direct")
     with Rpc(busy.net.rpc.url) as rpc:
         Follower.open(rpc, config(busy), direct, batch_blocks=100).run()
     picky = proxy(widest=2, throttle=4)
-    through = Lake(tmp_path / "through")
+    through = LakeWriter(tmp_path / "through")
     with Rpc(picky.url, backoff_s=FAST) as rpc:
         Follower.open(rpc, config(busy), through, batch_blocks=100).run()
         assert rpc.retries >= picky.throttled > 0
@@ -147,7 +147,7 @@ def test_a_range_that_cannot_be_read_stops_the_ingest_before_it(busy, proxy, tmp
     head = busy.net.block_number()
     broken = head - 3
     failing = proxy(broken=broken)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     with Rpc(failing.url, backoff_s=FAST) as rpc:
         follower = Follower.open(rpc, config(busy), lake, batch_blocks=1)
         with pytest.raises(RpcError, match="HTTP 500, still after 3 retries"):
@@ -159,11 +159,11 @@ def test_a_range_that_cannot_be_read_stops_the_ingest_before_it(busy, proxy, tmp
 
 def test_a_rate_limit_in_a_200_answer_is_waited_out_for_any_call_not_split(busy, proxy,
                                                                           tmp_path):
-    direct = Lake(tmp_path / "direct")
+    direct = LakeWriter(tmp_path / "direct")
     with Rpc(busy.net.rpc.url) as rpc:
         Follower.open(rpc, config(busy), direct, batch_blocks=100).run()
     limiting = proxy(limit=3)
-    through = Lake(tmp_path / "through")
+    through = LakeWriter(tmp_path / "through")
     with Rpc(limiting.url, backoff_s=FAST) as rpc:
         Follower.open(rpc, config(busy), through, batch_blocks=100).run()
         assert rpc.retries >= limiting.limited > 0
@@ -214,11 +214,11 @@ def test_an_unreachable_node_is_named():
 def test_concurrent_reads_equal_a_sequential_read_within_the_rate(busy, proxy, tmp_path):
     """Eight requests in flight and at most 40 a second, through a proxy that also refuses wide
     ranges and answers rate limits: the lake is the one a direct, sequential read makes."""
-    direct = Lake(tmp_path / "direct")
+    direct = LakeWriter(tmp_path / "direct")
     with Rpc(busy.net.rpc.url) as rpc:
         Follower.open(rpc, config(busy), direct, confirmations=0, batch_blocks=40).run()
     slow = proxy(widest=2, limit=9, delay_s=0.02)
-    lake = Lake(tmp_path / "lake")
+    lake = LakeWriter(tmp_path / "lake")
     with Rpc(slow.url, backoff_s=FAST, concurrency=8, max_rps=40) as rpc:
         Follower.open(rpc, config(busy), lake, confirmations=0, batch_blocks=40).run()
     for name, frame in events(direct).items():
