@@ -12,13 +12,12 @@ from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.domains import keys, product_key
 from assets.snapshot.trades import DaySwaps, trade_days
-from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
+from assets.snapshot.wallet_tables import StoredLedger, wallet_serving
 from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
 from core.store import open_store
 from core.vocabulary import MIN_RATED_POSITIONS, WIRE_TIME
-from figures.ledger import with_swap_hashes
 from publish.boards import board_documents
 from publish.cursor import default_signer
 from publish.farms import farm_pages
@@ -32,7 +31,7 @@ from publish.spans import (
     span_of,
 )
 from publish.verdicts import epoch_of, verdict_tree
-from publish.wallets import LedgerDays, ranking_lists, wallet_serving
+from publish.wallet_rankings import ranking_lists
 from publish.writer import PagedList, Publisher, ServingTable, SpannedTable, spanned
 
 
@@ -191,7 +190,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                  for name in ("wallet_profiles", "wallet_rankings")}
     # The wallet ledger a lake day at a time: a publish reads the days still changing and the
     # spans it makes again, not the history.
-    ledger = LedgerDays({day_start(day): files for day, files in warehouse.day_files(
+    ledger = StoredLedger({day_start(day): files for day, files in warehouse.day_files(
         "wallet_ledger", frames.versions["wallet_ledger"]).items()}, warehouse.read, cut_s)
     manifest = publisher.publish(
         as_of,
@@ -207,11 +206,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         tables=itertools.chain(
             serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
                            frames.versions["swap_legs"], day_swaps),
-            wallet_serving(frames, ledger, lambda rows: with_swap_hashes(rows, swaps),
-                           book_positions, lambda rows: assemble_rounds(rows, as_of_s),
-                           BOOK_INPUTS, warehouse.scan("address_labels").collect(), as_of_s,
-                           hashed_from=swapped,
-                           stored_as=stored_as),
+            wallet_serving(frames, ledger, swaps, warehouse.scan("address_labels").collect(),
+                           as_of_s, hashed_from=swapped, stored_as=stored_as),
             derivative_tables(frames, cut_s)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),
         warehouse_versions=frames.versions,

@@ -10,7 +10,7 @@ import polars as pl
 from checks.schemas.wallets import HUMAN_UNKNOWN_CAP
 from core.fingerprints import keyed
 from core.vocabulary import CAPITAL_TIERS, WALLET_WINDOWS, wire_time
-from publish.wallets import METRIC_COUNTS, METRIC_FIGURES
+from publish.wallet_rankings import METRIC_COUNTS, METRIC_FIGURES
 
 # Round trips: at least this many, and at least this share of buys, make a bot.
 BOT_ROUND_TRIPS, BOT_SHARE = 3, 0.5
@@ -310,7 +310,7 @@ RANKING_INPUTS = ("chain_id", "wallet", "rebuild_skipped", "tier", "type", "copy
 def assemble_rankings(profiles: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     """One ranking row per wallet and window (spec 2.5): the figures filters and sorts read,
     that window's metrics, and the wallet's parts of the list item as JSON; the item itself is
-    put together only for the rows a page shows (`publish.wallets.ranking_items`)."""
+    put together only for the rows a page shows (`publish.wallet_rankings.ranking_items`)."""
     carried = tuple(c for c in RANKING_INPUTS if c not in ("chain_id", "wallet", "rebuild_skipped"))
     return (metric_grid(profiles, windows, carried=carried)
             .select(pl.exclude("window_order", "rebuild_skipped", *carried), *carried))

@@ -30,19 +30,15 @@ from edge.web.problems import ApiError
 from edge.web.registry import Params
 from publish.cursor import Cursor, list_scope
 from publish.reader import Snapshot
-from publish.wallets import (
+from publish.wallet_rankings import (
     METRIC_FIELDS,
-    POSITION_KEY,
-    ROUND_KEY,
     WalletQuery,
-    marked,
-    position_items,
     ranked_at,
     ranking_items,
-    round_items,
     wallet_order,
     wallet_scope,
 )
+from publish.wallets import POSITION_KEY, ROUND_KEY, marked, position_items, round_items
 
 BEST_TRADES = 10
 HOUR, DAY = 3_600, 86_400

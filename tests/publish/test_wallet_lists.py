@@ -3,7 +3,7 @@
 import orjson
 import polars as pl
 
-from publish.wallets import METRIC_COUNTS, METRIC_FIGURES, ranking_items
+from publish.wallet_rankings import METRIC_COUNTS, METRIC_FIGURES, ranking_items
 
 
 def test_a_ranking_item_is_the_wallet_parts_and_the_window_record() -> None:

@@ -5,7 +5,7 @@ hand."""
 import polars as pl
 import pytest
 
-from publish.wallets import LedgerDays
+from assets.snapshot.wallet_tables import StoredLedger
 
 DAY, HOUR = 86_400, 3_600
 # The cut: 02:30 on day 3.
@@ -34,7 +34,7 @@ DAYS = {0: ["d0"], 2 * DAY: ["d2"], 3 * DAY: ["d3"]}
 
 def test_a_lake_day_holds_the_days_without_swaps_before_it_and_each_span_is_read_alone():
     files = Files(FILES)
-    ledger = LedgerDays(DAYS, files, CUT)
+    ledger = StoredLedger(DAYS, files, CUT)
     assert ledger.closed == {0: 0, DAY: 2 * DAY, 2 * DAY: 2 * DAY}
     hour = 3 * DAY + 2 * HOUR
     assert set(ledger.names(("ts", "qty"))) == {0, DAY, 2 * DAY, 3 * DAY, hour}
@@ -50,24 +50,24 @@ def test_a_lake_day_holds_the_days_without_swaps_before_it_and_each_span_is_read
 
 
 def test_a_closed_span_is_named_by_its_files_and_a_recent_one_by_its_rows():
-    before = LedgerDays(DAYS, Files(FILES), CUT).names(("ts", "qty"))
+    before = StoredLedger(DAYS, Files(FILES), CUT).names(("ts", "qty"))
     # The same rows in a new file of day 0 (as a write makes one): day 0's name changes only.
-    moved = LedgerDays({**DAYS, 0: ["d0-again"]}, Files({**FILES, "d0-again": FILES["d0"]}),
+    moved = StoredLedger({**DAYS, 0: ["d0-again"]}, Files({**FILES, "d0-again": FILES["d0"]}),
                        CUT).names(("ts", "qty"))
     assert {s for s in before if before[s] != moved[s]} == {0}
     # A changed row in the watermark's day, in a new file: only its span changes name.
     changed = {**FILES, "d3-again": rows(3 * DAY + 9, CUT - 4)}
-    after = LedgerDays({**DAYS, 3 * DAY: ["d3-again"]}, Files(changed), CUT).names(("ts", "qty"))
+    after = StoredLedger({**DAYS, 3 * DAY: ["d3-again"]}, Files(changed), CUT).names(("ts", "qty"))
     assert {s for s in before if before[s] != after[s]} == {3 * DAY + 2 * HOUR}
 
 
 def test_no_span_asked_for_reads_no_rows_and_gives_the_columns():
     files = Files(FILES)
-    ledger = LedgerDays(DAYS, files, CUT)
+    ledger = StoredLedger(DAYS, files, CUT)
     [empty] = ledger.rows(set(), ("ts", "qty"))
     assert empty.is_empty() and empty.columns == ["ts", "qty"]
 
 
 def test_a_ledger_without_days_is_refused():
     with pytest.raises(ValueError, match="no days"):
-        LedgerDays({}, Files({}), CUT)
+        StoredLedger({}, Files({}), CUT)

@@ -6,13 +6,14 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from assets.snapshot.wallet_tables import wallet_rounds
 from assets.wallets.positions import assemble_rounds
 from core.store import LocalStore
 from publish.cursor import CursorSigner
 from publish.reader import OBJECTS, load_snapshot
-from publish.wallets import ROUND_BOOKS, ROUND_KEY, wallet_rounds
+from publish.wallets import ROUND_BOOKS, ROUND_KEY
 from publish.writer import Publisher
-from tests.publish.test_wallet_positions import AS_OF, DAY, HOUR, layers, ledger
+from tests.assets.test_wallet_positions import AS_OF, DAY, HOUR, layers, ledger
 
 SYMBOLS = pl.DataFrame({"chain_id": [1], "token": ["t"], "token_symbol": ["T"]})
 HOUR_START = 2 * DAY + 2 * HOUR

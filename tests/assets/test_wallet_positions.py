@@ -7,14 +7,15 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
+from assets.snapshot.wallet_tables import Layers, ledger_spans, wallet_positions
 from assets.wallets.positions import BOOK_INPUTS, book_positions
 from core.store import LocalStore
 from publish.cursor import CursorSigner
 from publish.reader import OBJECTS, load_snapshot
-from publish.wallets import POSITION_BOOKS, Layers, ledger_spans, wallet_positions
+from publish.wallets import POSITION_BOOKS
 from publish.writer import Publisher
+from tests.assets.stored_ledger import stored_ledger
 from tests.assets.test_wallets import account
-from tests.publish.ledger_days import ledger_days
 
 DAY, HOUR = 86_400, 3_600
 # The watermark: 02:30 on day 2.
@@ -35,7 +36,7 @@ def ledger(rows: list[tuple[str, str, int, str, float, float]]) -> pl.DataFrame:
 
 def layers(stored: pl.DataFrame, as_of_s: int) -> Layers:
     """The stored ledger's layers at a watermark, named by its spans."""
-    days = ledger_days(stored, as_of_s)
+    days = stored_ledger(stored, as_of_s)
     return Layers(days, ledger_spans(days), BOOK_INPUTS)
 
 
@@ -142,11 +143,11 @@ def test_the_days_turn_writes_yesterdays_layer_and_keeps_the_days_before(tmp_pat
 def test_a_swaps_place_among_the_lakes_swaps_leaves_the_live_days_spans_named_as_before() -> None:
     stored = ledger(BOOK)
     hour = 2 * DAY + 2 * HOUR
-    names = ledger_spans(ledger_days(stored, AS_OF))
+    names = ledger_spans(stored_ledger(stored, AS_OF))
     # Swaps arriving on another chain move this one's places among the lake's swaps.
-    moved = ledger_spans(ledger_days(stored.with_columns(swap=pl.col("swap") + 7), AS_OF))
+    moved = ledger_spans(stored_ledger(stored.with_columns(swap=pl.col("swap") + 7), AS_OF))
     assert {names[2 * DAY], names[hour]} == {moved[2 * DAY], moved[hour]}
     # A quantity is what the books are made of: it renames its span, and only its span.
-    changed = ledger_spans(ledger_days(stored.with_columns(
+    changed = ledger_spans(stored_ledger(stored.with_columns(
         qty=pl.when(pl.col("ts") >= hour).then(pl.col("qty") * 2).otherwise("qty")), AS_OF))
     assert changed[2 * DAY] == names[2 * DAY] and changed[hour] != names[hour]

@@ -3,11 +3,11 @@ in a file named by its rows (as a write never reuses a file's name)."""
 
 import polars as pl
 
+from assets.snapshot.wallet_tables import StoredLedger
 from publish.spans import DAY_SECONDS, fingerprint
-from publish.wallets import LedgerDays
 
 
-def ledger_days(ledger: pl.DataFrame, cut_s: int) -> LedgerDays:
+def stored_ledger(ledger: pl.DataFrame, cut_s: int) -> StoredLedger:
     """`ledger`'s rows by the UTC day of their `ts`, cut at `cut_s`; a ledger without rows is
     one day's file without rows."""
     files: dict[str, pl.DataFrame] = {}
@@ -18,4 +18,4 @@ def ledger_days(ledger: pl.DataFrame, cut_s: int) -> LedgerDays:
                                                     ledger.with_columns(_day=pl.lit(0)))]:
         name = f"{day}:{fingerprint(rows)}"
         files[name], days[int(day)] = rows.drop("_day"), [name]
-    return LedgerDays(days, lambda names: pl.concat([files[n] for n in names]).lazy(), cut_s)
+    return StoredLedger(days, lambda names: pl.concat([files[n] for n in names]).lazy(), cut_s)
