@@ -98,17 +98,17 @@ class TailReads:
 
 
 # The chain event tables a tail reads past its snapshot.
-TAKEN = ("swaps", "liquidity_events", "transfers", "reserves", "blocks")
+TAIL_TABLES = ("swaps", "liquidity_events", "transfers", "reserves", "blocks")
 
 
 def live_tail(lake: LakeReader, warehouse: Tables, basis: Basis, seq: int, picked_at: float,
-              taken: TailReads | None = None,
+              earlier: TailReads | None = None,
               nodes: dict[int, dict[str, str]] | None = None) -> tuple[Tail, TailReads]:
     """The tail of `lake` (pinned at its last mark, seen at `picked_at`) past the snapshot
     `basis` describes: what the lake at the snapshot's versions did not hold, and the live
     rows at the lake's watermark; and what it took, for the next. With what an earlier tail on
-    the same snapshot took (`taken`), only the rows committed since are read and priced, unless
-    something it took was written again or priced anew since (`_still`): then all of it is."""
+    the same snapshot took (`earlier`), only the rows committed since are read and priced, unless
+    something it took was written again or priced anew since (`_still_valid`): then all of it is."""
     manifest = basis.manifest
     since = datetime.fromisoformat(manifest.as_of)
     as_of = lake.watermark or since
@@ -128,24 +128,24 @@ def live_tail(lake: LakeReader, warehouse: Tables, basis: Basis, seq: int, picke
     pair_tokens = model.run({name: lake.scan(name) for name in model.tables})
     created = new_pairs(lake, pairs_at(str(lake.root), manifest.lake_versions.get("pairs")),
                         as_of)
-    files = {t: lake.past_files(t, frontier(t)) for t in TAKEN}
-    if taken is not None and not _still(taken, manifest.snapshot_id, files, prices,
+    files = {t: lake.past_files(t, frontier(t)) for t in TAIL_TABLES}
+    if earlier is not None and not _still_valid(earlier, manifest.snapshot_id, files, prices,
                                         pair_tokens, created):
-        taken = None
-    upto = {t: frontier(t) if taken is None else taken.reached[t] for t in TAKEN}
+        earlier = None
+    upto = {t: frontier(t) if earlier is None else earlier.reached[t] for t in TAIL_TABLES}
     read = {t: lake.past(t, upto[t]).filter(pl.col("block_time") <= as_of).collect()
-            for t in TAKEN}
-    rows = read if taken is None else {
-        t: pl.concat([taken.rows[t], read[t]]) for t in TAKEN}
+            for t in TAIL_TABLES}
+    rows = read if earlier is None else {
+        t: pl.concat([earlier.rows[t], read[t]]) for t in TAIL_TABLES}
     frames = {"quote_prices": prices.lazy(), "pair_tokens": pair_tokens.lazy(),
               "chains": lake.scan("chains"), "tokens": lake.scan("tokens"),
               "liquidity_events": rows["liquidity_events"].lazy()}
     # A swap's legs are its own (priced at its time, by its pool): the new swaps' are made and
-    # put after the ones taken, each pointing at its place among all the swaps.
-    before = 0 if taken is None else taken.rows["swaps"].height
+    # put after those read earlier, each pointing at its place among all the swaps.
+    before = 0 if earlier is None else earlier.rows["swaps"].height
     made = assemble_legs(frames, read["swaps"].lazy().with_row_index("swap", before)
                          .select(**leg_reads())).collect()
-    legs = made if taken is None else pl.concat([taken.legs, made])
+    legs = made if earlier is None else pl.concat([earlier.legs, made])
     swaps = rows["swaps"].lazy()
     trades = trade_rows(legs, swaps, assemble_liquidity_trades(frames), as_of)
     wallet_frames = {**frames, "swap_legs": legs.lazy(), "swaps": swaps,
@@ -161,9 +161,9 @@ def live_tail(lake: LakeReader, warehouse: Tables, basis: Basis, seq: int, picke
                 oracle_updates=real_updates(lake, as_of))
     return tail, TailReads(
         manifest.snapshot_id, as_of, rows,
-        {t: frozenset(files[t]["path"]) for t in TAKEN},
-        {t: _highest(upto[t], read[t]) for t in TAKEN}, legs, prices.height,
-        pair_tokens.select(KEY), taken is None)
+        {t: frozenset(files[t]["path"]) for t in TAIL_TABLES},
+        {t: _highest(upto[t], read[t]) for t in TAIL_TABLES}, legs, prices.height,
+        pair_tokens.select(KEY), earlier is None)
 
 
 # A real lake's price updates a tail carries: each feed's latest and those of the last hour,
@@ -185,28 +185,28 @@ def real_updates(lake: LakeReader, as_of: datetime) -> pl.DataFrame:
         "feed_id", "publish_time").collect()
 
 
-def _still(taken: TailReads, snapshot_id: str, files: dict[str, pl.DataFrame],
+def _still_valid(earlier: TailReads, snapshot_id: str, files: dict[str, pl.DataFrame],
            prices: pl.DataFrame, pair_tokens: pl.DataFrame, created: pl.DataFrame) -> bool:
-    """Whether what `taken` holds is still what the lake says: the same snapshot; every file it
+    """Whether what `earlier` holds is still what the lake says: the same snapshot; every file it
     read still there and every new one past the blocks it took (no reorg, range read again or
     compaction since); no oracle update since at or before its watermark (which would price
     its swaps anew); and no pair it could have had a swap of but did not know the sides of."""
-    if taken.snapshot_id != snapshot_id:
+    if earlier.snapshot_id != snapshot_id:
         return False
     for table, now in files.items():
-        if not taken.files[table] <= set(now["path"]):
+        if not earlier.files[table] <= set(now["path"]):
             return False
-        back = now.filter(~pl.col("path").is_in(list(taken.files[table])),
-                          pl.col("min_block") <= reached(taken.reached[table]))
+        back = now.filter(~pl.col("path").is_in(list(earlier.files[table])),
+                          pl.col("min_block") <= reached(earlier.reached[table]))
         if not back.is_empty():
             return False
-    if prices.filter(pl.col("ts") <= int(taken.as_of.timestamp())).height != taken.priced:
+    if prices.filter(pl.col("ts") <= int(earlier.as_of.timestamp())).height != earlier.priced:
         return False
-    added = pair_tokens.select(KEY).join(taken.pairs, on=KEY, how="anti")
+    added = pair_tokens.select(KEY).join(earlier.pairs, on=KEY, how="anti")
     if added.is_empty():
         return True
-    chains = {chain for blocks in taken.reached.values() for chain in blocks}
-    highest = {chain: max(blocks.get(chain, -1) for blocks in taken.reached.values())
+    chains = {chain for blocks in earlier.reached.values() for chain in blocks}
+    highest = {chain: max(blocks.get(chain, -1) for blocks in earlier.reached.values())
                for chain in chains}
     late = (added.join(created.select("chain_id", pair="address", block="created_block"),
                        on=KEY, how="left")
@@ -302,7 +302,7 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
     seq = 0 if pointer is None else int(pointer["seq"]) + 1
     seen: tuple[object, ...] | None = None
     basis: Basis | None = None
-    taken: TailReads | None = None
+    earlier: TailReads | None = None
     making: Future[Basis] | None = None
     last_said = 0.0
     warned = Warnings()
@@ -342,14 +342,14 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
             now = (mark.watermark, basis.manifest.snapshot_id, mark.nodes())
             picked = time.time()
             try:
-                tail, taken = live_tail(lake.pinned(), warehouse, basis, seq, picked, taken,
+                tail, earlier = live_tail(lake.pinned(), warehouse, basis, seq, picked, earlier,
                                         mark.nodes())
                 publish_tail(store, tail)
             except Exception as err:
                 # One tail that cannot be made (a file compacted away under the read, the
                 # store down) is made again, whole, at the next poll.
                 warned.say(f"live tail {seq} not published: {type(err).__name__}: {err}")
-                taken = None
+                earlier = None
                 time.sleep(poll_s)
                 continue
             seen, seq = now, seq + 1

@@ -101,7 +101,7 @@ def ingest_evm(rpc_url: str | None, venues_file: str | None, chains_file: str | 
              + (" (Ctrl-C stops it; it goes on from here next time)" if follow else ""))
         follower.run(to_block, follow, poll, renewal=Renewal(
             f"chain follower {config.chain.slug}", said_under,
-            _going_on(sys.argv)) if follow else None)
+            _resuming(sys.argv)) if follow else None)
     except ConfigError as err:
         raise click.ClickException(f"{venues_file}: {err}") from None
     except (RpcError, LakeError, HermesError) as err:
@@ -139,7 +139,7 @@ def _opened(rpc: "Rpc", config: "IngestConfig", lake: "LakeWriter", follow: bool
             time.sleep(UNREACHABLE_WAIT_S)
 
 
-def _going_on(argv: list[str]) -> list[str]:
+def _resuming(argv: list[str]) -> list[str]:
     """A follower's command that goes on from the lake's mark: without `--from-block`."""
     out, skip = [], False
     for arg in argv:

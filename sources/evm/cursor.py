@@ -21,7 +21,7 @@ KEPT_HASHES = 64
 
 
 @dataclass
-class Cursor:
+class ChainCursor:
     """Where the follower stands: the next block to read, the first it read, the block after
     the highest it wrote (above the next block while a range is read again), and the hashes
     of the newest blocks it wrote (to find a reorg's fork point)."""
@@ -42,7 +42,7 @@ class Cursor:
                 "hashes": {str(n): h for n, h in sorted(self.hashes.items())}}
 
     @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> "Cursor":
+    def from_meta(cls, meta: dict[str, Any]) -> "ChainCursor":
         """The cursor a progress mark recorded."""
         return cls(int(meta["chain_id"]), int(meta["first_block"]), int(meta["next_block"]),
                    int(meta["end_block"]), {int(n): str(h) for n, h in meta["hashes"].items()},
@@ -89,7 +89,7 @@ def chains_of(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(meta["chain_id"]): meta} if "chain_id" in meta else {}
 
 
-def begun(lake: LakeWriter, mark: Progress | None) -> None:
+def undo_unmarked(lake: LakeWriter, mark: Progress | None) -> None:
     """Under the writers' lock: undo what a writer that died left of a batch it began and did
     not mark (nothing else can be writing). Without a mark, every table is such a batch's."""
     if mark is None:
@@ -103,13 +103,13 @@ def begin(lake: LakeWriter, chain_id: int) -> Progress | None:
     the mark that this chain's batch is being written (so that, should this writer die, the
     next holder of the lock undoes it)."""
     mark = lake.progress()
-    begun(lake, mark)
+    undo_unmarked(lake, mark)
     if mark is None:
         return None
     return lake.mark(mark.watermark, WRITER, mark.step, {**mark.meta, "writing": chain_id})
 
 
-def marked(lake: LakeWriter, cursor: Cursor, confirmations: int, watermark: datetime, head: int,
+def marked(lake: LakeWriter, cursor: ChainCursor, confirmations: int, watermark: datetime, head: int,
            mark: Progress | None) -> None:
     """Mark what a batch committed: the chain's cursor beside the other chains', the lake
     complete up to the newest chain's watermark."""
@@ -132,7 +132,7 @@ def node_state(lake: LakeWriter, chain_id: int, node: dict[str, str] | None) -> 
     no batch is written. A chain never marked has nothing to say it of."""
     with lake.writing():
         mark = lake.progress()
-        begun(lake, mark)
+        undo_unmarked(lake, mark)
         if mark is None or str(chain_id) not in chains_of(mark.meta):
             return
         chains = chains_of(mark.meta)

@@ -22,7 +22,17 @@ import polars as pl
 from core.renewal import Renewal
 from sources.evm.blocks import Blocks, ChainMoved, block_time, log_block, same_chain
 from sources.evm.config import IngestConfig
-from sources.evm.cursor import WRITER, Batch, Cursor, begin, begun, chains_of, marked, node_state, unreachable
+from sources.evm.cursor import (
+    WRITER,
+    Batch,
+    ChainCursor,
+    begin,
+    chains_of,
+    marked,
+    node_state,
+    undo_unmarked,
+    unreachable,
+)
 from sources.evm.discovery import TRANSFER, Known, launchpad_id
 from sources.evm.families import FAMILIES
 from sources.evm.pricing import Pricing
@@ -41,7 +51,7 @@ UNREACHABLE_WAIT_S = 10.0
 class Follower:
     """Follows one chain into one lake (the lake's only writer)."""
 
-    def __init__(self, rpc: Rpc, config: IngestConfig, lake: LakeWriter, cursor: Cursor,
+    def __init__(self, rpc: Rpc, config: IngestConfig, lake: LakeWriter, cursor: ChainCursor,
                  known: Known, pricing: Pricing, confirmations: int = 12,
                  batch_blocks: int = 1_000,
                  progress: Callable[[str], None] = lambda _: None) -> None:
@@ -83,13 +93,13 @@ class Follower:
             if mark is not None and mark.writer != WRITER:
                 raise LakeError(f"{lake.root} is written by {mark.writer!r}: an ingest follows "
                                 "chains into a lake of its own (set CHAINTAPE_LAKE or --lake)")
-            begun(lake, mark)
+            undo_unmarked(lake, mark)
         start = 0 if from_block is None else from_block
         own = None if mark is None else chains_of(mark.meta).get(str(chain_id))
         if own is None:
-            cursor = Cursor(chain_id, start, start, start)
+            cursor = ChainCursor(chain_id, start, start, start)
         else:
-            cursor = Cursor.from_meta(own)
+            cursor = ChainCursor.from_meta(own)
             if from_block is not None and from_block < cursor.next_block:
                 cursor.next_block = from_block
                 cursor.first_block = min(cursor.first_block, from_block)

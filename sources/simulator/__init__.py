@@ -10,7 +10,7 @@ import polars as pl
 
 from sources.lake import TABLES, LakeWriter
 from sources.simulator import assemble, derivatives, entities, ids, market
-from sources.simulator.events import Events
+from sources.simulator.events import EventColumns
 from sources.simulator.oracle import PriceBook
 from sources.simulator.world import CHAIN_TEMPLATES, ChainWorld, build_chain
 
@@ -132,7 +132,7 @@ class ChainHistory:
                  book: PriceBook, assembly: np.random.Generator, span_s: float) -> None:
         self.world, self.rng, self.assembly = world, rng, assembly
         self.clock = assemble.Clock(world)
-        self.events = Events()
+        self.events = EventColumns()
         self.perps = derivatives.perp_markets(world) if world.template.perps else []
         market.deployments(world, self.events)
         self.market = market.Market(world, budget, rng, book.quote_usd, self.events, span_s)

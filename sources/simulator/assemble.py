@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from core.columns import RAW
 from sources.simulator import ids
-from sources.simulator.events import Events
+from sources.simulator.events import EventColumns
 from sources.simulator.world import ChainWorld
 
 RAW_COLUMNS = {"amount0_in", "amount1_in", "amount0_out", "amount1_out", "reserve0", "reserve1",
@@ -104,7 +104,7 @@ def lake_rows(world: ChainWorld, frames: dict[str, pl.DataFrame], clock: Clock,
     return tables
 
 
-def frames_of(events: Events) -> dict[str, pl.DataFrame]:
+def frames_of(events: EventColumns) -> dict[str, pl.DataFrame]:
     """The buffered events of each table as a frame."""
     return {name: to_frame(cols) for name, cols in events.columns.items() if cols["t"]}
 

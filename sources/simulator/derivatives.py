@@ -8,9 +8,9 @@ import polars as pl
 from core.feeds import FEED_BY_BASE
 from sources.simulator import ids
 from sources.simulator.assemble import grid, raw_series, with_utc
-from sources.simulator.events import Events
+from sources.simulator.events import EventColumns
 from sources.simulator.oracle import PriceBook
-from sources.simulator.pools import Pool
+from sources.simulator.pools import SimulatedPool
 from sources.simulator.world import ChainWorld, TokenSpec
 
 PERP_BASES = ("BTC", "ETH", "SOL", "HYPE", "SUI")
@@ -35,7 +35,7 @@ def perp_markets(world: ChainWorld) -> list[tuple[str, TokenSpec]]:
 
 
 def perp_tables(world: ChainWorld, book: PriceBook, rng: np.random.Generator,
-                events: Events) -> dict[str, pl.DataFrame]:
+                events: EventColumns) -> dict[str, pl.DataFrame]:
     """Markets, 5-minute snapshots (open interest with gaps), liquidations and heartbeats."""
     start, end = world.start.timestamp(), world.indexed_until.timestamp()
     stop = max(end - LIQUIDATION_FEED_STOPS.total_seconds(), start + (end - start) / 4)
@@ -94,7 +94,7 @@ def farm_factories(world: ChainWorld) -> list[tuple[str, str]]:
             for f, name in enumerate(names)]
 
 
-def farm_observations(world: ChainWorld, pools: list[Pool],
+def farm_observations(world: ChainWorld, pools: list[SimulatedPool],
                       rng: np.random.Generator) -> pl.DataFrame:
     """Hourly observations of two farm contracts: one verified, one not; one goes stale."""
     fmt, slug = world.template.address_format, world.template.slug
@@ -134,7 +134,7 @@ class LiveDerivatives:
     unverified farm stays stale, the liquidation feed stays stopped). Each instant's draws come
     from a generator seeded by the seed, the chain and the instant."""
 
-    def __init__(self, world: ChainWorld, pools: list[Pool], history: dict[str, pl.DataFrame],
+    def __init__(self, world: ChainWorld, pools: list[SimulatedPool], history: dict[str, pl.DataFrame],
                  seed: tuple[int, ...]) -> None:
         self.world, self.seed = world, seed
         self.lp_supply = {p.address: p.lp_supply for p in pools}

@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 
 from sources.simulator.assemble import Clock, raw_series, with_utc
-from sources.simulator.pools import Pool
+from sources.simulator.pools import SimulatedPool
 from sources.simulator.world import ChainWorld, TokenSpec, registry_ids
 
 LABEL_KINDS = {"exchange": 1, "bridge": 2, "mev_bot": 3, "scam_deployer": 4, "team": 5,
@@ -130,7 +130,7 @@ def labels_table(world: ChainWorld, rugged: dict[str, str],
     return pl.DataFrame(rows, schema_overrides={"token_address": pl.String})
 
 
-def pairs_table(world: ChainWorld, pools: list[Pool], mints: pl.DataFrame,
+def pairs_table(world: ChainWorld, pools: list[SimulatedPool], mints: pl.DataFrame,
                 perps: list[tuple[str, TokenSpec]], clock: Clock,
                 listings: pl.DataFrame) -> pl.DataFrame:
     """The `pairs` table, with each pool's creation block and tx from its first mint."""

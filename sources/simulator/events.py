@@ -3,7 +3,7 @@
 from collections import defaultdict
 
 
-class Events:
+class EventColumns:
     """Appends events as rows of plain columns; `t` is unix seconds, `tx` a transaction number."""
 
     def __init__(self) -> None:

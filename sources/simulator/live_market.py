@@ -26,7 +26,7 @@ from sources.simulator import (
 )
 from sources.simulator import WRITER as HISTORY_WRITER
 from sources.simulator.derivatives import LiveDerivatives
-from sources.simulator.events import Events
+from sources.simulator.events import EventColumns
 from sources.simulator.oracle import PriceBook
 from sources.simulator.trading import Regime, regime_for
 
@@ -127,7 +127,7 @@ class LiveMarket:
         """Let go of what the traders were handed for the last batch (or the history): its
         events and price book. A trader that does not trade for a while would otherwise keep
         the batch it last traded in, each its own book, for as long as the market runs."""
-        idle = Events()
+        idle = EventColumns()
         for chain in self.chains:
             for t in chain.run.market.trading:
                 t.trader.events, t.trader.quote_usd = idle, _unpriced
@@ -147,7 +147,7 @@ class LiveMarket:
             chain_id = world.template.chain_id
             if world.role == "stopped":
                 continue
-            events = Events()
+            events = EventColumns()
             lag = LAG_S.get(world.role, 0.0)
             last = self._trade(chain, now - lag, events, book)
             if build and events.columns:
@@ -178,7 +178,7 @@ class LiveMarket:
         self._idle()
         return {name: pl.concat(frames) for name, frames in out.items() if frames}
 
-    def _trade(self, chain: _Chain, until: float, events: Events, book: PriceBook) -> int:
+    def _trade(self, chain: _Chain, until: float, events: EventColumns, book: PriceBook) -> int:
         """Trade every block of the chain that ends by `until`; returns the next block."""
         clock, world = chain.run.clock, chain.run.world
         block = self.position.blocks[world.template.chain_id]
@@ -203,7 +203,7 @@ class LiveMarket:
             block += 1
         return block
 
-    def _tables(self, chain: _Chain, events: Events, first_block: int) -> dict[str, pl.DataFrame]:
+    def _tables(self, chain: _Chain, events: EventColumns, first_block: int) -> dict[str, pl.DataFrame]:
         rng = np.random.default_rng([self.config.seed, STREAM, chain.index, 1 << 40, first_block])
         return assemble.lake_rows(chain.run.world, assemble.frames_of(events), chain.run.clock,
                                   rng, chain.venue_of)

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sources.simulator import ids
-from sources.simulator.events import Events
-from sources.simulator.pools import DEAD, Pool, migrate, plan_pools
+from sources.simulator.events import EventColumns
+from sources.simulator.pools import DEAD, SimulatedPool, migrate, plan_pools
 from sources.simulator.trading import Regime, Trader, regime_for
 from sources.simulator.world import ChainWorld
 
@@ -31,7 +31,7 @@ class MarketRun:
     """A chain's market after its history: every pool (migrations included), the LP locks, and
     the pools that trade on."""
 
-    pools: list[Pool]
+    pools: list[SimulatedPool]
     locks: list[dict]
     trading: list[Trading]
 
@@ -56,7 +56,7 @@ class Market:
     once."""
 
     def __init__(self, world: ChainWorld, n_swaps: int, rng: np.random.Generator, quote_usd,
-                 events: Events, span_s: float = DAY_S) -> None:
+                 events: EventColumns, span_s: float = DAY_S) -> None:
         self.world, self.rng, self.quote_usd, self.events = world, rng, quote_usd, events
         self.start, self.end = world.start.timestamp(), world.indexed_until.timestamp()
         self.span_s = span_s
@@ -67,7 +67,7 @@ class Market:
         weights = weights * active / max(active.max(), 1.0)
         counts = rng.multinomial(int(n_swaps * ATTEMPTS_PER_SWAP), weights / weights.sum())
         self.dexes = [v for v in world.venues if v.category == "dex"]
-        self.pools: list[Pool] = []
+        self.pools: list[SimulatedPool] = []
         self.locks: list[dict] = []
         self.lanes: list[_Lane] = []
         edges = self.start + span_s * np.arange(self.spans + 1)
@@ -122,7 +122,7 @@ class Market:
                 rest = times[done:][times[done:] > lane.trader.pool.created_at]
                 lane.trader.run(rest, lane.regime)
 
-    def _migrate(self, pool: Pool, trader: Trader, t_done: float) -> Trader:
+    def _migrate(self, pool: SimulatedPool, trader: Trader, t_done: float) -> Trader:
         """A completed curve's liquidity withdrawn and deposited into a new DEX pool, its LP
         tokens burnt; returns the new pool's trader."""
         world, rng = self.world, self.rng
@@ -142,7 +142,7 @@ class Market:
                          [Trading(lane.trader, lane.rate) for lane in self.lanes if lane.rate > 0])
 
 
-def _lock(pool: Pool, kind: str, provider: str | None, world: ChainWorld, amount: int, t: float,
+def _lock(pool: SimulatedPool, kind: str, provider: str | None, world: ChainWorld, amount: int, t: float,
           rng: np.random.Generator, unlock_days: float | None = None) -> dict:
     fmt = world.template.address_format
     if kind == "lock" and provider is not None:
@@ -160,7 +160,7 @@ def zero_address(world: ChainWorld) -> str:
     return ids.named_address(world.template.address_format, "zero")
 
 
-def deployments(world: ChainWorld, events: Events) -> None:
+def deployments(world: ChainWorld, events: EventColumns) -> None:
     """Each token's supply minted to its deployer: the mint is the deployment a token's launch
     names."""
     zero = zero_address(world)
@@ -170,7 +170,7 @@ def deployments(world: ChainWorld, events: Events) -> None:
                    amount=token.supply_raw)
 
 
-def funding(world: ChainWorld, first_seen: dict[str, float], events: Events,
+def funding(world: ChainWorld, first_seen: dict[str, float], events: EventColumns,
             rng: np.random.Generator, floor: float) -> None:
     """Native-token funding of each wallet of `first_seen` (its first trade's time) shortly
     before it first trades, and not before `floor`."""

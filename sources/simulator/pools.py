@@ -6,17 +6,17 @@ from datetime import timedelta
 import numpy as np
 
 from sources.simulator import amm, ids
-from sources.simulator.world import ChainWorld, TokenSpec, Venue
+from sources.simulator.world import ChainWorld, TokenSpec, VenueSpec
 
 DEAD = "dead"
 
 
 @dataclass
-class Pool:
+class SimulatedPool:
     """One constant-product pool (or launchpad bonding curve) and its running state."""
 
     address: str
-    venue: Venue
+    venue: VenueSpec
     base: TokenSpec
     quote: TokenSpec
     fee_bps: int
@@ -50,20 +50,20 @@ class Pool:
         return (self.r_base, self.r_quote) if self.base_is_0 else (self.r_quote, self.r_base)
 
 
-def plan_pools(world: ChainWorld, rng: np.random.Generator, quote_usd) -> list[Pool]:
+def plan_pools(world: ChainWorld, rng: np.random.Generator, quote_usd) -> list[SimulatedPool]:
     """Every pool of the chain, in creation order, before any trading."""
     dexes = [v for v in world.venues if v.category == "dex"]
     pads = [v for v in world.venues if v.category == "launchpad"]
-    unnamed = Venue("", "", "dex", world.unnamed_factory, "constant_product", dexes[0].router)
+    unnamed = VenueSpec("", "", "dex", world.unnamed_factory, "constant_product", dexes[0].router)
     native, stable = world.quotes["native"], world.quotes["stable"]
     fmt = world.template.address_format
-    pools: list[Pool] = []
+    pools: list[SimulatedPool] = []
     orphans: list[TokenSpec] = []
 
     def add(base, quote, venue, fee, liq, story, delay_s=300.0):
         # A pool is created once both its tokens exist (an orphan pair's quote is a token too).
         created = max(base.deployed_at, quote.deployed_at) + timedelta(seconds=delay_s)
-        pools.append(Pool(ids.address(fmt, rng.bytes(32)), venue, base, quote, fee,
+        pools.append(SimulatedPool(ids.address(fmt, rng.bytes(32)), venue, base, quote, fee,
                           created.timestamp(), base.deployer, story, liq,
                           base_is_0=bool(rng.random() < 0.5)))
         return pools[-1]
@@ -92,7 +92,7 @@ def plan_pools(world: ChainWorld, rng: np.random.Generator, quote_usd) -> list[P
     return sorted(pools, key=lambda p: p.created_at)
 
 
-def seed_reserves(pool: Pool, rng: np.random.Generator, quote_usd) -> None:
+def seed_reserves(pool: SimulatedPool, rng: np.random.Generator, quote_usd) -> None:
     """The first deposit: half the liquidity in each token, the curve holding most supply."""
     base = pool.base
     if pool.story == "orphan":
@@ -106,11 +106,11 @@ def seed_reserves(pool: Pool, rng: np.random.Generator, quote_usd) -> None:
     pool.lp_supply = amm.initial_liquidity(pool.r_base, pool.r_quote) + amm.MINIMUM_LIQUIDITY
 
 
-def migrate(curve: Pool, dex: Venue, t: float, rng: np.random.Generator, fmt: str,
-            withdrawn: tuple[int, int]) -> Pool:
+def migrate(curve: SimulatedPool, dex: VenueSpec, t: float, rng: np.random.Generator, fmt: str,
+            withdrawn: tuple[int, int]) -> SimulatedPool:
     """A completed bonding curve moves its withdrawn reserves into a new DEX pool."""
     curve.stage, curve.completed_at = "migrated", t
-    pool = Pool(ids.address(fmt, rng.bytes(32)), dex, curve.base, curve.quote, 25, t + 60.0,
+    pool = SimulatedPool(ids.address(fmt, rng.bytes(32)), dex, curve.base, curve.quote, 25, t + 60.0,
                 dex.router, "migrated", 0.0, base_is_0=curve.base_is_0,
                 r_base=withdrawn[0], r_quote=withdrawn[1] * 95 // 100,
                 launchpad=curve.launchpad, stage="migrated", completed_at=t,

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sources.simulator import amm
-from sources.simulator.events import Events
-from sources.simulator.pools import Pool
+from sources.simulator.events import EventColumns
+from sources.simulator.pools import SimulatedPool
 from sources.simulator.world import Wallets
 
 # Archetype mix of the swaps in a pool, by the pool's story: ordinary, skilled, sniper, bot,
@@ -34,7 +34,7 @@ class Regime:
     p_buy: np.ndarray
 
 
-def regime_for(pool: Pool, t0: float, t1: float, rng: np.random.Generator) -> Regime:
+def regime_for(pool: SimulatedPool, t0: float, t1: float, rng: np.random.Generator) -> Regime:
     """Random up, flat and down segments; launches pump first, rugs are bought into."""
     n = max(1, int((t1 - t0) / 43_200) + 1)
     ends = t0 + np.cumsum(rng.exponential(43_200, size=n + 1))
@@ -50,7 +50,7 @@ def regime_for(pool: Pool, t0: float, t1: float, rng: np.random.Generator) -> Re
 class Trader:
     """Runs swaps in one pool and records them; the state it mutates is the pool's."""
 
-    def __init__(self, pool: Pool, wallets: Wallets, events: Events, rng: np.random.Generator,
+    def __init__(self, pool: SimulatedPool, wallets: Wallets, events: EventColumns, rng: np.random.Generator,
                  quote_usd) -> None:
         self.pool, self.wallets, self.events, self.rng = pool, wallets, events, rng
         self.quote_usd = quote_usd

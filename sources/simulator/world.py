@@ -63,7 +63,7 @@ TOKEN_KIND_SHARE = (0.2, 0.3, 0.28, 0.05, 0.09, 0.08)
 
 
 @dataclass
-class Venue:
+class VenueSpec:
     """A DEX, launchpad, perps venue or aggregator and its contracts on one chain."""
 
     venue_id: str
@@ -118,7 +118,7 @@ class ChainWorld:
     role: str
     start: datetime
     indexed_until: datetime
-    venues: list[Venue]
+    venues: list[VenueSpec]
     quotes: dict[str, TokenSpec]
     tokens: list[TokenSpec]
     wallets: Wallets
@@ -153,8 +153,8 @@ def build_chain(template: ChainTemplate, role: str, start: datetime, end: dateti
                       ids.named_address(fmt, f"{template.slug}:factory:unnamed"), lockers)
 
 
-def _venue(fmt: str, name: str, category: str, factory_type: str) -> Venue:
-    return Venue(venue_slug(name), name, category, ids.named_address(fmt, f"{name}:factory"),
+def _venue(fmt: str, name: str, category: str, factory_type: str) -> VenueSpec:
+    return VenueSpec(venue_slug(name), name, category, ids.named_address(fmt, f"{name}:factory"),
                  factory_type, ids.named_address(fmt, f"{name}:router"))
 
 

@@ -168,7 +168,7 @@ def test_a_tail_made_from_the_one_before_equals_one_made_whole(live_home, tmp_pa
     lake = LakeWriter(home / "lake", keep_open=True)
     market = start(lake)
     basis = basis_of(store, latest_id(store))
-    taken, wholes = None, []
+    earlier, wholes = None, []
     for step in range(7):
         if step == 3:
             # A reorg of the newest swap's block: the canonical block holds no swap.
@@ -177,9 +177,9 @@ def test_a_tail_made_from_the_one_before_equals_one_made_whole(live_home, tmp_pa
             lake.replace("swaps", lake.scan("swaps").head(0).collect(),
                          f"chain_id = {chain} AND block_number >= {block}")
         if step == 5:
-            assert taken is not None
+            assert earlier is not None
             update = (lake.scan("oracle_updates").sort("publish_time").tail(1).collect()
-                      .with_columns(publish_time=pl.lit(int(taken.as_of.timestamp()) - 1,
+                      .with_columns(publish_time=pl.lit(int(earlier.as_of.timestamp()) - 1,
                                                         pl.Int64),
                                     price=pl.col("price") * 2)
                       .with_columns(prev_publish_time=pl.col("publish_time") - 1))
@@ -187,8 +187,8 @@ def test_a_tail_made_from_the_one_before_equals_one_made_whole(live_home, tmp_pa
         commit(lake, market, market.position.at + 30)
         pinned = lake.pinned()
         whole, _ = live_tail(pinned, warehouse, basis, step, 0.0)
-        tail, taken = live_tail(pinned, warehouse, basis, step, 0.0, taken)
-        wholes.append(taken.whole)
+        tail, earlier = live_tail(pinned, warehouse, basis, step, 0.0, earlier)
+        wholes.append(earlier.whole)
         assert tail.chains == whole.chains and tail.as_of == whole.as_of
         assert tail.trades.height > 0
         one, other = _decoded(tail), _decoded(whole)

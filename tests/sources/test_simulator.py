@@ -9,7 +9,7 @@ import pytest
 from sources.lake import LakeWriter
 from sources.simulator import SimulationConfig, market, oracle, simulate
 from sources.simulator.amm import k_holds
-from sources.simulator.events import Events
+from sources.simulator.events import EventColumns
 from sources.simulator.world import ARCHETYPES, CHAIN_TEMPLATES, build_chain
 from tests.conftest import SMALL
 
@@ -62,7 +62,7 @@ def test_every_wallet_archetype_trades(small_lake):
     start = end - timedelta(days=2)
     world = build_chain(CHAIN_TEMPLATES[0], "live", start, end, 8_000, rng)
     book = oracle.PriceBook(start, end)
-    events = Events()
+    events = EventColumns()
     market.deployments(world, events)
     spot = market.Market(world, 8_000, rng, book.quote_usd, events)
     for span in range(spot.spans):
