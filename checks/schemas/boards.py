@@ -5,6 +5,7 @@ movement withheld across a change of method, closed seasons frozen)."""
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.product import Product
 from core.columns import Timestamp, ts
 
 CATEGORIES = ["dex", "launchpad", "perps", "aggregator"]
@@ -13,7 +14,7 @@ EXCLUSIONS = ["", "routes_only", "not_syncing", "no_activity", "wash_dominated",
 WITHHELD = ["methodology_changed", "history_too_short"]
 
 
-class BoardPair(pa.DataFrameModel):
+class BoardPair(Product):
     """What one pair brings to the board."""
 
     chain_id: int
@@ -26,7 +27,6 @@ class BoardPair(pa.DataFrameModel):
     wash_volume_now: float = pa.Field(ge=0)
 
     class Config:
-        strict = False
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
@@ -48,7 +48,7 @@ class BoardPair(pa.DataFrameModel):
                                      & (pl.col("wash_volume_now") <= v))
 
 
-class BoardRow(pa.DataFrameModel):
+class BoardRow(Product):
     """One row of the live board (scope chains, or protocols of one chain)."""
 
     scope: str = pa.Field(isin=["chains", "protocols"])
@@ -68,7 +68,6 @@ class BoardRow(pa.DataFrameModel):
     item: str
 
     class Config:
-        strict = False
         unique = ["scope", "board", "key"]
 
     @pa.dataframe_check
@@ -149,7 +148,7 @@ def shares_leave_the_unnamed(rows: pl.DataFrame, pairs: pl.DataFrame) -> pl.Data
             .filter(broken("volume") | broken("liquidity")))
 
 
-class SeasonBoardRow(pa.DataFrameModel):
+class SeasonBoardRow(Product):
     """One row of a season's board."""
 
     season: int = pa.Field(ge=1)
@@ -167,7 +166,6 @@ class SeasonBoardRow(pa.DataFrameModel):
     item: str
 
     class Config:
-        strict = False
         unique = ["season", "scope", "board", "key"]
 
     @pa.dataframe_check

@@ -4,12 +4,13 @@
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.product import ExactProduct
 from core import vocabulary
 from core.columns import Strings, strings
 from sources.contract import ADDRESS_FORMATS
 
 
-class ChainRecord(pa.DataFrameModel):
+class ChainRecord(ExactProduct):
     """One chain's record as /config and /chains serve it."""
 
     slug: str = pa.Field(str_matches=r"^[a-z0-9-]{1,32}$", unique=True)
@@ -46,9 +47,6 @@ class ChainRecord(pa.DataFrameModel):
     loser_ticker: str | None = pa.Field(nullable=True)
     loser_value: float | None = pa.Field(nullable=True)
 
-    class Config:
-        strict = True
-        coerce = True
 
     @pa.dataframe_check
 
@@ -102,7 +100,7 @@ class ChainRecord(pa.DataFrameModel):
             pl.col("gainer_value").is_null() | (pl.col("gainer_value") >= pl.col("loser_value")))
 
 
-class Config(pa.DataFrameModel):
+class Config(ExactProduct):
     """/config's value lists: exactly the values the service accepts."""
 
     resolutions: Strings = strings()
@@ -110,9 +108,6 @@ class Config(pa.DataFrameModel):
     sort_options: Strings = strings()
     timeframes: Strings = strings()
     min_liquidity_usd: float = pa.Field(ge=0)
-
-    class Config:
-        strict = True
 
     @pa.dataframe_check
 

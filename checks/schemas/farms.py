@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.product import Product
 from core.columns import Timestamp, ts
 
 # A farm last observed longer ago than this is stale: nothing current is known of it.
@@ -20,7 +21,7 @@ def _has(flag: str) -> pl.Expr:
     return pl.col("data_quality_flags").list.contains(flag)
 
 
-class FarmRow(pa.DataFrameModel):
+class FarmRow(Product):
     """One farm: a contract's pool `pid` on a chain."""
 
     chain_id: int
@@ -34,7 +35,6 @@ class FarmRow(pa.DataFrameModel):
     item: str
 
     class Config:
-        strict = False
         unique = ["chain_id", "address", "pid"]
 
     @pa.dataframe_check

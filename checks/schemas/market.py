@@ -3,6 +3,7 @@
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.product import ExactProduct, Product
 from core.columns import Raw, Timestamp, events_unique, raw, ts
 from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
@@ -15,7 +16,7 @@ TOKEN_RANGES = pl.List(pl.Struct({"price_usd": pl.Float64, "price_range": pl.Str
 PAIR_STATUSES = ["active", "inactive", "rugged", "unresolved"]
 
 
-class VerdictRules(pa.DataFrameModel):
+class VerdictRules(Product):
     """The rules pair and token rows share: scam evidence is what blocks, the JSON says the
     verdict the lists filter on, and swaps in the day come from their makers."""
 
@@ -74,8 +75,6 @@ class PairRow(VerdictRules):
     item: str = pa.Field(str_startswith='{"network":')
 
     class Config:
-        strict = False
-        coerce = True
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
@@ -146,8 +145,6 @@ class TokenRow(VerdictRules):
     instances: str = pa.Field(str_startswith="[{")
 
     class Config:
-        strict = False
-        coerce = True
         unique = ["chain_id", "address"]
 
     @pa.dataframe_check
@@ -185,7 +182,7 @@ class TokenRow(VerdictRules):
         return data.lazyframe.select(price.is_null() | price.str.contains(DECIMAL_TEXT))
 
 
-class RegistryToken(pa.DataFrameModel):
+class RegistryToken(ExactProduct):
     """One token of the canonical registry, served by id and by slug."""
 
     token_id: str = pa.Field(str_matches=r"^[0-9a-f-]{36}$", ne=ZERO_ID)
@@ -193,8 +190,6 @@ class RegistryToken(pa.DataFrameModel):
     item: str = pa.Field(str_startswith='{"id":')
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["token_id"]
 
     @pa.check("slug")
@@ -213,7 +208,7 @@ class RegistryToken(pa.DataFrameModel):
             pl.col("item").str.json_path_match("$.id") == pl.col("token_id"))
 
 
-class TokenBasis(pa.DataFrameModel):
+class TokenBasis(Product):
     """What a token's row takes from its contract, the registry, its profile and its holders
     (the part the edge's live rows share): supplies and holdings are never negative."""
 
@@ -228,12 +223,10 @@ class TokenBasis(pa.DataFrameModel):
     token_id: str | None = pa.Field(nullable=True)
 
     class Config:
-        strict = False
-        coerce = True
         unique = ["chain_id", "address"]
 
 
-class HolderBalance(pa.DataFrameModel):
+class HolderBalance(ExactProduct):
     """What one address holds of one token: only positive balances are holdings."""
 
     chain_id: int = pa.Field(gt=0)
@@ -242,12 +235,10 @@ class HolderBalance(pa.DataFrameModel):
     balance: float = pa.Field(gt=0)
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["chain_id", "token", "holder"]
 
 
-class HolderChange(pa.DataFrameModel):
+class HolderChange(ExactProduct):
     """What one lake day's moves change of what one address holds of one token (a raw amount,
     exact), or that the address sent the token's supply out in its deploy transaction."""
 
@@ -258,8 +249,6 @@ class HolderChange(pa.DataFrameModel):
     minted: bool
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["chain_id", "token", "holder"]
 
     @pa.dataframe_check
@@ -269,7 +258,7 @@ class HolderChange(pa.DataFrameModel):
         return data.lazyframe.select((pl.col("change") != 0) | pl.col("minted"))
 
 
-class ReserveDay(pa.DataFrameModel):
+class ReserveDay(ExactProduct):
     """One pair's first and last reserves of one lake day (raw amounts, exact); a first day's
     reserves before the day are a row of their own (`earlier`)."""
 
@@ -282,12 +271,10 @@ class ReserveDay(pa.DataFrameModel):
     reserve1_last: Raw = raw(ge=0)
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["chain_id", "pair", "earlier"]
 
 
-class PairDay(pa.DataFrameModel):
+class PairDay(ExactProduct):
     """One pair's first swap of one lake day and its last priced leg (none when no swap of
     the day was priced)."""
 
@@ -299,8 +286,6 @@ class PairDay(pa.DataFrameModel):
     last_trade_at: Timestamp | None = ts(nullable=True)
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["chain_id", "pair"]
 
     @pa.dataframe_check
@@ -314,7 +299,7 @@ class PairDay(pa.DataFrameModel):
             & (~known | (pl.col("last_trade_at") >= pl.col("first_swap_at"))))
 
 
-class PairTrade(pa.DataFrameModel):
+class PairTrade(Product):
     """What every pair trade (spec 2.7) has: its event's key and amounts."""
 
     chain_id: int = pa.Field(gt=0)
@@ -326,9 +311,6 @@ class PairTrade(pa.DataFrameModel):
     quote_amount: float = pa.Field(ge=0)
     fee_usd: float | None = pa.Field(nullable=True, ge=0)
 
-    class Config:
-        strict = False
-        coerce = True
 
     @pa.check("log_index")
 

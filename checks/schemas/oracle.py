@@ -4,13 +4,14 @@ its ids; history in publish order, inside its window and its market's hours)."""
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.product import Product
 from core.market_hours import MarketHours
 from sources.contract import OracleUpdate
 
 HEX_ID = r"^[0-9a-f]{64}$"
 
 
-class OracleFeedRow(pa.DataFrameModel):
+class OracleFeedRow(Product):
     """One price feed: its own id, its compatible id when it has one, and its attributes."""
 
     feed_id: str = pa.Field(str_matches=HEX_ID)
@@ -21,7 +22,6 @@ class OracleFeedRow(pa.DataFrameModel):
     expo: int = pa.Field(le=0, ge=-18)
 
     class Config:
-        strict = False
         unique = ["feed_id"]
 
     @pa.dataframe_check

@@ -4,12 +4,13 @@ never a zero; liquidation days are UTC days while the feed was alive)."""
 import pandera.polars as pa
 import polars as pl
 
+from checks.schemas.product import Product
 from core.columns import Timestamp, ts
 
 OI = ("oi_usd", "oi_long_usd", "oi_short_usd")
 
 
-class PerpMarketRow(pa.DataFrameModel):
+class PerpMarketRow(Product):
     """One perp market of GET /perps."""
 
     chain_id: int
@@ -18,11 +19,10 @@ class PerpMarketRow(pa.DataFrameModel):
     item: str
 
     class Config:
-        strict = False
         unique = ["chain_id", "market"]
 
 
-class PerpPoint(pa.DataFrameModel):
+class PerpPoint(Product):
     """One history point of a market at 5 minutes or an hour."""
 
     chain_id: int
@@ -35,7 +35,6 @@ class PerpPoint(pa.DataFrameModel):
     oi_known: bool
 
     class Config:
-        strict = False
         unique = ["chain_id", "market", "interval", "observed_at"]
 
     @pa.dataframe_check
@@ -59,7 +58,7 @@ class PerpPoint(pa.DataFrameModel):
             <= 1e-6 * pl.col("oi_usd")))
 
 
-class LiquidationDay(pa.DataFrameModel):
+class LiquidationDay(Product):
     """One UTC day of liquidations of a market, or of the whole venue (market null)."""
 
     chain_id: int
@@ -72,7 +71,6 @@ class LiquidationDay(pa.DataFrameModel):
     stale: bool
 
     class Config:
-        strict = False
         unique = ["chain_id", "market", "day"]
 
     @pa.dataframe_check

@@ -7,6 +7,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
 
+from checks.schemas.product import ExactProduct, Product
 from core.columns import EVENT, fingerprints_unique, keys_unique
 from core.vocabulary import (
     CAPITAL_TIERS,
@@ -41,7 +42,7 @@ def one_row_per(*keys: str):
     return pa.dataframe_check(one_row_per_key)
 
 
-class LedgerRow(pa.DataFrameModel):
+class LedgerRow(Product):
     """One wallet's swap or bare movement, accounted."""
 
     chain_id: int = pa.Field(gt=0)
@@ -55,9 +56,6 @@ class LedgerRow(pa.DataFrameModel):
     cost_closed_usd: float = pa.Field(ge=-TOLERANCE_USD)
     fee_is_estimated: bool
 
-    class Config:
-        strict = False
-        coerce = True
 
     @pa.dataframe_check
 
@@ -103,7 +101,7 @@ class LedgerRow(pa.DataFrameModel):
         return data.lazyframe.select(~pl.col("fee_is_estimated") | pl.col("fee_usd").is_not_null())
 
 
-class BookState(pa.DataFrameModel):
+class BookState(ExactProduct):
     """One position's books at the end of a lake day: what the next day is accounted from."""
 
     chain_id: int = pa.Field(gt=0)
@@ -119,8 +117,6 @@ class BookState(pa.DataFrameModel):
     round_opened_at: pl.Int64 = pa.Field(ge=0)
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["chain_id", "position"]
 
     @pa.dataframe_check
@@ -133,7 +129,7 @@ class BookState(pa.DataFrameModel):
             * pl.col("came_qty"))
 
 
-class TokenMark(pa.DataFrameModel):
+class TokenMark(ExactProduct):
     """One token's last priced swap price at the end of a lake day."""
 
     chain_id: int = pa.Field(gt=0)
@@ -141,12 +137,10 @@ class TokenMark(pa.DataFrameModel):
     mark_usd: float = pa.Field(gt=0)
 
     class Config:
-        strict = True
-        coerce = True
         unique = ["chain_id", "token"]
 
 
-class PositionRow(pa.DataFrameModel):
+class PositionRow(Product):
     """One wallet's position in one token it swapped, lifetime."""
 
     chain_id: int = pa.Field(gt=0)
@@ -166,9 +160,6 @@ class PositionRow(pa.DataFrameModel):
     condemned: bool
     tracked: bool
 
-    class Config:
-        strict = False
-        coerce = True
 
     one_row_per_position = one_row_per("chain_id", "wallet", "token")
 
@@ -205,7 +196,7 @@ class PositionRow(pa.DataFrameModel):
         return data.lazyframe.select(pl.col("buys") + pl.col("sells") > 0)
 
 
-class RoundRow(pa.DataFrameModel):
+class RoundRow(Product):
     """One round of a position: first unit in to last unit out."""
 
     chain_id: int = pa.Field(gt=0)
@@ -218,9 +209,6 @@ class RoundRow(pa.DataFrameModel):
     held: float = pa.Field(ge=0)
     open_cost_usd: float = pa.Field(ge=-TOLERANCE_USD)
 
-    class Config:
-        strict = False
-        coerce = True
 
     one_row_per_round = one_row_per("chain_id", "wallet", "token", "round")
 
@@ -232,7 +220,7 @@ class RoundRow(pa.DataFrameModel):
         return data.lazyframe.select(pl.col("is_open") == pl.col("closed_at").is_null())
 
 
-class WalletTraits(pa.DataFrameModel):
+class WalletTraits(Product):
     """What one wallet's own rows say about it: what the classifiers read."""
 
     chain_id: int = pa.Field(gt=0)
@@ -240,9 +228,6 @@ class WalletTraits(pa.DataFrameModel):
     hours: int = pa.Field(ge=0, le=24)
     deployed_usd: float = pa.Field(ge=-TOLERANCE_USD)
 
-    class Config:
-        strict = False
-        coerce = True
 
     one_row_per_wallet = one_row_per("chain_id", "wallet")
 
@@ -271,7 +256,7 @@ class WalletTraits(pa.DataFrameModel):
             .otherwise(c("first_swap").is_null() & c("last_swap").is_null()))
 
 
-class WalletWindow(pa.DataFrameModel):
+class WalletWindow(Product):
     """One wallet's metrics record in one window (spec 2.4)."""
 
     chain_id: int = pa.Field(gt=0)
@@ -286,9 +271,6 @@ class WalletWindow(pa.DataFrameModel):
     trades: int = pa.Field(ge=0)
     rated_positions: int = pa.Field(ge=0)
 
-    class Config:
-        strict = False
-        coerce = True
 
     one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
@@ -339,7 +321,7 @@ class WalletWindow(pa.DataFrameModel):
             & ((pl.col("trades") > 0) | (pl.col("volume_usd") == 0)))
 
 
-class FundingRow(pa.DataFrameModel):
+class FundingRow(Product):
     """One native-token transfer into a wallet."""
 
     chain_id: int = pa.Field(gt=0)
@@ -348,12 +330,8 @@ class FundingRow(pa.DataFrameModel):
     amount: float = pa.Field(gt=0)
     amount_usd: float | None = pa.Field(nullable=True, ge=0)
 
-    class Config:
-        strict = False
-        coerce = True
 
-
-class WalletProfile(pa.DataFrameModel):
+class WalletProfile(Product):
     """One wallet on one chain: what rankings filter on, and its wire JSON."""
 
     chain_id: int = pa.Field(gt=0)
@@ -369,9 +347,6 @@ class WalletProfile(pa.DataFrameModel):
     cluster_id: int = pa.Field(ge=0)
     head: str = pa.Field(str_startswith='{"address":', str_endswith="}")
 
-    class Config:
-        strict = False
-        coerce = True
 
     one_row_per_wallet = one_row_per("chain_id", "wallet")
 
@@ -396,7 +371,7 @@ class WalletProfile(pa.DataFrameModel):
             (pl.col("user_score") <= HUMAN_UNKNOWN_CAP) & ~pl.col("copy_eligible")))
 
 
-class WalletRanking(pa.DataFrameModel):
+class WalletRanking(Product):
     """One wallet's ranking row in one window (spec 2.5)."""
 
     chain_id: int = pa.Field(gt=0)
@@ -407,9 +382,6 @@ class WalletRanking(pa.DataFrameModel):
     item_chain: str = pa.Field(str_startswith='{"slug":')
     item_labels: str = pa.Field(str_startswith="[")
 
-    class Config:
-        strict = False
-        coerce = True
 
     one_row_per_window = one_row_per("chain_id", "wallet", "window")
 
