@@ -57,8 +57,10 @@ async def page(request: Request, listing: Listing, limit: int, cursor: str | Non
         snapshot, listing.as_of(snapshot) if listing.as_of else None))
 
 
-def decode(request: Request, cursor: str, name: str, scope: str) -> Cursor:
-    """The cursor, checked to continue this list and this query; 400 otherwise."""
+def decode(request: Request, cursor: str, name: str, scope: str,
+           places: int | None = None) -> Cursor:
+    """The cursor, checked to continue this list and this query (and, for a list paged by
+    place, to hold `places` integers); 400 otherwise."""
     try:
         decoded = request.state.signer.decode(cursor)
     except CursorError as err:
@@ -69,6 +71,9 @@ def decode(request: Request, cursor: str, name: str, scope: str) -> Cursor:
         raise ApiError("invalid_param",
                        "cursor belongs to another query; repeat the parameters that issued it",
                        "cursor")
+    if places is not None and (len(decoded.position) != places or not all(
+            isinstance(value, int) for value in decoded.position)):
+        raise ApiError("invalid_param", "cursor belongs to another list", "cursor")
     checked: Cursor = decoded
     return checked
 

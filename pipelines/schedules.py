@@ -3,7 +3,7 @@ the lake's maintenance."""
 
 import json
 import os
-from typing import TYPE_CHECKING
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -16,10 +16,9 @@ from assets.warehouse import Warehouse
 from pipelines.resources import resources
 from sources.lake import TABLES, LakeMaintenance, LakeReader
 
-if TYPE_CHECKING:
-    from dagster._core.definitions.unresolved_asset_job_definition import (
-        UnresolvedAssetJobDefinition,
-    )
+# What `dg.define_asset_job` returns: Dagster does not export its type, and a private module's
+# name would tie this module to one Dagster version.
+AssetJob = Any
 
 CADENCES = {
     "every_5_minutes": ("*/5 * * * *", ["market", "chains", "oracle", "publish"]),
@@ -55,7 +54,7 @@ def schedules() -> tuple[list, list[dg.ScheduleDefinition]]:
     return jobs, scheds
 
 
-def refresh_job(executor: dg.ExecutorDefinition) -> "UnresolvedAssetJobDefinition":
+def refresh_job(executor: dg.ExecutorDefinition) -> AssetJob:
     """What the lake sensor runs at each new batch: every product but the ranked wallet
     products (`RANKED`), its checks, and the snapshot, which publishes the ranked products as
     their last ranking stored them."""
@@ -69,7 +68,7 @@ def _ranked() -> dg.AssetSelection:
     return dg.AssetSelection.assets(*(product_key(name) for name in RANKED))
 
 
-def rankings() -> tuple["UnresolvedAssetJobDefinition", dg.ScheduleDefinition]:
+def rankings() -> tuple[AssetJob, dg.ScheduleDefinition]:
     """The ranked wallet products (every wallet's positions marked, rounds, traits, window
     records, profiles and rankings) made again from the stored ledger at the lake's watermark, every
     five minutes when the watermark moved since their last ranking; the next snapshot

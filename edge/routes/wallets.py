@@ -232,11 +232,7 @@ async def list_trades(request: Request, params: Params) -> Response:
     rows = rows.with_columns(position=WALLET_POSITION)
     scope = list_scope(chain=chain.chain_id, wallet=address)
     if params["cursor"] is not None:
-        place = decode(request, params["cursor"], "wallets/trades", scope).position
-        if len(place) != 1 or not isinstance(place[0], int):
-            # A cursor of the former paging by offset.
-            raise ApiError("invalid_param", "cursor has expired; start from the first page",
-                           "cursor")
+        place = decode(request, params["cursor"], "wallets/trades", scope, places=1).position
         rows = rows.filter(pl.col("position") < place[0])
     chosen = rows.tail(params["limit"])
     oldest = chosen["position"].min() if chosen.height else None
