@@ -21,7 +21,8 @@ log = logging.getLogger("chaintape.edge")
 
 class Server:
     """An RSGI and ASGI application over the layers `handle` and the shared `services`, the
-    agent-tool transport (at /mcp, among the layers) started and stopped with them."""
+    agent-tool transport (at /mcp, among the layers; started by its first call) stopped with
+    them."""
 
     def __init__(self, services: Services, handle: Next, agents: AgentEndpoint) -> None:
         self.services = services
@@ -29,9 +30,8 @@ class Server:
         self.agents = agents
 
     async def start(self) -> None:
-        """Start the shared services, then the agent-tool transport."""
+        """Start the shared services."""
         await self.services.start()
-        await self.agents.start()
 
     async def stop(self) -> None:
         """Stop what start started."""

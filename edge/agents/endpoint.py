@@ -7,15 +7,20 @@ problem document."""
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from edge.agents.tools import Answer, Call, Caller, agent_server
 from edge.web.http import Request, Response
 from edge.web.layers import Next
 from edge.web.registry import Operation
+
+# The MCP library (about a second to import) loads with the first call to /mcp, not with every
+# edge worker that starts.
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from edge.agents.tools import Call, Caller
 
 PATH = "/mcp"
 # Stateless, the server sends nothing of its own accord: the protocol's answer to a GET (an
@@ -34,9 +39,11 @@ async def _one(body: bytes) -> AsyncIterator[bytes]:
     yield body
 
 
-def in_process(handle: Next) -> Caller:
+def in_process(handle: Next) -> "Caller":
     """A caller answering through `handle`, the edge's composed layers."""
-    async def call(made: Call, headers: Mapping[str, str], client: str | None) -> Answer:
+    from edge.agents.tools import Answer
+
+    async def call(made: "Call", headers: Mapping[str, str], client: str | None) -> Answer:
         request = Request(made.method, made.path, made.query, dict(headers), client, "http",
                           _one if made.body is not None else None, made.body)
         response = await handle(request)
@@ -85,24 +92,38 @@ class AgentEndpoint:
     """The Streamable HTTP transport of the agent-tool server, started and stopped with the edge."""
 
     def __init__(self, operations: list[Operation], handle: Next, version: str) -> None:
-        server = agent_server(operations, in_process(handle), version)
-        # Stateless with JSON answers: no session is held between calls, so nothing grows with
-        # the number of agents, and any edge behind a balancer answers any call.
-        self.manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)
+        self.operations, self.handle, self.version = operations, handle, version
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._starting = asyncio.Lock()
         self._stop = asyncio.Event()
         self._running: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        """Run the transport's task group in a task of its own (it is exited where entered)."""
-        started = asyncio.Event()
+    async def manager(self) -> "StreamableHTTPSessionManager":
+        """The transport, made and its task group run (in a task of its own, exited where
+        entered) at the first call."""
+        async with self._starting:
+            if self._manager is None:
+                from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        async def run() -> None:
-            async with self.manager.run():
-                started.set()
-                await self._stop.wait()
+                from edge.agents.tools import agent_server
 
-        self._running = asyncio.ensure_future(run())
-        await started.wait()
+                server = agent_server(self.operations, in_process(self.handle), self.version)
+                # Stateless with JSON answers: no session is held between calls, so nothing
+                # grows with the number of agents, and any edge behind a balancer answers any
+                # call.
+                manager = StreamableHTTPSessionManager(server, json_response=True,
+                                                       stateless=True)
+                started = asyncio.Event()
+
+                async def run() -> None:
+                    async with manager.run():
+                        started.set()
+                        await self._stop.wait()
+
+                self._running = asyncio.ensure_future(run())
+                await started.wait()
+                self._manager = manager
+            return self._manager
 
     async def stop(self) -> None:
         """End the transport."""
@@ -147,7 +168,7 @@ class AgentEndpoint:
             else:
                 body.extend(message.get("body", b""))
 
-        await self.manager.handle_request(scope, receive, send)
+        await (await self.manager()).handle_request(scope, receive, send)
         answered = [(k.decode("latin-1").lower(), v.decode("latin-1"))
                     for k, v in start.get("headers", [])]
         kind = next((v for k, v in answered if k == "content-type"), "application/json")

@@ -13,8 +13,6 @@ from typing import Any
 
 import httpx
 import orjson
-from eth_account import Account
-from eth_account.messages import encode_typed_data
 
 from edge.web.problems import ApiError
 
@@ -194,6 +192,11 @@ def verify(offer: Offer, version: int, payload: dict[str, Any], cost_units: int,
 
 
 def _signer(offer: Offer, auth: Authorization) -> str:
+    # Imported at the first payment, not with the edge: eth-account and its curve libraries
+    # take half a second to load, and every edge worker that starts would pay it.
+    from eth_account import Account
+    from eth_account.messages import encode_typed_data
+
     chain_id = int(offer.network.split(":")[1])
     message = encode_typed_data(full_message={
         "types": {"EIP712Domain": [

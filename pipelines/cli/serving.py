@@ -67,13 +67,14 @@ def _oracle_of_the_lake() -> None:
     """Over a lake that chain followers write, the edge's oracle serves the lake's own feeds
     (`CHAINTAPE_ORACLE_UPSTREAM=lake`) unless an upstream is set: a real lake's prices are
     never the simulator's."""
-    from sources.evm.cursor import WRITER
-    from sources.lake import LakeReader
+    # The mark alone, not the lake's tables: this process only starts the edge's workers.
+    from core.progress import FOLLOWER, default_root, read_progress
+    from core.store import open_store
 
     if os.environ.get("CHAINTAPE_ORACLE_UPSTREAM"):
         return
-    mark = LakeReader().progress()
-    if mark is not None and mark.writer == WRITER:
+    mark = read_progress(open_store(default_root()))
+    if mark is not None and mark.writer == FOLLOWER:
         os.environ["CHAINTAPE_ORACLE_UPSTREAM"] = "lake"
 
 

@@ -3,7 +3,7 @@
 
 A batch is begun by saying in the mark which chain is writing and ended by marking the new
 cursor; a writer that died between the two is undone by the next holder of the writers' lock
-(`begun`)."""
+(`undo_unmarked`)."""
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,10 +11,11 @@ from typing import Any
 
 import polars as pl
 
+from core.progress import FOLLOWER
 from sources.evm.rpc import RpcError
 from sources.lake import LakeWriter, Progress
 
-WRITER = "evm"
+WRITER = FOLLOWER
 # The block hashes kept for finding a reorg's fork point: at least this many, and twice the
 # confirmation depth.
 KEPT_HASHES = 64

@@ -1,13 +1,10 @@
 """Reading the lake: its tables as they stand or as of a batch's versions, each table held
 open by a long-running reader, and the progress mark a writer leaves."""
 
-import json
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import polars as pl
 from deltalake import DeltaTable
@@ -16,15 +13,9 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 from core.caches import ByteCache
 from core.delta import DeltaRoot, add_actions
 from core.frontiers import reached
-from core.home import home
-from core.store import NotFound, open_store
+from core.progress import Progress, default_root, read_progress
+from core.store import open_store
 from sources.lake.tables import TABLES, LakeTable, polars_schema, spec_of
-
-# The lake's record of its last complete batch: a writer commits a batch's tables one by one,
-# then replaces this object, naming the version each table reached, so a reader pins a state in
-# which every table holds the same batches.
-PROGRESS = "_progress.json"
-
 
 # A table held open is opened afresh once it has moved on this many versions: brought up to
 # date commit by commit, delta-rs's table keeps what each commit's log said (about 45 KB a
@@ -45,33 +36,6 @@ HELD_TOTAL_BYTES = 128 * 2**20
 _HELD: ByteCache[pl.DataFrame] = ByteCache(HELD_TOTAL_BYTES)
 # The stamp of the newest version of each table (and day) held.
 _NEWEST_HELD: dict[tuple, tuple] = {}
-
-
-def default_root() -> str:
-    """The lake: $CHAINTAPE_LAKE (a directory or s3://bucket/prefix), else $CHAINTAPE_HOME/lake."""
-    return os.environ.get("CHAINTAPE_LAKE") or str(home() / "lake")
-
-
-@dataclass(frozen=True)
-class Progress:
-    """The last complete batch a writer committed: its watermark and every table's version."""
-
-    watermark: datetime
-    writer: str
-    step: int
-    versions: dict[str, int]
-    meta: dict[str, Any]
-
-    def nodes(self) -> dict[int, dict[str, str]]:
-        """How each chain followed from a node answers, by chain id: `answering`, or, as its
-        follower recorded it beside its cursor, `unreachable` with the last error and since
-        when (none for a lake no follower writes)."""
-        # A follower's mark keeps a cursor per chain there; the simulator's, its chain count.
-        chains = self.meta.get("chains")
-        if not isinstance(chains, dict):
-            return {}
-        return {int(c): dict(own.get("node") or {"state": "answering"})
-                for c, own in chains.items()}
 
 
 def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFrame:
@@ -268,13 +232,7 @@ class LakeReader:
 
     def progress(self) -> Progress | None:
         """The last complete batch, or None when no writer has marked one."""
-        try:
-            body = self.objects.get(PROGRESS).body
-        except NotFound:
-            return None
-        fields = json.loads(body)
-        return Progress(datetime.fromisoformat(fields["watermark"]), fields["writer"],
-                        int(fields["step"]), fields["versions"], fields["meta"])
+        return read_progress(self.objects)
 
     def pinned(self) -> Self:
         """This lake as of its last complete batch (as it stands when no batch was marked);

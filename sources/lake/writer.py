@@ -17,7 +17,8 @@ from deltalake import DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
 from core.home import home
-from sources.lake.reader import PROGRESS, LakeReader, Progress
+from core.progress import PROGRESS, Progress
+from sources.lake.reader import LakeReader
 from sources.lake.tables import LakeError, LakeTable, covering, date_expr, spec_of
 
 # A writer's commit refused because compaction committed meanwhile is tried this many times.

@@ -68,6 +68,19 @@ def edge(home):
         yield base
 
 
+@pytest.fixture(scope="module")
+def shared_edge(tmp_path_factory):
+    """An edge over a home like `home`, one for a module's tests that only read it: keyless
+    calls, a few each (the module's together stay inside the keyless burst's refill)."""
+    path = tmp_path_factory.mktemp("shared-home")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("CHAINTAPE_HOME", str(path))
+        publish_chains(path)
+        with edge_process(path, CHAINTAPE_POLL_SECONDS="0.2",
+                          CHAINTAPE_STALE_AFTER_SECONDS="1e12") as base:
+            yield base
+
+
 def first_refusal(base: str, path: str = "/api/v1/chains", headers: dict | None = None,
                   cap: int = 40) -> tuple[int, httpx.Response | None]:
     """Calls made until the first one refused (any answer but 200), and that answer: the

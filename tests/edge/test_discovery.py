@@ -46,8 +46,8 @@ COSTS = {
 MOUNTED = set(COSTS)
 
 
-def test_openapi_documents_mounted_operations_with_their_cost(edge) -> None:
-    answer = httpx.get(edge + "/api/v1/openapi.yml")
+def test_openapi_documents_mounted_operations_with_their_cost(shared_edge) -> None:
+    answer = httpx.get(shared_edge + "/api/v1/openapi.yml")
     assert answer.headers["content-type"] == "application/yaml"
     doc = yaml.safe_load(answer.text)
     assert doc["openapi"].startswith("3.1")
@@ -64,8 +64,8 @@ def test_openapi_documents_mounted_operations_with_their_cost(edge) -> None:
                        ("GET", "/chains/{chain}/pairs/{address}/stream")}
 
 
-def test_llms_txt_lists_what_is_served_and_nothing_else(edge) -> None:
-    text = httpx.get(edge + "/api/v1/llms.txt").text
+def test_llms_txt_lists_what_is_served_and_nothing_else(shared_edge) -> None:
+    text = httpx.get(shared_edge + "/api/v1/llms.txt").text
     assert "### GET /api/v1/chains (10 CU)" in text and "`limit` (query)" in text
     assert {(op.method, op.path) for op in OPERATIONS} == MOUNTED
     for op in OPERATIONS:

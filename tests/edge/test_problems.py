@@ -28,12 +28,12 @@ def problem(answer: httpx.Response, status: int, code: str) -> dict:
     return body
 
 
-def test_request_ids_are_echoed_only_when_they_follow_the_rule(edge) -> None:
+def test_request_ids_are_echoed_only_when_they_follow_the_rule(shared_edge) -> None:
     mine = "abc-DEF_123"
-    assert httpx.get(edge + "/api/v1/chains", headers={"X-Request-Id": mine}).headers[
+    assert httpx.get(shared_edge + "/api/v1/chains", headers={"X-Request-Id": mine}).headers[
         "x-request-id"] == mine
     for bad in ("a" * 65, "has space", "semi;colon"):
-        given = httpx.get(edge + "/api/v1/nope", headers={"X-Request-Id": bad})
+        given = httpx.get(shared_edge + "/api/v1/nope", headers={"X-Request-Id": bad})
         assert given.headers["x-request-id"] != bad
         assert problem(given, 404, "not_found")["request_id"] == given.headers["x-request-id"]
 
@@ -42,22 +42,22 @@ def test_request_ids_are_echoed_only_when_they_follow_the_rule(edge) -> None:
     ("limit=0", "limit"), ("limit=101", "limit"), ("limit=ten", "limit"), ("limit=1&limit=2", "limit"),
     ("cursor=" + "c" * 513, "cursor"), ("cursor=forged", "cursor"),
 ])
-def test_bad_parameters_are_400_naming_the_parameter(edge, query, param) -> None:
-    body = problem(httpx.get(f"{edge}/api/v1/chains?{query}"), 400, "invalid_param")
+def test_bad_parameters_are_400_naming_the_parameter(shared_edge, query, param) -> None:
+    body = problem(httpx.get(f"{shared_edge}/api/v1/chains?{query}"), 400, "invalid_param")
     assert body["param"] == param
 
 
-def test_former_prefix_answers_the_same_and_says_it_is_deprecated(edge) -> None:
-    now = httpx.get(edge + "/api/v1/chains?limit=3").json()
-    old = httpx.get(edge + "/api/v3/chains?limit=3")
+def test_former_prefix_answers_the_same_and_says_it_is_deprecated(shared_edge) -> None:
+    now = httpx.get(shared_edge + "/api/v1/chains?limit=3").json()
+    old = httpx.get(shared_edge + "/api/v3/chains?limit=3")
     assert old.json()["items"] == now["items"]
     assert old.headers["deprecation"] == "@1790467200"
     assert old.headers["link"] == '</api/v1/chains>; rel="successor-version"'
-    assert "deprecation" not in httpx.get(edge + "/api/v1/chains").headers
+    assert "deprecation" not in httpx.get(shared_edge + "/api/v1/chains").headers
 
 
-def test_oracle_routes_answer_errors_in_plain_text(edge) -> None:
-    answer = httpx.get(edge + "/v2/no/such/route")
+def test_oracle_routes_answer_errors_in_plain_text(shared_edge) -> None:
+    answer = httpx.get(shared_edge + "/v2/no/such/route")
     assert answer.status_code == 404 and answer.headers["content-type"].startswith("text/plain")
     assert "x-request-id" in answer.headers
 
@@ -99,8 +99,8 @@ def test_status_says_stale_when_the_watermark_trails_the_clock_too_far(tmp_path)
     assert all(abs(lag - own) <= 0.11 for lag, own in zip(lags, [0, 1, 2], strict=True))
 
 
-def test_status_reports_snapshot_age_as_of_and_chain_lag(edge) -> None:
-    status = httpx.get(edge + "/api/v1/status").json()
+def test_status_reports_snapshot_age_as_of_and_chain_lag(shared_edge) -> None:
+    status = httpx.get(shared_edge + "/api/v1/status").json()
     assert status["status"] == "ok" and status["snapshot"]["as_of"] == "2026-11-20T00:00:00Z"
     assert status["snapshot"]["age_seconds"] >= 0
     assert [c["block_lag_seconds"] for c in status["chains"][:3]] == [0, 1, 2]
@@ -195,23 +195,23 @@ def test_a_body_over_its_limit_is_refused_before_upload(home, interface) -> None
         assert (chunked.status_code, chunked.json()["param"]) == (413, "body")
 
 
-def test_long_urls_and_many_headers_within_the_http_parsers_limits_are_served(edge) -> None:
+def test_long_urls_and_many_headers_within_the_http_parsers_limits_are_served(shared_edge) -> None:
     # The edge refuses nothing the HTTP parser accepts: 80 header fields, a 20 KB header and a
     # 50 KB query string (of a parameter /chains does not take) are answered, with a body.
-    many = httpx.get(edge + "/api/v1/chains?limit=1", headers={f"x-h{i}": "v" for i in range(80)})
-    large = httpx.get(edge + "/api/v1/chains?limit=1", headers={"x-large": "v" * 20_000})
+    many = httpx.get(shared_edge + "/api/v1/chains?limit=1", headers={f"x-h{i}": "v" for i in range(80)})
+    large = httpx.get(shared_edge + "/api/v1/chains?limit=1", headers={"x-large": "v" * 20_000})
     for answer in (many, large):
         assert answer.status_code == 200 and len(answer.json()["items"]) == 1
-    head, body = raw_exchange(edge, b"GET /api/v1/chains?limit=1&q=" + b"a" * (50 * 1024)
+    head, body = raw_exchange(shared_edge, b"GET /api/v1/chains?limit=1&q=" + b"a" * (50 * 1024)
                               + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200") and len(orjson.loads(body)["items"]) == 1
 
 
-def test_a_key_that_is_sent_but_unreadable_is_401_never_keyless(edge) -> None:
+def test_a_key_that_is_sent_but_unreadable_is_401_never_keyless(shared_edge) -> None:
     for header in (b"X-API-Key: ct_\xc3\xa9\xff", b"Authorization: Bearer \xe2\x82\xac", b"X-API-Key: "):
-        head, body = raw_exchange(edge, b"GET /api/v1/chains HTTP/1.1\r\nHost: x\r\n" + header
+        head, body = raw_exchange(shared_edge, b"GET /api/v1/chains HTTP/1.1\r\nHost: x\r\n" + header
                                   + b"\r\nConnection: close\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 401"), (header, head)
         assert orjson.loads(body)["code"] == "invalid_api_key"
-    spaced = httpx.get(edge + "/api/v1/chains", headers={"X-API-Key": "ct_ a"})
+    spaced = httpx.get(shared_edge + "/api/v1/chains", headers={"X-API-Key": "ct_ a"})
     assert problem(spaced, 401, "invalid_api_key")

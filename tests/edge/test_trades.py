@@ -37,16 +37,28 @@ def publish(home, trades: list[dict]) -> str:
                                                       "log_index"))])
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """Five trades published and an edge over them, for the module's tests that only read."""
+    yield from _served(tmp_path_factory.mktemp("trades"))
+
+
 @pytest.fixture
-def served(tmp_path, monkeypatch):
-    monkeypatch.setenv("CHAINTAPE_HOME", str(tmp_path))
-    publish(tmp_path, [trade(n, "sell" if n % 2 else "buy", OTHER if n == 3 else MAKER)
+def served_alone(tmp_path):
+    """The same, for a test that publishes again."""
+    yield from _served(tmp_path)
+
+
+def _served(home):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("CHAINTAPE_HOME", str(home))
+        publish(home, [trade(n, "sell" if n % 2 else "buy", OTHER if n == 3 else MAKER)
                        for n in range(1, 6)])
-    key = issue_key(tmp_path, "internal")
-    with edge_process(tmp_path, CHAINTAPE_POLL_SECONDS="0.2") as base, httpx.Client(
-            base_url=f"{base}/api/v1/chains/chain-00/pairs/{PAIR}",
-            headers={"X-API-Key": key}) as client:
-        yield tmp_path, client
+        key = issue_key(home, "internal")
+        with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2") as base, httpx.Client(
+                base_url=f"{base}/api/v1/chains/chain-00/pairs/{PAIR}",
+                headers={"X-API-Key": key}) as client:
+            yield home, client
 
 
 def blocks(body: dict) -> list[int]:
@@ -81,8 +93,8 @@ def test_filters_by_type_maker_and_time(served) -> None:
     assert api.get("/trades", params={"tx_type": "swap"}).json()["param"] == "tx_type"
 
 
-def test_the_newest_page_catches_up_with_trades_published_later(served) -> None:
-    home, api = served
+def test_the_newest_page_catches_up_with_trades_published_later(served_alone) -> None:
+    home, api = served_alone
     first = api.get("/trades", params={"limit": 2}).json()
     assert api.get("/trades", params={"cursor": first["prev_cursor"]}).json()["items"] == []
     before = api.get("/trades").headers["x-snapshot-id"]
