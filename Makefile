@@ -41,7 +41,7 @@ test: $(STAMP) $(NODE_STAMP) $(BROWSER)
 # The tests that start the whole stack (`chaintape up`, simulated and following a chain) or a
 # two-worker cluster and wait for its refreshes: minutes each, so apart from the fast suite.
 test-stack: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest -m stack -n 2 --dist load --durations=5
+	$(BIN)/python -m pytest -m stack -n 2 --dist load --durations=20
 
 # Every test: what continuous integration runs.
 check: test test-stack
