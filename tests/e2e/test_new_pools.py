@@ -11,7 +11,7 @@ import httpx
 import polars as pl
 import pytest
 
-from sources.evm.devnet import TOKEN_ARGS, Devnet, uniswap_v2, uniswap_v3
+from sources.evm.devnet import TOKEN_ARGS, Devnet, UniswapV2, UniswapV3, uniswap_v2, uniswap_v3
 from sources.lake import LakeWriter
 from tests.conftest import edge_process, run_cli
 from tests.e2e.conftest import devnet_on
@@ -58,31 +58,48 @@ def v3_pool(net: Devnet, v3, name: str, symbol: str) -> str:
     return pool
 
 
-@pytest.mark.parametrize("family", ["uniswap_v2", "uniswap_v3"])
-def test_a_pool_made_after_a_refresh_is_counted_by_the_next(tmp_path, family):
-    with devnet_on() as net:
-        market = uniswap_v2(net) if family == "uniswap_v2" else uniswap_v3(net)
-        make = v2_pool if family == "uniswap_v2" else v3_pool
-        # Account 0 wraps 1,000 ether into WETH (deposit()) and lets the V2 router move it.
+def both_families(net: Devnet) -> tuple[UniswapV2, UniswapV3, str]:
+    """Uniswap V2 and V3 deployed side by side, each over its own WETH9, account 0 holding
+    1,000 WETH of each and letting each router move it; and the venues file naming both."""
+    v2, v3 = uniswap_v2(net), uniswap_v3(net)
+    for market in (v2, v3):
         net.transact({"from": net.accounts[0], "to": market.weth, "value": hex(1_000 * E18),
-                      "data": "0xd0e30db0"})
+                      "data": "0xd0e30db0"})  # deposit()
         net.send(market.weth, "approve(address,uint256)", market.router, 2**256 - 1)
-        first = make(net, market, "Pepe", "PEPE")
+    venues = (
+        f'chain: {{slug: devnet, display_name: Devnet, explorer_url: "https://explorer.invalid",'
+        f' native_token: "{v2.weth}"}}\n'
+        f'venues:\n'
+        f'  - {{name: "Uniswap V2", type: uniswap_v2, factory: "{v2.factory}",'
+        f' router: "{v2.router}"}}\n'
+        f'  - {{name: "Uniswap V3", type: uniswap_v3, position_manager: "{v3.positions}",'
+        f' factory: "{v3.factory}", router: "{v3.router}"}}\n'
+        f'quotes:\n'
+        f'  - {{token: "{v2.weth}", chainlink: "{v2.aggregator}"}}\n'
+        f'  - {{token: "{v3.weth}", chainlink: "{v3.aggregator}"}}\n')
+    return v2, v3, venues
+
+
+def test_pools_made_after_a_refresh_on_v2_and_v3_are_counted_by_the_next(tmp_path):
+    # Both families on one chain, so that one node, ingest and pair of refreshes serve both.
+    with devnet_on() as net:
+        v2, v3, text = both_families(net)
+        first = [v2_pool(net, v2, "Pepe", "PEPE"), v3_pool(net, v3, "Pepe3", "PEPE3")]
         venues = tmp_path / "venues.yaml"
-        venues.write_text(market.venues_file())
+        venues.write_text(text)
         ingest = ("ingest", "evm", "--rpc", net.rpc.url, "--venues", str(venues),
                   "--confirmations", "0")
         refreshed(tmp_path, *ingest)
         before = chain_record(tmp_path, "devnet")
-        assert (before["pairs"], before["txns_24h"]) == (1, 1)
+        assert (before["pairs"], before["txns_24h"]) == (2, 2)
 
-        second = make(net, market, "Wojak", "WOJAK")
+        second = [v2_pool(net, v2, "Wojak", "WOJAK"), v3_pool(net, v3, "Wojak3", "WOJAK3")]
         refreshed(tmp_path, *ingest)
         after = chain_record(tmp_path, "devnet")
-        # One more pool, and its one buy.
-        assert (after["pairs"], after["txns_24h"]) == (2, 2)
+        # Two more pools, and their one buy each.
+        assert (after["pairs"], after["txns_24h"]) == (4, 4)
         with edge_process(tmp_path) as base:
-            for pool in (first, second):
+            for pool in first + second:
                 row = httpx.get(f"{base}/api/v1/chains/devnet/pairs/{pool}", timeout=30)
                 assert row.status_code == 200, row.text
 
