@@ -133,7 +133,9 @@ def token_market(basis: pl.LazyFrame, pairs: pl.LazyFrame, activity: pl.LazyFram
         age_days=(pl.lit(as_of) - pl.col("first_listed_at")).dt.total_seconds() / 86_400.0,
         is_scam=is_terminal("token_status") | (pl.col("honeypot_test") == "fail")
         | pl.col("rugged_as_base"),
-        high_sell_tax=pl.col("sell_tax") >= HIGH_SELL_TAX,
+        # As the pair rows read them: a tax not measured is not a high one, and a contract
+        # whose verification is unknown counts as unverified.
+        high_sell_tax=pl.col("sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
     ).with_columns(
         fdv_usd=pl.col("price_usd") * pl.coalesce("max_supply", "total_supply"),
         market_cap_usd=pl.col("price_usd") * pl.coalesce("circulating_supply", "total_supply"),
@@ -149,7 +151,7 @@ def token_market(basis: pl.LazyFrame, pairs: pl.LazyFrame, activity: pl.LazyFram
         .then("registry_status").otherwise(status_text("token_status")),
         safety=pl.when(pl.col("is_scam")).then(0).otherwise(
             100 - 30 * pl.col("high_sell_tax").cast(pl.Int64)
-            - 5 * (~pl.col("contract_verified")).cast(pl.Int64)).cast(pl.Int64),
+            - 5 * (~pl.col("contract_verified").fill_null(False)).cast(pl.Int64)).cast(pl.Int64),
         liquidity_part=log_part("liquidity_usd", RATING_FULL["liquidity"]),
         activity=log_part("txns_h24", RATING_FULL["activity"]),
         holders_part=log_part("holders", RATING_FULL["holders"]),

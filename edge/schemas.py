@@ -161,7 +161,7 @@ MARKET = obj({
                            "liquidity_usd": DECIMAL}),
 }, nullable=True)
 INSTANCE = obj({"id": STRING, "chain_id": INT, "address": STRING, "decimals": INT,
-                "status": STRING, "risk_score": INT, "contract_verified": BOOL,
+                "status": STRING, "risk_score": INT, "contract_verified": nullable(BOOL),
                 "market": MARKET})
 REGISTRY_PART = {"id": {"type": "string", "format": "uuid"}, "slug": NSTR, "symbol": NSTR,
                  "name": NSTR, "description": NSTR, "status": NSTR, "category": NSTR,

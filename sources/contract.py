@@ -85,9 +85,10 @@ class Token(Strict):
     deploy_tx: str = pa.Field(str_length={"min_value": 1})
     deploy_block: int = pa.Field(ge=1)
     deployed_at: Timestamp = ts()
-    contract_verified: bool
-    buy_tax: float = pa.Field(ge=0, le=1)
-    sell_tax: float = pa.Field(ge=0, le=1)
+    # Null where nothing measured them (a real lake reads no source code and no taxes yet).
+    contract_verified: bool | None = pa.Field(nullable=True)
+    buy_tax: float | None = pa.Field(nullable=True, ge=0, le=1)
+    sell_tax: float | None = pa.Field(nullable=True, ge=0, le=1)
     honeypot_test: str = pa.Field(isin=HONEYPOT_TESTS)
     status: int = pa.Field(ge=0)
     is_quote: bool

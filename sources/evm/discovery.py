@@ -133,7 +133,7 @@ class Known:
             "total_supply_raw": min(f.total_supply, MAX_RAW), "max_supply_raw": None,
             "circulating_supply_raw": None, "deployer": f.deployer, "deploy_tx": f.deploy_tx,
             "deploy_block": max(1, f.deploy_block), "deployed_at": times[f.deploy_block],
-            "contract_verified": False, "buy_tax": 0.0, "sell_tax": 0.0,
+            "contract_verified": None, "buy_tax": None, "sell_tax": None,
             "honeypot_test": "untested", "status": 0, "is_quote": f.address in self.feeds,
             "price_feed_id": self.feeds.get(f.address), "categories": [], "observed_at": now,
         } for f in facts.values()]

@@ -70,3 +70,12 @@ def test_the_first_liquidity_is_the_owners_less_the_minimum(chain):
     assert events.select("kind", "owner").rows() == [("mint", chain["owner"])]
     assert int(events["liquidity"][0]) == isqrt(1_000_000 * E18 * 1_000 * E18) \
         - MINIMUM_LIQUIDITY
+
+
+def test_taxes_and_verification_nothing_measured_are_served_null(chain):
+    # A real lake reads no source code and no taxes: unknown, not a verified 0 % tax.
+    lake = LakeWriter(chain["home"] / "lake")
+    tokens = lake.read("tokens").select("contract_verified", "buy_tax", "sell_tax")
+    assert tokens.null_count().row(0) == (tokens.height,) * 3
+    row = httpx.get(f"{chain['base']}/chains/devnet/pairs/{chain['pair']}", timeout=30).json()
+    assert (row["safety"]["buy_tax"], row["safety"]["sell_tax"]) == (None, None)
