@@ -218,10 +218,12 @@ class Tables:
         return {day: [f"{root}/{path}" for path in paths] for day, paths in grouped.iter_rows()}
 
     def _table(self, name: str, version: int | None = None) -> DeltaTable:
-        if not self.exists(name):
+        # Opened once: asking whether it exists first would read its log twice.
+        table = self.delta.open(name, version)
+        if table is None:
             raise FileNotFoundError(f"product {name!r} is not materialised yet "
                                     f"({self.uri(name)})")
-        return DeltaTable(self.uri(name), version=version, storage_options=self.delta.options())
+        return table
 
     def _days(self, name: str, version: int | None) -> pl.LazyFrame:
         """A product made a day at a time: the files of the days its lake table holds, in

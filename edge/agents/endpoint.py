@@ -101,6 +101,8 @@ class AgentEndpoint:
     async def manager(self) -> "StreamableHTTPSessionManager":
         """The transport, made and its task group run (in a task of its own, exited where
         entered) at the first call."""
+        if self._manager is not None:
+            return self._manager
         async with self._starting:
             if self._manager is None:
                 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager

@@ -63,9 +63,13 @@ def home(tmp_path, monkeypatch) -> Path:
 def edge(home):
     """The edge over `home`, as a real server process. Its snapshot is dated 2026-11-20 on
     purpose (fixed answers), so the edge is told not to call it stale."""
-    with edge_process(home, CHAINTAPE_POLL_SECONDS="0.2",
-                      CHAINTAPE_STALE_AFTER_SECONDS="1e12") as base:
+    with dated_edge(home) as base:
         yield base
+
+
+def dated_edge(home: Path):
+    """An edge process over a home of the fixed-date snapshot, never calling it stale."""
+    return edge_process(home, CHAINTAPE_POLL_SECONDS="0.2", CHAINTAPE_STALE_AFTER_SECONDS="1e12")
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +80,7 @@ def shared_edge(tmp_path_factory):
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("CHAINTAPE_HOME", str(path))
         publish_chains(path)
-        with edge_process(path, CHAINTAPE_POLL_SECONDS="0.2",
-                          CHAINTAPE_STALE_AFTER_SECONDS="1e12") as base:
+        with dated_edge(path) as base:
             yield base
 
 
