@@ -335,15 +335,17 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
                     warned.say(f"could not read snapshot {latest} for the live tail: {err}")
                 making = None
             mark = lake.progress()
+            nodes = None if mark is None else mark.nodes()
             if mark is None or basis is None or (
-                    mark.watermark, basis.manifest.snapshot_id, mark.nodes()) == seen:
+                    mark.watermark, basis.manifest.snapshot_id, nodes) == seen:
                 time.sleep(poll_s)
                 continue
-            now = (mark.watermark, basis.manifest.snapshot_id, mark.nodes())
+            now = (mark.watermark, basis.manifest.snapshot_id, nodes)
             picked = time.time()
             try:
-                tail, earlier = live_tail(lake.pinned(), warehouse, basis, seq, picked, earlier,
-                                        mark.nodes())
+                # Pinned at the mark just read: the tail is of the batch `now` names.
+                tail, earlier = live_tail(lake.pinned(mark), warehouse, basis, seq, picked,
+                                          earlier, nodes)
                 publish_tail(store, tail)
             except Exception as err:
                 # One tail that cannot be made (a file compacted away under the read, the

@@ -234,10 +234,10 @@ class LakeReader:
         """The last complete batch, or None when no writer has marked one."""
         return read_progress(self.objects)
 
-    def pinned(self) -> Self:
-        """This lake as of its last complete batch (as it stands when no batch was marked);
-        its `watermark` is that batch's."""
-        progress = self.progress()
+    def pinned(self, mark: Progress | None = None) -> Self:
+        """This lake as of its last complete batch (as it stands when no batch was marked), or
+        as of `mark` when the caller has just read it; its `watermark` is that batch's."""
+        progress = mark or self.progress()
         lake = type(self)(self.root, progress.versions if progress else self.current_versions())
         lake.watermark = progress.watermark if progress else None
         lake.writer = progress.writer if progress else None
