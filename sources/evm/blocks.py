@@ -90,13 +90,14 @@ class Blocks:
         """The head block's time, from `headers` when they hold it."""
         return block_time(headers.get(head) or self.headers([head])[head])
 
-    def logs(self, first: int, last: int, addresses: Sequence[str],
+    def logs(self, first: int, last: int, addresses: Sequence[str] | None,
              topics: list[Any]) -> list[dict]:
-        """The logs of [first, last] from `addresses` matching `topics`, in chain order."""
-        found: list[dict] = []
-        for i in range(0, len(addresses), ADDRESSES_PER_QUERY):
-            found += self.rpc.spread_logs(first, last, addresses[i:i + ADDRESSES_PER_QUERY],
-                                          topics)
+        """The logs of [first, last] from `addresses` (None: any) matching `topics`, in chain
+        order."""
+        parts = [None] if addresses is None else [
+            addresses[i:i + ADDRESSES_PER_QUERY]
+            for i in range(0, len(addresses), ADDRESSES_PER_QUERY)]
+        found = [log for part in parts for log in self.rpc.spread_logs(first, last, part, topics)]
         return sorted(found, key=lambda x: (log_block(x), quantity(x["logIndex"])))
 
     def receipts(self, hashes: set[str]) -> dict[str, dict]:

@@ -24,8 +24,8 @@ CONTRACTS = Path(__file__).resolve().parent / "contracts"
 NODE_MODULES = REPO / "node_modules"
 CHAINLINK = NODE_MODULES / "@chainlink" / "contracts" / "src" / "v0.8"
 AGGREGATOR = CHAINLINK / "tests" / "MockV3Aggregator.sol"
-# Uniswap's own compiled contracts, as their npm packages ship them.
-UNISWAP = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
+# Uniswap's and PancakeSwap's own compiled contracts, as their npm packages ship them.
+PUBLISHED = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
            "UniswapV2Pair": "@uniswap/v2-core/build/UniswapV2Pair.json",
            "UniswapV2Router02": "@uniswap/v2-periphery/build/UniswapV2Router02.json",
            "WETH9": "@uniswap/v2-periphery/build/WETH9.json",
@@ -35,7 +35,11 @@ UNISWAP = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
                                          "NonfungiblePositionManager.sol/"
                                          "NonfungiblePositionManager.json",
            "SwapRouter": "@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/"
-                         "SwapRouter.json"}
+                         "SwapRouter.json",
+             "PancakeV3Factory": "@pancakeswap/v3-core/artifacts/contracts/PancakeV3Factory.sol/"
+                                 "PancakeV3Factory.json",
+             "PancakeV3Pool": "@pancakeswap/v3-core/artifacts/contracts/PancakeV3Pool.sol/"
+                              "PancakeV3Pool.json"}
 
 
 class DevnetError(RuntimeError):
@@ -75,7 +79,7 @@ def compiled() -> dict[str, dict[str, Any]]:
         name = abi.stem.split("_sol_")[-1]
         contracts[name] = {"abi": json.loads(abi.read_text()),
                            "bin": abi.with_suffix(".bin").read_text().strip()}
-    for name, artifact in UNISWAP.items():
+    for name, artifact in PUBLISHED.items():
         built = json.loads((NODE_MODULES / artifact).read_text())
         contracts[name] = {"abi": built["abi"],
                            "bin": str(built["bytecode"]).removeprefix("0x")}

@@ -2,6 +2,7 @@
 time (described, and their transfers read back to their deployment so their holders are
 whole), and the LP burned for good, as the chain's `pairs`, `tokens` and `lp_locks` rows."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,13 +12,17 @@ from sources.evm.blocks import Blocks, log_block
 from sources.evm.config import IngestConfig, VenueConfig
 from sources.evm.families import FAMILIES, Family, Pool, topic
 from sources.evm.rpc import quantity
-from sources.evm.tokens import TokenFacts, describe, text
+from sources.evm.tokens import TokenFacts, describe, number, text
 from sources.lake import LakeWriter, table_frame
 
 TRANSFER = topic("Transfer(address,address,uint256)")
 # The lake keeps raw amounts as decimal(38, 0); a larger amount cannot be stored exactly.
 MAX_RAW = 10**38 - 1
 SYMBOL = "0x95d89b41"
+# A pool's `factory()`, `token0()` and `token1()`.
+FACTORY, TOKEN0, TOKEN1 = "0xc45a0155", "0x0dfe1681", "0xd21220a7"
+# How many unrelated addresses are remembered before they are asked again.
+UNRELATED_KEPT = 100_000
 
 
 class Known:
@@ -30,6 +35,8 @@ class Known:
         self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
         self.feeds = {q.token: q.feed_id(chain_id) for q in config.quotes}
         self.pairs, self.tokens, self.locks = pairs, tokens, locks
+        # Addresses that swapped under a family's topic and are no venue's pools.
+        self.unrelated: set[str] = set()
 
     @classmethod
     def read(cls, lake: LakeWriter, chain_id: int, config: IngestConfig) -> "Known":
@@ -88,8 +95,47 @@ class Known:
             pool = FAMILIES[venue.family].created(log)
             if pool.address not in known:
                 pools.append((pool, log))
+        return self._add(blocks, pools)
+
+    def earlier_pools(self, blocks: Blocks, first: int, last: int) -> list[tuple[Pool, dict]]:
+        """The pools the factories made before the follower's first block that swap in
+        [first, last] for the first time since, with their creation logs: an unknown address
+        swapping under a family's topic is asked its factory and tokens, and a venue's factory
+        its creation log (the factory's own log is the proof, whatever the address says)."""
+        swaps = sorted({f.pool_topics[0] for f in self.families()})
+        known = self.pools
+        unknown = sorted({log["address"].lower() for log in blocks.logs(first, last, None, [swaps])}
+                         - known.keys() - self.unrelated)
+        if not unknown:
+            return []
+        if len(self.unrelated) > UNRELATED_KEPT:
+            self.unrelated.clear()
+        answers = blocks.calls([("eth_call", [{"to": address, "data": data}, hex(last)])
+                                for address in unknown for data in (FACTORY, TOKEN0, TOKEN1)])
+        pools: list[tuple[Pool, dict]] = []
+        for i, address in enumerate(unknown):
+            factory, token0, token1 = (_address(a) for a in answers[3 * i:3 * i + 3])
+            venue = self.venues.get(factory or "")
+            if venue is None or token0 is None or token1 is None:
+                self.unrelated.add(address)
+                continue
+            family = FAMILIES[venue.family]
+            logs = blocks.logs(0, first - 1, [venue.factory], [
+                [family.created_topic], ["0x" + token0[2:].rjust(64, "0")],
+                ["0x" + token1[2:].rjust(64, "0")]])
+            found = [(pool, log) for log in logs if (pool := family.created(log)).address
+                     == address]
+            if found:
+                pools.append(found[0])
+            else:
+                self.unrelated.add(address)
+        return self._add(blocks, pools)
+
+    def _add(self, blocks: Blocks, pools: list[tuple[Pool, dict]]) -> list[tuple[Pool, dict]]:
+        """Add new pools, from their creation logs, to the pairs; returns them."""
         if not pools:
             return []
+        pools = self._fees(blocks, pools)
         receipts = blocks.receipts({log["transactionHash"] for _, log in pools})
         symbols = blocks.rpc.batch([("eth_call", [{"to": p.address, "data": SYMBOL}, "latest"])
                                     for p, _ in pools], errors=True)
@@ -102,7 +148,8 @@ class Known:
             at = times[log_block(log)]
             rows.append({
                 "chain_id": self.chain_id, "address": pool.address, "factory": venue.factory,
-                "factory_type": FAMILIES[venue.family].factory_type, "token0": pool.token0,
+                "factory_type": pool.factory_type or FAMILIES[venue.family].factory_type,
+                "token0": pool.token0,
                 "token1": pool.token1, "fee_bps": pool.fee_bps, "created_block": log_block(log),
                 "created_log_index": quantity(log["logIndex"]),
                 "created_tx": log["transactionHash"], "created_at": at,
@@ -113,6 +160,25 @@ class Known:
                 "lp_token_symbol": text(symbol) or "LP", "is_perp": False})
         self.pairs = pl.concat([self.pairs, table_frame("pairs", rows)])
         return pools
+
+    def _fees(self, blocks: Blocks, pools: list[tuple[Pool, dict]]) -> list[tuple[Pool, dict]]:
+        """The pools with their fees, asked of their factories at their creation block where
+        the creation log does not say it (a pool whose factory does not answer keeps 0)."""
+        asked: list[tuple[int, Family, list[Any]]] = []
+        for i, (pool, log) in enumerate(pools):
+            family = FAMILIES[self.venues[log["address"].lower()].family]
+            if family.fee_call is not None:
+                asked.append((i, family, [{"to": log["address"], "data": family.fee_call(pool)},
+                                          hex(log_block(log))]))
+        if not asked:
+            return pools
+        answers = blocks.calls([("eth_call", params) for _, _, params in asked])
+        out = list(pools)
+        for (i, family, _), answer in zip(asked, answers, strict=True):
+            fee = number(answer)
+            if fee is not None:
+                out[i] = (replace(pools[i][0], fee_bps=family.fee_bps(fee)), pools[i][1])
+        return out
 
     def new_tokens(self, blocks: Blocks, pools: list[tuple[Pool, dict]]) -> list[TokenFacts]:
         """Describe the tokens of new pools not met before, and add them."""
@@ -178,3 +244,10 @@ class Known:
 def launchpad_id(venue: VenueConfig) -> str:
     """The venue id of a venue's launchpad."""
     return f"{venue.venue_id}-launchpad"
+
+
+def _address(answer: object) -> str | None:
+    """An address answer, or None when the call reverted or answered nothing."""
+    if not isinstance(answer, str) or len(answer) < 66:
+        return None
+    return "0x" + answer[26:66].lower()

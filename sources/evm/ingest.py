@@ -208,7 +208,12 @@ class Follower:
         reorged = first if first < asked else None
         if reorged is not None:
             self._forget(first)
-        new_tokens = known.new_tokens(blocks, known.new_pools(blocks, first, last))
+        pools = known.new_pools(blocks, first, last)
+        if self.cursor.first_block > 0:
+            # A lake begun past the chain's start meets its factories' earlier pools as they
+            # swap.
+            pools += known.earlier_pools(blocks, first, last)
+        new_tokens = known.new_tokens(blocks, pools)
         pool_logs = blocks.logs(first, last, list(known.pools), known.pool_topics())
         transfers = blocks.logs(first, last, known.transferred(), [TRANSFER])
         transfers += known.backfill(blocks, new_tokens, first, self.cursor.first_block)

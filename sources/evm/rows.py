@@ -16,6 +16,7 @@ from sources.evm.families import (
     Price,
     Reserves,
     SwapEvent,
+    Valued,
     decoded,
     topic,
     topic_address,
@@ -75,6 +76,7 @@ class BatchRows:
                                               if isinstance(event, SwapEvent)], tx_counts)
         holders = self._position_holders(events, first, last)
         out["reserves"] += self._valued_reserves(events, transfers, times, first)
+        curves = self._curves()
         for log, event in events:
             pool = log["address"].lower()
             base = {**where(log, times, cid), "tx_hash": log["transactionHash"], "pair": pool}
@@ -91,6 +93,9 @@ class BatchRows:
                                      "amount0_out": amounts[2], "amount1_out": amounts[3],
                                      "gas_used": max(1, used), "tx_fee_raw": fee})
             elif isinstance(event, Reserves):
+                if pool in curves:
+                    value, factory_type, decimals0, decimals1 = curves[pool]
+                    event = value(factory_type, event, decimals0, decimals1)
                 out["reserves"].append({**base, "reserve0": event.reserve0,
                                         "reserve1": event.reserve1})
             elif isinstance(event, Liquidity):
@@ -111,6 +116,19 @@ class BatchRows:
         out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],
                           "log_count": c} for n, c in sorted(counts.items())]
         return {name: table_frame(name, rows) for name, rows in out.items()}
+
+    def _curves(self) -> dict[str, tuple[Valued, str, int, int]]:
+        """The pools whose logged reserves are kept valued at their curve's price
+        (`Family.valued`): each one's family, factory type and tokens' decimals."""
+        pools = self.known.pools
+        families = {p: v for p in pools if (v := self.known.family_of(p, pools).valued)}
+        if not families:
+            return {}
+        decimals = dict(zip(self.known.tokens["address"], self.known.tokens["decimals"],
+                            strict=True))
+        return {p: (families[p], kind, decimals[t0], decimals[t1]) for p, kind, t0, t1
+                in self.known.pairs.select("address", "factory_type", "token0", "token1")
+                .iter_rows() if p in families}
 
     def _valued_reserves(self, events: list[tuple[dict, Any]], transfers: list[dict],
                          times: dict[int, datetime], first: int) -> list[dict]:

@@ -32,6 +32,9 @@ class Pool:
     token0: str
     token1: str
     fee_bps: int
+    # The pool's curve where its family makes more than one (a Solidly stable pool's); None:
+    # its family's.
+    factory_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,12 +84,14 @@ class Liquidity:
 
 
 PoolEvent = SwapEvent | Reserves | Liquidity | Price | Collected
+# A pool's logged reserves as the lake keeps them, by its factory type and its tokens' decimals.
+Valued = Callable[[str, Reserves, int, int], Reserves]
 
 
 @dataclass(frozen=True)
 class Family:
     """A pool family: the lake's factory type for it, the factory's creation topic and decoder,
-    and the pools' topics and decoder."""
+    and the pools' topics (their swap's first) and decoder."""
 
     name: str
     factory_type: str
@@ -99,12 +104,21 @@ class Family:
     # Whether a pool's reserves are its token balances valued at its price (concentrated
     # liquidity: no `Sync`), rather than told by its logs.
     reserves_from_balances: bool = False
+    # The call data that asks the factory a new pool's fee, where its creation log does not
+    # say it, and the answer as basis points.
+    fee_call: Callable[[Pool], str] | None = None
+    fee_bps: Callable[[int], int] = int
+    # A pool's logged reserves as the lake keeps them (their ratio its price, twice either
+    # side its holdings' worth), by the pool's factory type and its tokens' decimals, where
+    # its price is not its reserves' ratio.
+    valued: Valued | None = None
 
 
 def _families() -> dict[str, Family]:
-    from sources.evm.families import uniswap_v2, uniswap_v3
+    from sources.evm.families import pancakeswap_v3, solidly, uniswap_v2, uniswap_v3
 
-    return {f.name: f for f in (uniswap_v2.FAMILY, uniswap_v3.FAMILY)}
+    return {f.name: f for f in (uniswap_v2.FAMILY, uniswap_v3.FAMILY, pancakeswap_v3.FAMILY,
+                                solidly.FAMILY)}
 
 
 FAMILIES = _families()
