@@ -10,7 +10,11 @@
 2. `follow`: the follower runs with --follow while a block of swaps is mined every
    `--every` seconds; for each block, the time from its mining (the mining call's return) to
    the lake's mark covering it (the batch committed and visible to every reader).
-3. `served`: `chaintape up --rpc … --venues …` over the same lake, as a user runs it (the
+3. `mix`: two chains of `--mix-blocks` blocks of `--swaps-per-block` swaps each, made and
+   ingested one after the other: Uniswap V2 pairs alone, and the families a real chain's
+   volume is in (V2, V3, V4 with native ETH, Solidly) over the same tokens; blocks/s and
+   logs/s of each and the mixed chain's logs/s over V2's (target: no slower per log, ≥ 1).
+4. `served`: `chaintape up --rpc … --venues …` over the same lake, as a user runs it (the
    follower with --follow at its default poll, a first snapshot, the Dagster daemon's
    refreshes as batches land, the live tail writer and the edge), while a block of swaps is
    mined every `--every` seconds; for each block, the time from its mining to the edge serving
@@ -40,6 +44,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import pool_mix  # noqa: E402
 from bench.freshness import served  # noqa: E402
 from bench.load import CLI, internal_key  # noqa: E402
 from sources.evm.config import parse  # noqa: E402
@@ -53,6 +58,7 @@ from tests.sources.evm.test_rpc import Proxy  # noqa: E402
 
 E18 = 10**18
 TRADERS = range(1, 10)
+STAGES = ("range", "backfill", "follow", "mix", "served")
 
 
 def say(line: str) -> None:
@@ -102,7 +108,18 @@ def main() -> None:
     parser.add_argument("--backfill-blocks", type=int, default=2_000)
     parser.add_argument("--delay-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--mix-blocks", type=int, default=300)
+    parser.add_argument("--mix-pools", type=int, default=5)
+    parser.add_argument("--stages", default=",".join(STAGES),
+                        help=f"which stages to run, of {','.join(STAGES)}")
     args = parser.parse_args()
+    stages = set(args.stages.split(","))
+    if stages - set(STAGES):
+        parser.error(f"--stages: {', '.join(sorted(stages - set(STAGES)))} is no stage")
+    if "mix" in stages:
+        print(json.dumps(mix(args)), flush=True)
+    if not stages & {"range", "backfill", "follow", "served"}:
+        return
     node = start_node()
     net = Devnet(node.url)
     try:
@@ -155,6 +172,45 @@ def main() -> None:
     finally:
         net.close()
         node.stop()
+
+
+def mix(args: argparse.Namespace) -> dict:
+    """The follower on V2 pairs alone and on the families mixed, the same swaps a block."""
+    out: dict = {"bench": "ingest", "stage": "mix", "blocks": args.mix_blocks,
+                 "swaps_per_block": args.swaps_per_block, "pools_per_family": args.mix_pools}
+    for name, build in (("v2_only", pool_mix.v2_only), ("mixed", pool_mix.mixed)):
+        node = start_node()
+        net = Devnet(node.url)
+        try:
+            say(f"  mix: making the {name} chain ...")
+            chain = build(net, args.mix_pools)
+            with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home, \
+                    Rpc(node.url) as rpc:
+                lake = LakeWriter(Path(home) / "lake")
+                follower = Follower.open(rpc, parse(yaml.safe_load(chain.venues)), lake,
+                                         confirmations=12, batch_blocks=args.batch_blocks)
+                # The pools and their liquidity are read first, untimed: the measure is the
+                # traded blocks'.
+                follower.run(to_block=net.block_number())
+                net.automine(False)
+                for block in range(args.mix_blocks):
+                    chain.mine(net, args.swaps_per_block, block)
+                started = time.perf_counter()
+                batches = follower.run(to_block=net.block_number())
+                seconds = time.perf_counter() - started
+                logs = sum(b.logs for b in batches)
+                out[name] = {"swaps": sum(b.rows["swaps"] for b in batches), "logs": logs,
+                             "seconds": round(seconds, 2),
+                             "blocks_per_s": round(args.mix_blocks / seconds, 1),
+                             "logs_per_s": round(logs / seconds, 1),
+                             "logs_per_block": round(logs / args.mix_blocks, 1)}
+                say(f"  mix: {name} {out[name]}")
+        finally:
+            net.close()
+            node.stop()
+    out["per_log_ratio"] = round(out["mixed"]["logs_per_s"] / out["v2_only"]["logs_per_s"], 2)
+    out["target_per_log_ratio"] = 1.0
+    return out
 
 
 def backfill(url: str, venues, home: Path, args: argparse.Namespace) -> dict:

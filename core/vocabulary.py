@@ -5,8 +5,9 @@ import re
 
 import polars as pl
 
-# An EVM address as a client may spell it: with or without 0x, any case.
-EVM_ADDRESS = re.compile(r"(0[xX])?([0-9a-fA-F]{40})")
+# An EVM address as a client may spell it: with or without 0x, any case; 32 bytes for a pool
+# a singleton holds (a Uniswap V4 pool's id).
+EVM_ADDRESS = re.compile(r"(0[xX])?([0-9a-fA-F]{40}|[0-9a-fA-F]{64})")
 
 
 def address_spellings(q: str) -> list[str]:

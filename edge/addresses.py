@@ -47,7 +47,8 @@ def normalize(address: str, address_format: str | None, param: str = "address") 
     found = EVM.fullmatch(address)
     if address_format == "evm":
         if found is None:
-            raise ApiError("invalid_param", f"{param} must be 40 hex digits, 0x optional", param)
+            raise ApiError("invalid_param", f"{param} must be 40 hex digits (64 for a Uniswap "
+                           "V4 pool's id), 0x optional", param)
         return "0x" + found.group(2).lower()
     if address_format is None and found is not None:
         return "0x" + found.group(2).lower()

@@ -17,6 +17,8 @@ SLUG = re.compile(r"^[a-z0-9-]{1,32}$")
 # A quote token's price sources (docs/ingest.md, "Prices").
 SOURCES = ("chainlink", "hermes", "peg")
 HERMES_ID = re.compile(r"^(0[xX])?[0-9a-fA-F]{64}$")
+# The chain's native currency where a pool holds it as such (a Uniswap V4 pool's).
+NATIVE = "0x" + "0" * 40
 
 
 class ConfigError(ValueError):
@@ -90,6 +92,14 @@ class IngestConfig:
     venues: tuple[VenueConfig, ...]
     quotes: tuple[QuoteConfig, ...]
 
+    def feeds(self, chain_id: int) -> dict[str, str]:
+        """The feed of each quote token on this chain; the chain's native currency (the zero
+        address, as Uniswap V4 names it) priced as its wrapped native token is."""
+        feeds = {q.token: q.feed_id(chain_id) for q in self.quotes}
+        if self.chain.native_token in feeds:
+            feeds.setdefault(NATIVE, feeds[self.chain.native_token])
+        return feeds
+
     @property
     def hermes_ids(self) -> list[str]:
         """The Hermes upstream's feeds the quotes name."""
@@ -131,7 +141,7 @@ def parse(document: Any) -> IngestConfig:
     config_chain = ChainConfig(
         slug, _text(chain, "display_name", "chain"), explorer,
         str(chain.get("native_symbol", "ETH")),
-        address(native, "chain.native_token") if native is not None else "0x" + "0" * 40,
+        address(native, "chain.native_token") if native is not None else NATIVE,
         block_time, floor, derive_floor)
     venues = _list(top["venues"], "venues")
     factories: set[str] = set()

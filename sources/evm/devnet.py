@@ -24,7 +24,8 @@ CONTRACTS = Path(__file__).resolve().parent / "contracts"
 NODE_MODULES = REPO / "node_modules"
 CHAINLINK = NODE_MODULES / "@chainlink" / "contracts" / "src" / "v0.8"
 AGGREGATOR = CHAINLINK / "tests" / "MockV3Aggregator.sol"
-# Uniswap's and PancakeSwap's own compiled contracts, as their npm packages ship them.
+# Uniswap's and PancakeSwap's own compiled contracts, as their npm packages ship them (V4's
+# test routers are its own unlock-callback routers).
 PUBLISHED = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
            "UniswapV2Pair": "@uniswap/v2-core/build/UniswapV2Pair.json",
            "UniswapV2Router02": "@uniswap/v2-periphery/build/UniswapV2Router02.json",
@@ -39,7 +40,11 @@ PUBLISHED = {"UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",
              "PancakeV3Factory": "@pancakeswap/v3-core/artifacts/contracts/PancakeV3Factory.sol/"
                                  "PancakeV3Factory.json",
              "PancakeV3Pool": "@pancakeswap/v3-core/artifacts/contracts/PancakeV3Pool.sol/"
-                              "PancakeV3Pool.json"}
+                              "PancakeV3Pool.json",
+             "PoolManager": "@uniswap/v4-core/out/PoolManager.sol/PoolManager.json",
+             "PoolSwapTest": "@uniswap/v4-core/out/PoolSwapTest.sol/PoolSwapTest.json",
+             "PoolModifyLiquidityTest": "@uniswap/v4-core/out/PoolModifyLiquidityTest.sol/"
+                                        "PoolModifyLiquidityTest.json"}
 
 
 class DevnetError(RuntimeError):
@@ -81,8 +86,10 @@ def compiled() -> dict[str, dict[str, Any]]:
                            "bin": abi.with_suffix(".bin").read_text().strip()}
     for name, artifact in PUBLISHED.items():
         built = json.loads((NODE_MODULES / artifact).read_text())
-        contracts[name] = {"abi": built["abi"],
-                           "bin": str(built["bytecode"]).removeprefix("0x")}
+        # Hardhat's artifacts give the bytecode as text, Foundry's under `object`.
+        code = built["bytecode"]
+        contracts[name] = {"abi": built["abi"], "bin": str(
+            code["object"] if isinstance(code, dict) else code).removeprefix("0x")}
     return contracts
 
 

@@ -1,10 +1,11 @@
-"""The other pool families on a devnet, to test and bench the ingest on: PancakeSwap V3 from
-`@pancakeswap/v3-core`'s own bytecode, and Solidly-style pools (volatile and stable) from the
-contracts of `contracts/Solidly.sol`, each beside WETH priced by an ETH/USD aggregator."""
+"""The other pool families on a devnet, to test and bench the ingest on: Uniswap V4 and
+PancakeSwap V3 from their npm packages' own bytecode, and Solidly-style pools (volatile and
+stable) from the contracts of `contracts/Solidly.sol`, beside WETH priced by an ETH/USD
+aggregator."""
 
 from dataclasses import dataclass
 
-from sources.evm.devnet import ETH_USD, MAX_UINT, TOKEN_ARGS, Devnet
+from sources.evm.devnet import ETH_USD, MAX_UINT, TOKEN_ARGS, Devnet, call_data
 
 
 def holder_code(code: str) -> str:
@@ -111,6 +112,91 @@ class Solidly:
 def solidly(net: Devnet) -> Solidly:
     """Deploy a Solidly-style factory and router."""
     return Solidly(net, net.deploy("SolidlyFactory", [], []), net.deploy("SolidlyRouter", [], []))
+
+
+NATIVE = "0x" + "0" * 40
+# A V4 pool key's fee that says its hooks set it.
+DYNAMIC_FEE = 0x800000
+POOL_KEY = "(address,address,uint24,int24,address)"
+
+
+@dataclass
+class UniswapV4:
+    """Uniswap V4's pool manager, and its own unlock-callback routers (`PoolSwapTest`,
+    `PoolModifyLiquidityTest`), as `@uniswap/v4-core` ships them; native ETH is currency
+    `address(0)`, paid with the call."""
+
+    net: Devnet
+    manager: str
+    swapper: str
+    liquidity: str
+
+    def pool(self, currency0: str, currency1: str, fee: int, spacing: int,
+             sqrt_price_x96: int, hooks: str = NATIVE) -> tuple[tuple, str]:
+        """Initialise the pool of two currencies (in address order) with `hooks` (none unless
+        named); returns its key and its id."""
+        key = (currency0, currency1, fee, spacing, hooks)
+        receipt = self.net.send(self.manager, f"initialize({POOL_KEY},uint160)", key,
+                                sqrt_price_x96)
+        return key, receipt["logs"][0]["topics"][1]
+
+    def modify(self, key: tuple, ticks: tuple[int, int], delta: int, sender: int,
+               value: int = 0) -> dict:
+        """Add (`delta` > 0) or remove liquidity between two ticks for `sender`, paying native
+        ETH with `value`; returns the receipt."""
+        self._approve(key, self.liquidity, sender)
+        return self._call(self.liquidity, f"modifyLiquidity({POOL_KEY},(int24,int24,int256,"
+                          "bytes32),bytes)", (key, (*ticks, delta, b"\0" * 32), b""), sender,
+                          value)
+
+    def swap(self, key: tuple, zero_for_one: bool, amount_in: int, sender: int,
+             value: int = 0) -> dict:
+        """Sell exactly `amount_in` of currency0 (`zero_for_one`) or currency1 for `sender`,
+        paying native ETH with `value`; returns the receipt."""
+        self._approve(key, self.swapper, sender)
+        limit = MIN_SQRT_PRICE + 1 if zero_for_one else MAX_SQRT_PRICE - 1
+        return self._call(self.swapper, f"swap({POOL_KEY},(bool,int256,uint160),(bool,bool),"
+                          "bytes)", (key, (zero_for_one, -amount_in, limit), (False, False), b""),
+                          sender, value)
+
+    def set_fee(self, key: tuple, fee: int) -> dict:
+        """Set a dynamic-fee pool's fee (hundredths of a basis point) as its hooks would:
+        from the hooks' address, the node impersonating it."""
+        hooks = key[4]
+        self.net.rpc.call("anvil_impersonateAccount", hooks)
+        self.net.rpc.call("anvil_setBalance", hooks, hex(10**18))
+        try:
+            return self.net.transact({"from": hooks, "to": self.manager, "data": call_data(
+                f"updateDynamicLPFee({POOL_KEY},uint24)", key, fee)})
+        finally:
+            self.net.rpc.call("anvil_stopImpersonatingAccount", hooks)
+
+    def _approve(self, key: tuple, router: str, sender: int) -> None:
+        for currency in key[:2]:
+            if currency != NATIVE:
+                self.net.send(currency, "approve(address,uint256)", router, MAX_UINT,
+                              sender=sender)
+
+    def _call(self, to: str, signature: str, args: tuple, sender: int, value: int) -> dict:
+        return self.net.transact({"from": self.net.accounts[sender], "to": to,
+                                  "value": hex(value), "data": call_data(signature, *args)})
+
+    def venue(self) -> str:
+        """The venues file's entry for this pool manager."""
+        return f'{{name: "Uniswap V4", type: uniswap_v4, factory: "{self.manager}", ' \
+               f'router: "{self.swapper}"}}'
+
+
+# TickMath's bounds of a pool's price, as Q64.96 square roots.
+MIN_SQRT_PRICE = 4295128739
+MAX_SQRT_PRICE = 1461446703485210103287273052203988822378723970342
+
+
+def uniswap_v4(net: Devnet) -> UniswapV4:
+    """Deploy Uniswap V4's pool manager and its test routers from their npm bytecode."""
+    manager = net.deploy("PoolManager", ["address"], [net.accounts[0]])
+    return UniswapV4(net, manager, net.deploy("PoolSwapTest", ["address"], [manager]),
+                     net.deploy("PoolModifyLiquidityTest", ["address"], [manager]))
 
 
 def weth_and_feed(net: Devnet, eth_usd: int = ETH_USD) -> tuple[str, str]:

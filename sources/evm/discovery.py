@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from sources.evm.blocks import Blocks, log_block
-from sources.evm.config import IngestConfig, VenueConfig
+from sources.evm.config import NATIVE, IngestConfig, VenueConfig
 from sources.evm.families import FAMILIES, Family, Pool, topic
 from sources.evm.rpc import quantity
 from sources.evm.tokens import TokenFacts, describe, number, text
@@ -33,7 +33,8 @@ class Known:
         self.chain_id = chain_id
         self.venues: dict[str, VenueConfig] = {v.factory: v for v in config.venues}
         self.launchpads = {v.launchpad: v for v in config.venues if v.launchpad}
-        self.feeds = {q.token: q.feed_id(chain_id) for q in config.quotes}
+        self.feeds = config.feeds(chain_id)
+        self.native_symbol = config.chain.native_symbol
         self.pairs, self.tokens, self.locks = pairs, tokens, locks
         # Addresses that swapped under a family's topic and are no venue's pools.
         self.unrelated: set[str] = set()
@@ -66,6 +67,21 @@ class Known:
         """The family of a known pool."""
         return FAMILIES[self.venues[pools[pool]].family]
 
+    def pool_logs(self, blocks: Blocks, first: int, last: int) -> list[dict]:
+        """Every known pool's logs of [first, last] in chain order, each under its pool's
+        address: a singleton's (Uniswap V4's pool manager's) under the pool id it names."""
+        pools = self.pools
+        singletons = sorted({f for f in pools.values()
+                             if FAMILIES[self.venues[f].family].singleton})
+        own = [p for p, f in pools.items() if f not in singletons]
+        logs = blocks.logs(first, last, own, self.pool_topics())
+        if not singletons:
+            return logs
+        held = [{**log, "address": log["topics"][1]}
+                for log in blocks.logs(first, last, singletons, self.pool_topics())
+                if len(log["topics"]) > 1 and log["topics"][1] in pools]
+        return sorted(logs + held, key=lambda x: (log_block(x), quantity(x["logIndex"])))
+
     def pool_topics(self) -> list[Any]:
         """The topics of every family's pool events, as one filter position."""
         return [sorted({t for f in self.families() for t in f.pool_topics})]
@@ -75,7 +91,7 @@ class Known:
         their own LP tokens."""
         lp = [a for a, f in self.pools.items()
               if FAMILIES[self.venues[f].family].pool_is_lp_token]
-        return sorted(set(self.tokens["address"]) | set(lp))
+        return sorted((set(self.tokens["address"]) | set(lp)) - {NATIVE})
 
     def forget(self, first: int) -> None:
         """Drop what the orphaned blocks from `first` on had made known."""
@@ -104,15 +120,20 @@ class Known:
         its creation log (the factory's own log is the proof, whatever the address says)."""
         swaps = sorted({f.pool_topics[0] for f in self.families()})
         known = self.pools
-        unknown = sorted({log["address"].lower() for log in blocks.logs(first, last, None, [swaps])}
-                         - known.keys() - self.unrelated)
+        singletons = {f: FAMILIES[v.family] for f, v in self.venues.items()
+                      if FAMILIES[v.family].singleton}
+        swapped = blocks.logs(first, last, None, [swaps])
+        pools = self._singletons_earlier(blocks, singletons, first, {
+            (log["address"].lower(), log["topics"][1]) for log in swapped
+            if log["address"].lower() in singletons and log["topics"][1] not in known})
+        unknown = sorted({log["address"].lower() for log in swapped}
+                         - known.keys() - self.unrelated - singletons.keys())
         if not unknown:
-            return []
+            return self._add(blocks, pools)
         if len(self.unrelated) > UNRELATED_KEPT:
             self.unrelated.clear()
         answers = blocks.calls([("eth_call", [{"to": address, "data": data}, hex(last)])
                                 for address in unknown for data in (FACTORY, TOKEN0, TOKEN1)])
-        pools: list[tuple[Pool, dict]] = []
         for i, address in enumerate(unknown):
             factory, token0, token1 = (_address(a) for a in answers[3 * i:3 * i + 3])
             venue = self.venues.get(factory or "")
@@ -131,14 +152,30 @@ class Known:
                 self.unrelated.add(address)
         return self._add(blocks, pools)
 
+    @staticmethod
+    def _singletons_earlier(blocks: Blocks, singletons: dict[str, Family], first: int,
+                            ids: set[tuple[str, str]]) -> list[tuple[Pool, dict]]:
+        """The singleton's pools of `ids` (manager, pool id), from each one's `Initialize`
+        before `first` (the creation topic's first topic is the id)."""
+        pools = []
+        for manager, pool in sorted(ids):
+            family = singletons[manager]
+            logs = blocks.logs(0, first - 1, [manager], [[family.created_topic], [pool]])
+            pools += [(family.created(log), log) for log in logs[:1]]
+        return pools
+
     def _add(self, blocks: Blocks, pools: list[tuple[Pool, dict]]) -> list[tuple[Pool, dict]]:
         """Add new pools, from their creation logs, to the pairs; returns them."""
         if not pools:
             return []
         pools = self._fees(blocks, pools)
         receipts = blocks.receipts({log["transactionHash"] for _, log in pools})
-        symbols = blocks.rpc.batch([("eth_call", [{"to": p.address, "data": SYMBOL}, "latest"])
-                                    for p, _ in pools], errors=True)
+        # A singleton's pool is an id, not a contract: it has no symbol to ask.
+        contracts = [p.address for p, _ in pools if len(p.address) == 42]
+        answered = dict(zip(contracts, blocks.rpc.batch(
+            [("eth_call", [{"to": a, "data": SYMBOL}, "latest"]) for a in contracts],
+            errors=True) if contracts else [], strict=True))
+        symbols = [answered.get(p.address) for p, _ in pools]
         times = blocks.times({log_block(log) for _, log in pools})
         rows = []
         for (pool, log), symbol in zip(pools, symbols, strict=True):
@@ -190,7 +227,12 @@ class Known:
                     seen[token] = (log_block(log), log["transactionHash"])
         if not seen:
             return []
-        facts = describe(blocks.rpc, sorted(seen), seen)
+        facts = describe(blocks.rpc, sorted(set(seen) - {NATIVE}), seen)
+        if NATIVE in seen:
+            # The chain's native currency: 18 decimals, no contract, first met with its pool.
+            block, tx = seen[NATIVE]
+            facts[NATIVE] = TokenFacts(NATIVE, self.native_symbol, self.native_symbol, 18, 0,
+                                       block, tx, "")
         times = blocks.times({f.deploy_block for f in facts.values()})
         now = datetime.now(UTC)
         rows: list[dict[str, Any]] = [{
@@ -231,6 +273,18 @@ class Known:
                "block_number": log_block(log)}
         self.locks = pl.concat([self.locks.filter(pl.col("tx_hash") != tx),
                                 table_frame("lp_locks", [row])])
+
+    def set_fees(self, fees: dict[str, int]) -> None:
+        """Give pools whose swaps say their fee (a V4 pool's, a hook's dynamic fee among them)
+        their last swap's fee, in basis points."""
+        address, fee = pl.col("address"), pl.col("fee_bps")
+        changed = {p: f for p, f in fees.items()
+                   if not self.pairs.filter((address == p) & (fee == f)).height}
+        if changed:
+            self.pairs = self.pairs.with_columns(fee_bps=pl.when(address.is_in(list(changed)))
+                                                 .then(address.replace_strict(
+                                                     changed, default=None, return_dtype=pl.Int64))
+                                                 .otherwise(fee).cast(self.pairs["fee_bps"].dtype))
 
     def set_feeds(self, priced: dict[str, str]) -> None:
         """Give the tokens priced through their pools (feed id by token) their feed, where

@@ -214,7 +214,7 @@ class Follower:
             # swap.
             pools += known.earlier_pools(blocks, first, last)
         new_tokens = known.new_tokens(blocks, pools)
-        pool_logs = blocks.logs(first, last, list(known.pools), known.pool_topics())
+        pool_logs = known.pool_logs(blocks, first, last)
         transfers = blocks.logs(first, last, known.transferred(), [TRANSFER])
         transfers += known.backfill(blocks, new_tokens, first, self.cursor.first_block)
         same_chain(pool_logs + transfers, headers, first)

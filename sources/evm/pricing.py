@@ -21,7 +21,7 @@ class Pricing:
     def __init__(self, chain_id: int, config: IngestConfig, hermes: Hermes | None) -> None:
         self.chain_id, self.hermes = chain_id, hermes
         self.sources = PriceSources(chain_id, config.quotes)
-        self.feeds = {q.token: q.feed_id(chain_id) for q in config.quotes}
+        self.feeds = config.feeds(chain_id)
         # The feeds whose updates are the chain's own (read with its blocks, rolled back with
         # them): its aggregators' and its pegs'.
         self.chain_feeds = sorted(q.feed_id(chain_id) for q in config.quotes

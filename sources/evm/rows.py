@@ -4,6 +4,7 @@ liquidity events (with the LP or position holder), wallets' transfers and the bl
 them; and the LP burned for good along the way."""
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from sources.evm.families import (
     decoded,
     topic,
     topic_address,
+    uniswap_v4,
 )
 from sources.evm.rpc import quantity
 from sources.evm.tokens import gas, number
@@ -76,6 +78,8 @@ class BatchRows:
                                               if isinstance(event, SwapEvent)], tx_counts)
         holders = self._position_holders(events, first, last)
         out["reserves"] += self._valued_reserves(events, transfers, times, first)
+        held, moved, fees = self._singleton_state(events, times, first)
+        out["reserves"] += held
         curves = self._curves()
         for log, event in events:
             pool = log["address"].lower()
@@ -99,6 +103,9 @@ class BatchRows:
                 out["reserves"].append({**base, "reserve0": event.reserve0,
                                         "reserve1": event.reserve1})
             elif isinstance(event, Liquidity):
+                if event.ticks is not None:
+                    amount0, amount1 = moved[(log["transactionHash"], quantity(log["logIndex"]))]
+                    event = replace(event, amount0=amount0, amount1=amount1)
                 owner, liquidity = _liquidity_owner(event, lp_moves[(log["transactionHash"],
                                                                      pool)],
                                                     quantity(log["logIndex"]), pool)
@@ -109,6 +116,7 @@ class BatchRows:
                                                 "amount0": event.amount0,
                                                 "amount1": event.amount1,
                                                 "liquidity": liquidity})
+        self.known.set_fees(fees)
         counts: dict[int, int] = defaultdict(int)
         for name in ("transfers", "liquidity_events", "reserves", "swaps"):
             for row in out[name]:
@@ -116,6 +124,56 @@ class BatchRows:
         out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],
                           "log_count": c} for n, c in sorted(counts.items())]
         return {name: table_frame(name, rows) for name, rows in out.items()}
+
+    def _singleton_state(self, events: list[tuple[dict, Any]], times: dict[int, datetime],
+                         first: int) -> tuple[list[dict], dict[tuple[str, int], tuple[int, int]],
+                                              dict[str, int]]:
+        """A singleton's pools through the batch (`Family.singleton`): each one's price, tick
+        and active liquidity, asked of the manager at the block before the batch and moved
+        by its logs; the reserves after each log (what the active liquidity holds at the
+        price); each liquidity change's amounts by (transaction, log index), at the price it
+        was made; and each pool's last swap's fee in basis points."""
+        pools = self.known.pools
+        touched = sorted({log["address"] for log, _ in events
+                          if self.known.family_of(log["address"], pools).singleton})
+        if not touched:
+            return [], {}, {}
+        before = hex(max(first - 1, 0))
+        answers = self.blocks.calls([c for p in touched
+                                     for c in uniswap_v4.state_calls(pools[p], p, before)])
+        state = {p: uniswap_v4.read_state(*answers[2 * i:2 * i + 2])
+                 for i, p in enumerate(touched)}
+        rows: list[dict] = []
+        moved: dict[tuple[str, int], tuple[int, int]] = {}
+        fees: dict[str, int] = {}
+        for log, event in events:
+            pool = log["address"]
+            if pool not in state:
+                continue
+            sqrt_price, tick, active = state[pool]
+            if isinstance(event, SwapEvent) and event.sqrt_price_x96 is not None:
+                sqrt_price, tick, active = (event.sqrt_price_x96, event.tick or 0,
+                                            event.liquidity or 0)
+                if event.fee is not None:
+                    fees[pool] = event.fee // uniswap_v4.FEE_UNITS_PER_BPS
+            elif isinstance(event, Price):
+                sqrt_price, tick, active = event.sqrt_price_x96, event.tick or 0, 0
+            elif isinstance(event, Liquidity) and event.ticks is not None:
+                adding = event.kind == "mint"
+                change = event.liquidity or 0
+                moved[(log["transactionHash"], quantity(log["logIndex"]))] = \
+                    uniswap_v4.position_amounts(change, event.ticks, sqrt_price, tick, adding)
+                if event.ticks[0] <= tick < event.ticks[1]:
+                    active += change if adding else -change
+            else:
+                continue
+            state[pool] = (sqrt_price, tick, active)
+            if sqrt_price:
+                reserve0, reserve1 = uniswap_v4.virtual_reserves(active, sqrt_price)
+                rows.append({**where(log, times, self.chain_id),
+                             "tx_hash": log["transactionHash"], "pair": pool,
+                             "reserve0": min(reserve0, MAX_RAW), "reserve1": min(reserve1, MAX_RAW)})
+        return rows, moved, fees
 
     def _curves(self) -> dict[str, tuple[Valued, str, int, int]]:
         """The pools whose logged reserves are kept valued at their curve's price

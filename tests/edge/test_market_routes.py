@@ -67,6 +67,9 @@ def test_non_evm_addresses_are_exact(market) -> None:
     ("/chains/999999/pairs/abc", 404, "chain_not_found", "chain"),
     ("/chains/chain-00/pairs/0x1234", 400, "invalid_param", "address"),
     ("/chains/chain-00/pairs/" + "cd" * 20, 404, "not_found", "address"),
+    # 32 bytes is a pool id (a Uniswap V4 pool's); 33 is nothing.
+    ("/chains/chain-00/pairs/0x" + "cd" * 32, 404, "not_found", "address"),
+    ("/chains/chain-00/pairs/0x" + "cd" * 33, 400, "invalid_param", "address"),
     ("/chains/" + "c" * 33 + "/pairs/abc", 400, "invalid_param", "chain"),
 ])
 def test_pair_problems(market, path, status, code, param) -> None:

@@ -40,7 +40,9 @@ class Pool:
 @dataclass(frozen=True)
 class SwapEvent:
     """A pool swap: what went in and out on each side; a concentrated-liquidity pool's price
-    after it (`sqrt_price_x96`, token1 per token0 as a Q64.96 square root)."""
+    after it (`sqrt_price_x96`, token1 per token0 as a Q64.96 square root), and where the log
+    says them its active liquidity and tick after it and the fee it charged (hundredths of a
+    basis point)."""
 
     sender: str
     recipient: str
@@ -49,13 +51,18 @@ class SwapEvent:
     amount0_out: int
     amount1_out: int
     sqrt_price_x96: int | None = None
+    liquidity: int | None = None
+    tick: int | None = None
+    fee: int | None = None
 
 
 @dataclass(frozen=True)
 class Price:
-    """A concentrated-liquidity pool's price set without a swap (its `Initialize`)."""
+    """A concentrated-liquidity pool's price set without a swap (its `Initialize`), and its
+    tick where the log says it."""
 
     sqrt_price_x96: int
+    tick: int | None = None
 
 
 @dataclass(frozen=True)
@@ -74,13 +81,15 @@ class Reserves:
 @dataclass(frozen=True)
 class Liquidity:
     """Liquidity added (`mint`) or removed (`burn`); `owner` None when the pool's LP token
-    transfers of the same transaction name it."""
+    transfers of the same transaction name it; `ticks` the position's range where the log
+    does not say the amounts (they follow from the pool's price: a singleton's)."""
 
     kind: str
     owner: str | None
     amount0: int
     amount1: int
     liquidity: int | None
+    ticks: tuple[int, int] | None = None
 
 
 PoolEvent = SwapEvent | Reserves | Liquidity | Price | Collected
@@ -112,13 +121,17 @@ class Family:
     # side its holdings' worth), by the pool's factory type and its tokens' decimals, where
     # its price is not its reserves' ratio.
     valued: Valued | None = None
+    # Whether the factory is a singleton holding every pool (Uniswap V4's pool manager): a
+    # pool is an id, its logs the singleton's with the id as their first topic, and its
+    # reserves follow from its active liquidity and price.
+    singleton: bool = False
 
 
 def _families() -> dict[str, Family]:
-    from sources.evm.families import pancakeswap_v3, solidly, uniswap_v2, uniswap_v3
+    from sources.evm.families import pancakeswap_v3, solidly, uniswap_v2, uniswap_v3, uniswap_v4
 
     return {f.name: f for f in (uniswap_v2.FAMILY, uniswap_v3.FAMILY, pancakeswap_v3.FAMILY,
-                                solidly.FAMILY)}
+                                solidly.FAMILY, uniswap_v4.FAMILY)}
 
 
 FAMILIES = _families()

@@ -1,7 +1,7 @@
-"""The pool families beyond Uniswap V2 and V3 against a real anvil node: PancakeSwap V3 from its
-own npm bytecode, Solidly-style volatile and stable pools, pools made before the follower's
-first block, and a reorg across them; what the lake holds worked out by hand from what the
-chain said."""
+"""The pool families beyond Uniswap V2 and V3 against a real anvil node: Uniswap V4 and
+PancakeSwap V3 from their own npm bytecode, Solidly-style volatile and stable pools, pools made
+before the follower's first block, and a reorg across them; what the lake holds worked out by
+hand from what the chain said."""
 
 import math
 from decimal import Decimal
@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from sources.evm import dexes
-from sources.evm.config import parse
+from sources.evm.config import chainlink_feed_id, parse
 from sources.evm.derived import derived_feed_id
 from sources.evm.families import decoded, topic
+from sources.evm.families.uniswap_v4 import MODIFY_LIQUIDITY
+from sources.evm.families.uniswap_v4 import SWAP as V4_SWAP
 from sources.evm.ingest import Follower
 from sources.lake import LakeWriter
 
@@ -43,10 +45,13 @@ def venues(_module_node, _deployed):
                      10**7 * (E6 if name == "usdc" else E18))
     pancake = dexes.pancakeswap_v3(net, weth, aggregator)
     solidly = dexes.solidly(net)
-    text = dexes.venues_file("devnet", weth, aggregator, [pancake.venue(), solidly.venue()],
+    v4 = dexes.uniswap_v4(net)
+    text = dexes.venues_file("devnet", weth, aggregator,
+                             [pancake.venue(), solidly.venue(), v4.venue()],
                              {tokens["usdc"]: 1.0})
-    return {"net": net, "weth": weth, "pancake": pancake, "solidly": solidly,
-            "other": dexes.solidly(net), "config": parse(yaml.safe_load(text)), **tokens}
+    return {"net": net, "weth": weth, "aggregator": aggregator, "pancake": pancake,
+            "solidly": solidly, "v4": v4, "other": dexes.solidly(net),
+            "config": parse(yaml.safe_load(text)), **tokens}
 
 
 def follow(venues, lake: LakeWriter, **kw) -> Follower:
@@ -186,26 +191,36 @@ def test_pools_made_before_the_first_block_are_met_on_their_first_swap(venues, n
     concentrated = pancake.pool(token0, token1, 500, int(math.sqrt(price) * Q96))
     at = math.floor(math.log(price) / math.log(1.0001) / 10) * 10
     pancake.mint(concentrated, (at - 2_000, at + 2_000), 10**21, 1)
+    key, singleton = venues["v4"].pool(dexes.NATIVE, pepe, 3_000, 60, 1_000 * Q96)
+    venues["v4"].modify(key, (132_000, 144_000), 10**22, 1, value=1_000 * E18)
     # A pool of a factory no venue names trades too: not the lake's.
     unnamed = venues["other"].pool(pepe, weth, False)
     venues["other"].add_liquidity(unnamed, 10**21, 10**21, 1)
     quiet = solidly.pool(dai, weth, False)
     start = net.block_number() + 1
     trades = [solidly.swap(volatile, weth, E18, 2), pancake.swap(concentrated, True, E18, 2),
+              venues["v4"].swap(key, True, E18, 2, value=E18),
               venues["other"].swap(unnamed, weth, E18, 2)]
     lake = LakeWriter(tmp_path / "lake")
     follow(venues, lake, from_block=start)
 
     pairs = {r["address"]: r for r in lake.read("pairs").iter_rows(named=True)}
-    # The two that swapped, from their factories' creation logs; not the one that stayed
-    # quiet, nor the unnamed factory's.
-    assert set(pairs) == {volatile, concentrated}
+    # The three that swapped, from their factories' creation logs (the V4 pool from the
+    # manager's `Initialize`); not the one that stayed quiet, nor the unnamed factory's.
+    assert set(pairs) == {volatile, concentrated, singleton}
     assert all(r["created_block"] < start and r["creator"] == net.accounts[0]
                for r in pairs.values())
     assert (pairs[volatile]["fee_bps"], pairs[concentrated]["fee_bps"]) == (30, 5)
     assert quiet not in pairs
     swaps = lake.read("swaps").sort("block_number")
-    assert swaps["tx_hash"].to_list() == [r["transactionHash"] for r in trades[:2]]
+    assert swaps["tx_hash"].to_list() == [r["transactionHash"] for r in trades[:3]]
+    # The V4 pool's state at the start is the manager's, read at the block before the batch:
+    # the reserves after its swap are what the liquidity holds at the swap's price.
+    _, _, sqrt_v4, active, _, _ = v4_swap(trades[2])
+    assert active == 10**22
+    assert tuple(int(v) for v in lake.read("reserves").filter(pl.col("pair") == singleton)
+                 .select("reserve0", "reserve1").row(-1)) == (
+        active * Q96 // sqrt_v4, active * sqrt_v4 // Q96)
     # Their state at the swap: the volatile pool's `Sync` before its `Swap`; the concentrated
     # pool's balances at the block before, moved by the swap and valued at its price.
     reserves = lake.read("reserves").sort("block_number", "log_index")
@@ -231,8 +246,12 @@ def test_a_reorg_across_solidly_and_pancake_pools(venues, node, tmp_path):
     token0, token1 = sorted([pepe, weth])
     concentrated = pancake.pool(token0, token1, 10_000, Q96)
     pancake.mint(concentrated, (-20_000, 20_000), 10**21, 1)
+    v4 = venues["v4"]
+    key, singleton = v4.pool(dexes.NATIVE, pepe, 3_000, 60, Q96)
+    v4.modify(key, (-6_000, 6_000), 10**21, 1, value=1_000 * E18)
     fork, forked_at = net.rpc.call("evm_snapshot"), net.block_number() + 1
-    orphaned = [solidly.swap(stable, weth, E18, 2), pancake.swap(concentrated, True, E18, 2)]
+    orphaned = [solidly.swap(stable, weth, E18, 2), pancake.swap(concentrated, True, E18, 2),
+                v4.swap(key, True, E18, 2, value=E18)]
     lake = LakeWriter(tmp_path / "lake")
     follower = Follower.open(net.rpc, venues["config"], lake, confirmations=2)
     follower.run()
@@ -240,14 +259,17 @@ def test_a_reorg_across_solidly_and_pancake_pools(venues, node, tmp_path):
 
     assert net.rpc.call("evm_revert", fork)
     canonical = [pancake.swap(concentrated, False, 3 * E18, 2),
-                 solidly.swap(stable, pepe, 2 * E18, 2)]
+                 solidly.swap(stable, pepe, 2 * E18, 2), v4.swap(key, False, 4 * E18, 2)]
     net.mine(1)
     batches = follower.run()
     # From the first block after the fork (each swap's approval mined its own block).
     assert batches[0].reorged_from == forked_at
     swaps = lake.read("swaps").sort("block_number")
     assert swaps["tx_hash"].to_list() == [r["transactionHash"] for r in canonical]
-    assert swaps.select("pair").to_series().to_list() == [concentrated, stable]
+    assert swaps.select("pair").to_series().to_list() == [concentrated, stable, singleton]
+    # The V4 swap's own: PEPE in (4), ETH out.
+    assert int(swaps["amount1_in"][2]) == 4 * E18 and int(swaps["amount0_out"][2]) == \
+        v4_swap(canonical[2])[0]
     reserves = lake.read("reserves")
     assert not set(reserves["tx_hash"]) & {r["transactionHash"] for r in orphaned}
     # The stable pool's last reserves are the canonical swap's, valued at its curve.
@@ -255,3 +277,97 @@ def test_a_reorg_across_solidly_and_pancake_pools(venues, node, tmp_path):
     k0, k1 = (int(v) for v in reserves.filter(pl.col("pair") == stable).sort(
         "block_number", "log_index").select("reserve0", "reserve1").row(-1))
     assert k1 / k0 == pytest.approx(stable_price(r0, r1, 18, 18), rel=1e-9)
+
+
+def v4_swap(receipt: dict) -> tuple[int, ...]:
+    """A V4 `Swap`'s amounts (the swapper's: negative paid), price, liquidity, tick, fee."""
+    return decoded(["int128", "int128", "uint160", "uint128", "int24", "uint24"],
+                   logs_of(receipt, V4_SWAP)[0]["data"])
+
+
+def eth_held(net, address: str, block: int) -> int:
+    return int(net.rpc.call("eth_getBalance", address, hex(block)), 16)
+
+
+def test_uniswap_v4_native_eth_pool(venues, node, tmp_path):
+    net, v4, pepe, solidly = venues["net"], venues["v4"], venues["pepe"], venues["solidly"]
+    native = dexes.NATIVE
+    # 1,000,000 PEPE an ETH (token1 per token0: ETH is currency0, the zero address).
+    key, pool = v4.pool(native, pepe, 3_000, 60, 1_000 * Q96)
+    at = round(math.log(10**6) / math.log(1.0001) / 60) * 60
+    ticks = (at - 6_000, at + 6_000)
+    added = v4.modify(key, ticks, 10**22, 1, value=5_000 * E18)
+    trades = [v4.swap(key, True, E18, 2, value=E18), v4.swap(key, False, 500_000 * E18, 2)]
+    removed = v4.modify(key, ticks, -(10**21), 1)
+    # FROG trades against PEPE alone, so PEPE gets a price of its own through the V4 pool.
+    frog = dexes.token(net, "Frog", "FROG", 10**9 * E18)
+    solidly.add_liquidity(solidly.pool(frog, pepe, False), 1_000 * E18, 1_000 * E18, 0)
+    lake = LakeWriter(tmp_path / "lake")
+    follow(venues, lake)
+
+    # The pool's address is its id; its currency0 is native ETH, described as the chain's
+    # native currency and priced by WETH's feed.
+    row = lake.read("pairs").filter(pl.col("address") == pool).row(0, named=True)
+    assert len(pool) == 66
+    assert (row["factory"], row["token0"], row["token1"], row["fee_bps"],
+            row["factory_type"]) == (v4.manager, native, pepe, 30, "concentrated_liquidity")
+    eth = lake.read("tokens").filter(pl.col("address") == native).row(0, named=True)
+    assert (eth["symbol"], eth["decimals"], eth["is_quote"], eth["price_feed_id"]) == (
+        "ETH", 18, True, chainlink_feed_id(31337, venues["aggregator"]))
+    # The swaps: ETH in for PEPE out, then PEPE in for ETH out; the signs are the swapper's.
+    said = [v4_swap(r) for r in trades]
+    assert said[0][0] == -E18 and said[1][1] == -500_000 * E18
+    rows = lake.read("swaps").filter(pl.col("pair") == pool).sort("block_number")
+    assert [tuple(int(v) for v in r) for r in rows.select(
+        "amount0_in", "amount1_in", "amount0_out", "amount1_out").rows()] == [
+        (E18, 0, 0, said[0][1]), (0, 500_000 * E18, said[1][0], 0)]
+    # The liquidity changes: the router's, their tokens what moved to and from the manager
+    # (PEPE by its transfers, ETH by the manager's balance), to a wei or two; the removal also
+    # took the position's fees, 0.3 % of each swap's input (it is the pool's only position).
+    fees = [(0, 0), (E18 * 3_000 // 10**6, 500_000 * E18 * 3_000 // 10**6)]
+    events = lake.read("liquidity_events").filter(pl.col("pair") == pool).sort("block_number")
+    assert events.select("kind", "owner").rows() == [("mint", v4.liquidity), ("burn", v4.liquidity)]
+    assert [int(v) for v in events["liquidity"]] == [10**22, 10**21]
+    for receipt, got, (fee0, fee1) in zip((added, removed), events.iter_rows(named=True), fees,
+                                          strict=True):
+        block = int(receipt["blockNumber"], 16)
+        moved_eth = abs(eth_held(net, v4.manager, block) - eth_held(net, v4.manager, block - 1))
+        moved_pepe = sum(decoded(["uint256"], log["data"])[0] for log in logs_of(
+            receipt, topic("Transfer(address,address,uint256)")) if log["address"] == pepe)
+        assert abs(int(got["amount0"]) - (moved_eth - fee0)) <= 2
+        assert abs(int(got["amount1"]) - (moved_pepe - fee1)) <= 2
+    assert logs_of(added, MODIFY_LIQUIDITY)
+    # The reserves after the last swap: what its active liquidity holds at its price.
+    _, _, sqrt_price, active, _, _ = said[1]
+    kept = lake.read("reserves").filter(pl.col("tx_hash") == trades[1]["transactionHash"])
+    assert tuple(int(v) for v in kept.select("reserve0", "reserve1").row(0)) == (
+        active * Q96 // sqrt_price, active * sqrt_price // Q96)
+    # The position added while in range was active; the part taken out left with it.
+    last = lake.read("reserves").filter(pl.col("pair") == pool).sort(
+        "block_number", "log_index").row(-1, named=True)
+    assert int(last["reserve1"]) == (10**22 - 10**21) * sqrt_price // Q96
+    # PEPE's derived price: WETH's 3,000 USD over the PEPE an ETH fetches at the last swap.
+    row = lake.read("oracle_updates").filter(
+        pl.col("feed_id") == derived_feed_id(31337, pepe)).sort("publish_time", "slot").row(
+        -1, named=True)
+    assert float(Fraction(int(row["price"])) * Fraction(10) ** row["expo"]) == pytest.approx(
+        3_000 / (sqrt_price / Q96) ** 2, rel=1e-6)
+
+
+def test_a_v4_pools_dynamic_fee_is_its_swaps(venues, node, tmp_path):
+    v4, pepe, dai = venues["v4"], venues["pepe"], venues["dai"]
+    # A hook with no callbacks (no flag bits in its address) that sets the fee.
+    hooks = "0x0000000000000000000000000000000000004000"
+    currency0, currency1 = sorted([pepe, dai])
+    key, pool = v4.pool(currency0, currency1, dexes.DYNAMIC_FEE, 60, Q96, hooks)
+    v4.modify(key, (-600, 600), 10**21, 1)
+    v4.set_fee(key, 10_000)
+    v4.swap(key, True, E18, 2)
+    lake = LakeWriter(tmp_path / "lake")
+    follower = follow(venues, lake)
+    # Its key says a hook sets the fee; the swap said 1 %: 100 basis points.
+    assert lake.read("pairs").filter(pl.col("address") == pool)["fee_bps"].to_list() == [100]
+    v4.set_fee(key, 500)
+    v4.swap(key, False, E18, 2)
+    follower.run()
+    assert lake.read("pairs").filter(pl.col("address") == pool)["fee_bps"].to_list() == [5]

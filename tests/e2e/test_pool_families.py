@@ -1,8 +1,12 @@
-"""Uniswap V3 as its own npm packages ship it (`@uniswap/v3-core`'s factory and pools,
-`@uniswap/v3-periphery`'s NonfungiblePositionManager and SwapRouter) on anvil: two fee tiers,
-a wide and a narrow position, a swap that crosses the narrow one's edge, and half the narrow
-one taken out and collected; ingested,
-materialised and served, the figures worked out by hand from what the chain says."""
+"""Position-based and other pool families ingested, materialised and served on one anvil chain,
+the figures worked out by hand from what the chain says.
+
+Uniswap V3 as its own npm packages ship it (`@uniswap/v3-core`'s factory and pools,
+`@uniswap/v3-periphery`'s NonfungiblePositionManager and SwapRouter): two fee tiers, a wide and
+a narrow position, a swap that crosses the narrow one's edge, and half the narrow one taken
+out and collected. Beside it: a Uniswap V4 pool of native ETH (`@uniswap/v4-core`'s pool
+manager and routers), a PancakeSwap V3 pool (`@pancakeswap/v3-core`), and a Solidly-style
+stable pool of USDC against DAI, USDC pegged."""
 
 import math
 
@@ -10,9 +14,12 @@ import httpx
 import polars as pl
 import pytest
 
+from sources.evm import dexes
 from sources.evm.devnet import TOKEN_ARGS, uniswap_v3
 from sources.evm.families import decoded
+from sources.evm.families.solidly import SYNC as SOLIDLY_SYNC
 from sources.evm.families.uniswap_v3 import SWAP
+from sources.evm.families.uniswap_v4 import SWAP as V4_SWAP
 from sources.evm.rows import INCREASE_LIQUIDITY as INCREASED
 from sources.lake import LakeWriter
 from tests.conftest import edge_process
@@ -31,7 +38,7 @@ def tick_of(price: float) -> int:
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    home = tmp_path_factory.mktemp("uniswap-v3-home")
+    home = tmp_path_factory.mktemp("pool-families-home")
     with devnet_on() as net:
         v3 = uniswap_v3(net)
         pepe = net.deploy("Token", TOKEN_ARGS, ["Pepe", "PEPE", 18, 10**12 * E18])
@@ -56,7 +63,12 @@ def chain(tmp_path_factory):
         token_id = int(increased["topics"][1], 16)
         liquidity = decoded(["uint128", "uint256", "uint256"], increased["data"])[0]
         v3.burn(token_id, liquidity // 2, 1)
-        ingested(home, net.rpc.url, v3.venues_file())
+        others = other_families(net, v3.weth, v3.aggregator)
+        venues = dexes.venues_file("devnet", v3.weth, v3.aggregator, [
+            f'{{name: "Uniswap V3", type: uniswap_v3, position_manager: "{v3.positions}", '
+            f'factory: "{v3.factory}", router: "{v3.router}"}}', *others.pop("venues")],
+            {others["usdc"]: 1.0})
+        ingested(home, net.rpc.url, venues)
         swap_log = next(log for log in buy["logs"] if log["topics"][0] == SWAP)
         amount0, amount1, sqrt_price, _, tick = decoded(
             ["int256", "int256", "uint160", "uint128", "int24"], swap_log["data"])
@@ -67,7 +79,40 @@ def chain(tmp_path_factory):
                    "pepe": pepe, "weth": v3.weth, "token0": token0, "buy": buy,
                    "amounts": (amount0, amount1), "sqrt_price": sqrt_price, "tick": tick,
                    "at": at, "narrow": narrow, "balances": balances, "accounts": net.accounts,
-                   "taken": liquidity // 2}
+                   "taken": liquidity // 2, **others}
+
+
+def other_families(net, weth: str, aggregator: str) -> dict:
+    """A V4 pool of native ETH and TOAD (a buy of 2 ETH), a PancakeSwap V3 pool of TOAD and
+    WETH, and a stable pool of USDC and DAI (a sale of 30,000 USDC); what each said."""
+    v4, pancake, solidly = (dexes.uniswap_v4(net), dexes.pancakeswap_v3(net, weth, aggregator),
+                            dexes.solidly(net))
+    toad = dexes.token(net, "Toad", "TOAD", 10**12 * E18)
+    # 1,000 TOAD an ETH (token1 per token0, ETH the zero address): √P = √1000.
+    key, singleton = v4.pool(dexes.NATIVE, toad, 3_000, 60, int(math.sqrt(1_000) * Q96))
+    v4.modify(key, (60_000, 78_000), 10**22, 0, value=10_000 * E18)
+    v4_buy = v4.swap(key, True, 2 * E18, 3, value=2 * E18)
+    token0, token1 = sorted([toad, weth])
+    price = 0.001 if token0 == toad else 1_000.0
+    concentrated = pancake.pool(token0, token1, 2_500, int(math.sqrt(price) * Q96))
+    at = math.floor(math.log(price) / math.log(1.0001) / 50) * 50
+    pancake.mint(concentrated, (at - 5_000, at + 5_000), 10**20, 0)
+    usdc = dexes.token(net, "USD Coin", "USDC", 10**9 * 10**6, 6)
+    dai = dexes.token(net, "Dai", "DAI", 10**9 * E18)
+    stable = solidly.pool(usdc, dai, True)
+    whole = {usdc: 1_000_000 * 10**6, dai: 1_000_000 * E18}
+    s0, s1 = solidly.tokens(stable)
+    solidly.add_liquidity(stable, whole[s0], whole[s1], 0)
+    stable_sale = solidly.swap(stable, usdc, 30_000 * 10**6, 0)
+    return {"venues": [v4.venue(), pancake.venue(), solidly.venue()], "singleton": singleton,
+            "v4_swap": decoded(["int128", "int128", "uint160", "uint128", "int24", "uint24"],
+                               next(log for log in v4_buy["logs"]
+                                    if log["topics"][0] == V4_SWAP)["data"]),
+            "concentrated": concentrated, "stable": stable, "usdc": usdc, "dai": dai,
+            "stable_tokens": (s0, s1),
+            "stable_synced": decoded(["uint256", "uint256"], [
+                log for log in stable_sale["logs"] if log["topics"][0] == SOLIDLY_SYNC][-1][
+                "data"])}
 
 
 def get(chain, path: str) -> dict:
@@ -134,3 +179,47 @@ def test_a_wallets_pnl_on_a_v3_pool_by_hand(chain):
     assert day["invested_usd"] == pytest.approx(60_000, rel=1e-9)
     assert day["realized_pnl_usd"] == pytest.approx(0.0, abs=1e-9)
     assert day["unrealized_pnl_usd"] == pytest.approx(got / E18 * pepe_usd - 60_000, rel=1e-9)
+
+
+def test_a_v4_pool_of_native_eth_by_hand(chain):
+    # Served at its pool id; ETH is the zero address, shown as the chain's native currency.
+    row = get(chain, f"/chains/devnet/pairs/{chain['singleton']}")
+    assert row["pair_address"] == chain["singleton"]
+    sides = {t["symbol"]: t for t in row["tokens"]}
+    assert sides["ETH"]["address"] == "0x" + "0" * 40
+    amount0, _, sqrt_price, active, _, fee = chain["v4_swap"]
+    # The buy: 2 ETH in; TOAD at 3,000 USD over its price in TOAD an ETH after the swap.
+    assert (amount0, fee) == (-2 * E18, 3_000)
+    toad_per_eth = (sqrt_price / Q96) ** 2
+    assert sides["TOAD"]["price_usd"] == pytest.approx(3_000 / toad_per_eth, rel=1e-9)
+    assert row["pair_fee"] == pytest.approx(0.003, rel=1e-12)
+    # Its liquidity: what the active liquidity holds at the price, L / √P ETH on each side.
+    assert row["liquidity_usd"] == pytest.approx(2 * active / (sqrt_price / Q96) / E18 * 3_000,
+                                                 rel=1e-9)
+    m5 = row["txn"]["m5"]
+    assert (m5["buys"], m5["sells"]) == (1, 0)
+    assert m5["buy_volume"] == pytest.approx(2 * 3_000, rel=1e-9)
+
+
+def test_a_pancakeswap_v3_pools_fee_tier(chain):
+    row = get(chain, f"/chains/devnet/pairs/{chain['concentrated']}")
+    # Fee tier 2,500: 0.25 %; TOAD at 0.001 WETH as initialised (no swap since).
+    assert row["pair_fee"] == pytest.approx(0.0025, rel=1e-12)
+    sides = {t["symbol"]: t for t in row["tokens"]}
+    assert sides["TOAD"]["price_usd"] == pytest.approx(3.0, rel=1e-6)
+
+
+def test_a_stable_pools_price_is_its_curves(chain):
+    # DAI in USDC at the curve's marginal rate at the reserves after the sale, the USDC peg
+    # 1 USD: (3x²y + y³) / (x³ + 3xy²) token1 per token0 in whole tokens.
+    s0, s1 = chain["stable_tokens"]
+    r0, r1 = chain["stable_synced"]
+    places = {chain["usdc"]: 6, chain["dai"]: 18}
+    x, y = r0 / 10 ** places[s0], r1 / 10 ** places[s1]
+    rate = (3 * x * x * y + y**3) / (x**3 + 3 * x * y * y)
+    dai_usd = rate if s0 == chain["dai"] else 1 / rate
+    row = get(chain, f"/chains/devnet/pairs/{chain['stable']}")
+    sides = {t["symbol"]: t for t in row["tokens"]}
+    assert sides["DAI"]["price_usd"] == pytest.approx(dai_usd, rel=1e-9)
+    assert abs(dai_usd / (x / y if s0 == chain["dai"] else y / x) - 1) > 1e-4
+    assert row["pair_fee"] == pytest.approx(0.0005, rel=1e-12)
