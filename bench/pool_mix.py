@@ -19,6 +19,8 @@ E18 = 10**18
 TRADERS = range(1, 10)
 V3_FEE, V4_FEE, V4_SPACING = 3_000, 3_000, 60
 Q96 = 2**96
+# Each pool's liquidity: a base token at 10^-5 WETH.
+WETH_DEPTH, BASE_DEPTH = 2_000 * E18, 2 * 10**8 * E18
 # A swap: (trader, the transaction's target, its call data, the ETH it pays).
 Swap = tuple[str, str, str, int]
 
@@ -97,7 +99,7 @@ def _wrap(net: Devnet, weth: str) -> None:
 def _v2_pair(market: V2Market, base: str) -> str:
     pair = market.pair(base)
     token0 = sorted([base, market.quote])[0]
-    amounts = (10**9 * E18, 10_000 * E18) if token0 == base else (10_000 * E18, 10**9 * E18)
+    amounts = (BASE_DEPTH, WETH_DEPTH) if token0 == base else (WETH_DEPTH, BASE_DEPTH)
     market.add_liquidity(pair, *amounts)
     return pair
 
@@ -119,13 +121,13 @@ def mixed(net: Devnet, pools: int) -> PoolChain:
         price = 10**-5 if token0 == base else 10**5
         v3.pool(token0, token1, V3_FEE, int(price ** 0.5 * Q96))
         v3.mint(token0, token1, V3_FEE, (-887_220, 887_220),
-                *((10**9 * E18, 10_000 * E18) if token0 == base else (10_000 * E18, 10**9 * E18)),
-                0)
+                *((BASE_DEPTH, WETH_DEPTH) if token0 == base else (WETH_DEPTH, BASE_DEPTH)), 0)
         key, _ = v4.pool(dexes.NATIVE, base, V4_FEE, V4_SPACING, int((10**5) ** 0.5 * Q96))
-        v4.modify(key, (-887_220, 887_220), 10**25, 0, value=40_000 * E18)
+        # Full range: L = ETH * √P, 2,000 ETH at 10^5 tokens an ETH.
+        v4.modify(key, (-887_220, 887_220), 2_000 * E18 * 316, 0, value=2_100 * E18)
         pool = solidly.pool(base, v3.weth, False)
-        solidly.add_liquidity(pool, *((10**9 * E18, 10_000 * E18) if solidly.tokens(pool)[0] == base
-                                      else (10_000 * E18, 10**9 * E18)), 0)
+        solidly.add_liquidity(pool, *((BASE_DEPTH, WETH_DEPTH) if solidly.tokens(pool)[0] == base
+                                      else (WETH_DEPTH, BASE_DEPTH)), 0)
         makers += [_v3_maker(v3.router, v3.weth, base), _v4_maker(v4, key),
                    _solidly_maker(solidly.router, pool, v3.weth, base)]
     venues = dexes.venues_file("devnet", v3.weth, v3.aggregator, [

@@ -213,10 +213,12 @@ class BatchRows:
             for j, token in enumerate(sides[pool]):
                 balances[(pool, token)] = number(answers[2 * i + j]) or 0
         price = {pool: number(answers[2 * len(touched) + i]) for i, pool in enumerate(touched)}
+        # The pools as a transfer's topics name them: a batch's transfers are read once each.
+        named = {"0x" + pool[2:].rjust(64, "0") for pool in sides}
         moves = [(log_block(log), quantity(log["logIndex"]), log, None) for log in transfers
-                 if len(log["topics"]) == 3 and log_block(log) >= first and (
-                     topic_address(log["topics"][1]) in sides
-                     or topic_address(log["topics"][2]) in sides)]
+                 if len(log["topics"]) == 3 and (log["topics"][1] in named
+                                                 or log["topics"][2] in named)
+                 and log_block(log) >= first]
         moves += [(log_block(log), quantity(log["logIndex"]), log, event)
                   for log, event in events if log["address"].lower() in sides]
         rows: list[dict] = []

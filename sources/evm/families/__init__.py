@@ -15,8 +15,51 @@ def topic(signature: str) -> str:
 
 
 def decoded(types: list[str], data: str) -> tuple[Any, ...]:
-    """ABI-encoded data (a log's, or a call's answer) as the values of `types`."""
-    return tuple(decode(types, bytes.fromhex(data.removeprefix("0x"))))
+    """ABI-encoded data (a log's, or a call's answer) as the values of `types` (an address as
+    lower-case 0x text)."""
+    body = data.removeprefix("0x")
+    if all(t in WORDS for t in types) and len(body) >= 64 * len(types):
+        # Every event the families read is of one-word types: read word by word, as eth-abi
+        # would, at a tenth of its cost per log.
+        return tuple(WORDS[t](int(body[64 * i:64 * i + 64], 16)) for i, t in enumerate(types))
+    return tuple(decode(types, bytes.fromhex(body)))
+
+
+def _unsigned(bits: int) -> Callable[[int], int]:
+    def read(word: int) -> int:
+        if word >> bits:
+            raise ValueError(f"a uint{bits} word carries {word:#x}")
+        return word
+    return read
+
+
+def _signed(bits: int) -> Callable[[int], int]:
+    def read(word: int) -> int:
+        value = word - (1 << 256) if word >> 255 else word
+        if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+            raise ValueError(f"an int{bits} word carries {word:#x}")
+        return value
+    return read
+
+
+def _address(word: int) -> str:
+    if word >> 160:
+        raise ValueError(f"an address word carries {word:#x}")
+    return f"0x{word:040x}"
+
+
+def _bool(word: int) -> bool:
+    if word > 1:
+        raise ValueError(f"a bool word carries {word:#x}")
+    return word == 1
+
+
+# The one-word ABI types by name, and how a word reads as each (rejecting what eth-abi would).
+WORDS: dict[str, Callable[[int], Any]] = {
+    **{f"uint{n}": _unsigned(n) for n in range(8, 257, 8)},
+    **{f"int{n}": _signed(n) for n in range(8, 257, 8)},
+    "address": _address, "bool": _bool, "bytes32": lambda word: word.to_bytes(32, "big"),
+}
 
 
 def topic_address(value: str) -> str:
