@@ -102,10 +102,23 @@ def test_a_factory_named_twice_is_refused():
         parse(document(venues=[twice, {**twice, "factory": FACTORY.lower()}]))
 
 
-def test_the_documented_example_file_is_valid():
-    example = Path(__file__).resolve().parents[3] / "docs" / "ingest.venues.yaml"
-    config = load(example)
+@pytest.mark.parametrize("name", ["ingest.venues.yaml", "ingest.base.venues.yaml"])
+def test_the_documented_example_files_are_valid(name):
+    config = load(Path(__file__).resolve().parents[3] / "docs" / name)
     assert config.venues and config.quotes
+
+
+def test_native_eth_is_priced_as_the_wrapped_native_token():
+    config = load(Path(__file__).resolve().parents[3] / "docs" / "ingest.base.venues.yaml")
+    weth = "0x4200000000000000000000000000000000000006"
+    feeds = config.feeds(8453)
+    assert feeds["0x" + "0" * 40] == feeds[weth]
+    # Not where the wrapped native token is no quote: nothing prices the native currency.
+    alone = parse(document(chain={"slug": "devnet", "display_name": "Devnet",
+                                  "explorer_url": "https://explorer.invalid",
+                                  "native_token": WETH},
+                           quotes=[{"token": USDC, "peg": 1}]))
+    assert set(alone.feeds(1)) == {USDC.lower()}
 
 
 def test_a_file_that_is_not_yaml_is_refused(tmp_path):
