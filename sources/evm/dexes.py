@@ -15,6 +15,12 @@ def holder_code(code: str) -> str:
     return f"61{size:04x}80600c6000396000f3" + code
 
 
+def pool_tokens(net: Devnet, pool: str) -> tuple[str, str]:
+    """A pool contract's token0 and token1."""
+    return (str(net.view(pool, "token0()", ["address"])[0]).lower(),
+            str(net.view(pool, "token1()", ["address"])[0]).lower())
+
+
 @dataclass
 class PancakeV3:
     """PancakeSwap V3's factory and pools as its npm package ships them, deployed by a pool
@@ -51,8 +57,7 @@ class PancakeV3:
 
     def tokens(self, pool: str) -> tuple[str, str]:
         """A pool's token0 and token1."""
-        return (str(self.net.view(pool, "token0()", ["address"])[0]).lower(),
-                str(self.net.view(pool, "token1()", ["address"])[0]).lower())
+        return pool_tokens(self.net, pool)
 
     def venue(self) -> str:
         """The venues file's entry for this factory."""
@@ -100,8 +105,7 @@ class Solidly:
 
     def tokens(self, pool: str) -> tuple[str, str]:
         """A pool's token0 and token1."""
-        return (str(self.net.view(pool, "token0()", ["address"])[0]).lower(),
-                str(self.net.view(pool, "token1()", ["address"])[0]).lower())
+        return pool_tokens(self.net, pool)
 
     def venue(self, name: str = "Aerodrome") -> str:
         """The venues file's entry for this factory."""

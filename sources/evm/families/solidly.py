@@ -8,17 +8,7 @@ from fractions import Fraction
 
 from eth_abi import encode
 
-from sources.evm.families import (
-    Family,
-    Liquidity,
-    Pool,
-    PoolEvent,
-    Reserves,
-    SwapEvent,
-    decoded,
-    topic,
-    topic_address,
-)
+from sources.evm.families import Family, Pool, Reserves, decoded, topic, topic_address, uniswap_v2
 
 POOL_CREATED = topic("PoolCreated(address,address,bool,address,uint256)")
 SWAP = topic("Swap(address,address,uint256,uint256,uint256,uint256)")
@@ -50,24 +40,6 @@ def fee_bps(answer: int) -> int:
     return 0 if answer == ZERO_FEE_INDICATOR else answer
 
 
-def event(log: dict) -> PoolEvent | None:
-    """What a pool's log says (None for logs of other kinds, `Fees` among them: its fee is
-    in the swap's input already)."""
-    kind, data = log["topics"][0], log["data"]
-    if kind == SWAP:
-        return SwapEvent(topic_address(log["topics"][1]), topic_address(log["topics"][2]),
-                         *decoded(["uint256"] * 4, data))
-    if kind == SYNC:
-        return Reserves(*decoded(["uint256", "uint256"], data))
-    if kind == MINT:
-        amount0, amount1 = decoded(["uint256", "uint256"], data)
-        return Liquidity("mint", None, amount0, amount1, None)
-    if kind == BURN:
-        amount0, amount1 = decoded(["uint256", "uint256"], data)
-        return Liquidity("burn", topic_address(log["topics"][2]), amount0, amount1, None)
-    return None
-
-
 def marginal_price(reserve0: int, reserve1: int, decimals0: int, decimals1: int) -> Fraction:
     """A stable pool's price, token1 per token0 in raw units: the marginal rate of x³y + y³x
     at its reserves scaled to whole tokens, (3x²y + y³) / (x³ + 3xy²)."""
@@ -86,5 +58,7 @@ def valued(factory_type: str, reserves: Reserves, decimals0: int, decimals1: int
     return Reserves(int(half / price), int(half))
 
 
+# `Fees` is read and left: a swap's fee is in its input already.
 FAMILY = Family("solidly", "solidly", POOL_CREATED, created, (SWAP, SYNC, MINT, BURN, FEES),
-                event, pool_is_lp_token=True, fee_call=fee_call, fee_bps=fee_bps, valued=valued)
+                uniswap_v2.reader(SWAP, SYNC, MINT, BURN, "uint256"), pool_is_lp_token=True,
+                fee_call=fee_call, fee_bps=fee_bps, valued=valued)
