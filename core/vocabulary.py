@@ -16,7 +16,9 @@ def address_spellings(q: str) -> list[str]:
     found = EVM_ADDRESS.fullmatch(q)
     return ["0x" + found.group(2).lower()] if found else [q]
 
-PAIR_WINDOWS = {"m5": 300, "h1": 3_600, "h6": 21_600, "h24": 86_400}
+PAIR_WINDOWS = {"m5": 300, "m15": 900, "m30": 1_800, "h1": 3_600, "h6": 21_600, "h24": 86_400}
+# The windows v1 named first; the 15- and 30-minute ones came after, as additions.
+FIRST_WINDOWS = ("m5", "h1", "h6", "h24")
 TIMEFRAMES = list(PAIR_WINDOWS)
 RESOLUTIONS = ["1m", "5m", "15m", "1h", "4h", "1d"]
 RESOLUTION_SECONDS = {"1m": 60, "5m": 300, "15m": 900, "1h": 3_600, "4h": 14_400, "1d": 86_400}

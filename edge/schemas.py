@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from core.vocabulary import FIRST_WINDOWS, PAIR_WINDOWS
+
 NUMBER, INT, STRING, BOOL = ({"type": "number"}, {"type": "integer"}, {"type": "string"},
                              {"type": "boolean"})
 
@@ -98,7 +100,13 @@ PERP_BLOCK = obj({"max_leverage": NNUM, "only_isolated": nullable(BOOL),
                                        "mark_price", "oracle_price", "premium",
                                        "day_notional_volume")},
                   "synced_at": NSTR})
-WINDOWS = ("m5", "h1", "h6", "h24")
+
+
+def windowed(schema: dict[str, Any]) -> dict[str, Any]:
+    """A block per window; the 15- and 30-minute ones optional, as v1's additions."""
+    return obj({w: schema for w in PAIR_WINDOWS}, required=list(FIRST_WINDOWS))
+
+
 PAIR_WINDOW = obj({"price_change_pct": NUMBER, "volume_usd": NUMBER, "buy_volume_usd": NUMBER,
                    "sell_volume_usd": NUMBER, "txns": obj({"buys": INT, "sells": INT}),
                    "buyers": INT, "sellers": INT})
@@ -133,14 +141,14 @@ PAIR_ROW = obj({
         **{k: NSTR for k in ("name", "symbol", "status")}, "address": STRING, "chain_id": INT,
         "price_usd": NNUM, "price_native": NNUM, "position": INT, "decimals": NINT,
         "reserve": NNUM, "total_supply": NNUM, "price_range": RANGE})},
-    "txn": obj({w: obj({"buys": INT, "sells": INT, "buy_volume": NUMBER, "sell_volume": NUMBER,
-                        "buyers": INT, "sellers": INT}) for w in WINDOWS}),
-    "volume": obj({w: NUMBER for w in WINDOWS}),
-    "price_change": obj({w: NUMBER for w in WINDOWS}),
+    "txn": windowed(obj({"buys": INT, "sells": INT, "buy_volume": NUMBER, "sell_volume": NUMBER,
+                         "buyers": INT, "sellers": INT})),
+    "volume": windowed(NUMBER),
+    "price_change": windowed(NUMBER),
     **{k: NNUM for k in ("liquidity_usd", "liquidity_onchain_usd", "apr", "fees_usd_24h",
                          "price_native")},
     "last_updated_at": STRING, "created_at": STRING, "last_trade_at": NSTR,
-    "windows": obj({w: PAIR_WINDOW for w in WINDOWS}),
+    "windows": windowed(PAIR_WINDOW),
     "launchpad": obj({k: NSTR for k in ("name", "protocol", "stage", "completed_at",
                                         "migrated_pool")}, nullable=True),
     "safety": obj({"is_honeypot": BOOL, "buy_tax": NNUM, "sell_tax": NNUM,
@@ -154,9 +162,8 @@ MARKET = obj({
     "metrics": obj({**{k: DECIMAL for k in ("price_usd", "liquidity_usd", "market_cap_usd",
                                              "fdv_usd", "circulating_supply", "total_supply")},
                     "holders_count": NINT}),
-    "windows": obj({w: obj({"price_change_percent": DECIMAL, "volume_usd": DECIMAL,
-                            "buys": INT, "sells": INT, "transactions": INT})
-                    for w in WINDOWS}),
+    "windows": windowed(obj({"price_change_percent": DECIMAL, "volume_usd": DECIMAL,
+                             "buys": INT, "sells": INT, "transactions": INT})),
     "primary_market": obj({"chain_id": INT, "pair_address": NSTR, "dex_id": NSTR,
                            "liquidity_usd": DECIMAL}),
 }, nullable=True)
@@ -179,7 +186,7 @@ TOKEN_ROW = obj({
     "main_pair": obj({"address": NSTR, "ticker": NSTR}),
     "launch": obj({"deployer": STRING, "tx_hash": STRING, "block_number": INT,
                    "deployed_at": STRING}),
-    "windows": obj({w: TOKEN_WINDOW for w in WINDOWS}),
+    "windows": windowed(TOKEN_WINDOW),
     "holder_stats": obj({"count": INT, "top10_pct": NUMBER, "updated_at": STRING}),
     "profile": obj({"image_url": NSTR, "websites": STRINGS,
                     "socials": obj({k: STRINGS for k in ("twitter", "telegram", "discord",

@@ -67,12 +67,15 @@ class Known:
         """The family of a known pool."""
         return FAMILIES[self.venues[pools[pool]].family]
 
+    def singletons(self) -> set[str]:
+        """The venues' singletons: factories that hold their pools' tokens themselves."""
+        return {f for f, v in self.venues.items() if FAMILIES[v.family].singleton}
+
     def pool_logs(self, blocks: Blocks, first: int, last: int) -> list[dict]:
         """Every known pool's logs of [first, last] in chain order, each under its pool's
         address: a singleton's (Uniswap V4's pool manager's) under the pool id it names."""
         pools = self.pools
-        singletons = sorted({f for f in pools.values()
-                             if FAMILIES[self.venues[f].family].singleton})
+        singletons = sorted(self.singletons() & set(pools.values()))
         own = [p for p, f in pools.items() if f not in singletons]
         logs = blocks.logs(first, last, own, self.pool_topics())
         if not singletons:
@@ -120,8 +123,7 @@ class Known:
         its creation log (the factory's own log is the proof, whatever the address says)."""
         swaps = sorted({f.pool_topics[0] for f in self.families()})
         known = self.pools
-        singletons = {f: FAMILIES[v.family] for f, v in self.venues.items()
-                      if FAMILIES[v.family].singleton}
+        singletons = {f: FAMILIES[self.venues[f].family] for f in self.singletons()}
         swapped = blocks.logs(first, last, None, [swaps])
         pools = self._singletons_earlier(blocks, singletons, first, {
             (log["address"].lower(), log["topics"][1]) for log in swapped

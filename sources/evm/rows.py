@@ -52,6 +52,9 @@ class BatchRows:
               last: int) -> dict[str, pl.DataFrame]:
         """The batch's rows of every event table (the LP burns go to `known`)."""
         pools = self.known.pools
+        # What holds pools' tokens: the pools, and the singletons that hold theirs (a transfer
+        # to or from either is a leg of a swap or a liquidity change, not a wallet's).
+        custodians = pools.keys() | self.known.singletons()
         cid = self.chain_id
         lp_moves: dict[tuple[str, str], list[tuple[int, str, str, int]]] = defaultdict(list)
         out: dict[str, list[dict]] = {t: [] for t in EVENT_TABLES}
@@ -68,7 +71,7 @@ class BatchRows:
                 if to in (ZERO, DEAD) and sender not in (ZERO, token) and amount:
                     self.known.burned(token, sender, to, amount, log, times)
                 continue
-            if amount == 0 or sender in pools or to in pools or amount > MAX_RAW:
+            if amount == 0 or sender in custodians or to in custodians or amount > MAX_RAW:
                 continue
             out["transfers"].append({**place, "tx_hash": log["transactionHash"],
                                      "token": token, "from_address": sender,

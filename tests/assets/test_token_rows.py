@@ -11,6 +11,7 @@ from assets.market.token_rows import holder_stats
 from checks.outcome import validate
 from checks.schemas.market import ZERO_ID, TokenRow
 from core.token_market import log_part, pair_rollup, plain_decimal, token_pairs
+from core.vocabulary import PAIR_WINDOWS
 from core.windows import as_swaps, token_swaps, window_blocks
 
 AS_OF = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -176,7 +177,7 @@ def test_the_main_pair_is_the_deepest_without_scam_evidence() -> None:
         "verdict": ["blocked", "ok", "ok"], "score": [0, 90, 80], "base": ["X", "X", "C"],
         "quote": ["A", "B", "X"], "base_price_usd": [1.0, 2.0, 3.0],
         "quote_price_usd": [1.0, 1.0, 4.0],
-        **{f"price_change_{w}": [0.0, 0.0, 0.0] for w in ("m5", "h1", "h6", "h24")}})
+        **{f"price_change_{w}": [0.0, 0.0, 0.0] for w in PAIR_WINDOWS}})
     rolled = {r["address"]: r for r in pair_rollup(token_pairs(pairs.lazy())).collect()
               .iter_rows(named=True)}
     x = rolled["X"]

@@ -127,3 +127,27 @@ def test_window_sums_move_to_a_later_watermark_by_what_entered_and_what_left() -
     assert (row["txns_h24"], row["buys_h24"], row["sells_h24"], row["makers_h24"]) == (6, 3, 3, 4)
     assert row["sell_volume_h24_usd"] == pytest.approx(2.3)
     assert (row["sellers_h24"], row["buyers_h24"]) == (2, 3)
+
+
+def test_the_fifteen_and_thirty_minute_windows_by_hand() -> None:
+    minute = 60_000
+    swaps = _swaps([
+        (AS_OF_MS - 31 * minute, "buy", "a", 1.0, 2.0),      # in h1 alone; opens m30
+        (AS_OF_MS - 30 * minute, "sell", "b", 2.0, 3.0),     # exactly 30 min: out of m30
+        (AS_OF_MS - 29 * minute, "buy", "c", 4.0, 4.0),      # in m30; opens m15
+        (AS_OF_MS - 15 * minute, "sell", "c", 8.0, 5.0),     # exactly 15 min: out of m15
+        (AS_OF_MS - 14 * minute, "buy", "d", 16.0, 6.0),     # in m15
+        (AS_OF_MS - 1 * minute, "buy", "a", 32.0, 8.0),      # in every window
+    ])
+    row = window_blocks(swaps, AS_OF_MS).collect().row(0, named=True)
+    # m15: the buys 14 and 1 minutes old, by d and a.
+    assert (row["txns_m15"], row["buys_m15"], row["sells_m15"], row["volume_m15_usd"],
+            row["makers_m15"]) == (2, 2, 0, 48.0, 2)
+    # m30: those and the two 29 and 15 minutes old, by c.
+    assert (row["txns_m30"], row["buys_m30"], row["sells_m30"], row["volume_m30_usd"],
+            row["buyers_m30"], row["sellers_m30"]) == (4, 3, 1, 60.0, 3, 1)
+    assert (row["txns_h1"], row["txns_m5"]) == (6, 1)
+    prices = window_prices(swaps, AS_OF_MS).collect().row(0, named=True)
+    # A window opens at the last price at or before its start: 5 for m15, 3 for m30.
+    assert prices["price_change_m15"] == (8.0 / 5.0 - 1.0) * 100.0
+    assert prices["price_change_m30"] == (8.0 / 3.0 - 1.0) * 100.0

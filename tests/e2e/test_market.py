@@ -71,6 +71,34 @@ def test_pairs_sort_on_the_figures_they_carry(api):
     assert created == sorted(created, reverse=True)
 
 
+def test_the_fifteen_and_thirty_minute_windows_count_the_lakes_swaps(api, lake):
+    # Read again from the lake: a pair's swaps in (as_of - 15 min, as_of] and (as_of - 30 min,
+    # as_of], against what the edge serves for its busiest pairs of the last half hour.
+    busiest = walk(api, "/pairs", sort="txns", timeframe="m30")
+    counts = [p["windows"]["m30"]["txns"]["buys"] + p["windows"]["m30"]["txns"]["sells"]
+              for p in busiest]
+    assert counts == sorted(counts, reverse=True) and counts[0] > 0
+    progress = lake.progress()
+    assert progress is not None
+    as_of = progress.watermark
+    swaps = lake.read("swaps")
+    checked = 0
+    for pair in busiest[:8]:
+        mine = swaps.filter(pl.col("chain_id") == pair["network"]["chain_id"],
+                            pl.col("pair") == pair["pair_address"])
+        if mine.is_empty():
+            continue  # a perp market's trades are not the lake's swaps
+        for window, minutes in (("m15", 15), ("m30", 30)):
+            inside = mine.filter(pl.col("block_time") > as_of - timedelta(minutes=minutes),
+                                 pl.col("block_time") <= as_of).height
+            block = pair["windows"][window]
+            assert block["txns"]["buys"] + block["txns"]["sells"] == inside
+            assert pair["txn"][window]["buys"] + pair["txn"][window]["sells"] == inside
+            assert pair["volume"][window] == block["volume_usd"]
+        checked += 1
+    assert checked >= 3
+
+
 def test_token_list_excludes_blocked_tokens_and_filters_inclusively(api, lake):
     tokens = lake.read("tokens")
     condemned = set(tokens.filter(pl.col("status").is_in([999, 1000]))["address"])

@@ -337,6 +337,10 @@ def test_uniswap_v4_native_eth_pool(venues, node, tmp_path):
         assert abs(int(got["amount0"]) - (moved_eth - fee0)) <= 2
         assert abs(int(got["amount1"]) - (moved_pepe - fee1)) <= 2
     assert logs_of(added, MODIFY_LIQUIDITY)
+    # PEPE moved to and from the manager is the swaps' and positions' legs, no wallet's
+    # transfer.
+    transfers = lake.read("transfers")
+    assert v4.manager not in set(transfers["from_address"]) | set(transfers["to_address"])
     # The reserves after the last swap: what its active liquidity holds at its price.
     _, _, sqrt_price, active, _, _ = said[1]
     kept = lake.read("reserves").filter(pl.col("tx_hash") == trades[1]["transactionHash"])
