@@ -29,7 +29,7 @@ def test_config_has_one_record_per_chain_agreeing_with_the_lake(home, edge):
     by_slug = {c["slug"]: c for c in body["chains"]}
     assert by_slug["tron"]["metrics_stale"] and by_slug["tron"]["syncing"]
     assert not by_slug["sui"]["syncing"] and by_slug["sui"]["metrics_stale"]
-    assert body["timeframes"] == ["m5", "h1", "h6", "h24"]
+    assert body["timeframes"] == ["m5", "m15", "m30", "h1", "h6", "h24"]
     assert SMALL.chains == len(body["chains"])
 
 
