@@ -185,9 +185,15 @@ class UniswapV4:
         return self.net.transact({"from": self.net.accounts[sender], "to": to,
                                   "value": hex(value), "data": call_data(signature, *args)})
 
-    def venue(self) -> str:
-        """The venues file's entry for this pool manager."""
-        return f'{{name: "Uniswap V4", type: uniswap_v4, factory: "{self.manager}", ' \
+    def positions(self) -> str:
+        """Deploy a position manager of NFTs over this pool manager (`contracts/V4Positions`,
+        as V4's PositionManager keeps positions); returns its address."""
+        return self.net.deploy("V4Positions", ["address"], [self.manager])
+
+    def venue(self, positions: str | None = None) -> str:
+        """The venues file's entry for this pool manager (and its position manager)."""
+        named = f'position_manager: "{positions}", ' if positions else ""
+        return f'{{name: "Uniswap V4", type: uniswap_v4, {named}factory: "{self.manager}", ' \
                f'router: "{self.swapper}"}}'
 
 

@@ -249,49 +249,75 @@ class BatchRows:
 
     def _position_holders(self, events: list[tuple[dict, Any]], first: int,
                           last: int) -> dict[tuple[str, int], str]:
-        """Who holds the position each concentrated-liquidity `Mint` or `Burn` of the
-        batch changed, by (transaction, log index): the holder of the position manager's NFT
-        named by the `IncreaseLiquidity` or `DecreaseLiquidity` that follows it in its
-        transaction (a new NFT's first transfer, else its owner at that block)."""
+        """Who holds the position each concentrated-liquidity change of the batch made by a
+        position manager, by (transaction, log index): the holder of the manager's NFT that
+        the change names (by the `IncreaseLiquidity` or `DecreaseLiquidity` that follows it in
+        its transaction, or, a V4 manager's, by its salt) when the change was made, from the
+        NFT's transfers of the batch, else its owner at that block."""
         managers = {v.position_manager for v in self.known.venues.values() if v.position_manager}
-        changed = [log for log, event in events
-                   if isinstance(event, Liquidity) and event.owner in managers]
-        if not changed:
+        if not any(isinstance(event, Liquidity) and event.owner in managers
+                   for _, event in events):
             return {}
         logs = self.blocks.logs(first, last, sorted(managers),
                           [[INCREASE_LIQUIDITY, DECREASE_LIQUIDITY, TRANSFER]])
         by_tx: dict[str, list[dict]] = defaultdict(list)
         for log in logs:
             by_tx[log["transactionHash"]].append(log)
-        named: dict[tuple[str, int], int] = {}
-        minted: dict[int, str] = {}
+        # Each NFT's transfers in the batch, in chain order, by (manager, token id).
+        moves: dict[tuple[str, int], list[tuple[int, int, str, str]]] = defaultdict(list)
         for log in logs:
-            if log["topics"][0] == TRANSFER and len(log["topics"]) == 4 \
-                    and topic_address(log["topics"][1]) == ZERO:
-                minted[int(log["topics"][3], 16)] = topic_address(log["topics"][2])
-        for log in changed:
-            at = quantity(log["logIndex"])
-            follows = next((m for m in by_tx[log["transactionHash"]]
-                            if m["topics"][0] in (INCREASE_LIQUIDITY, DECREASE_LIQUIDITY)
-                            and quantity(m["logIndex"]) > at), None)
-            if follows is not None:
-                named[(log["transactionHash"], at)] = int(follows["topics"][1], 16)
-        manager = {(log["transactionHash"], quantity(log["logIndex"])): event.owner
-                   for log, event in events if isinstance(event, Liquidity)}
-        asked = sorted({(manager[key], t, log_block(log)) for log in changed
-                        if (t := named.get(key := (log["transactionHash"],
-                                                   quantity(log["logIndex"])))) is not None
-                        and t not in minted})
+            if log["topics"][0] == TRANSFER and len(log["topics"]) == 4:
+                moves[(log["address"].lower(), int(log["topics"][3], 16))].append(
+                    (log_block(log), quantity(log["logIndex"]),
+                     topic_address(log["topics"][1]), topic_address(log["topics"][2])))
+        named: dict[tuple[str, int], tuple[str, int, int, int]] = {}
+        for log, event in events:
+            if not isinstance(event, Liquidity) or event.owner not in managers:
+                continue
+            key = (log["transactionHash"], quantity(log["logIndex"]))
+            token = event.salt
+            if token is None:
+                follows = next((m for m in by_tx[log["transactionHash"]]
+                                if m["topics"][0] in (INCREASE_LIQUIDITY, DECREASE_LIQUIDITY)
+                                and quantity(m["logIndex"]) > key[1]), None)
+                token = None if follows is None else int(follows["topics"][1], 16)
+            if token is not None:
+                named[key] = (str(event.owner), token, log_block(log), key[1])
+        found: dict[tuple[str, int], str] = {}
+        asked: list[tuple[str, int, int]] = []
+        for key, (manager, token, block, index) in named.items():
+            holder = _holder_at(moves.get((manager, token), []), (block, index))
+            if holder is not None:
+                found[key] = holder
+            else:
+                asked.append((manager, token, block))
+        asked = sorted(set(asked))
         owners = self.blocks.rpc.batch([("eth_call", [{"to": m, "data": OWNER_OF + f"{t:064x}"},
-                                               hex(block)]) for m, t, block in asked],
-                                errors=True) if asked else []
-        held = {t: "0x" + a[-40:].lower() for (_, t, _), a in zip(asked, owners, strict=True)
+                                                      hex(block)]) for m, t, block in asked],
+                                       errors=True) if asked else []
+        held = {nft: "0x" + a[-40:].lower() for nft, a in zip(asked, owners, strict=True)
                 if isinstance(a, str) and len(a) >= 42}
-        return {key: minted.get(token) or held[token] for key, token in named.items()
-                if token in minted or token in held}
+        for key, (manager, token, block, _) in named.items():
+            if key not in found and (manager, token, block) in held:
+                found[key] = held[(manager, token, block)]
+        return found
 
     def _event(self, log: dict, pools: dict[str, str]) -> Any:
         return self.known.family_of(log["address"].lower(), pools).event(log)
+
+
+def _holder_at(moves: list[tuple[int, int, str, str]], at: tuple[int, int]) -> str | None:
+    """Who held an NFT at a place in the chain, from its transfers of the batch: the last one
+    at or before it made its receiver the holder; with none, the first after it tells the
+    holder then (a new NFT's receiver, minted after its position changed; else its sender).
+    None when the batch moved it nowhere."""
+    before = [m for m in moves if (m[0], m[1]) <= at]
+    if before:
+        return before[-1][3] if before[-1][3] != ZERO else before[-1][2]
+    after = [m for m in moves if (m[0], m[1]) > at]
+    if after:
+        return after[0][3] if after[0][2] == ZERO else after[0][2]
+    return None
 
 
 def _liquidity_owner(event: Liquidity, moves: list[tuple[int, str, str, int]], at: int,

@@ -125,7 +125,8 @@ class Reserves:
 class Liquidity:
     """Liquidity added (`mint`) or removed (`burn`); `owner` None when the pool's LP token
     transfers of the same transaction name it; `ticks` the position's range where the log
-    does not say the amounts (they follow from the pool's price: a singleton's)."""
+    does not say the amounts (they follow from the pool's price: a singleton's); `salt` the
+    position's salt where it names it (a V4 position manager's NFT id)."""
 
     kind: str
     owner: str | None
@@ -133,6 +134,7 @@ class Liquidity:
     amount1: int
     liquidity: int | None
     ticks: tuple[int, int] | None = None
+    salt: int | None = None
 
 
 PoolEvent = SwapEvent | Reserves | Liquidity | Price | Collected

@@ -61,11 +61,11 @@ def event(log: dict) -> PoolEvent | None:
                          max(-amount0, 0), max(-amount1, 0), max(amount0, 0), max(amount1, 0),
                          sqrt_price, liquidity, tick, fee)
     if kind == MODIFY_LIQUIDITY:
-        lower, upper, delta, _ = decoded(["int24", "int24", "int256", "bytes32"], data)
+        lower, upper, delta, salt = decoded(["int24", "int24", "int256", "bytes32"], data)
         if delta == 0:
             return None
         return Liquidity("mint" if delta > 0 else "burn", topic_address(log["topics"][2]), 0, 0,
-                         abs(delta), (lower, upper))
+                         abs(delta), (lower, upper), int.from_bytes(salt))
     if kind == INITIALIZE:
         _, _, _, sqrt_price, tick = decoded(["uint24", "int24", "address", "uint160", "int24"],
                                             data)

@@ -46,11 +46,12 @@ def venues(_module_node, _deployed):
     pancake = dexes.pancakeswap_v3(net, weth, aggregator)
     solidly = dexes.solidly(net)
     v4 = dexes.uniswap_v4(net)
+    positions = v4.positions()
     text = dexes.venues_file("devnet", weth, aggregator,
-                             [pancake.venue(), solidly.venue(), v4.venue()],
+                             [pancake.venue(), solidly.venue(), v4.venue(positions)],
                              {tokens["usdc"]: 1.0})
     return {"net": net, "weth": weth, "aggregator": aggregator, "pancake": pancake,
-            "solidly": solidly, "v4": v4, "other": dexes.solidly(net),
+            "solidly": solidly, "v4": v4, "positions": positions, "other": dexes.solidly(net),
             "config": parse(yaml.safe_load(text)), **tokens}
 
 
@@ -375,3 +376,30 @@ def test_a_v4_pools_dynamic_fee_is_its_swaps(venues, node, tmp_path):
     v4.swap(key, False, E18, 2)
     follower.run()
     assert lake.read("pairs").filter(pl.col("address") == pool)["fee_bps"].to_list() == [5]
+
+
+def test_a_v4_position_is_its_nfts_holder(venues, node, tmp_path):
+    net, v4, positions, pepe = venues["net"], venues["v4"], venues["positions"], venues["pepe"]
+    key, pool = v4.pool(dexes.NATIVE, pepe, 3_000, 60, 1_000 * Q96)
+    ticks = (132_000, 144_000)
+    net.send(pepe, "approve(address,uint256)", positions, 2**256 - 1, sender=1)
+    mint = f"mint({dexes.POOL_KEY},int24,int24,uint256)"
+    # Account 1 opens position 1 and gives its NFT to account 3, who takes half out; account 1
+    # opens position 2 and ends it, its NFT burnt with it.
+    net.transact({"from": net.accounts[1], "to": positions, "value": hex(100 * E18),
+                  "data": dexes.call_data(mint, key, *ticks, 10**21)})
+    net.send(positions, "transferFrom(address,address,uint256)", net.accounts[1],
+             net.accounts[3], 1, sender=1)
+    net.send(positions, "decrease(uint256,uint256,bool)", 1, 5 * 10**20, False, sender=3)
+    net.transact({"from": net.accounts[1], "to": positions, "value": hex(100 * E18),
+                  "data": dexes.call_data(mint, key, *ticks, 10**20)})
+    net.send(positions, "decrease(uint256,uint256,bool)", 2, 10**20, True, sender=1)
+    lake = LakeWriter(tmp_path / "lake")
+    follow(venues, lake)
+    events = lake.read("liquidity_events").filter(pl.col("pair") == pool).sort(
+        "block_number", "log_index")
+    accounts = net.accounts
+    assert events.select("kind", "owner").rows() == [
+        ("mint", accounts[1]), ("burn", accounts[3]), ("mint", accounts[1]),
+        ("burn", accounts[1])]
+    assert [int(v) for v in events["liquidity"]] == [10**21, 5 * 10**20, 10**20, 10**20]
