@@ -69,7 +69,7 @@ class Known:
 
     def singletons(self) -> set[str]:
         """The venues' singletons: factories that hold their pools' tokens themselves."""
-        return {f for f, v in self.venues.items() if FAMILIES[v.family].singleton}
+        return {f for f, v in self.venues.items() if FAMILIES[v.family].singleton is not None}
 
     def pool_logs(self, blocks: Blocks, first: int, last: int) -> list[dict]:
         """Every known pool's logs of [first, last] in chain order, each under its pool's
@@ -173,7 +173,8 @@ class Known:
         pools = self._fees(blocks, pools)
         receipts = blocks.receipts({log["transactionHash"] for _, log in pools})
         # A singleton's pool is an id, not a contract: it has no symbol to ask.
-        contracts = [p.address for p, _ in pools if len(p.address) == 42]
+        contracts = [p.address for p, log in pools
+                     if FAMILIES[self.venues[log["address"].lower()].family].singleton is None]
         answered = dict(zip(contracts, blocks.rpc.batch(
             [("eth_call", [{"to": a, "data": SYMBOL}, "latest"]) for a in contracts],
             errors=True) if contracts else [], strict=True))
@@ -279,14 +280,12 @@ class Known:
     def set_fees(self, fees: dict[str, int]) -> None:
         """Give pools whose swaps say their fee (a V4 pool's, a hook's dynamic fee among them)
         their last swap's fee, in basis points."""
-        address, fee = pl.col("address"), pl.col("fee_bps")
-        changed = {p: f for p, f in fees.items()
-                   if not self.pairs.filter((address == p) & (fee == f)).height}
+        held = dict(zip(self.pairs["address"], self.pairs["fee_bps"], strict=True))
+        changed = {p: f for p, f in fees.items() if held.get(p) != f}
         if changed:
-            self.pairs = self.pairs.with_columns(fee_bps=pl.when(address.is_in(list(changed)))
-                                                 .then(address.replace_strict(
-                                                     changed, default=None, return_dtype=pl.Int64))
-                                                 .otherwise(fee).cast(self.pairs["fee_bps"].dtype))
+            self.pairs = self.pairs.with_columns(pl.col("address").replace_strict(
+                changed, default=pl.col("fee_bps")).cast(self.pairs["fee_bps"].dtype)
+                .alias("fee_bps"))
 
     def set_feeds(self, priced: dict[str, str]) -> None:
         """Give the tokens priced through their pools (feed id by token) their feed, where

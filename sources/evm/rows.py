@@ -21,7 +21,6 @@ from sources.evm.families import (
     decoded,
     topic,
     topic_address,
-    uniswap_v4,
 )
 from sources.evm.rpc import quantity
 from sources.evm.tokens import gas, number
@@ -137,14 +136,15 @@ class BatchRows:
         price); each liquidity change's amounts by (transaction, log index), at the price it
         was made; and each pool's last swap's fee in basis points."""
         pools = self.known.pools
-        touched = sorted({log["address"] for log, _ in events
-                          if self.known.family_of(log["address"], pools).singleton})
-        if not touched:
+        kinds = {log["address"]: kind for log, _ in events
+                 if (kind := self.known.family_of(log["address"], pools).singleton)}
+        if not kinds:
             return [], {}, {}
+        touched = sorted(kinds)
         before = hex(max(first - 1, 0))
         answers = self.blocks.calls([c for p in touched
-                                     for c in uniswap_v4.state_calls(pools[p], p, before)])
-        state = {p: uniswap_v4.read_state(*answers[2 * i:2 * i + 2])
+                                     for c in kinds[p].state_calls(pools[p], p, before)])
+        state = {p: kinds[p].read_state(*answers[2 * i:2 * i + 2])
                  for i, p in enumerate(touched)}
         rows: list[dict] = []
         moved: dict[tuple[str, int], tuple[int, int]] = {}
@@ -157,22 +157,22 @@ class BatchRows:
             if isinstance(event, SwapEvent) and event.sqrt_price_x96 is not None:
                 sqrt_price, tick, active = (event.sqrt_price_x96, event.tick or 0,
                                             event.liquidity or 0)
-                if event.fee is not None:
-                    fees[pool] = event.fee // uniswap_v4.FEE_UNITS_PER_BPS
+                if event.fee_bps is not None:
+                    fees[pool] = event.fee_bps
             elif isinstance(event, Price):
                 sqrt_price, tick, active = event.sqrt_price_x96, event.tick or 0, 0
             elif isinstance(event, Liquidity) and event.ticks is not None:
                 adding = event.kind == "mint"
                 change = event.liquidity or 0
                 moved[(log["transactionHash"], quantity(log["logIndex"]))] = \
-                    uniswap_v4.position_amounts(change, event.ticks, sqrt_price, tick, adding)
+                    kinds[pool].amounts(change, event.ticks, sqrt_price, tick, adding)
                 if event.ticks[0] <= tick < event.ticks[1]:
                     active += change if adding else -change
             else:
                 continue
             state[pool] = (sqrt_price, tick, active)
             if sqrt_price:
-                reserve0, reserve1 = uniswap_v4.virtual_reserves(active, sqrt_price)
+                reserve0, reserve1 = kinds[pool].reserves(active, sqrt_price)
                 rows.append({**where(log, times, self.chain_id),
                              "tx_hash": log["transactionHash"], "pair": pool,
                              "reserve0": min(reserve0, MAX_RAW), "reserve1": min(reserve1, MAX_RAW)})

@@ -84,8 +84,7 @@ class Pool:
 class SwapEvent:
     """A pool swap: what went in and out on each side; a concentrated-liquidity pool's price
     after it (`sqrt_price_x96`, token1 per token0 as a Q64.96 square root), and where the log
-    says them its active liquidity and tick after it and the fee it charged (hundredths of a
-    basis point)."""
+    says them its active liquidity and tick after it and the fee it charged (basis points)."""
 
     sender: str
     recipient: str
@@ -96,7 +95,7 @@ class SwapEvent:
     sqrt_price_x96: int | None = None
     liquidity: int | None = None
     tick: int | None = None
-    fee: int | None = None
+    fee_bps: int | None = None
 
 
 @dataclass(frozen=True)
@@ -166,10 +165,23 @@ class Family:
     # side its holdings' worth), by the pool's factory type and its tokens' decimals, where
     # its price is not its reserves' ratio.
     valued: Valued | None = None
-    # Whether the factory is a singleton holding every pool (Uniswap V4's pool manager): a
+    # Set where the factory is a singleton holding every pool (Uniswap V4's pool manager): a
     # pool is an id, its logs the singleton's with the id as their first topic, and its
-    # reserves follow from its active liquidity and price.
-    singleton: bool = False
+    # reserves follow from its active liquidity and price, read as `Singleton` says.
+    singleton: "Singleton | None" = None
+
+
+@dataclass(frozen=True)
+class Singleton:
+    """How a singleton's pools' state is read and valued: the calls that read a pool's price,
+    tick and active liquidity at a block (manager, pool, block) and their answers read as
+    (√P Q64.96, tick, liquidity); what the liquidity holds at a price; the amounts a change of
+    liquidity between two ticks moves at a price and tick (rounded up when added)."""
+
+    state_calls: Callable[[str, str, str], list[tuple[str, list]]]
+    read_state: Callable[[object, object], tuple[int, int, int]]
+    reserves: Callable[[int, int], tuple[int, int]]
+    amounts: Callable[[int, tuple[int, int], int, int, bool], tuple[int, int]]
 
 
 def _families() -> dict[str, Family]:

@@ -18,11 +18,13 @@ from sources.evm.families import (
     Pool,
     PoolEvent,
     Price,
+    Singleton,
     SwapEvent,
     decoded,
     topic,
     topic_address,
 )
+from sources.evm.families.uniswap_v3 import FEE_UNITS_PER_BPS
 
 INITIALIZE = topic("Initialize(bytes32,address,address,uint24,int24,address,uint160,int24)")
 SWAP = topic("Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)")
@@ -31,7 +33,6 @@ DONATE = topic("Donate(bytes32,address,uint256,uint256)")
 # A fee is in hundredths of a basis point; this flag in a pool key's fee says a hook sets it
 # (each swap's fee is then its `Swap`'s).
 DYNAMIC_FEE = 0x800000
-FEE_UNITS_PER_BPS = 100
 Q96 = 2**96
 # Where the manager keeps its pools' state (`StateLibrary`): the mapping's slot, and the
 # active liquidity's offset from a pool's first slot (which packs the price and the tick).
@@ -59,7 +60,7 @@ def event(log: dict) -> PoolEvent | None:
             ["int128", "int128", "uint160", "uint128", "int24", "uint24"], data)
         return SwapEvent(topic_address(log["topics"][2]), topic_address(log["topics"][2]),
                          max(-amount0, 0), max(-amount1, 0), max(amount0, 0), max(amount1, 0),
-                         sqrt_price, liquidity, tick, fee)
+                         sqrt_price, liquidity, tick, fee // FEE_UNITS_PER_BPS)
     if kind == MODIFY_LIQUIDITY:
         lower, upper, delta, salt = decoded(["int24", "int24", "int256", "bytes32"], data)
         if delta == 0:
@@ -128,4 +129,4 @@ def virtual_reserves(liquidity: int, sqrt_price: int) -> tuple[int, int]:
 
 FAMILY = Family("uniswap_v4", "concentrated_liquidity", INITIALIZE, created,
                 (SWAP, MODIFY_LIQUIDITY, INITIALIZE, DONATE), event, pool_is_lp_token=False,
-                singleton=True)
+                singleton=Singleton(state_calls, read_state, virtual_reserves, position_amounts))
