@@ -22,6 +22,16 @@ SMALL = SimulationConfig(chains=6, days=2, swaps=6_000, seed=3,
 BIN = Path(sys.executable).parent
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The stack tier longest first: its two processes take tests in this order, and a
+    minutes-long test met last would leave the other process idle at the end."""
+    def seconds(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("stack")
+        return 0.0 if mark is None else float(mark.kwargs.get("seconds", 0))
+
+    items.sort(key=seconds, reverse=True)
+
+
 def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition",
           every: float = 0.05) -> Any:
     """Poll `predicate` every `every` seconds (slower for a keyless edge's budget) until it

@@ -43,7 +43,7 @@ def rows(lake: LakeWriter, chain_id: int) -> dict[str, pl.DataFrame]:
             .sort("block_number", "log_index") for name in TABLES}
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=67)
 def test_two_chains_one_lake_one_killed(tmp_path):
     nodes = {31337: start_node(), 5: start_node(chain_id=5)}
     nets = {cid: Devnet(node.url) for cid, node in nodes.items()}
@@ -145,7 +145,7 @@ def test_two_chains_one_lake_one_killed(tmp_path):
             node.stop()
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=8)
 def test_a_follower_renewed_in_place_loses_and_repeats_nothing(tmp_path):
     """A follower whose memory is always over its allowance is renewed (exec, the same
     process) after every batch it writes: the chain's rows are still what the node did."""

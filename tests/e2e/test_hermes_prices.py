@@ -64,7 +64,7 @@ def hermes_rows(lake: LakeWriter, feed: str) -> pl.DataFrame:
         "publish_time")
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=27)
 def test_each_swap_is_priced_at_the_benchmark_of_its_blocks_second(edge, eth_usd, tmp_path):
     node = start_node()
     net = Devnet(node.url)
@@ -115,7 +115,7 @@ def test_each_swap_is_priced_at_the_benchmark_of_its_blocks_second(edge, eth_usd
         node.stop()
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=7)
 def test_the_stream_writes_between_blocks_and_a_killed_follower_resumes(edge, eth_usd,
                                                                        tmp_path):
     node = start_node()

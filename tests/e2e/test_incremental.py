@@ -110,7 +110,7 @@ def products(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
     return made
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=113)
 def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     lake = LakeWriter(tmp_path / "lake")
     simulate(CONFIG, lake)

@@ -128,11 +128,11 @@ def test_serve_over_a_real_lake_serves_its_own_feeds(chain):
     assert status["upstreams"]["oracle"]["kind"] == "lake"
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=140)
 def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
     """The README's real-chain commands: `chaintape devnet`, then `chaintape up --chains`,
     serving the chain's pairs and publishing again as its blocks land, while new pools appear
-    (one every 5 s): every refresh passes, the new pools counted."""
+    (one every 10 s): the refresh after the first publish passes, the new pools counted."""
     import os
     import signal
     import subprocess
@@ -184,10 +184,10 @@ def test_up_follows_a_chain_and_keeps_publishing(tmp_path):
                 return [run.run_id for run in instance.get_runs(
                     filters=dg.RunsFilter(statuses=[status]))]
 
-        # Two refreshes after the first publish, new pools before each: every one passes its
-        # checks and publishes.
-        until(lambda: len(runs(dg.DagsterRunStatus.SUCCESS)) >= 3, timeout=600,
-              what="two refreshes after the first publish")
+        # A refresh after the first publish, new pools before it: it passes its checks and
+        # publishes.
+        until(lambda: len(runs(dg.DagsterRunStatus.SUCCESS)) >= 2, timeout=600,
+              what="a refresh after the first publish")
         assert runs(dg.DagsterRunStatus.FAILURE) == []
         assert record()["pairs"] > counted
         now = httpx.get(base + "/status", headers=key, timeout=30).json()
@@ -227,7 +227,7 @@ def assert_pool_as_on_chain(net: Devnet, market, pair: str, pepe: str, row: dict
     assert row["liquidity_usd"] == pytest.approx(2 * r_weth / E18 * p_now, rel=1e-9)
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=64)
 def test_a_reorg_is_corrected_by_the_next_refresh(tmp_path):
     """An ETH answer and two blocks of swaps ingested and published, then replaced by a reorg
     (another answer, other swaps): after the next ingest and refresh, the edge serves the

@@ -20,7 +20,7 @@ E18 = 10**18
 Q96 = 2**96
 FEE = 3_000
 
-pytestmark = pytest.mark.stack
+pytestmark = pytest.mark.stack(seconds=45)
 
 
 def refreshed(home, *ingest: str) -> None:

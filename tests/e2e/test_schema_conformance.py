@@ -25,7 +25,7 @@ def _schemathesis(edge: str, key: str, base: str, selection: list[str], cwd) -> 
     return int(re.search(r"Tested: (\d+)", run.stdout).group(1))
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=53)
 def test_schemathesis_finds_no_server_error_and_no_schema_break(home, edge, tmp_path) -> None:
     key = issue_key(home, "pro")
     api = _schemathesis(edge, key, edge + "/api/v1", ["--exclude-path-regex", ROOT], tmp_path)

@@ -21,7 +21,7 @@ from publish.tail import read_pointer
 from tests.conftest import BIN, children, free_port, run_cli, until, wait_http
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=99)
 def test_up_serves_what_it_just_published(tmp_path) -> None:
     port = free_port()
     env = {**os.environ, "CHAINTAPE_HOME": str(tmp_path), "DAGSTER_HOME": str(tmp_path / "dagster"),

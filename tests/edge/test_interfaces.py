@@ -52,7 +52,7 @@ def _workers(server: int) -> set[int]:
     return set(children(server, "spawn_main"))
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=36)
 def test_a_worker_over_its_memory_bound_is_replaced_while_every_request_is_answered(home):
     key = issue_key(home, "internal")
     port = free_port()

@@ -20,7 +20,7 @@ from tests.conftest import BIN, free_port, run_cli, until
 from tests.e2e.test_incremental import close, products, rows
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.stack
+pytestmark = pytest.mark.stack(seconds=123)
 
 
 @pytest.fixture

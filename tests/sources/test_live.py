@@ -146,7 +146,7 @@ def test_a_batch_begun_and_not_marked_is_undone_and_the_writer_goes_on(history, 
     assert_same_state(whole, broken)
 
 
-@pytest.mark.stack
+@pytest.mark.stack(seconds=34)
 def test_a_writer_killed_mid_append_resumes_with_no_gap_and_no_duplicate(history, tmp_path):
     whole = copy(history, tmp_path / "whole")
     end = CONFIG.end + timedelta(hours=3)
