@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import polars as pl
 
-from core.vocabulary import HIGH_SELL_TAX, PAIR_WINDOWS
+from core.vocabulary import HIGH_SELL_TAX, OWNER_RISK_POINTS, PAIR_WINDOWS
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from core.wire import is_terminal, iso, status_text
 
@@ -151,6 +151,7 @@ def token_market(basis: pl.LazyFrame, pairs: pl.LazyFrame, activity: pl.LazyFram
         .then("registry_status").otherwise(status_text("token_status")),
         safety=pl.when(pl.col("is_scam")).then(0).otherwise(
             100 - 30 * pl.col("high_sell_tax").cast(pl.Int64)
+            - OWNER_RISK_POINTS * pl.col("owner_risk").fill_null(False).cast(pl.Int64)
             - 5 * (~pl.col("contract_verified").fill_null(False)).cast(pl.Int64)).cast(pl.Int64),
         liquidity_part=log_part("liquidity_usd", RATING_FULL["liquidity"]),
         activity=log_part("txns_h24", RATING_FULL["activity"]),
@@ -242,6 +243,10 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         launch=pl.struct(deployer="deployer", tx_hash="deploy_tx", block_number="deploy_block",
                          deployed_at=iso("deployed_at")),
         windows=_windows(),
+        ownership=pl.when(pl.col("ownable").is_not_null()).then(pl.struct(
+            ownable="ownable", owner="owner", renounced="renounced",
+            renounced_at=iso("renounced_at"), owner_since=iso("owner_since"),
+            previous_owner="previous_owner", powers="owner_powers", risk="owner_risk")),
         holder_stats=pl.struct(count="holders", top10_pct="top10_pct",
                                updated_at=iso(pl.lit(as_of))),
         profile=pl.struct(

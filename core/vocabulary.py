@@ -50,6 +50,19 @@ UNKNOWN_TOKEN_ID = "00000000-0000-0000-0000-000000000000"
 
 # Token statuses 999 and 1000 are terminal (spec 3): such a token is condemned whatever its score.
 TERMINAL_TOKEN_STATUSES = [999, 1000]
+# The owners that mean an ownable contract's owner renounced: the zero address (what
+# OpenZeppelin's `renounceOwnership` sets) and the conventional dead address.
+RENOUNCED_OWNERS = ("0x0000000000000000000000000000000000000000",
+                    "0x000000000000000000000000000000000000dead")
+# Where a token's owner came from: an `OwnershipTransferred` log, or `owner()` read at the
+# start of a block.
+OWNER_SOURCES = ["event", "read"]
+# What an owner may do to holders that the service names (docs/market.md, "Ownership"): make
+# more of the token, stop its transfers, bar an address, change its taxes, cap what one
+# transfer or wallet may move or hold, and turn trading on or off.
+OWNER_POWERS = ["mint", "pause", "blacklist", "set_fees", "limit_transfers", "switch_trading"]
+# What an owner that keeps a power over holders takes from a token's safety and a pair's score.
+OWNER_RISK_POINTS = 15
 # A sell tax at or above this share puts a pair and its base token on watch.
 HIGH_SELL_TAX = 0.10
 # The factory types whose liquidity is held in positions (NFTs, or a pool manager's ledger)

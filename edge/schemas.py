@@ -153,8 +153,8 @@ PAIR_ROW = obj({
                                         "migrated_pool")}, nullable=True),
     "safety": obj({"is_honeypot": BOOL, "buy_tax": NNUM, "sell_tax": NNUM,
                    "lp_locked_pct": NUMBER, "lp_burned_pct": NUMBER, "score": INT,
-                   "labels": STRINGS}, required=["is_honeypot", "lp_burned_pct", "score",
-                                                 "labels"]),
+                   "labels": STRINGS, "owner_renounced": nullable(BOOL)},
+                  required=["is_honeypot", "lp_burned_pct", "score", "labels"]),
 })
 DECIMAL = nullable(STRING)
 MARKET = obj({
@@ -173,6 +173,11 @@ INSTANCE = obj({"id": STRING, "chain_id": INT, "address": STRING, "decimals": IN
 REGISTRY_PART = {"id": {"type": "string", "format": "uuid"}, "slug": NSTR, "symbol": NSTR,
                  "name": NSTR, "description": NSTR, "status": NSTR, "category": NSTR,
                  "confidence": INT, "rank": NINT, "logo_url": NSTR}
+# Who owns a token and what its owner may still do (docs/market.md, "Ownership"); null where
+# nothing says.
+OWNERSHIP = obj({"ownable": BOOL, "owner": NSTR, "renounced": BOOL, "renounced_at": NSTR,
+                 "owner_since": NSTR, "previous_owner": NSTR, "powers": nullable(STRINGS),
+                 "risk": BOOL}, nullable=True)
 TOKEN_ROW = obj({
     **REGISTRY_PART, "chain": CHAIN_REF, "address": STRING,
     **{k: INT for k in ("decimals", "score", "txns_24h", "pairs_count", "holders")},
@@ -188,6 +193,7 @@ TOKEN_ROW = obj({
                    "deployed_at": STRING}),
     "windows": windowed(TOKEN_WINDOW),
     "holder_stats": obj({"count": INT, "top10_pct": NUMBER, "updated_at": STRING}),
+    "ownership": OWNERSHIP,
     "profile": obj({"image_url": NSTR, "websites": STRINGS,
                     "socials": obj({k: STRINGS for k in ("twitter", "telegram", "discord",
                                                          "github", "docs")}),

@@ -6,7 +6,7 @@ import polars as pl
 
 import core.windows
 from core.quotes import prices_at
-from core.vocabulary import HIGH_SELL_TAX, PAIR_WINDOWS, POSITION_BASED
+from core.vocabulary import HIGH_SELL_TAX, OWNER_RISK_POINTS, PAIR_WINDOWS, POSITION_BASED
 from core.windows import (
     around,
     as_swaps,
@@ -16,6 +16,7 @@ from core.windows import (
     window_fields,
 )
 from core.wire import iso, pair_status, status_text
+from figures.ownership import token_owners
 
 KEY = ["chain_id", "pair"]
 SCORE_TITLES = ((80, "good"), (50, "fair"), (20, "poor"), (0, "dangerous"))
@@ -27,6 +28,7 @@ SIGNALS = (
     ("high_sell_tax", "cannot_exit", "high", 30.0, "high_sell_tax"),
     ("deployer_abuser", "deployer", "high", 30.0, "deployer_abuser"),
     ("lp_unlocked", "liquidity", "medium", 15.0, "lp_unlocked"),
+    ("owner_powers", "owner", "medium", float(OWNER_RISK_POINTS), "owner_risk"),
     ("thin_liquidity", "liquidity", "low", 10.0, "thin_liquidity"),
     ("unverified_contract", "contract", "low", 5.0, "unverified_contract"),
 )
@@ -236,6 +238,9 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
             .join(quote_ranges(frames["quote_prices"], as_of), on="quote_feed_id", how="left")
             .join(tokens.rename(lambda c: c if c in ("chain_id", "address") else f"base_{c}"),
                   left_on=["chain_id", "base"], right_on=["chain_id", "address"], how="left")
+            .join(token_owners(frames["tokens"], frames["ownership"]).select(
+                "chain_id", base="address", owner_renounced="renounced", owner_risk="owner_risk"),
+                  on=["chain_id", "base"], how="left")
             .join(tokens.rename(lambda c: c if c in ("chain_id", "address") else f"quote_{c}"),
                   left_on=["chain_id", "quote"], right_on=["chain_id", "address"], how="left")
             .join(liquidity_range(frames["reserves"], base.join(
@@ -258,7 +263,8 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
            .otherwise(f"price_change_{w}") for w in PAIR_WINDOWS})
     wide = wide.with_columns(
         *filled_windows(),
-        *[pl.col(c).fill_null(False) for c in ("rugged", "condemned", "honeypot", "is_scam")],
+        *[pl.col(c).fill_null(False)
+          for c in ("rugged", "condemned", "honeypot", "is_scam", "owner_risk")],
         burned_pct=pl.col("burned_pct").fill_null(0.0),
         locked_pct=pl.col("locked_pct").fill_null(0.0),
         base_price_usd=pl.col("price_usd"), quote_price_usd=pl.col("quote_usd"),
@@ -361,6 +367,7 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         safety=pl.struct(is_honeypot="honeypot", buy_tax="base_buy_tax",
                          sell_tax="base_sell_tax", lp_locked_pct="locked_pct",
                          lp_burned_pct="burned_pct", score="score",
+                         owner_renounced="owner_renounced",
                          labels=pl.col("risk_signals").list.eval(
                              pl.element().struct.field("kind"))))
     per_window = [f"{c}_{w}{u}" for w in PAIR_WINDOWS for c, u in (

@@ -5,6 +5,7 @@ import pandera.polars as pa
 import polars as pl
 
 from core.columns import Raw, Strings, Timestamp, raw, strings, ts
+from core.vocabulary import OWNER_POWERS, OWNER_SOURCES
 
 ADDRESS_FORMATS = ["evm", "base58", "base58check", "hex32"]
 VENUE_CATEGORIES = ["dex", "launchpad", "perps", "aggregator"]
@@ -94,10 +95,19 @@ class Token(Strict):
     is_quote: bool
     price_feed_id: str | None = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
     categories: Strings = strings()
+    # The owner-only powers its code holds (docs/lake.md); null where no code was read.
+    owner_powers: Strings | None = strings(nullable=True)
     observed_at: Timestamp = ts()
 
     class Config:
         unique = ["chain_id", "address"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def owner_powers_are_named(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("owner_powers").fill_null([]).list.eval(
+            pl.element().is_in(OWNER_POWERS)).list.all())
 
     @pa.dataframe_check
 
@@ -236,6 +246,33 @@ class Transfer(_Event):
     from_address: str
     to_address: str
     amount: Raw = raw(gt=0)
+
+
+class Ownership(Strict):
+    """A token's owner: set by an `OwnershipTransferred` log, or read (`owner()`) at the end of
+    a block, after its logs (`log_index` null; owner null when `owner()` is not answered)."""
+
+    chain_id: int
+    token: str
+    block_number: int = pa.Field(ge=0)
+    log_index: int | None = pa.Field(nullable=True, ge=0)
+    block_time: Timestamp = ts()
+    tx_hash: str
+    previous_owner: str | None = pa.Field(nullable=True)
+    owner: str | None = pa.Field(nullable=True)
+    source: str = pa.Field(isin=OWNER_SOURCES)
+
+    class Config:
+        unique = ["chain_id", "token", "block_number", "log_index"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def events_have_a_log_and_an_owner(cls, data) -> pl.LazyFrame:
+        event = pl.col("source") == "event"
+        return data.lazyframe.select(
+            event == (pl.col("log_index").is_not_null() & pl.col("owner").is_not_null()
+                      & pl.col("previous_owner").is_not_null()))
 
 
 class LpLock(Strict):

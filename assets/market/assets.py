@@ -155,7 +155,7 @@ def token_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "token_activity", frame)
 
 
-PAIR_ROW_INPUTS = ("tokens", "chains", "pairs", "liquidity_events", "lp_locks", "perp_markets",
+PAIR_ROW_INPUTS = ("tokens", "ownership", "chains", "pairs", "liquidity_events", "lp_locks", "perp_markets",
                    "perp_snapshots", "quote_prices", "pair_tokens", "pair_state", "pair_activity",
                    "pair_risk")
 
@@ -254,8 +254,8 @@ def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
         holder_changes(warehouse), warehouse.frames(("tokens", "pairs"))))
 
 
-TOKEN_BASIS_INPUTS = ("tokens", "chains", "token_registry", "token_instances", "token_profiles",
-                      "holder_balances")
+TOKEN_BASIS_INPUTS = ("tokens", "ownership", "chains", "token_registry", "token_instances",
+                      "token_profiles", "holder_balances")
 
 
 @product_asset(deps=keys(*TOKEN_BASIS_INPUTS))

@@ -8,6 +8,7 @@ import polars as pl
 
 from core.quotes import oracle_changes
 from core.token_market import KEY, token_market
+from figures.ownership import token_owners
 
 
 def holder_stats(balances: pl.LazyFrame) -> pl.LazyFrame:
@@ -24,7 +25,7 @@ def token_basis(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     tokens = frames["tokens"].select(
         "chain_id", "address", "symbol", "name", "decimals", "deployer", "deploy_tx",
         "deploy_block", "deployed_at", "contract_verified", "buy_tax", "sell_tax",
-        "honeypot_test", "categories", "price_feed_id", token_status="status",
+        "honeypot_test", "categories", "price_feed_id", "owner_powers", token_status="status",
         **{f"{s}_supply": pl.col(f"{s}_supply_raw").cast(pl.Float64)
            / pl.lit(10.0).pow(pl.col("decimals")) for s in ("total", "max", "circulating")})
     registry = (frames["token_instances"]
@@ -36,7 +37,9 @@ def token_basis(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     return (tokens.join(frames["chains"].select("chain_id", "slug"), on="chain_id", how="left")
             .join(holder_stats(frames["holder_balances"]), on=KEY, how="left")
             .join(registry, on=KEY, how="left")
-            .join(frames["token_profiles"], on=KEY, how="left"))
+            .join(frames["token_profiles"], on=KEY, how="left")
+            .join(token_owners(frames["tokens"], frames["ownership"]).drop("owner_powers"),
+                  on=KEY, how="left"))
 
 
 def assemble_tokens(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:

@@ -5,7 +5,7 @@ import polars as pl
 
 from checks.schemas.product import ExactProduct, Product
 from core.columns import Raw, Timestamp, events_unique, raw, ts
-from core.vocabulary import PAIR_WINDOWS, TERMINAL_TOKEN_STATUSES
+from core.vocabulary import PAIR_WINDOWS, RENOUNCED_OWNERS, TERMINAL_TOKEN_STATUSES
 from core.vocabulary import UNKNOWN_TOKEN_ID as ZERO_ID
 from sources.contract import traded_before_deployed
 
@@ -221,9 +221,48 @@ class TokenBasis(Product):
     holders: int | None = pa.Field(nullable=True, ge=0)
     top10: float | None = pa.Field(nullable=True, ge=0)
     token_id: str | None = pa.Field(nullable=True)
+    # Ownership (figures.ownership): null throughout where nothing says who owns the token.
+    ownable: bool | None = pa.Field(nullable=True)
+    owner: str | None = pa.Field(nullable=True)
+    renounced: bool | None = pa.Field(nullable=True)
+    owner_risk: bool | None = pa.Field(nullable=True)
 
     class Config:
         unique = ["chain_id", "address"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def renounced_means_the_owner_is_gone(cls, data) -> pl.LazyFrame:
+        """A token is renounced exactly when its owner is the zero or the dead address; an
+        owned token has an owner and a token with none is not ownable."""
+        gone = pl.col("owner").is_in(RENOUNCED_OWNERS)
+        return data.lazyframe.select(
+            (pl.col("renounced").fill_null(False) == gone.fill_null(False))
+            & (pl.col("ownable").is_null() | (pl.col("ownable") == pl.col("owner").is_not_null())))
+
+    @pa.dataframe_check
+
+    @classmethod
+    def times_follow_the_owner(cls, data) -> pl.LazyFrame:
+        """A renouncement's time only on a renounced token, an owner's only on an owned one,
+        and never after the token's deployment is before it."""
+        renounced, ownable = pl.col("renounced").fill_null(False), pl.col("ownable").fill_null(False)
+        return data.lazyframe.select(
+            (pl.col("renounced_at").is_null() | renounced)
+            & (pl.col("owner_since").is_null() | (ownable & ~renounced))
+            & (pl.coalesce("renounced_at", "owner_since").is_null()
+               | (pl.coalesce("renounced_at", "owner_since") >= pl.col("deployed_at"))))
+
+    @pa.dataframe_check
+
+    @classmethod
+    def an_owner_with_powers_is_a_risk(cls, data) -> pl.LazyFrame:
+        """The owner risk is exactly an owner not renounced whose token's code holds an
+        owner-only power."""
+        held = pl.col("owner_powers").list.len().fill_null(0) > 0
+        kept = pl.col("ownable").fill_null(False) & ~pl.col("renounced").fill_null(False)
+        return data.lazyframe.select(pl.col("owner_risk").fill_null(False) == (kept & held))
 
 
 class HolderBalance(ExactProduct):

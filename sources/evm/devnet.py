@@ -73,8 +73,10 @@ def compiled() -> dict[str, dict[str, Any]]:
             raise DevnetError(f"no solcjs under {NODE_MODULES}: run `npm ci` (make does)")
         out.mkdir(parents=True, exist_ok=True)
         for base, sources in ((CONTRACTS, ours), (CHAINLINK, [AGGREGATOR])):
+            # Ours import OpenZeppelin's from its npm package.
             done = subprocess.run([str(solcjs), "--bin", "--abi", "--optimize", "--base-path",
-                                   str(base), "-o", str(out), *map(str, sources)],
+                                   str(base), "--include-path", str(NODE_MODULES), "-o",
+                                   str(out), *map(str, sources)],
                                   capture_output=True, text=True, check=False)
             if done.returncode:
                 raise DevnetError(f"solcjs failed: {done.stderr[-2000:]}")
@@ -243,6 +245,11 @@ class V2Market:
         """Deploy a plain ERC-20 whose whole supply `sender` holds."""
         return self.net.deploy("Token", TOKEN_ARGS, [name, symbol, decimals, supply], sender)
 
+    def owned_token(self, name: str, symbol: str, supply: int) -> str:
+        """Deploy an ERC-20 account 0 owns (OpenZeppelin's `Ownable`) and holds."""
+        return self.net.deploy("OwnedToken", ["string", "string", "uint256"],
+                               [name, symbol, supply])
+
     def pair(self, base: str, quote: str | None = None) -> str:
         """Make the pair of `base` and `quote` (the market's quote token unless named)."""
         receipt = self.net.send(self.factory, "createPair(address,address)", base,
@@ -250,10 +257,10 @@ class V2Market:
         return "0x" + receipt["logs"][-1]["data"][26:66]
 
     def pool(self, name: str, symbol: str, quote_amount: int, base_amount: int,
-             supply: int = 10**27) -> tuple[str, str]:
-        """A new token (held by account 0) paired with the quote, with `quote_amount` and
-        `base_amount` of liquidity from account 0; returns (pair, token)."""
-        base = self.token(name, symbol, supply)
+             supply: int = 10**27, base: str | None = None) -> tuple[str, str]:
+        """A new token (held by account 0), or `base`, paired with the quote, with
+        `quote_amount` and `base_amount` of liquidity from account 0; returns (pair, token)."""
+        base = base or self.token(name, symbol, supply)
         pair = self.pair(base)
         self.approve(0, self.quote, base)
         quote_first = sorted([base, self.quote])[0] == self.quote

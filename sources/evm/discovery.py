@@ -8,9 +8,11 @@ from typing import Any
 
 import polars as pl
 
+from core.columns import STRINGS
 from sources.evm.blocks import Blocks, log_block
 from sources.evm.config import NATIVE, IngestConfig, VenueConfig
 from sources.evm.families import FAMILIES, Family, Pool, topic
+from sources.evm.ownership import OWNERSHIP_TRANSFERRED, read
 from sources.evm.rpc import quantity
 from sources.evm.tokens import TokenFacts, describe, number, text
 from sources.lake import LakeWriter, table_frame
@@ -246,7 +248,8 @@ class Known:
             "deploy_block": max(1, f.deploy_block), "deployed_at": times[f.deploy_block],
             "contract_verified": None, "buy_tax": None, "sell_tax": None,
             "honeypot_test": "untested", "status": 0, "is_quote": f.address in self.feeds,
-            "price_feed_id": self.feeds.get(f.address), "categories": [], "observed_at": now,
+            "price_feed_id": self.feeds.get(f.address), "categories": [], "owner_powers": None,
+            "observed_at": now,
         } for f in facts.values()]
         self.tokens = pl.concat([self.tokens, table_frame("tokens", rows)])
         return list(facts.values())
@@ -259,8 +262,21 @@ class Known:
         for facts in tokens:
             start = max(facts.deploy_block, first_read)
             if start < first:
-                found += blocks.logs(start, first - 1, [facts.address], [TRANSFER])
+                found += blocks.logs(start, first - 1, [facts.address],
+                                     [[TRANSFER, OWNERSHIP_TRANSFERRED]])
         return found
+
+    def owners(self, blocks: Blocks, tokens: list[TokenFacts], last: int,
+               at: datetime) -> pl.DataFrame:
+        """New tokens' owners read at the end of the batch (`last`, at `at`), their powers
+        given to their rows."""
+        rows, held = read(blocks, [f.address for f in tokens if f.address != NATIVE], last, at,
+                          self.chain_id)
+        if held:
+            given = pl.DataFrame({"address": list(held), "owner_powers": list(held.values())},
+                                 schema={"address": pl.String, "owner_powers": STRINGS})
+            self.tokens = self.tokens.update(given, on="address")
+        return table_frame("ownership", rows)
 
     def burned(self, pool: str, owner: str, to: str, amount: int, log: dict,
                times: dict[int, datetime]) -> None:

@@ -35,6 +35,7 @@ from sources.evm.cursor import (
 )
 from sources.evm.discovery import TRANSFER, Known, launchpad_id
 from sources.evm.families import FAMILIES
+from sources.evm.ownership import OWNERSHIP_TRANSFERRED
 from sources.evm.pricing import Pricing
 from sources.evm.rows import EVENT_TABLES, BatchRows
 from sources.evm.rpc import Rpc, RpcUnreachable, quantity
@@ -215,7 +216,9 @@ class Follower:
             pools += known.earlier_pools(blocks, first, last)
         new_tokens = known.new_tokens(blocks, pools)
         pool_logs = known.pool_logs(blocks, first, last)
-        transfers = blocks.logs(first, last, known.transferred(), [TRANSFER])
+        # A token's transfers and its owner's changes, in one read.
+        transfers = blocks.logs(first, last, known.transferred(),
+                                [[TRANSFER, OWNERSHIP_TRANSFERRED]])
         transfers += known.backfill(blocks, new_tokens, first, self.cursor.first_block)
         same_chain(pool_logs + transfers, headers, first)
         times = {n: block_time(h) for n, h in headers.items()}
@@ -223,6 +226,8 @@ class Follower:
         rows = self.rows.rows(pool_logs, transfers, times,
                               {n: len(h.get("transactions") or ()) for n, h in headers.items()},
                               first, last)
+        rows["ownership"] = pl.concat([rows["ownership"], known.owners(
+            blocks, new_tokens, last, times[last])])
         # The lake is complete up to the last block's time, or, at the head, up to when the head
         # was seen.
         watermark = max(times[last], seen_at) if last >= head else times[last]

@@ -22,6 +22,7 @@ from sources.evm.families import (
     topic,
     topic_address,
 )
+from sources.evm.ownership import event_row, is_ownership
 from sources.evm.rpc import quantity
 from sources.evm.tokens import gas, number
 from sources.lake import table_frame
@@ -36,7 +37,7 @@ OWNER_OF = "0x6352211e"
 INCREASE_LIQUIDITY = topic("IncreaseLiquidity(uint256,uint128,uint256,uint256)")
 DECREASE_LIQUIDITY = topic("DecreaseLiquidity(uint256,uint128,uint256,uint256)")
 # The tables a batch rewrites by block range, in commit order.
-EVENT_TABLES = ("transfers", "liquidity_events", "reserves", "swaps", "blocks")
+EVENT_TABLES = ("transfers", "ownership", "liquidity_events", "reserves", "swaps", "blocks")
 
 
 class BatchRows:
@@ -49,7 +50,8 @@ class BatchRows:
     def rows(self, pool_logs: list[dict], transfers: list[dict],
               times: dict[int, datetime], tx_counts: dict[int, int], first: int,
               last: int) -> dict[str, pl.DataFrame]:
-        """The batch's rows of every event table (the LP burns go to `known`)."""
+        """The batch's rows of every event table (the LP burns go to `known`); `transfers`
+        holds the tokens' `OwnershipTransferred` logs too."""
         pools = self.known.pools
         # What holds pools' tokens: the pools, and the singletons that hold theirs (a transfer
         # to or from either is a leg of a swap or a liquidity change, not a wallet's).
@@ -61,6 +63,10 @@ class BatchRows:
             if len(log["topics"]) != 3:
                 continue
             token = log["address"].lower()
+            if is_ownership(log):
+                if token not in pools:
+                    out["ownership"].append(event_row(log, times, cid))
+                continue
             sender, to = topic_address(log["topics"][1]), topic_address(log["topics"][2])
             amount = transferred(log)
             place = where(log, times, cid)
@@ -120,7 +126,7 @@ class BatchRows:
                                                 "liquidity": liquidity})
         self.known.set_fees(fees)
         counts: dict[int, int] = defaultdict(int)
-        for name in ("transfers", "liquidity_events", "reserves", "swaps"):
+        for name in ("transfers", "ownership", "liquidity_events", "reserves", "swaps"):
             for row in out[name]:
                 counts[row["block_number"]] += 1
         out["blocks"] = [{"chain_id": cid, "block_number": n, "block_time": times[n],

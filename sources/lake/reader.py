@@ -123,7 +123,8 @@ class LakeReader:
                                 storage_options=self.delta.polars_options(),
                                 schema=given, missing_columns="insert").select(columns)
         if spec.added:
-            frame = frame.with_columns(pl.col(c).fill_null(pl.lit(v)) for c, v in spec.added)
+            frame = frame.with_columns(pl.col(c).fill_null(pl.lit(v)) for c, v in spec.added
+                                       if v is not None)
         if size > HELD_BYTES:
             return frame
         read = frame.collect()

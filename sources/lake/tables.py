@@ -26,8 +26,8 @@ class LakeTable:
     key: tuple[str, ...]
     date_column: str | None = None
     # Columns the contract gained after the table's first rows, with the value every row
-    # written before holds: an older lake reads as the newer contract says.
-    added: tuple[tuple[str, str], ...] = ()
+    # written before holds (None: null): an older lake reads as the newer contract says.
+    added: tuple[tuple[str, str | None], ...] = ()
 
     def partition_columns(self) -> list[str]:
         """The Delta partition columns, in path order."""
@@ -43,7 +43,9 @@ TABLES: dict[str, LakeTable] = {
     "venues": LakeTable(schema.Venue, "chain", ("chain_id", "factory")),
     "heads": LakeTable(schema.Head, "chain_date", ("chain_id", "observed_at"), "observed_at"),
     "blocks": LakeTable(schema.Block, "chain_date", ("chain_id", "block_number"), "block_time"),
-    "tokens": LakeTable(schema.Token, "chain", ("chain_id", "address")),
+    # Every token before tokens said their owner-only powers: none read.
+    "tokens": LakeTable(schema.Token, "chain", ("chain_id", "address"),
+                        added=(("owner_powers", None),)),
     "token_registry": LakeTable(schema.TokenRegistryEntry, "none", ("token_id",)),
     "token_instances": LakeTable(schema.TokenInstance, "none", ("token_id", "chain_id")),
     "token_profiles": LakeTable(schema.TokenProfile, "chain", ("chain_id", "address")),
@@ -52,6 +54,8 @@ TABLES: dict[str, LakeTable] = {
     "liquidity_events": LakeTable(schema.LiquidityEvent, "chain_date", _EVENT_KEY, "block_time"),
     "reserves": LakeTable(schema.Reserve, "chain_date", _EVENT_KEY, "block_time"),
     "transfers": LakeTable(schema.Transfer, "chain_date", _EVENT_KEY, "block_time"),
+    "ownership": LakeTable(schema.Ownership, "chain_date",
+                           ("chain_id", "token", "block_number", "log_index"), "block_time"),
     "lp_locks": LakeTable(schema.LpLock, "chain", ("chain_id", "tx_hash")),
     "address_labels": LakeTable(schema.AddressLabel, "chain", ("chain_id", "address", "kind")),
     "farm_pools": LakeTable(

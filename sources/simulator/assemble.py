@@ -99,6 +99,8 @@ def lake_rows(world: ChainWorld, frames: dict[str, pl.DataFrame], clock: Clock,
     tables = placed(world, frames, clock, rng)
     if "swaps" in tables:
         tables["swaps"] = swap_details(tables["swaps"], world, venue_of, rng)
+    if "ownership" in tables:
+        tables["ownership"] = tables["ownership"].with_columns(source=pl.lit("event"))
     tables = {name: frame.drop("t", "tx", "sub") for name, frame in tables.items()}
     tables["blocks"] = blocks_table(tables)
     return tables

@@ -5,7 +5,7 @@ import polars as pl
 
 from sources.simulator.assemble import Clock, raw_series, with_utc
 from sources.simulator.pools import SimulatedPool
-from sources.simulator.world import ChainWorld, TokenSpec, registry_ids
+from sources.simulator.world import ChainWorld, TokenSpec, owner_story, registry_ids
 
 LABEL_KINDS = {"exchange": 1, "bridge": 2, "mev_bot": 3, "scam_deployer": 4, "team": 5,
                "market_maker": 6, "farm_factory": 10}
@@ -33,6 +33,8 @@ def tokens_table(world: ChainWorld, extra: list[TokenSpec], deploys: pl.DataFram
     """The `tokens` table: every token with its deployment taken from its mint transfer."""
     specs = list(world.quotes.values()) + world.tokens + extra
     supply = [s.supply_raw for s in specs]
+    fmt = world.template.address_format
+    stories = [owner_story(s, fmt, world.wallets.rug_deployers) for s in specs]
     circulating = [int(s.supply_raw * rng.uniform(0.5, 0.95)) if s.kind == "established" else None
                    for s in specs]
     frame = pl.DataFrame({
@@ -46,6 +48,10 @@ def tokens_table(world: ChainWorld, extra: list[TokenSpec], deploys: pl.DataFram
         "is_quote": [s.is_quote for s in specs],
         "price_feed_id": [s.feed.feed_id if s.feed else None for s in specs],
         "categories": pl.Series([s.categories for s in specs], dtype=pl.List(pl.String)),
+        # An EVM token's code is known to the simulator: the powers of its story, or none.
+        "owner_powers": pl.Series([None if fmt != "evm" else
+                                   list(story.powers) if story is not None else []
+                                   for story in stories], dtype=pl.List(pl.String)),
         "observed_at": [observed_at] * len(specs),
     }).with_columns(
         raw_series("total_supply_raw", supply),

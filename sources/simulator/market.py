@@ -8,7 +8,7 @@ from sources.simulator import ids
 from sources.simulator.events import EventColumns
 from sources.simulator.pools import DEAD, SimulatedPool, migrate, plan_pools
 from sources.simulator.trading import Regime, Trader, regime_for
-from sources.simulator.world import ChainWorld
+from sources.simulator.world import RENOUNCED_TO, ChainWorld, owner_story
 
 # Some attempted trades do not execute (a sell with nothing to sell, dust into a drained
 # pool), so a few more are attempted than the swaps asked for.
@@ -164,10 +164,21 @@ def deployments(world: ChainWorld, events: EventColumns) -> None:
     """Each token's supply minted to its deployer: the mint is the deployment a token's launch
     names."""
     zero = zero_address(world)
+    fmt = world.template.address_format
     for token in world.tokens + list(world.quotes.values()):
-        events.add("transfers", token.deployed_at.timestamp(), events.tx(), 0,
-                   token=token.address, from_address=zero, to_address=token.deployer,
-                   amount=token.supply_raw)
+        deployed = token.deployed_at.timestamp()
+        tx = events.tx()
+        events.add("transfers", deployed, tx, 0, token=token.address, from_address=zero,
+                   to_address=token.deployer, amount=token.supply_raw)
+        story = owner_story(token, fmt, world.wallets.rug_deployers)
+        if story is None:
+            continue
+        # As OpenZeppelin's `Ownable` constructor does, in the deployment's transaction.
+        events.add("ownership", deployed, tx, 1, token=token.address,
+                   previous_owner=RENOUNCED_TO, owner=token.deployer)
+        if story.after_s is not None and story.heir is not None:
+            events.add("ownership", deployed + story.after_s, events.tx(), 0,
+                       token=token.address, previous_owner=token.deployer, owner=story.heir)
 
 
 def funding(world: ChainWorld, first_seen: dict[str, float], events: EventColumns,

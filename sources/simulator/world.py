@@ -1,5 +1,6 @@
 """The simulated world: chains, venues, oracle feeds, tokens and wallets with their archetypes."""
 
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -7,6 +8,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from core.feeds import FEED_BY_BASE, FeedSpec
+from core.vocabulary import RENOUNCED_OWNERS
 from sources.simulator import ids
 
 
@@ -94,6 +96,49 @@ class TokenSpec:
     sell_tax: float = 0.0
     verified: bool = False
     categories: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OwnerStory:
+    """What happens to an ownable token's owner: its deployer owns it from its deployment; it
+    hands it to `heir` (renounces it when `heir` is a renounced owner) `after_s` seconds later,
+    or never (None); its code holds `powers`."""
+
+    after_s: float | None
+    heir: str | None
+    powers: tuple[str, ...]
+
+
+# Per token kind: the chance the token is ownable, the chance its owner hands ownership on,
+# the range of hours after the deployment when, and the owner-only powers its code may hold.
+_OWNERSHIP = {
+    "established": (1.0, 0.75, (24.0, 720.0), ("mint",)),
+    "fresh": (0.8, 0.5, (0.1, 48.0), ("set_fees", "limit_transfers", "switch_trading")),
+    "honeypot": (1.0, 0.0, (0.0, 0.0), ("blacklist", "set_fees", "switch_trading")),
+    "rug": (1.0, 0.3, (1.0, 72.0), ("mint", "set_fees", "pause")),
+    "orphan": (1.0, 0.5, (1.0, 240.0), ()),
+}
+# A renounced owner: the zero address, as `renounceOwnership` leaves it.
+RENOUNCED_TO = RENOUNCED_OWNERS[0]
+
+
+def owner_story(spec: TokenSpec, address_format: str, heirs: list[str]) -> OwnerStory | None:
+    """The owner story of an EVM token of an ownable kind (None for the others: quotes,
+    launchpad tokens, non-EVM chains), drawn from the token's address alone so that the rest
+    of the world is drawn as before. A rug's owner hands ownership to one of `heirs`; the
+    others renounce."""
+    if address_format != "evm" or spec.kind not in _OWNERSHIP:
+        return None
+    ownable, hands_on, (low, high), powers = _OWNERSHIP[spec.kind]
+    rng = np.random.default_rng(int.from_bytes(
+        hashlib.blake2b(spec.address.encode(), digest_size=8).digest()))
+    if rng.random() >= ownable:
+        return None
+    held = tuple(p for p in powers if rng.random() < 0.6)
+    if rng.random() >= hands_on:
+        return OwnerStory(None, None, held)
+    heir = heirs[int(rng.integers(len(heirs)))] if spec.kind == "rug" else RENOUNCED_TO
+    return OwnerStory(float(rng.uniform(low, high)) * 3_600.0, heir, held)
 
 
 @dataclass

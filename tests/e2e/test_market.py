@@ -400,3 +400,48 @@ def test_verdicts_are_signed_and_proven_against_the_published_root(api, lake):
     assert unknown["verdict"] == {"status": "unknown"} and unknown["listed"] is False
     assert unknown["leaf_index"] is None
     assert api.get(f"/chains/{slugs[row['chain_id']]}/tokens/{nobody}/proof").status_code == 404
+
+
+def test_token_ownership_is_the_lakes_last_owner(api, lake):
+    """Each owned token's `ownership` and its pairs' owner signal, worked out from the lake's
+    ownership rows in plain Python: the last row in chain order is the owner now."""
+    gone = {"0x" + "0" * 40, "0x" + "0" * 36 + "dead"}
+    chains = dict(lake.read("chains").select("chain_id", "slug").iter_rows())
+    powers = {(r["chain_id"], r["address"]): r["owner_powers"]
+              for r in lake.read("tokens").iter_rows(named=True)}
+    story: dict[tuple[int, str], list[dict]] = defaultdict(list)
+    for row in lake.read("ownership").iter_rows(named=True):
+        story[(row["chain_id"], row["token"])].append(row)
+    seen = {"renounced": 0, "kept": 0, "as base": 0}
+    for (chain_id, token), rows in sorted(story.items()):
+        rows.sort(key=lambda r: (r["block_number"], r["log_index"]
+                                 if r["log_index"] is not None else 1 << 40))
+        now = rows[-1]["owner"]
+        renounced = now in gone
+        # Back to where the current owner (or the renunciation) began.
+        first = len(rows) - 1
+        while first > 0 and ((rows[first - 1]["owner"] in gone) if renounced
+                             else rows[first - 1]["owner"] == now):
+            first -= 1
+        began = rows[first]["block_time"].isoformat(timespec="milliseconds").replace(
+            "+00:00", "Z")
+        answer = api.get(f"/chains/{chains[chain_id]}/tokens/{token}")
+        if answer.status_code == 404:  # no pair of it traded in the lake: not a token row
+            continue
+        item = answer.json()
+        risk = not renounced and bool(powers[(chain_id, token)])
+        assert item["ownership"] == {
+            "ownable": True, "owner": now, "renounced": renounced,
+            "renounced_at": began if renounced else None,
+            "owner_since": None if renounced else began,
+            "previous_owner": None if rows[first]["previous_owner"] in gone
+            else rows[first]["previous_owner"],
+            "powers": powers[(chain_id, token)], "risk": risk}, token
+        seen["renounced" if renounced else "kept"] += 1
+        pair = api.get(f"/chains/{chains[chain_id]}/pairs/{item['main_pair']['address']}").json()
+        if pair["tokens"][0]["address"] != token:  # the quote of its main pair: not its signal
+            continue
+        assert pair["safety"]["owner_renounced"] is renounced
+        assert ("owner_powers" in pair["safety"]["labels"]) is risk
+        seen["as base"] += 1
+    assert min(seen.values()) >= 1, seen

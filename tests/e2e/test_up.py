@@ -63,7 +63,7 @@ def test_up_serves_what_it_just_published(tmp_path) -> None:
         assert hour_ago <= update.json()["parsed"][0]["price"]["publish_time"] < hour_ago + 60
         # ...and the lake sensor publishes again as the market lands: the watermark moves on.
         now = until(lambda: (found := httpx.get(f"{base}/api/v1/status", timeout=30).json())[
-            "snapshot"]["as_of"] > first["snapshot"]["as_of"] and found, 240,
+            "snapshot"]["as_of"] > first["snapshot"]["as_of"] and found, 480,
             "a later snapshot served", every=1.0)
         # A refresh run's process says its steps, not Dagster's notices of preview features.
         assert not [line for line in said if "Warning" in line], said
