@@ -23,10 +23,11 @@ BIN = Path(sys.executable).parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The stack tier longest first: its two processes take tests in this order, and a
-    minutes-long test met last would leave the other process idle at the end."""
+    """The costliest first (a stack test's `seconds`, a module's `cost`): the two test
+    processes take tests (the fast tier, whole modules) in this order, and a long one met last
+    would leave the other process idle at the end. The rest keep their order."""
     def seconds(item: pytest.Item) -> float:
-        mark = item.get_closest_marker("stack")
+        mark = item.get_closest_marker("stack") or item.get_closest_marker("cost")
         return 0.0 if mark is None else float(mark.kwargs.get("seconds", 0))
 
     items.sort(key=seconds, reverse=True)

@@ -14,6 +14,8 @@ from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested, pepe_market
 from tests.sources.evm.test_ingest import out_for
 
+pytestmark = pytest.mark.cost(seconds=20)
+
 E18 = 10**18
 E8 = 10**8
 

@@ -12,6 +12,8 @@ from tests.e2e.conftest import ingested, pepe_market
 from tests.edge.conftest import issue_key
 from tests.sources.evm.test_ingest import out_for
 
+pytestmark = pytest.mark.cost(seconds=35)
+
 E18 = 10**18
 E8 = 10**8
 

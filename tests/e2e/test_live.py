@@ -29,6 +29,8 @@ from tests.e2e.conftest import stop
 from tests.e2e.test_incremental import close
 from tests.edge.conftest import issue_key
 
+pytestmark = pytest.mark.cost(seconds=70)
+
 END, LIVE_UNTIL = "2026-11-25T12:00:00+00:00", "2026-11-25T12:20:00+00:00"
 # What a pair row serves live; the rest of it is the snapshot's.
 LIVE_FIELDS = ("txn", "volume", "price_change", "windows", "liquidity_usd", "price_native",

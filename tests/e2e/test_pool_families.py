@@ -25,6 +25,8 @@ from sources.lake import LakeWriter
 from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested
 
+pytestmark = pytest.mark.cost(seconds=25)
+
 E18 = 10**18
 Q96 = 2**96
 FEE, SPACING = 3_000, 60

@@ -20,6 +20,8 @@ from tests.conftest import edge_process, until
 from tests.e2e.conftest import E18, swap_id
 from tests.edge.conftest import issue_key
 
+pytestmark = pytest.mark.cost(seconds=36)
+
 
 @dataclass
 class Client:

@@ -12,6 +12,8 @@ from tests.conftest import edge_process
 from tests.e2e.conftest import devnet_on, ingested
 from tests.sources.evm.test_ingest import isqrt, out_for
 
+pytestmark = pytest.mark.cost(seconds=20)
+
 E18 = 10**18
 # Uniswap V2 keeps this much of the first liquidity in the pair for ever.
 MINIMUM_LIQUIDITY = 1_000

@@ -27,6 +27,8 @@ from publish.wallets import POSITION_KEY, ROUND_KEY
 from tests.assets.test_wallets import account
 from tests.e2e.test_market import walk
 
+pytestmark = pytest.mark.cost(seconds=36)
+
 
 @pytest.fixture(scope="module")
 def busiest(lake) -> str:

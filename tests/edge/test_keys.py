@@ -14,6 +14,8 @@ from edge.billing.keys import FileKeys, RedisKeys
 from tests.conftest import BIN, edge_process, run_cli, until
 from tests.edge.conftest import issue_key
 
+pytestmark = pytest.mark.cost(seconds=19)
+
 
 def test_keys_raise_limits_and_are_refused_when_unknown_or_revoked(home, edge) -> None:
     key = issue_key(home, "pro")

@@ -23,6 +23,8 @@ from edge.billing.payments import Ledger, Offer, PaymentInvalid, authorization, 
 from tests.conftest import edge_process
 from tests.edge.conftest import first_refusal
 
+pytestmark = pytest.mark.cost(seconds=18)
+
 OFFER = Offer()
 PAYER = Account.create()
 

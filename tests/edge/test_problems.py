@@ -16,6 +16,8 @@ from publish.writer import PagedList, Publisher
 from tests.conftest import edge_process, until
 from tests.edge.conftest import AS_OF, chain_record, publish_chains
 
+pytestmark = pytest.mark.cost(seconds=18)
+
 PROBLEM_KEYS = {"type", "title", "status", "code", "detail", "request_id"}
 
 

@@ -11,6 +11,8 @@ from sources.lake import LakeError, LakeWriter
 from sources.simulator import SimulationConfig, live_market, replayable, simulate
 from tests.conftest import BIN, until
 
+pytestmark = pytest.mark.cost(seconds=40)
+
 CONFIG = SimulationConfig(chains=4, days=1, swaps=3_000, seed=5,
                           end=datetime(2026, 11, 20, tzinfo=UTC))
 UNTIL = CONFIG.end + timedelta(minutes=40)
