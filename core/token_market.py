@@ -52,6 +52,14 @@ def pair_rollup(seen: pl.LazyFrame) -> pl.LazyFrame:
         **{f"main_change_{w}": pl.col(f"pair_change_{w}").first() for w in PAIR_WINDOWS})
 
 
+def tax_measured(prefix: str = "") -> pl.Expr:
+    """The wire's evidence of a token's taxes (its columns named with `prefix`): for each
+    side, how many swaps measured the tax served and since when (null: not measured)."""
+    return pl.struct([e for n in ("buy", "sell") for e in (
+        pl.col(f"{prefix}{n}_tax_swaps").alias(f"{n}_swaps"),
+        iso(f"{prefix}{n}_tax_since").alias(f"{n}_since"))])
+
+
 def log_part(value: str, full: float) -> pl.Expr:
     """A 0..100 rating part on a log scale reaching 100 at `full`."""
     return ((1.0 + pl.col(value).fill_null(0.0)).log10() / math.log10(1.0 + full) * 100.0
@@ -243,6 +251,11 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         launch=pl.struct(deployer="deployer", tx_hash="deploy_tx", block_number="deploy_block",
                          deployed_at=iso("deployed_at")),
         windows=_windows(),
+        taxes=pl.struct(buy_tax="buy_tax", sell_tax="sell_tax", measured=tax_measured()),
+        honeypot=pl.when(pl.col("honeypot_result").is_not_null()).then(pl.struct(
+            result="honeypot_result", tested_at=iso("honeypot_tested_at"),
+            buy_tax="honeypot_buy_tax", sell_tax="honeypot_sell_tax",
+            failed_step="honeypot_failed_step")),
         ownership=pl.when(pl.col("ownable").is_not_null()).then(pl.struct(
             ownable="ownable", owner="owner", renounced="renounced",
             renounced_at=iso("renounced_at"), owner_since=iso("owner_since"),

@@ -63,6 +63,11 @@ OWNER_SOURCES = ["event", "read"]
 OWNER_POWERS = ["mint", "pause", "blacklist", "set_fees", "limit_transfers", "switch_trading"]
 # What an owner that keeps a power over holders takes from a token's safety and a pair's score.
 OWNER_RISK_POINTS = 15
+# Two measures of a token's tax within half a basis point are one tax: a token's own fee
+# arithmetic rounds (docs/market.md, "Taxes").
+SAME_TAX = 0.00005
+# A buy tax at or above this share is a risk signal of the pairs the token is the base of.
+HIGH_BUY_TAX = 0.10
 # A sell tax at or above this share puts a pair and its base token on watch.
 HIGH_SELL_TAX = 0.10
 # The factory types whose liquidity is held in positions (NFTs, or a pool manager's ledger)

@@ -114,6 +114,9 @@ TOKEN_WINDOW = {**PAIR_WINDOW, "properties": {**PAIR_WINDOW["properties"], "make
                                               "makers_main_pair_only": BOOL},
                 "required": [*PAIR_WINDOW["required"], "makers", "makers_main_pair_only"]}
 RANGE = obj({"low": NNUM, "high": NNUM, "low_at": NNUM, "high_at": NNUM})
+# How many swaps measured a token's taxes on each side and since when (docs/market.md, "Taxes").
+TAX_MEASURED = obj({"buy_swaps": NINT, "buy_since": NSTR, "sell_swaps": NINT,
+                    "sell_since": NSTR})
 PAIR_ROW = obj({
     "network": CHAIN_REF,
     "dex": obj({"name": NSTR, "factory": STRING, "factory_type": NSTR, "chain_id": INT,
@@ -153,7 +156,8 @@ PAIR_ROW = obj({
                                         "migrated_pool")}, nullable=True),
     "safety": obj({"is_honeypot": BOOL, "buy_tax": NNUM, "sell_tax": NNUM,
                    "lp_locked_pct": NUMBER, "lp_burned_pct": NUMBER, "score": INT,
-                   "labels": STRINGS, "owner_renounced": nullable(BOOL)},
+                   "labels": STRINGS, "owner_renounced": nullable(BOOL),
+                   "tax_measured": TAX_MEASURED},
                   required=["is_honeypot", "lp_burned_pct", "score", "labels"]),
 })
 DECIMAL = nullable(STRING)
@@ -194,6 +198,9 @@ TOKEN_ROW = obj({
     "windows": windowed(TOKEN_WINDOW),
     "holder_stats": obj({"count": INT, "top10_pct": NUMBER, "updated_at": STRING}),
     "ownership": OWNERSHIP,
+    "taxes": obj({"buy_tax": NNUM, "sell_tax": NNUM, "measured": TAX_MEASURED}),
+    "honeypot": obj({"result": STRING, "tested_at": STRING, "buy_tax": NNUM, "sell_tax": NNUM,
+                     "failed_step": NSTR}, nullable=True),
     "profile": obj({"image_url": NSTR, "websites": STRINGS,
                     "socials": obj({k: STRINGS for k in ("twitter", "telegram", "discord",
                                                          "github", "docs")}),

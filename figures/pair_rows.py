@@ -6,7 +6,14 @@ import polars as pl
 
 import core.windows
 from core.quotes import prices_at
-from core.vocabulary import HIGH_SELL_TAX, OWNER_RISK_POINTS, PAIR_WINDOWS, POSITION_BASED
+from core.token_market import tax_measured
+from core.vocabulary import (
+    HIGH_BUY_TAX,
+    HIGH_SELL_TAX,
+    OWNER_RISK_POINTS,
+    PAIR_WINDOWS,
+    POSITION_BASED,
+)
 from core.windows import (
     around,
     as_swaps,
@@ -17,6 +24,7 @@ from core.windows import (
 )
 from core.wire import iso, pair_status, status_text
 from figures.ownership import token_owners
+from figures.taxes import token_taxes
 
 KEY = ["chain_id", "pair"]
 SCORE_TITLES = ((80, "good"), (50, "fair"), (20, "poor"), (0, "dangerous"))
@@ -26,6 +34,7 @@ SIGNALS = (
     ("liquidity_pulled", "rug", "critical", 100.0, "rugged"),
     ("condemned_token", "token_status", "critical", 100.0, "condemned"),
     ("high_sell_tax", "cannot_exit", "high", 30.0, "high_sell_tax"),
+    ("high_buy_tax", "cost", "medium", 15.0, "high_buy_tax"),
     ("deployer_abuser", "deployer", "high", 30.0, "deployer_abuser"),
     ("lp_unlocked", "liquidity", "medium", 15.0, "lp_unlocked"),
     ("owner_powers", "owner", "medium", float(OWNER_RISK_POINTS), "owner_risk"),
@@ -215,9 +224,11 @@ def _token(side: str, position: pl.Expr) -> pl.Expr:
 def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
     """Every pair row: wide columns the checks and lists read, and `item`, the wire JSON."""
     tokens = frames["tokens"].select(
-        "chain_id", "address", "name", "symbol", "status", "contract_verified", "buy_tax",
-        "sell_tax", "decimals", total_supply=pl.col("total_supply_raw").cast(pl.Float64)
-        / pl.lit(10.0).pow(pl.col("decimals")))
+        "chain_id", "address", "name", "symbol", "status", "contract_verified", "decimals",
+        total_supply=pl.col("total_supply_raw").cast(pl.Float64)
+        / pl.lit(10.0).pow(pl.col("decimals"))).join(
+            token_taxes(frames["tokens"], frames["token_taxes"]), on=["chain_id", "address"],
+            how="left")
     chains = frames["chains"].select("chain_id", "slug", "native_token", "min_liquidity_usd")
     native = native_prices(frames, as_of)
     state = frames["pair_state"]
@@ -274,6 +285,7 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         **in_native("base_price_usd", "quote_price_usd"),
         fees_usd_24h=pl.col("volume_h24_usd") * pl.col("pair_fee"),
         high_sell_tax=pl.col("base_sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
+        high_buy_tax=pl.col("base_buy_tax").fill_null(0.0) >= HIGH_BUY_TAX,
         deployer_abuser=pl.col("rep_status") == "abuser",
         # A position-based pool has no LP supply to burn or lock: the signal does not apply
         # (docs/market.md); its creator pulling the liquidity is `liquidity_pulled`.
@@ -368,6 +380,7 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
                          sell_tax="base_sell_tax", lp_locked_pct="locked_pct",
                          lp_burned_pct="burned_pct", score="score",
                          owner_renounced="owner_renounced",
+                         tax_measured=tax_measured("base_"),
                          labels=pl.col("risk_signals").list.eval(
                              pl.element().struct.field("kind"))))
     per_window = [f"{c}_{w}{u}" for w in PAIR_WINDOWS for c, u in (

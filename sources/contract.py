@@ -275,6 +275,50 @@ class Ownership(Strict):
                       & pl.col("previous_owner").is_not_null()))
 
 
+class TokenTax(Strict):
+    """A run of a token's swaps measuring the same tax on one side (docs/market.md, "Taxes"):
+    the first swap's place, how many, and the last one's block and time."""
+
+    chain_id: int
+    token: str
+    side: str = pa.Field(isin=["buy", "sell"])
+    tax: float = pa.Field(ge=0, le=1)
+    swaps: int = pa.Field(gt=0)
+    block_number: int = pa.Field(ge=0)
+    log_index: int = pa.Field(ge=0)
+    block_time: Timestamp = ts()
+    last_block: int = pa.Field(ge=0)
+    last_time: Timestamp = ts()
+
+    class Config:
+        unique = ["chain_id", "token", "side", "block_number", "log_index"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def a_run_ends_where_it_began_or_after(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select((pl.col("last_block") >= pl.col("block_number"))
+                                     & (pl.col("last_time") >= pl.col("block_time")))
+
+
+class HoneypotTest(Strict):
+    """A honeypot test of a token at the end of a block: a buy and a sell simulated on the node
+    through `pair` (docs/market.md, "Honeypot test")."""
+
+    chain_id: int
+    token: str
+    pair: str
+    block_number: int = pa.Field(ge=0)
+    block_time: Timestamp = ts()
+    result: str = pa.Field(isin=["pass", "fail"])
+    buy_tax: float | None = pa.Field(nullable=True, ge=0, le=1)
+    sell_tax: float | None = pa.Field(nullable=True, ge=0, le=1)
+    failed_step: str | None = pa.Field(nullable=True, isin=["buy", "sell transfer", "sell swap"])
+
+    class Config:
+        unique = ["chain_id", "token", "block_number"]
+
+
 class LpLock(Strict):
     chain_id: int
     pair: str

@@ -155,9 +155,9 @@ def token_activity(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "token_activity", frame)
 
 
-PAIR_ROW_INPUTS = ("tokens", "ownership", "chains", "pairs", "liquidity_events", "lp_locks", "perp_markets",
-                   "perp_snapshots", "quote_prices", "pair_tokens", "pair_state", "pair_activity",
-                   "pair_risk")
+PAIR_ROW_INPUTS = ("tokens", "ownership", "token_taxes", "chains", "pairs", "liquidity_events",
+                   "lp_locks", "perp_markets", "perp_snapshots", "quote_prices", "pair_tokens",
+                   "pair_state", "pair_activity", "pair_risk")
 
 
 @product_asset(deps=keys(*PAIR_ROW_INPUTS, "reserves", "swap_legs", "pair_days", "as_of"))
@@ -254,8 +254,8 @@ def holder_balances(warehouse: Warehouse) -> dg.MaterializeResult:
         holder_changes(warehouse), warehouse.frames(("tokens", "pairs"))))
 
 
-TOKEN_BASIS_INPUTS = ("tokens", "ownership", "chains", "token_registry", "token_instances",
-                      "token_profiles", "holder_balances")
+TOKEN_BASIS_INPUTS = ("tokens", "ownership", "token_taxes", "honeypot_tests", "chains",
+                      "token_registry", "token_instances", "token_profiles", "holder_balances")
 
 
 @product_asset(deps=keys(*TOKEN_BASIS_INPUTS))

@@ -9,6 +9,7 @@ import polars as pl
 from core.quotes import oracle_changes
 from core.token_market import KEY, token_market
 from figures.ownership import token_owners
+from figures.taxes import last_honeypot_tests, token_taxes
 
 
 def holder_stats(balances: pl.LazyFrame) -> pl.LazyFrame:
@@ -24,8 +25,8 @@ def token_basis(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
     share with the batch's."""
     tokens = frames["tokens"].select(
         "chain_id", "address", "symbol", "name", "decimals", "deployer", "deploy_tx",
-        "deploy_block", "deployed_at", "contract_verified", "buy_tax", "sell_tax",
-        "honeypot_test", "categories", "price_feed_id", "owner_powers", token_status="status",
+        "deploy_block", "deployed_at", "contract_verified", "honeypot_test", "categories",
+        "price_feed_id", "owner_powers", token_status="status",
         **{f"{s}_supply": pl.col(f"{s}_supply_raw").cast(pl.Float64)
            / pl.lit(10.0).pow(pl.col("decimals")) for s in ("total", "max", "circulating")})
     registry = (frames["token_instances"]
@@ -39,7 +40,9 @@ def token_basis(frames: dict[str, pl.LazyFrame]) -> pl.LazyFrame:
             .join(registry, on=KEY, how="left")
             .join(frames["token_profiles"], on=KEY, how="left")
             .join(token_owners(frames["tokens"], frames["ownership"]).drop("owner_powers"),
-                  on=KEY, how="left"))
+                  on=KEY, how="left")
+            .join(token_taxes(frames["tokens"], frames["token_taxes"]), on=KEY, how="left")
+            .join(last_honeypot_tests(frames["honeypot_tests"]), on=KEY, how="left"))
 
 
 def assemble_tokens(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:

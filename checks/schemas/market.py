@@ -221,6 +221,12 @@ class TokenBasis(Product):
     holders: int | None = pa.Field(nullable=True, ge=0)
     top10: float | None = pa.Field(nullable=True, ge=0)
     token_id: str | None = pa.Field(nullable=True)
+    # Taxes (figures.taxes): measured, with how many swaps and since when, or as declared.
+    buy_tax: float | None = pa.Field(nullable=True, ge=0, le=1)
+    sell_tax: float | None = pa.Field(nullable=True, ge=0, le=1)
+    buy_tax_swaps: int | None = pa.Field(nullable=True, ge=1)
+    sell_tax_swaps: int | None = pa.Field(nullable=True, ge=1)
+    honeypot_result: str | None = pa.Field(nullable=True, isin=["pass", "fail"])
     # Ownership (figures.ownership): null throughout where nothing says who owns the token.
     ownable: bool | None = pa.Field(nullable=True)
     owner: str | None = pa.Field(nullable=True)
@@ -229,6 +235,29 @@ class TokenBasis(Product):
 
     class Config:
         unique = ["chain_id", "address"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def a_measured_tax_says_how_many_swaps_and_since_when(cls, data) -> pl.LazyFrame:
+        """A tax measured has its swaps and the time of the first, both or neither; and a
+        measure is a tax."""
+        return data.lazyframe.select(pl.all_horizontal(
+            (pl.col(f"{n}_tax_swaps").is_null() == pl.col(f"{n}_tax_since").is_null())
+            & (pl.col(f"{n}_tax_swaps").is_null() | pl.col(f"{n}_tax").is_not_null())
+            for n in ("buy", "sell")))
+
+    @pa.dataframe_check
+
+    @classmethod
+    def a_token_failing_its_last_test_is_a_honeypot(cls, data) -> pl.LazyFrame:
+        """A token's honeypot test says what its last test found, and a failed step is a
+        failed test."""
+        tested = pl.col("honeypot_result").is_not_null()
+        return data.lazyframe.select(
+            (~tested | (pl.col("honeypot_test") == pl.col("honeypot_result")))
+            & (pl.col("honeypot_failed_step").is_null()
+               | (pl.col("honeypot_result") == "fail")))
 
     @pa.dataframe_check
 

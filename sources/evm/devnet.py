@@ -360,6 +360,17 @@ class UniswapV2:
                              "address[],address,uint256)", amount_in, 0, path,
                              self.net.accounts[sender], DEADLINE, sender=sender)
 
+    def trade(self, token: str, amount_in: int, buy: bool, sender: int) -> dict:
+        """Buy `token` with `amount_in` WETH, or sell `amount_in` of it for WETH, through
+        Router02's `…SupportingFeeOnTransferTokens` swap (the one a taxed token needs)."""
+        path = [self.weth, token] if buy else [token, self.weth]
+        if not buy:
+            self.net.send(token, "approve(address,uint256)", self.router, MAX_UINT,
+                          sender=sender)
+        return self.net.send(self.router, "swapExactTokensForTokensSupportingFeeOnTransfer"
+                             "Tokens(uint256,uint256,address[],address,uint256)", amount_in, 0,
+                             path, self.net.accounts[sender], DEADLINE, sender=sender)
+
     def venues_file(self, slug: str = "devnet") -> str:
         """A venues file naming the factory, the router and WETH's aggregator."""
         return venues_text(slug, self.factory, self.router, self.weth, self.aggregator)

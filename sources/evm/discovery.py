@@ -12,6 +12,7 @@ from core.columns import STRINGS
 from sources.evm.blocks import Blocks, log_block
 from sources.evm.config import NATIVE, IngestConfig, VenueConfig
 from sources.evm.families import FAMILIES, Family, Pool, topic
+from sources.evm.honeypot import RETEST, call, outcome
 from sources.evm.ownership import OWNERSHIP_TRANSFERRED, read
 from sources.evm.rpc import quantity
 from sources.evm.tokens import TokenFacts, describe, number, text
@@ -38,15 +39,22 @@ class Known:
         self.feeds = config.feeds(chain_id)
         self.native_symbol = config.chain.native_symbol
         self.pairs, self.tokens, self.locks = pairs, tokens, locks
+        self.wrapped = config.chain.native_token.lower()
         # Addresses that swapped under a family's topic and are no venue's pools.
         self.unrelated: set[str] = set()
+        # Each token's last honeypot test: its block and time.
+        self.tested: dict[str, tuple[int, datetime]] = {}
 
     @classmethod
     def read(cls, lake: LakeWriter, chain_id: int, config: IngestConfig) -> "Known":
         """What the lake holds of the chain."""
         chain = pl.col("chain_id") == chain_id
-        return cls(chain_id, config, *(lake.scan(name).filter(chain).collect()
-                                       for name in ("pairs", "tokens", "lp_locks")))
+        known = cls(chain_id, config, *(lake.scan(name).filter(chain).collect()
+                                        for name in ("pairs", "tokens", "lp_locks")))
+        last = (lake.scan("honeypot_tests").filter(chain).group_by("token")
+                .agg(pl.col("block_number").max(), pl.col("block_time").max()).collect())
+        known.tested = {t: (b, at) for t, b, at in last.iter_rows()}
+        return known
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """The pools, tokens and LP burns as they stand (to put back with `restore`)."""
@@ -60,6 +68,17 @@ class Known:
     def pools(self) -> dict[str, str]:
         """Every known pool and its factory."""
         return dict(zip(self.pairs["address"], self.pairs["factory"], strict=True))
+
+    def pool_tokens(self, pools: set[str]) -> dict[str, tuple[str, str]]:
+        """The two tokens of each of `pools`."""
+        held = self.pairs.filter(pl.col("address").is_in(list(pools)))
+        return {a: (t0, t1) for a, t0, t1 in zip(held["address"], held["token0"], held["token1"],
+                                                   strict=True)}
+
+    def untaxed(self) -> set[str]:
+        """The tokens whose taxes are not measured: the quote tokens (priced by a feed) and
+        the chain's native currency."""
+        return set(self.feeds) | {NATIVE}
 
     def families(self) -> list[Family]:
         """The venues' pool families."""
@@ -104,6 +123,46 @@ class Known:
         self.locks = self.locks.filter(pl.col("block_number") < first)
         held = set(self.pairs["token0"]) | set(self.pairs["token1"])
         self.tokens = self.tokens.filter(pl.col("address").is_in(held))
+        self.tested = {t: kept for t, kept in self.tested.items() if kept[0] < first}
+
+    def honeypot_tests(self, blocks: Blocks, asked: set[str], due: set[str], last: int,
+                       at: datetime) -> pl.DataFrame:
+        """Test the tokens `asked` (met, or whose owner or code changed), and those of `due`
+        (traded) last tested `RETEST` or longer before `at`, at the end of block `last`: the
+        test's rows; each tested token's row takes its result."""
+        wanted = asked | {t for t in due if t not in self.tested
+                          or at - self.tested[t][1] >= RETEST}
+        pools = self._probe_pools(wanted - self.untaxed())
+        if not pools:
+            return table_frame("honeypot_tests", [])
+        answers = blocks.calls([call(pair, token, self.wrapped, fee, last)
+                                for token, (pair, fee) in pools.items()])
+        found = [probe for (token, (pair, _)), answer in zip(pools.items(), answers, strict=True)
+                 if (probe := outcome(token, pair, answer)) is not None]
+        for probe in found:
+            self.tested[probe.token] = (last, at)
+        results = {p.token: p.result for p in found}
+        if results:
+            self.tokens = self.tokens.with_columns(honeypot_test=pl.when(
+                pl.col("address").is_in(list(results))).then(pl.col("address").replace(results))
+                .otherwise(pl.col("honeypot_test")))
+        return table_frame("honeypot_tests", [
+            {"chain_id": self.chain_id, "token": p.token, "pair": p.pair, "block_number": last,
+             "block_time": at, "result": p.result, "buy_tax": p.buy_tax,
+             "sell_tax": p.sell_tax, "failed_step": p.failed_step} for p in found])
+
+    def _probe_pools(self, tokens: set[str]) -> dict[str, tuple[str, int]]:
+        """For each of `tokens` with one, the pool a honeypot test goes through (and its fee):
+        its first Uniswap V2-style pool against the wrapped native token."""
+        v2 = [f for f, v in self.venues.items() if FAMILIES[v.family].name == "uniswap_v2"]
+        pools = (self.pairs.filter(pl.col("factory").is_in(v2)
+                                   & ((pl.col("token0") == self.wrapped)
+                                      | (pl.col("token1") == self.wrapped)))
+                 .with_columns(token=pl.when(pl.col("token0") == self.wrapped)
+                               .then("token1").otherwise("token0"))
+                 .filter(pl.col("token").is_in(list(tokens)))
+                 .sort("created_block").unique("token", keep="first", maintain_order=True))
+        return {t: (a, f) for t, a, f in pools.select("token", "address", "fee_bps").iter_rows()}
 
     def new_pools(self, blocks: Blocks, first: int, last: int) -> list[tuple[Pool, dict]]:
         """The pools the factories made in [first, last], with their creation logs."""

@@ -35,6 +35,7 @@ from sources.evm.cursor import (
 )
 from sources.evm.discovery import TRANSFER, Known, launchpad_id
 from sources.evm.families import FAMILIES
+from sources.evm.honeypot import UPGRADED
 from sources.evm.ownership import OWNERSHIP_TRANSFERRED
 from sources.evm.pricing import Pricing
 from sources.evm.rows import EVENT_TABLES, BatchRows
@@ -191,11 +192,11 @@ class Follower:
         the head: a batch that reaches it is complete up to then (no later block existed)."""
         for attempt in range(tries):
             known = (self.known.frames(), dict(self.cursor.hashes),
-                     self.pricing.derivation.copy())
+                     self.pricing.derivation.copy(), dict(self.known.tested))
             try:
                 return self._step(last, head, seen_at or datetime.now(UTC))
             except ChainMoved:
-                frames, self.cursor.hashes, self.pricing.derivation = known
+                frames, self.cursor.hashes, self.pricing.derivation, self.known.tested = known
                 self.known.restore(frames)
                 if attempt == tries - 1:
                     raise
@@ -216,9 +217,9 @@ class Follower:
             pools += known.earlier_pools(blocks, first, last)
         new_tokens = known.new_tokens(blocks, pools)
         pool_logs = known.pool_logs(blocks, first, last)
-        # A token's transfers and its owner's changes, in one read.
+        # A token's transfers, its owner's changes and its code's, in one read.
         transfers = blocks.logs(first, last, known.transferred(),
-                                [[TRANSFER, OWNERSHIP_TRANSFERRED]])
+                                [[TRANSFER, OWNERSHIP_TRANSFERRED, UPGRADED]])
         transfers += known.backfill(blocks, new_tokens, first, self.cursor.first_block)
         same_chain(pool_logs + transfers, headers, first)
         times = {n: block_time(h) for n, h in headers.items()}
@@ -228,6 +229,13 @@ class Follower:
                               first, last)
         rows["ownership"] = pl.concat([rows["ownership"], known.owners(
             blocks, new_tokens, last, times[last])])
+        # Tested when met, when its owner or its code changed, and again as it trades.
+        changed = {log["address"].lower() for log in transfers if log["topics"][0] == UPGRADED}
+        changed |= set(rows["ownership"].filter(pl.col("source") == "event")["token"])
+        traded = known.pool_tokens(set(rows["swaps"]["pair"]))
+        rows["honeypot_tests"] = known.honeypot_tests(
+            blocks, changed | {f.address for f in new_tokens},
+            {t for pair in traded.values() for t in pair}, last, times[last])
         # The lake is complete up to the last block's time, or, at the head, up to when the head
         # was seen.
         watermark = max(times[last], seen_at) if last >= head else times[last]

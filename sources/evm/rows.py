@@ -24,6 +24,7 @@ from sources.evm.families import (
 )
 from sources.evm.ownership import event_row, is_ownership
 from sources.evm.rpc import quantity
+from sources.evm.taxes import Leg, measures, runs
 from sources.evm.tokens import gas, number
 from sources.lake import table_frame
 
@@ -37,7 +38,8 @@ OWNER_OF = "0x6352211e"
 INCREASE_LIQUIDITY = topic("IncreaseLiquidity(uint256,uint128,uint256,uint256)")
 DECREASE_LIQUIDITY = topic("DecreaseLiquidity(uint256,uint128,uint256,uint256)")
 # The tables a batch rewrites by block range, in commit order.
-EVENT_TABLES = ("transfers", "ownership", "liquidity_events", "reserves", "swaps", "blocks")
+EVENT_TABLES = ("transfers", "ownership", "liquidity_events", "reserves", "swaps", "token_taxes",
+                "honeypot_tests", "blocks")
 
 
 class BatchRows:
@@ -58,6 +60,7 @@ class BatchRows:
         custodians = pools.keys() | self.known.singletons()
         cid = self.chain_id
         lp_moves: dict[tuple[str, str], list[tuple[int, str, str, int]]] = defaultdict(list)
+        legs: dict[str, list[Leg]] = defaultdict(list)
         out: dict[str, list[dict]] = {t: [] for t in EVENT_TABLES}
         for log in transfers:
             if len(log["topics"]) != 3:
@@ -69,6 +72,8 @@ class BatchRows:
                 continue
             sender, to = topic_address(log["topics"][1]), topic_address(log["topics"][2])
             amount = transferred(log)
+            legs[log["transactionHash"]].append(
+                Leg(quantity(log["logIndex"]), token, sender, to, amount))
             place = where(log, times, cid)
             if token in pools:
                 lp_moves[(log["transactionHash"], token)].append(
@@ -125,6 +130,11 @@ class BatchRows:
                                                 "amount1": event.amount1,
                                                 "liquidity": liquidity})
         self.known.set_fees(fees)
+        swapped = [(log, event, log_block(log)) for log, event in events
+                   if isinstance(event, SwapEvent)]
+        out["token_taxes"] = runs(measures(
+            swapped, legs, self.known.pool_tokens({log["address"].lower() for log, _, _ in swapped}),
+            self.known.untaxed(), set(custodians)), times, cid)
         counts: dict[int, int] = defaultdict(int)
         for name in ("transfers", "ownership", "liquidity_events", "reserves", "swaps"):
             for row in out[name]:

@@ -56,6 +56,11 @@ TABLES: dict[str, LakeTable] = {
     "transfers": LakeTable(schema.Transfer, "chain_date", _EVENT_KEY, "block_time"),
     "ownership": LakeTable(schema.Ownership, "chain_date",
                            ("chain_id", "token", "block_number", "log_index"), "block_time"),
+    "token_taxes": LakeTable(schema.TokenTax, "chain_date",
+                             ("chain_id", "token", "side", "block_number", "log_index"),
+                             "block_time"),
+    "honeypot_tests": LakeTable(schema.HoneypotTest, "chain_date",
+                                ("chain_id", "token", "block_number"), "block_time"),
     "lp_locks": LakeTable(schema.LpLock, "chain", ("chain_id", "tx_hash")),
     "address_labels": LakeTable(schema.AddressLabel, "chain", ("chain_id", "address", "kind")),
     "farm_pools": LakeTable(

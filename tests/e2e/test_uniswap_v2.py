@@ -2,10 +2,13 @@
 `@uniswap/v2-periphery`'s Router02 and WETH9) on anvil: the router's liquidity and swaps
 ingested, materialised and served, the figures worked out by hand from the pool's rule."""
 
+from datetime import UTC, datetime
+
 import httpx
 import polars as pl
 import pytest
 
+from core.wire import iso_text
 from sources.evm.devnet import TOKEN_ARGS, uniswap_v2
 from sources.lake import LakeWriter
 from tests.conftest import edge_process
@@ -74,10 +77,25 @@ def test_the_first_liquidity_is_the_owners_less_the_minimum(chain):
         - MINIMUM_LIQUIDITY
 
 
-def test_taxes_and_verification_nothing_measured_are_served_null(chain):
-    # A real lake reads no source code and no taxes: unknown, not a verified 0 % tax.
+def test_taxes_are_measured_from_the_swaps_and_verification_unknown(chain):
+    # A real lake declares no tax and reads no source code: verification unknown, not false;
+    # the taxes served are what its swaps measured.
     lake = LakeWriter(chain["home"] / "lake")
     tokens = lake.read("tokens").select("contract_verified", "buy_tax", "sell_tax")
     assert tokens.null_count().row(0) == (tokens.height,) * 3
     row = httpx.get(f"{chain['base']}/chains/devnet/pairs/{chain['pair']}", timeout=30).json()
-    assert (row["safety"]["buy_tax"], row["safety"]["sell_tax"]) == (None, None)
+    # PEPE takes no fee: its one buy and one sell each measured 0.
+    at = {name: iso_text(datetime.fromtimestamp(int(lake.read("blocks").filter(
+        pl.col("block_number") == int(chain[name]["blockNumber"], 16))["block_time"][0]
+        .timestamp()), UTC)) for name in ("buy", "sell")}
+    assert (row["safety"]["buy_tax"], row["safety"]["sell_tax"]) == (0.0, 0.0)
+    assert row["safety"]["tax_measured"] == {"buy_swaps": 1, "buy_since": at["buy"],
+                                             "sell_swaps": 1, "sell_since": at["sell"]}
+    token = httpx.get(f"{chain['base']}/chains/devnet/tokens/{chain['pepe']}", timeout=30).json()
+    assert token["taxes"] == {"buy_tax": 0.0, "sell_tax": 0.0,
+                              "measured": row["safety"]["tax_measured"]}
+    # Tested when met: a buy and a sell simulated on the node, through the pair, pass.
+    assert (token["honeypot"]["result"], token["honeypot"]["buy_tax"],
+            token["honeypot"]["sell_tax"], token["honeypot"]["failed_step"]) == (
+        "pass", 0.0, 0.0, None)
+    assert row["safety"]["is_honeypot"] is False

@@ -31,7 +31,7 @@ abstract contract Balances {
         return true;
     }
 
-    function _move(address from, address to, uint256 value) internal {
+    function _move(address from, address to, uint256 value) internal virtual {
         require(balanceOf[from] >= value, "balance");
         balanceOf[from] -= value;
         balanceOf[to] += value;
