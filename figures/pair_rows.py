@@ -45,6 +45,15 @@ SIGNALS = (
 LOCKED_ENOUGH = 0.5
 
 
+def curve_progress(stage: pl.Expr, quote_reserve: pl.Expr, graduation: pl.Expr) -> pl.Expr:
+    """How far a launchpad's bonding curve is to its graduation: the quote reserve it holds
+    over the reserve at which it graduates, at most 1; 1 once completed or migrated; null
+    where the graduation is not known (docs/market.md, "Curve progress")."""
+    held = (quote_reserve.fill_null(0.0) / graduation).clip(0.0, 1.0)
+    return (pl.when(stage.is_in(["completed", "migrated"])).then(1.0)
+            .when((stage == "curve") & graduation.is_not_null()).then(held))
+
+
 def trending(makers: pl.Expr, volume: pl.Expr, thin: pl.Expr) -> pl.Expr:
     """The trending score of a window: distinct makers times the log of the volume, a tenth of
     that for a pool under its chain's minimum liquidity."""
@@ -238,7 +247,8 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
                                created_log_index="created_log_index", created_tx="created_tx",
                                launchpad_stage="launchpad_stage",
                                launchpad_completed_at="launchpad_completed_at",
-                               migrated_pool="migrated_pool"), on=KEY, how="left")
+                               migrated_pool="migrated_pool",
+                               graduation_quote_raw="graduation_quote_raw"), on=KEY, how="left")
     pair_prices = window_prices(frames["swap_legs"], as_of)
     wide = (base.join(state, on=KEY, how="left")
             .join(frames["pair_activity"], on=KEY, how="left")
@@ -281,7 +291,12 @@ def assemble(frames: dict[str, pl.LazyFrame], as_of: datetime) -> pl.DataFrame:
         base_price_usd=pl.col("price_usd"), quote_price_usd=pl.col("quote_usd"),
         pair_fee=pl.col("fee_bps") / 10_000,
         liquidity_onchain_usd=pl.col("quote_reserve") * pl.col("quote_usd"),
+        graduation_quote=pl.col("graduation_quote_raw").cast(pl.Float64)
+        / pl.lit(10.0).pow(pl.col("quote_decimals")),
     ).with_columns(
+        curve_progress=curve_progress(pl.col("launchpad_stage"), pl.col("quote_reserve"),
+                                      pl.col("graduation_quote")),
+        graduation_usd=pl.col("graduation_quote") * pl.col("quote_usd"),
         **in_native("base_price_usd", "quote_price_usd"),
         fees_usd_24h=pl.col("volume_h24_usd") * pl.col("pair_fee"),
         high_sell_tax=pl.col("base_sell_tax").fill_null(0.0) >= HIGH_SELL_TAX,
@@ -375,7 +390,9 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         windows=window_fields()["windows"],
         launchpad=pl.when(pl.col("launchpad").is_not_null()).then(pl.struct(
             name="launchpad", protocol="launchpad", stage="launchpad_stage",
-            completed_at="launchpad_completed_at_text", migrated_pool="migrated_pool")),
+            completed_at="launchpad_completed_at_text", migrated_pool="migrated_pool",
+            progress="curve_progress", graduation_quote="graduation_quote",
+            graduation_usd="graduation_usd")),
         safety=pl.struct(is_honeypot="honeypot", buy_tax="base_buy_tax",
                          sell_tax="base_sell_tax", lp_locked_pct="locked_pct",
                          lp_burned_pct="burned_pct", score="score",
@@ -389,4 +406,4 @@ def _items(wide: pl.DataFrame, as_of: datetime) -> pl.DataFrame:
         "chain_id", "slug", "pair", "ticker", "base", "quote", "base_symbol", "quote_symbol",
         "venue_id", "venue_name", "created_at", "last_trade_at", "liquidity_usd",
         "base_price_usd", "quote_price_usd", *per_window, "score", "verdict", "status",
-        "is_perp", "launchpad", "rugged", "is_scam", "item")
+        "is_perp", "launchpad", "launchpad_stage", "curve_progress", "rugged", "is_scam", "item")

@@ -177,6 +177,9 @@ class Pair(Strict):
     launchpad_stage: str | None = pa.Field(nullable=True, isin=["curve", "completed", "migrated"])
     launchpad_completed_at: Timestamp | None = ts(nullable=True)
     migrated_pool: str | None = pa.Field(nullable=True)
+    # A bonding curve's graduation: the quote reserve at which it completes (null elsewhere,
+    # and where the launchpad's rule is not read).
+    graduation_quote_raw: Raw | None = raw(nullable=True, gt=0)
     lp_token_symbol: str
     is_perp: bool
 

@@ -71,11 +71,25 @@ class PairRow(VerdictRules):
     status: str = pa.Field(isin=PAIR_STATUSES)
     is_perp: bool
     launchpad: str | None = pa.Field(nullable=True)
+    launchpad_stage: str | None = pa.Field(nullable=True)
+    curve_progress: float | None = pa.Field(nullable=True, ge=0, le=1)
     is_scam: bool
     item: str = pa.Field(str_startswith='{"network":')
 
     class Config:
         unique = ["chain_id", "pair"]
+
+    @pa.dataframe_check
+
+    @classmethod
+    def a_graduated_curve_is_all_the_way(cls, data) -> pl.LazyFrame:
+        """A curve's progress only on a launchpad's pair, and whole once it completed or
+        migrated."""
+        progress = pl.col("curve_progress")
+        done = pl.col("launchpad_stage").is_in(["completed", "migrated"]).fill_null(False)
+        return data.lazyframe.select(
+            (progress.is_null() | pl.col("launchpad").is_not_null())
+            & (~done | (progress == 1.0)))
 
     @pa.dataframe_check
 

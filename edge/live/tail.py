@@ -314,6 +314,13 @@ def _patched(row: dict[str, Any], view: LiveView, key: PairKey) -> bytes:
         base, quote = row["tokens"]
         base["price_usd"], base["price_native"] = state["price_usd"], state["base_price_native"]
         quote["price_usd"], quote["price_native"] = state["quote_usd"], state["quote_price_native"]
+        pad = row.get("launchpad")
+        if pad and pad.get("stage") == "curve" and pad.get("graduation_quote"):
+            # As `figures.pair_rows.curve_progress` has it, from the live quote reserve.
+            held = (state["quote_reserve"] or 0.0) / pad["graduation_quote"]
+            pad["progress"] = min(1.0, max(0.0, held))
+            pad["graduation_usd"] = (None if state["quote_usd"] is None
+                                     else pad["graduation_quote"] * state["quote_usd"])
     return orjson.dumps(row)
 
 

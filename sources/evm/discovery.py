@@ -258,6 +258,7 @@ class Known:
                 "launchpad": launchpad_id(launchpad) if launchpad else None,
                 "launchpad_stage": "migrated" if launchpad else None,
                 "launchpad_completed_at": at if launchpad else None, "migrated_pool": None,
+                "graduation_quote_raw": None,
                 "lp_token_symbol": text(symbol) or "LP", "is_perp": False})
         self.pairs = pl.concat([self.pairs, table_frame("pairs", rows)])
         return pools

@@ -49,7 +49,9 @@ TABLES: dict[str, LakeTable] = {
     "token_registry": LakeTable(schema.TokenRegistryEntry, "none", ("token_id",)),
     "token_instances": LakeTable(schema.TokenInstance, "none", ("token_id", "chain_id")),
     "token_profiles": LakeTable(schema.TokenProfile, "chain", ("chain_id", "address")),
-    "pairs": LakeTable(schema.Pair, "chain", ("chain_id", "address")),
+    # Every pair before pairs said a curve's graduation: not known.
+    "pairs": LakeTable(schema.Pair, "chain", ("chain_id", "address"),
+                       added=(("graduation_quote_raw", None),)),
     "swaps": LakeTable(schema.Swap, "chain_date", _EVENT_KEY, "block_time"),
     "liquidity_events": LakeTable(schema.LiquidityEvent, "chain_date", _EVENT_KEY, "block_time"),
     "reserves": LakeTable(schema.Reserve, "chain_date", _EVENT_KEY, "block_time"),

@@ -142,6 +142,7 @@ def pairs_table(world: ChainWorld, pools: list[SimulatedPool], mints: pl.DataFra
     """The `pairs` table, with each pool's creation block and tx from its first mint."""
     named = {v.factory for v in world.venues}
     rows = []
+    graduations: list[int | None] = []
     for p in pools:
         label = p.venue.name if p.venue.factory in named else "UNKNOWN"
         rows.append({"address": p.address, "factory": p.venue.factory,
@@ -151,6 +152,7 @@ def pairs_table(world: ChainWorld, pools: list[SimulatedPool], mints: pl.DataFra
                      "launchpad_completed_at": p.completed_at,
                      "migrated_pool": p.migrated_pool, "lp_token_symbol": f"{label}-LP",
                      "is_perp": False})
+        graduations.append(p.curve_target if p.venue.factory_type == "bonding_curve" else None)
     perp_venue = next((v for v in world.venues if v.category == "perps"), None)
     stable = world.quotes["stable"]
     for market, token in perps:
@@ -161,9 +163,11 @@ def pairs_table(world: ChainWorld, pools: list[SimulatedPool], mints: pl.DataFra
                      "created_at": token.deployed_at.timestamp(), "creator": perp_venue.router,
                      "launchpad": None, "launchpad_stage": None, "launchpad_completed_at": None,
                      "migrated_pool": None, "lp_token_symbol": "", "is_perp": True})
+        graduations.append(None)
     frame = pl.DataFrame(rows, schema_overrides={
         "launchpad": pl.String, "launchpad_stage": pl.String, "migrated_pool": pl.String,
-        "launchpad_completed_at": pl.Float64})
+        "launchpad_completed_at": pl.Float64}).with_columns(
+            raw_series("graduation_quote_raw", graduations))
     market_of = {token.address: market for market, token in perps}
     listed = listings.select(address=pl.col("address").replace_strict(market_of),
                              created_block="block_number", created_log_index=pl.lit(0, pl.Int64),

@@ -445,3 +445,31 @@ def test_token_ownership_is_the_lakes_last_owner(api, lake):
         assert ("owner_powers" in pair["safety"]["labels"]) is risk
         seen["as base"] += 1
     assert min(seen.values()) >= 1, seen
+
+
+def test_curve_progress_is_the_quote_reserve_over_the_graduation(api, lake):
+    """Each launchpad curve's progress worked out from the lake's own rows: its last reserves
+    before the watermark, quote side over the graduation reserve; whole once migrated."""
+    chains = dict(lake.read("chains").select("chain_id", "slug").iter_rows())
+    quotes = set(lake.read("tokens").filter(pl.col("is_quote"))["address"])
+    watermark = lake.progress().watermark
+    last = (lake.read("reserves").filter(pl.col("block_time") <= watermark)
+            .sort("block_number", "log_index").group_by("chain_id", "pair").last())
+    held = {(r["chain_id"], r["pair"]): r for r in last.iter_rows(named=True)}
+    curves = lake.read("pairs").filter(pl.col("graduation_quote_raw").is_not_null())
+    seen = defaultdict(int)
+    for pair in curves.iter_rows(named=True):
+        answer = api.get(f"/chains/{chains[pair['chain_id']]}/pairs/{pair['address']}")
+        if answer.status_code == 404:
+            continue
+        pad = answer.json()["launchpad"]
+        if pair["launchpad_stage"] in ("completed", "migrated"):
+            assert pad["progress"] == 1.0, pair["address"]
+        else:
+            reserves = held[(pair["chain_id"], pair["address"])]
+            quote_side = 0 if pair["token0"] in quotes else 1
+            expected = min(1.0, int(reserves[f"reserve{quote_side}"])
+                           / int(pair["graduation_quote_raw"]))
+            assert pad["progress"] == pytest.approx(expected, rel=1e-9), pair["address"]
+        seen[pair["launchpad_stage"]] += 1
+    assert seen["curve"] >= 1 and seen["migrated"] >= 1, dict(seen)

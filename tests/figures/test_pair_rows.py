@@ -136,7 +136,8 @@ def good_rows() -> pl.DataFrame:
         "txns_h24": [4, 0, 0], "makers_h24": [2, 0, 0], "price_change_h24": [1.0, 0.0, 0.0],
         "score": [90, 0, 100], "verdict": ["ok", "blocked", "unknown"],
         "status": ["active", "rugged", "unresolved"], "is_perp": [False] * 3,
-        "launchpad": [None] * 3, "is_scam": [False, True, False],
+        "launchpad": [None, "pad", "pad"], "launchpad_stage": [None, "curve", "migrated"],
+        "curve_progress": [None, 0.4, 1.0], "is_scam": [False, True, False],
         "item": ['{"network":{},"verdict":{"status":"ok"},'
                  '"volume":{"m5":0.0,"h1":2.5,"h6":3.0,"h24":3.0},'
                  '"txn":{"m5":{"buy_volume":0.0,"sell_volume":0.0},'
@@ -164,12 +165,16 @@ def test_each_pair_rule_fails_when_broken() -> None:
         # A perp's notional in its volume, with no buys or sells to add up to it.
         "window_volume_is_buys_plus_sells": pl.col("item").str.replace('"h6":3.0',
                                                                        '"h6":1000.0'),
+        # Migrated, yet not all the way; then a progress on a pair no launchpad made.
+        "a_graduated_curve_is_all_the_way": pl.Series([None, 0.4, 0.9]).alias("curve_progress"),
     }
     for rule, change in broken.items():
         frame = good_rows().with_columns(change)
         outcome = validate("pair_rows", PairRow, frame)
         assert not outcome.passed, rule
         assert rule in outcome.summary(), (rule, outcome.summary())
+    stray = good_rows().with_columns(pl.Series([0.5, 0.4, 1.0]).alias("curve_progress"))
+    assert "a_graduated_curve_is_all_the_way" in validate("pair_rows", PairRow, stray).summary()
     duplicated = pl.concat([good_rows(), good_rows().head(1)])
     assert not validate("pair_rows", PairRow, duplicated).passed
 
