@@ -139,8 +139,9 @@ class Known:
                                 for token, (pair, fee) in pools.items()])
         found = [probe for (token, (pair, _)), answer in zip(pools.items(), answers, strict=True)
                  if (probe := outcome(token, pair, answer)) is not None]
-        for probe in found:
-            self.tested[probe.token] = (last, at)
+        # A probe that could not run (a node refusing state overrides) waits as a test does.
+        for token in pools:
+            self.tested[token] = (last, at)
         results = {p.token: p.result for p in found}
         if results:
             self.tokens = self.tokens.with_columns(honeypot_test=pl.when(

@@ -4,6 +4,7 @@ simulated on the node, as public honeypot checkers do: one `eth_call` creating t
 override funds, through the token's deepest constant-product pool against the wrapped native
 token. Nothing is sent to the chain."""
 
+import functools
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -42,10 +43,15 @@ class Probe:
     failed_step: str | None
 
 
+@functools.cache
+def probe_code() -> str:
+    """The probe's creation code (hex), read once."""
+    return PROBE_CODE.read_text().strip()
+
+
 def call(pair: str, token: str, wrapped: str, fee_bps: int, block: int) -> tuple[str, list[Any]]:
     """The `eth_call` that tests `token` through `pair` at `block`."""
-    code = PROBE_CODE.read_text().strip()
-    data = "0x" + code + encode(["address", "address", "address", "uint256"],
+    data = "0x" + probe_code() + encode(["address", "address", "address", "uint256"],
                                 [pair, token, wrapped, fee_bps]).hex()
     return ("eth_call", [{"from": PROBER, "data": data, "value": hex(FUNDS // 2),
                           "gas": hex(3_000_000)}, hex(block),
