@@ -34,11 +34,3 @@ def token_taxes(tokens: pl.LazyFrame, measured: pl.LazyFrame) -> pl.LazyFrame:
                       *[f"{n}_tax{s}" for n in SIDES for s in ("", "_swaps", "_since")])
 
 
-
-def last_honeypot_tests(tests: pl.LazyFrame) -> pl.LazyFrame:
-    """Per token (`chain_id`, `address`): its last honeypot test (`honeypot_*`)."""
-    return (tests.sort("chain_id", "token", "block_number")
-            .group_by("chain_id", "token").agg(pl.all().last())
-            .select("chain_id", address="token", honeypot_result="result",
-                    honeypot_tested_at="block_time", honeypot_buy_tax="buy_tax",
-                    honeypot_sell_tax="sell_tax", honeypot_failed_step="failed_step"))

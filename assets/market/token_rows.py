@@ -8,8 +8,9 @@ import polars as pl
 
 from core.quotes import oracle_changes
 from core.token_market import KEY, token_market
+from figures.honeypot import last_honeypot_tests
 from figures.ownership import token_owners
-from figures.taxes import last_honeypot_tests, token_taxes
+from figures.taxes import token_taxes
 
 
 def holder_stats(balances: pl.LazyFrame) -> pl.LazyFrame:

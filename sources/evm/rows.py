@@ -134,7 +134,7 @@ class BatchRows:
                    if isinstance(event, SwapEvent)]
         out["token_taxes"] = runs(measures(
             swapped, legs, self.known.pool_tokens({log["address"].lower() for log, _, _ in swapped}),
-            self.known.untaxed(), set(custodians)), times, cid)
+            self.known.untaxed(), custodians), times, cid)
         counts: dict[int, int] = defaultdict(int)
         for name in ("transfers", "ownership", "liquidity_events", "reserves", "swaps"):
             for row in out[name]:
