@@ -32,5 +32,3 @@ def token_taxes(tokens: pl.LazyFrame, measured: pl.LazyFrame) -> pl.LazyFrame:
             pl.coalesce(f"{name}_measured", f"declared_{name}").alias(f"{name}_tax"))
     return out.select("chain_id", "address",
                       *[f"{n}_tax{s}" for n in SIDES for s in ("", "_swaps", "_since")])
-
-
