@@ -23,7 +23,12 @@ from checks.schemas.boards import closed_seasons_changed, shares_leave_the_unnam
 from checks.schemas.farms import stale_shown_fresh
 from checks.schemas.market import traded_before_deployed_by_day
 from checks.schemas.oracle import history_off_feed, history_outside_market_hours
-from checks.schemas.wallets import POSITIONS_ADD_UP_READS, positions_add_up
+from checks.schemas.wallets import (
+    COHORT_SUMS,
+    POSITIONS_ADD_UP_READS,
+    cohorts_add_up,
+    positions_add_up,
+)
 from sources.lake import TABLES
 
 SCHEMA_CHECK = "schema_and_meaning_rules"
@@ -193,6 +198,11 @@ CROSS_RULES = (
               ("wallet_windows", "wallet_positions", "wallet_profiles"), positions_add_up,
               "The `all` window of every wallet equals the sums over its positions.",
               "wallet_windows", POSITIONS_ADD_UP_READS),
+    CrossRule("token_cohorts", "cohorts_add_up", ("cohort_members", "token_cohorts"),
+              cohorts_add_up,
+              "Each cohort's count and sums equal those over its members, and every member's "
+              "cohort is a row.",
+              columns={"cohort_members": ("chain_id", "token", "cohort", *COHORT_SUMS)}),
     CrossRule("board_rows", "shares_leave_the_unnamed", ("board_rows", "board_pairs"),
               shares_leave_the_unnamed,
               "Each chain's named shares sum to one less exactly the share of unnamed pools."),

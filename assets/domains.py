@@ -15,7 +15,7 @@ PRODUCTS: dict[str, str] = {
     **{name: "wallets" for name in (
         "wallet_ledger", "wallet_book_states", "token_marks", "wallet_positions", "wallet_rounds",
         "wallet_traits", "wallet_windows", "wallet_funding", "wallet_profiles",
-        "wallet_rankings")},
+        "wallet_rankings", "cohort_members", "token_cohorts")},
     **{name: "boards" for name in (
         "board_pairs", "board_router_flows", "board_pair_flows", "board_routed",
         "board_row_buyers", "board_rows", "season_boards")},

@@ -25,10 +25,12 @@ from checks.schemas.oracle import OracleFeedRow, OracleHistoryRow
 from checks.schemas.perps import LiquidationDay, PerpMarketRow, PerpPoint
 from checks.schemas.wallets import (
     BookState,
+    CohortMember,
     FundingRow,
     LedgerRow,
     PositionRow,
     RoundRow,
+    TokenCohort,
     TokenMark,
     WalletProfile,
     WalletRanking,
@@ -60,6 +62,8 @@ PRODUCT_SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
     "wallet_funding": FundingRow,
     "wallet_profiles": WalletProfile,
     "wallet_rankings": WalletRanking,
+    "cohort_members": CohortMember,
+    "token_cohorts": TokenCohort,
     "board_pairs": BoardPair,
     "board_rows": BoardRow,
     "season_boards": SeasonBoardRow,

@@ -77,3 +77,12 @@ POSITION_BASED = ("concentrated_liquidity",)
 SWAP_SIDES = ("buy", "sell")
 TRANSFER_SIDES = ("transfer_in", "transfer_out")
 SIDES = (*SWAP_SIDES, *TRANSFER_SIDES)
+# A token's trader cohorts (docs/wallets.md, "Cohorts"), in the order they are served, with
+# their titles; a wallet may be in several.
+COHORTS = {"sniper": "Snipers", "early_buyer": "Early buyers",
+           "deployer": "Deployer and the wallets it funded", "top_holder": "Top holders",
+           "fresh_wallet": "Fresh wallets", "smart_money": "Smart money", "bot": "Bots"}
+# A sniper's first buy is in one of its token's first pool's first blocks (the pool's own
+# block and the two after it); early buyers are a token's first buyers; top holders its
+# largest; a fresh wallet was first seen at most a day before its first trade of the token.
+SNIPE_BLOCKS, EARLY_BUYERS, TOP_HOLDERS, FRESH_SECONDS = 3, 50, 10, 86_400

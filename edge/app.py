@@ -6,7 +6,17 @@ from core.store import ObjectStore, open_store
 from edge.agents.endpoint import AgentEndpoint, AgentRoute
 from edge.catalog import OPERATIONS
 from edge.page import page_documents
-from edge.routes import boards, chains, farms, oracle, perps, platform, verdicts, wallets
+from edge.routes import (
+    boards,
+    chains,
+    cohorts,
+    farms,
+    oracle,
+    perps,
+    platform,
+    verdicts,
+    wallets,
+)
 from edge.routes.market import pairs, search, streams, tokens, trades
 from edge.server import Server
 from edge.services import Services
@@ -26,7 +36,7 @@ from edge.web.openapi import openapi_yaml
 from edge.web.registry import API_PREFIX, Operation, Router, mount
 from publish.cursor import CursorSigner, default_signer
 
-ROUTES = (boards, chains, farms, oracle, pairs, perps, platform, search, streams, tokens, trades,
+ROUTES = (boards, chains, cohorts, farms, oracle, pairs, perps, platform, search, streams, tokens, trades,
           verdicts, wallets)
 
 

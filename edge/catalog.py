@@ -5,7 +5,15 @@ An operation is mounted when a route module supplies its handler; until then it 
 but neither routed nor documented.
 """
 
-from core.vocabulary import CAPITAL_TIERS, RESOLUTIONS, SORT_OPTIONS, TIMEFRAMES, TX_TYPES, WALLET_WINDOWS
+from core.vocabulary import (
+    CAPITAL_TIERS,
+    COHORTS,
+    RESOLUTIONS,
+    SORT_OPTIONS,
+    TIMEFRAMES,
+    TX_TYPES,
+    WALLET_WINDOWS,
+)
 from edge.web.params import (
     INT32,
     INT64,
@@ -159,7 +167,12 @@ OPERATIONS: list[Operation] = [
         CHAIN, ADDRESS, *PAGE),
     _op("GET", BY_CHAIN + "/tokens/{address}/traders", 40, "wallets",
         "Wallets that traded a token, lifetime", CHAIN, ADDRESS,
-        choice("sort", ("realized_pnl", "total_pnl", "volume", "trades"), "realized_pnl"), *PAGE),
+        choice("sort", ("realized_pnl", "total_pnl", "volume", "trades"), "realized_pnl"),
+        choice("cohort", tuple(COHORTS), description="Only the wallets of this cohort "
+               "(docs/wallets.md, \"Cohorts\")."), *PAGE),
+    _op("GET", BY_CHAIN + "/tokens/{address}/cohorts", 40, "wallets",
+        "A token's trader cohorts: snipers, early buyers, deployer, top holders, fresh wallets, "
+        "smart money, bots", CHAIN, ADDRESS),
     _op("GET", "/wallets", 50, "wallets", "Wallet rankings", *WALLET_FILTERS),
     _op("GET", "/wallets/stats", 20, "wallets", "Wallet statistics of a chain",
         text("chain", 32, min_length=1, required=True), WINDOW),

@@ -370,6 +370,11 @@ TRADER = obj({**{k: STRING for k in ("address", "first_trade_at", "last_trade_at
               **{k: NUMBER for k in ("realized_pnl_usd", "unrealized_pnl_usd", "total_pnl_usd",
                                      "bought_usd", "sold_usd", "volume_usd", "held")},
               **{k: INT for k in ("buys", "sells", "trades")}, "basis_is_incomplete": BOOL})
+COHORT = obj({"cohort": STRING, "title": STRING, "wallets": INT, "held": NUMBER,
+              "share_of_supply": NNUM, "bought_usd": NUMBER, "sold_usd": NUMBER,
+              "realized_pnl_usd": NUMBER, "net_flow_usd": obj({w: NUMBER for w in PAIR_WINDOWS})})
+COHORTS = obj({"chain": CHAIN_REF, "token": STRING, "as_of": STRING,
+               "items": {"type": "array", "items": COHORT}})
 COUNTS = {"type": "object", "additionalProperties": INT}
 WALLET_STATS = obj({"chain": CHAIN_REF, "window": STRING, "wallets": INT, "active": INT,
                     "by_type": COUNTS, "by_tier": COUNTS, "profitable": INT,
@@ -395,6 +400,7 @@ RESPONSES.update({
     ("GET", WALLET_PATH + "/chart"): CHART,
     ("GET", WALLET_PATH + "/funding"): FUNDING,
     ("GET", CHAIN_PATH + "/tokens/{address}/traders"): page_of(TRADER),
+    ("GET", CHAIN_PATH + "/tokens/{address}/cohorts"): COHORTS,
 })
 GROWTH = obj({"available": BOOL, "volume": NUMBER, "liquidity": NUMBER, "reason": STRING})
 BOARD_ROW = obj({

@@ -187,7 +187,8 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
     # The ranked products, published as stored: named by their files, so that a publish
     # between two rankings carries them without reading them.
     stored_as = {name: fingerprint_of(*sorted(warehouse.files(name, frames.versions[name])[None]))
-                 for name in ("wallet_profiles", "wallet_rankings")}
+                 for name in ("wallet_profiles", "wallet_rankings", "cohort_members",
+                              "token_cohorts")}
     # The wallet ledger a lake day at a time: a publish reads the days still changing and the
     # spans it makes again, not the history.
     ledger = StoredLedger({day_start(day): files for day, files in warehouse.day_files(

@@ -74,6 +74,12 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "StoredLedger",
     yield stored("wallet_rankings", lambda: frames["wallet_rankings"],
                  ("chain_id", "wallet", "window"),
                  fingerprint_of(made_with, stored_as["wallet_rankings"]))
+    # A token's cohorts, and each cohort's wallets: what a cohort filter of its traders keeps.
+    yield stored("token_cohorts", lambda: frames["token_cohorts"], ("chain_id", "token"),
+                 fingerprint_of(made_with, stored_as["token_cohorts"]))
+    yield stored("cohort_members", lambda: frames["cohort_members"].select(
+        "chain_id", "token", "cohort", "wallet"), ("chain_id", "token", "cohort", "wallet"),
+        fingerprint_of(made_with, stored_as["cohort_members"]))
     # Named once for the three tables made from the ledger's spans.
     spans = ledger_spans(ledger)
     layers = Layers(ledger, spans, BOOK_INPUTS)

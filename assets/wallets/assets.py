@@ -3,6 +3,7 @@ per window), funding and profiles."""
 
 import contextlib
 from collections.abc import Iterator
+from datetime import timedelta
 
 import dagster as dg
 import polars as pl
@@ -11,10 +12,20 @@ from assets.checks import checked_by_day, day_check_spec, product_asset, schema_
 from assets.days import DAYS
 from assets.domains import HEAVY_TAG, keys
 from assets.wallets.books import FOLDS, BooksRun, ahead
+from assets.wallets.cohorts import (
+    LEDGER_COLUMNS,
+    assemble_cohorts,
+    assemble_members,
+    fold_first_buys,
+    launches,
+    token_wallets,
+    window_flows,
+)
 from assets.wallets.days import LEDGER_INPUTS, LedgerDays, stored_books
 from assets.wallets.funding import assemble_funding
 from assets.wallets.profiles import RANKING_INPUTS, assemble_profiles, assemble_rankings
 from assets.warehouse import Warehouse, materialized
+from core.vocabulary import PAIR_WINDOWS
 from figures.ledger import (
     account_onto,
     books_after,
@@ -28,7 +39,7 @@ GROUP = "wallets"
 # read (the served positions and rounds are the snapshot's, folded from the ledger, marked as
 # they are read): ranked on their own cadence (`pipelines.schedules`), not at every refresh.
 RANKED = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows",
-          "wallet_profiles", "wallet_rankings")
+          "wallet_profiles", "wallet_rankings", "cohort_members", "token_cohorts")
 
 
 def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
@@ -168,3 +179,49 @@ def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
     return materialized(warehouse, "wallet_rankings",
                         frame.with_columns(as_of=pl.lit(warehouse.clock()["as_of"])))
+
+
+@product_asset(deps=keys("wallet_ledger", "wallet_positions", "holder_balances", "wallet_traits",
+                         "wallet_funding", "wallet_profiles", "tokens", "pairs", "pair_tokens",
+                         "as_of"), heavy=True)
+def cohort_members(warehouse: Warehouse) -> dg.MaterializeResult:
+    """Every token's cohort members (snipers, early buyers, the deployer and the wallets it
+    funded, top holders, fresh wallets, smart money, bots), each with the evidence that put it
+    there and what it holds, bought, sold, realised and moved in each pair window; the first
+    buys folded a lake day at a time, the rest made a chain at a time."""
+    log = dg.AssetExecutionContext.get().log
+    as_of = warehouse.clock()["as_of"]
+    as_of_s = int(as_of.timestamp())
+    days = warehouse.day_files("wallet_ledger")
+    launch = launches(warehouse.scan("pairs"), warehouse.scan("pair_tokens")).collect()
+    first = fold_first_buys(
+        (warehouse.read(files).select(LEDGER_COLUMNS) for files in days.values()), launch,
+        lambda number: log.info(f"cohorts: first buys of {number}/{len(days)} lake day(s)"))
+    recent_days = (as_of - timedelta(seconds=max(PAIR_WINDOWS.values()))).strftime("%Y-%m-%d")
+    recent = warehouse.read([path for day, files in days.items() if day >= recent_days
+                             for path in files]).select(LEDGER_COLUMNS)
+    scans = {"positions": warehouse.scan("wallet_positions"),
+             "holders": warehouse.scan("holder_balances"),
+             "traits": warehouse.scan("wallet_traits"), "funding": warehouse.scan("wallet_funding"),
+             "profiles": warehouse.scan("wallet_profiles"), "tokens": warehouse.scan("tokens")}
+    chains = sorted(warehouse.scan("tokens").select(pl.col("chain_id").unique())
+                    .collect()["chain_id"].to_list())
+    made = []
+    for number, chain in enumerate(chains, 1):
+        mine = pl.col("chain_id") == chain
+        wallets = token_wallets({name: scan.filter(mine) for name, scan in scans.items()},
+                                first.lazy().filter(mine), launch.lazy().filter(mine),
+                                window_flows(recent.filter(mine), as_of_s))
+        made.append(assemble_members(wallets).collect())
+        log.info(f"cohorts: chain {chain} ({number}/{len(chains)}): {made[-1].height} members")
+    return materialized(warehouse, "cohort_members", pl.concat(made, how="vertical_relaxed"))
+
+
+@product_asset(deps=keys("cohort_members", "token_basis", "as_of"))
+def token_cohorts(warehouse: Warehouse) -> dg.MaterializeResult:
+    """One row per token and cohort: its members' count, what they hold now and its share of
+    the supply, what they bought, sold and realised, and their net flow in each pair window, as
+    of the watermark the cohorts were made at (`as_of`)."""
+    frame = assemble_cohorts(warehouse.scan("cohort_members"), warehouse.scan("token_basis"))
+    return materialized(warehouse, "token_cohorts",
+                        frame.with_columns(as_of=pl.lit(warehouse.clock()["as_of"])).collect())

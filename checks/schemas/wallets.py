@@ -11,9 +11,15 @@ from checks.schemas.product import ExactProduct, Product
 from core.columns import EVENT, fingerprints_unique, keys_unique
 from core.vocabulary import (
     CAPITAL_TIERS,
+    COHORTS,
+    EARLY_BUYERS,
+    FRESH_SECONDS,
     MIN_RATED_POSITIONS,
+    PAIR_WINDOWS,
     SIDES,
+    SNIPE_BLOCKS,
     TERMINAL_TOKEN_STATUSES,
+    TOP_HOLDERS,
     TRANSFER_SIDES,
     WALLET_WINDOWS,
 )
@@ -429,3 +435,136 @@ def positions_add_up(windows: pl.DataFrame, positions: pl.DataFrame,
                          & close(f("invested_usd").fill_null(0), f("invested").fill_null(0))
                          & (f("trades").fill_null(0) == f("trades_right").fill_null(0))
                          & (f("tokens_traded").fill_null(0) == f("tokens").fill_null(0))))
+
+
+def _in(cohort: str) -> pl.Expr:
+    return pl.col("cohort") == cohort
+
+
+class CohortMember(Product):
+    """One wallet in one of a token's cohorts, with the evidence that put it there
+    (docs/wallets.md, "Cohorts")."""
+
+    chain_id: int = pa.Field(gt=0)
+    token: str
+    cohort: str = pa.Field(isin=list(COHORTS))
+    wallet: str
+    held: float = pa.Field(ge=0)
+    bought_usd: float = pa.Field(ge=0)
+    sold_usd: float = pa.Field(ge=0)
+    realized_usd: float
+    holder_rank: pl.Int32 | None = pa.Field(nullable=True, ge=1)
+    buyer_rank: pl.Int32 | None = pa.Field(nullable=True, ge=1)
+
+    one_row_per_member = one_row_per("chain_id", "token", "cohort", "wallet")
+
+    @pa.dataframe_check
+    @classmethod
+    def a_member_is_a_wallet_of_the_token(cls, data) -> pl.LazyFrame:
+        """Every member swapped the token or holds it now."""
+        return data.lazyframe.select(pl.col("first_trade_at").is_not_null()
+                                     | pl.col("holder_rank").is_not_null())
+
+    @pa.dataframe_check
+    @classmethod
+    def snipers_bought_in_the_launch_blocks(cls, data) -> pl.LazyFrame:
+        """A sniper's first buy of the token is within SNIPE_BLOCKS of its first pool's
+        creation, and no earlier."""
+        return data.lazyframe.select(~_in("sniper") | pl.col("first_buy_block").is_between(
+            pl.col("launch_block"), pl.col("launch_block") + SNIPE_BLOCKS - 1).fill_null(False))
+
+    @pa.dataframe_check
+    @classmethod
+    def early_buyers_are_the_first(cls, data) -> pl.LazyFrame:
+        """An early buyer is among the token's first EARLY_BUYERS buyers."""
+        return data.lazyframe.select(~_in("early_buyer")
+                                     | (pl.col("buyer_rank") <= EARLY_BUYERS).fill_null(False))
+
+    @pa.dataframe_check
+    @classmethod
+    def the_deployer_and_the_wallets_it_funded(cls, data) -> pl.LazyFrame:
+        """The deployer cohort is the token's deployer and the wallets it sent native coin."""
+        return data.lazyframe.select(~_in("deployer")
+                                     | pl.col("is_deployer") | pl.col("funded_by_deployer"))
+
+    @pa.dataframe_check
+    @classmethod
+    def top_holders_hold_the_most(cls, data) -> pl.LazyFrame:
+        """A top holder is among the token's TOP_HOLDERS largest holders now."""
+        return data.lazyframe.select(~_in("top_holder") | (
+            (pl.col("holder_rank") <= TOP_HOLDERS) & (pl.col("held") > 0)).fill_null(False))
+
+    @pa.dataframe_check
+    @classmethod
+    def fresh_wallets_were_new_when_they_traded(cls, data) -> pl.LazyFrame:
+        """A fresh wallet was first seen at most FRESH_SECONDS before its first trade of the
+        token, and not after it."""
+        age = pl.col("first_trade_at") - pl.col("first_seen")
+        return data.lazyframe.select(~_in("fresh_wallet")
+                                     | age.is_between(0, FRESH_SECONDS).fill_null(False))
+
+    @pa.dataframe_check
+    @classmethod
+    def labels_are_the_profiles(cls, data) -> pl.LazyFrame:
+        """Smart money is what the profile calls copy-eligible; a bot, what it types a bot."""
+        return data.lazyframe.select((~_in("smart_money") | pl.col("copy_eligible"))
+                                     & (~_in("bot") | (pl.col("type") == "bot").fill_null(False)))
+
+    @pa.dataframe_check
+    @classmethod
+    def flows_are_within_what_was_swapped(cls, data) -> pl.LazyFrame:
+        """No window's net flow is more than all the member ever bought and sold of the
+        token."""
+        gross = pl.col("bought_usd") + pl.col("sold_usd") + TOLERANCE_USD
+        return data.lazyframe.select(pl.all_horizontal(
+            pl.col(f"net_flow_usd_{w}").abs() <= gross for w in PAIR_WINDOWS))
+
+
+class TokenCohort(Product):
+    """One of a token's cohorts: its members' count and sums (docs/wallets.md, "Cohorts")."""
+
+    chain_id: int = pa.Field(gt=0)
+    token: str
+    cohort: str = pa.Field(isin=list(COHORTS))
+    wallets: int = pa.Field(ge=1)
+    held: float = pa.Field(ge=0)
+    share_of_supply: float | None = pa.Field(nullable=True, ge=0, le=1 + TOLERANCE_SHARE)
+    bought_usd: float = pa.Field(ge=0)
+    sold_usd: float = pa.Field(ge=0)
+    realized_usd: float
+
+    one_row_per_cohort = one_row_per("chain_id", "token", "cohort")
+
+    @pa.dataframe_check
+    @classmethod
+    def share_is_held_over_supply(cls, data) -> pl.LazyFrame:
+        """share_of_supply is what the members hold over the total supply, null where the
+        supply is unknown or zero."""
+        supply = pl.col("total_supply")
+        return data.lazyframe.select(pl.when(supply > 0).then(
+            close(pl.col("share_of_supply") * supply, pl.col("held")).fill_null(False))
+            .otherwise(pl.col("share_of_supply").is_null()))
+
+    @pa.dataframe_check
+    @classmethod
+    def one_watermark(cls, data) -> pl.LazyFrame:
+        """Every cohort is made as of the same watermark: the cohorts are one run's."""
+        return data.lazyframe.select(pl.col("as_of") == pl.col("as_of").first())
+
+
+# The sums a cohort is made of, checked against its members.
+COHORT_SUMS = ("held", "bought_usd", "sold_usd", "realized_usd",
+               *(f"net_flow_usd_{w}" for w in PAIR_WINDOWS))
+
+
+def cohorts_add_up(members: pl.DataFrame, cohorts: pl.DataFrame) -> pl.DataFrame:
+    """Cohorts whose count or sums differ from their members', and members of a cohort no
+    row carries."""
+    summed = members.group_by("chain_id", "token", "cohort").agg(
+        members=pl.len(), **{f"{f}_members": pl.col(f).sum() for f in COHORT_SUMS})
+    both = cohorts.join(summed, on=["chain_id", "token", "cohort"], how="full", coalesce=True)
+    agree = pl.all_horizontal(
+        pl.col("wallets").fill_null(0) == pl.col("members").fill_null(0),
+        *(close(pl.col(f).fill_null(0), pl.col(f"{f}_members").fill_null(0))
+          for f in COHORT_SUMS))
+    return both.filter(~agree)

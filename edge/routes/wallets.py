@@ -22,6 +22,7 @@ from edge.live.tokens import live_token_rows
 from edge.memo import kept_while, per_snapshot
 from edge.paging import Listing, decode, page
 from edge.routes.chains import chain_states
+from edge.routes.cohorts import cohort_wallets
 from edge.routes.market.tokens import token_row
 from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
 from edge.spans import Spans, frame_spans, indexed
@@ -533,8 +534,13 @@ def traders_by_token(snapshot: Snapshot) -> Spans:
     return frame_spans(rows, ("chain_id", "token"))
 
 
-def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.DataFrame:
-    return (traders_by_token(snapshot).rows((chain_id, token))
+def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str,
+             cohort: str | None) -> pl.DataFrame:
+    rows = traders_by_token(snapshot).rows((chain_id, token))
+    if cohort is not None:
+        rows = rows.join(cohort_wallets(snapshot, chain_id, token, cohort), on="wallet",
+                         how="semi")
+    return (rows
             .with_columns(volume_usd=pl.col("bought_usd") + pl.col("sold_usd"),
                           trades=pl.col("buys") + pl.col("sells"))
             .sort([TRADER_SORTS[sort], "wallet"], descending=[True, False], nulls_last=True)
@@ -550,12 +556,14 @@ def _traders(snapshot: Snapshot, chain_id: int, token: str, sort: str) -> pl.Dat
 
 async def list_traders(request: Request, params: Params) -> Response:
     """The wallets that traded a token, lifetime (no window), by realised PNL unless `sort`
-    says otherwise; 404 when the chain lists no such token."""
+    says otherwise, only those of one of its cohorts when `cohort` names one; 404 when the
+    chain lists no such token."""
     chain: ChainRef = params["chain"]
-    address, sort = params["address"], params["sort"]
+    address, sort, cohort = params["address"], params["sort"], params.get("cohort")
     token_row(request.state.snapshot, chain, address)
-    listing = Listing("tokens/traders", lambda s: _traders(s, chain.chain_id, address, sort),
-                      list_scope(chain=chain.chain_id, token=address, sort=sort))
+    listing = Listing("tokens/traders",
+                      lambda s: _traders(s, chain.chain_id, address, sort, cohort),
+                      list_scope(chain=chain.chain_id, token=address, sort=sort, cohort=cohort))
     return await page(request, listing, params["limit"], params["cursor"])
 
 

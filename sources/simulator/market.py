@@ -114,6 +114,8 @@ class Market:
                 continue
             times = np.sort(self.rng.uniform(max(lo, lane.t0), hi, n))
             trader = lane.trader
+            if trader.attempted == 0 and trader.snipes and lane.t0 >= lo:
+                times = self._sniped(trader.pool, times, min(trader.snipes, n))
             done = trader.run(times, lane.regime, lane.rug_at)
             pool = trader.pool
             if pool.story == "curve" and pool.r_quote >= (pool.curve_target or np.inf):
@@ -121,6 +123,13 @@ class Market:
                 lane.rug_at = None
                 rest = times[done:][times[done:] > lane.trader.pool.created_at]
                 lane.trader.run(rest, lane.regime)
+
+    def _sniped(self, pool: SimulatedPool, times: np.ndarray, snipes: int) -> np.ndarray:
+        """A new pool's first attempts (`times`) with its first `snipes`, the snipers' buys,
+        moved to where snipers make them: in the pool's own block and the two after it."""
+        block_s = self.world.template.block_time_ms / 1000.0
+        burst = pool.created_at + 2 * block_s * np.arange(1, snipes + 1) / (snipes + 1)
+        return np.sort(np.concatenate([burst, times[snipes:]]))
 
     def _migrate(self, pool: SimulatedPool, trader: Trader, t_done: float) -> Trader:
         """A completed curve's liquidity withdrawn and deposited into a new DEX pool, its LP
