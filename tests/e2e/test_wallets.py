@@ -19,6 +19,7 @@ from assets.warehouse import Warehouse
 from checks.products import rules_of
 from checks.schemas.wallets import LEDGER_ORDER
 from core.store import LocalStore
+from core.vocabulary import COHORTS, EARLY_BUYERS, SNIPE_BLOCKS, TOP_HOLDERS
 from figures.ledger import account_onto, latest_books, wallet_events
 from pipelines.definitions import defs
 from publish.cursor import Cursor, default_signer
@@ -464,3 +465,63 @@ def test_a_wallet_trades_cursor_of_another_shape_is_refused_not_failed(api, home
     answer = api.get(f"/chains/ethereum/wallets/{wallet}/trades",
                      params={"limit": 2, "cursor": by_offset})
     assert answer.status_code == 400 and answer.json()["param"] == "cursor"
+
+
+def _lake_buys(lake, chain_id: int) -> pl.DataFrame:
+    """Every buy of a tradable token on a chain, read from the lake's swaps in chain order:
+    the pool paid its base token out to the maker. With the pool's creation block."""
+    tradable = lake.scan("tokens").filter(pl.col("chain_id") == chain_id, ~pl.col("is_quote")) \
+        .collect()["address"]
+    pairs = lake.scan("pairs").filter(pl.col("chain_id") == chain_id).collect().with_columns(
+        base_is_0=pl.col("token0").is_in(tradable)).with_columns(
+        base=pl.when("base_is_0").then("token0").otherwise("token1"))
+    launch = pairs.group_by("base").agg(launch=pl.col("created_block").min())
+    return (lake.scan("swaps").filter(pl.col("chain_id") == chain_id).collect()
+            .join(pairs.select("base", "base_is_0", pair="address"), on="pair")
+            .filter(pl.when("base_is_0").then(pl.col("amount0_out") > 0)
+                    .otherwise(pl.col("amount1_out") > 0))
+            .join(launch, on="base").sort("block_number", "log_index"))
+
+
+def test_token_cohorts_are_what_the_lake_and_the_other_lists_say(api, lake) -> None:
+    # Each buyer's first buy of each token, from the raw swaps.
+    first = _lake_buys(lake, 1).unique(["base", "maker"], keep="first", maintain_order=True)
+    snipers = first.filter(pl.col("block_number") < pl.col("launch") + SNIPE_BLOCKS)
+    counted = snipers.group_by("base").len().sort(["len", "base"], descending=[True, False])
+    address = counted["base"][0]
+    path = f"/chains/ethereum/tokens/{address}"
+    answer = api.get(path + "/cohorts")
+    assert answer.status_code == 200, answer.text
+    cohorts = {c["cohort"]: c for c in answer.json()["items"]}
+    assert list(cohorts) == list(COHORTS)
+
+    def members(cohort: str) -> list[dict]:
+        return walk(api, path + "/traders", cohort=cohort)
+
+    expected = set(snipers.filter(pl.col("base") == address)["maker"])
+    assert cohorts["sniper"]["wallets"] == len(expected) == counted["len"][0] > 0
+    assert {t["address"] for t in members("sniper")} == expected
+    early = first.filter(pl.col("base") == address).head(EARLY_BUYERS)["maker"]
+    assert {t["address"] for t in members("early_buyer")} == set(early)
+    assert cohorts["early_buyer"]["wallets"] == len(early)
+    # A cohort's sums are its members' as the traders list serves them, and the top holders'
+    # holdings the first ten of the holders list.
+    for name in ("sniper", "early_buyer", "bot"):
+        traders = members(name)
+        assert cohorts[name]["bought_usd"] == pytest.approx(
+            sum(t["bought_usd"] for t in traders), rel=1e-9, abs=1e-6)
+        assert cohorts[name]["realized_pnl_usd"] == pytest.approx(
+            sum(t["realized_pnl_usd"] for t in traders), rel=1e-9, abs=1e-6)
+    top = walk(api, path + "/holders")[:TOP_HOLDERS]
+    assert cohorts["top_holder"]["held"] == pytest.approx(sum(h["balance"] for h in top))
+    assert cohorts["top_holder"]["share_of_supply"] == pytest.approx(
+        sum(h["share_pct"] for h in top) / 100)
+
+
+def test_cohorts_of_an_unknown_token_are_not_found_and_an_unknown_cohort_is_refused(api, lake):
+    missing = api.get("/chains/ethereum/tokens/0x" + "ab" * 20 + "/cohorts")
+    assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+    address = lake.scan("tokens").filter(pl.col("chain_id") == 1, ~pl.col("is_quote")) \
+        .collect()["address"][0]
+    wrong = api.get(f"/chains/ethereum/tokens/{address}/traders", params={"cohort": "whales"})
+    assert wrong.status_code == 400 and wrong.json()["param"] == "cohort"

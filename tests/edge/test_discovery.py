@@ -30,6 +30,7 @@ COSTS = {
     ("GET", "/chains/{chain}/wallets/{address}/funding"): 20,
     ("GET", "/chains/{chain}/wallets/{address}/best-trades"): 30,
     ("GET", "/chains/{chain}/tokens/{address}/traders"): 40,
+    ("GET", "/chains/{chain}/tokens/{address}/cohorts"): 40,
     ("GET", "/wallets"): 50, ("GET", "/wallets/stats"): 20,
     ("GET", "/wallets/{address}/overview"): 60, ("POST", "/wallets/labels/batch"): 60,
     ("GET", "/leaderboard"): 20, ("GET", "/farms"): 30,
