@@ -1,4 +1,5 @@
-"""A Dagster logger that prints one line per finished step and check: progress on a terminal."""
+"""A Dagster logger that prints one line per finished step and check, and a step's own progress
+through long work (`assets.progress`): progress on a terminal."""
 
 import logging
 import os
@@ -6,6 +7,8 @@ import sys
 import time
 
 import dagster as dg
+
+from assets.progress import PROGRESS
 
 _SHOWN = {"STEP_SUCCESS": "done", "STEP_FAILURE": "FAILED", "STEP_SKIPPED": "skipped",
           "ASSET_CHECK_EVALUATION": "check"}
@@ -34,6 +37,9 @@ class _StepLines(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         meta = getattr(record, "dagster_meta", None) or record.__dict__
         event = meta.get("dagster_event")
+        if event is None and record.levelno == PROGRESS:
+            self.write("progress", f"{meta.get('step_key') or ''}: {meta.get('orig_message')}")
+            return
         if event is None or event.event_type_value not in _SHOWN:
             return
         label = _SHOWN[event.event_type_value]
@@ -42,6 +48,10 @@ class _StepLines(logging.Handler):
             data = event.event_specific_data
             label = "check passed" if data.passed else "CHECK FAILED"
             what = f"{data.asset_key.to_user_string()}:{data.check_name}"
+        self.write(label, what)
+
+    def write(self, label: str, what: str) -> None:
+        """One line: the time since the run began, what happened, and to what."""
         elapsed = time.perf_counter() - self.started
         line = f"  [{elapsed:6.1f}s] {label:<12} {what}\n"
         if _TERMINAL is None:

@@ -11,6 +11,7 @@ import polars as pl
 from assets.checks import checked_by_day, day_check_spec, product_asset, schema_check_spec
 from assets.days import DAYS
 from assets.domains import HEAVY_TAG, keys
+from assets.progress import progress
 from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.cohorts import (
     LEDGER_COLUMNS,
@@ -189,14 +190,13 @@ def cohort_members(warehouse: Warehouse) -> dg.MaterializeResult:
     funded, top holders, fresh wallets, smart money, bots), each with the evidence that put it
     there and what it holds, bought, sold, realised and moved in each pair window; the first
     buys folded a lake day at a time, the rest made a chain at a time."""
-    log = dg.AssetExecutionContext.get().log
     as_of = warehouse.clock()["as_of"]
     as_of_s = int(as_of.timestamp())
     days = warehouse.day_files("wallet_ledger")
     launch = launches(warehouse.scan("pairs"), warehouse.scan("pair_tokens")).collect()
     first = fold_first_buys(
         (warehouse.read(files).select(LEDGER_COLUMNS) for files in days.values()), launch,
-        lambda number: log.info(f"cohorts: first buys of {number}/{len(days)} lake day(s)"))
+        lambda number: progress(f"cohorts: first buys of {number}/{len(days)} lake day(s)"))
     recent_days = (as_of - timedelta(seconds=max(PAIR_WINDOWS.values()))).strftime("%Y-%m-%d")
     recent = warehouse.read([path for day, files in days.items() if day >= recent_days
                              for path in files]).select(LEDGER_COLUMNS)
@@ -213,7 +213,7 @@ def cohort_members(warehouse: Warehouse) -> dg.MaterializeResult:
                                 first.lazy().filter(mine), launch.lazy().filter(mine),
                                 window_flows(recent.filter(mine), as_of_s))
         made.append(assemble_members(wallets).collect())
-        log.info(f"cohorts: chain {chain} ({number}/{len(chains)}): {made[-1].height} members")
+        progress(f"cohorts: chain {chain} ({number}/{len(chains)}): {made[-1].height} members")
     return materialized(warehouse, "cohort_members", pl.concat(made, how="vertical_relaxed"))
 
 

@@ -8,6 +8,7 @@ import httpx
 import polars as pl
 import pytest
 
+from core.vocabulary import SNIPE_BLOCKS
 from core.wire import iso_text
 from sources.evm.devnet import TOKEN_ARGS, uniswap_v2
 from sources.lake import LakeWriter
@@ -99,3 +100,29 @@ def test_taxes_are_measured_from_the_swaps_and_verification_unknown(chain):
             token["honeypot"]["sell_tax"], token["honeypot"]["failed_step"]) == (
         "pass", 0.0, 0.0, None)
     assert row["safety"]["is_honeypot"] is False
+
+
+def test_the_cohorts_are_the_chains_own_buyers_and_holders(chain):
+    # The trader bought once through the router and sold 400 PEPE back; the owner deployed
+    # PEPE, put 1,000,000 of it in the pool and holds the rest.
+    lake = LakeWriter(chain["home"] / "lake")
+    launch = lake.read("pairs").filter(pl.col("address") == chain["pair"])["created_block"][0]
+    bought = out_for(E18, 1_000 * E18, 1_000_000 * E18)
+    trader_holds, owner_holds = (bought - 400 * E18) / E18, (10**9 - 1_000_000) * 1.0
+    answer = httpx.get(f"{chain['base']}/chains/devnet/tokens/{chain['pepe']}/cohorts",
+                       timeout=30)
+    assert answer.status_code == 200, answer.text
+    cohorts = {c["cohort"]: c for c in answer.json()["items"]}
+    sniped = int(chain["buy"]["blockNumber"], 16) < launch + SNIPE_BLOCKS
+    assert cohorts["sniper"]["wallets"] == int(sniped)
+    # The trader: the first buyer, first seen at its first trade, a top holder.
+    for name, held in (("early_buyer", trader_holds), ("fresh_wallet", trader_holds),
+                       ("deployer", owner_holds), ("top_holder", owner_holds + trader_holds)):
+        assert cohorts[name]["held"] == pytest.approx(held, rel=1e-12), name
+        assert cohorts[name]["share_of_supply"] == pytest.approx(held / 10**9, rel=1e-12)
+    assert [cohorts[n]["wallets"] for n in ("early_buyer", "deployer", "top_holder")] == [1, 1, 2]
+    paid = out_for(400 * E18, 1_000_000 * E18 - bought, 1_001 * E18) / E18 * 3_000
+    assert cohorts["early_buyer"]["net_flow_usd"]["h24"] == pytest.approx(3_000 - paid, rel=1e-9)
+    traders = httpx.get(f"{chain['base']}/chains/devnet/tokens/{chain['pepe']}/traders",
+                        params={"cohort": "early_buyer"}, timeout=30).json()["items"]
+    assert [t["address"] for t in traders] == [chain["trader"]]

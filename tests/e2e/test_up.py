@@ -12,12 +12,14 @@ import time
 
 import dagster as dg
 import httpx
+import polars as pl
 import pytest
 
 from core.feeds import FEED_BY_BASE
 from core.store import LocalStore
 from publish.reader import LATEST
 from publish.tail import read_pointer
+from sources.lake import LakeWriter
 from tests.conftest import BIN, children, free_port, run_cli, until, wait_http
 
 
@@ -179,3 +181,21 @@ def test_step_lines_reach_the_terminal_around_the_runs_capture(home, tmp_path) -
     run = dg.DagsterInstance.from_config(str(home / "dagster")).get_runs(limit=1)[0]
     captured = list((home / "dagster" / "storage" / run.run_id).rglob("*.err"))
     assert captured and all("chains__config" not in path.read_text() for path in captured)
+
+
+def test_a_long_step_says_how_far_it_has_come(home, tmp_path) -> None:
+    """The cohorts' members tell the terminal each lake day of first buys folded, then each
+    chain made. On a copy of the shared home, as above."""
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy, ignore=shutil.ignore_patterns("edge-parts", "store"))
+    done = run_cli(["materialize", "--select", "wallets/cohort_members"], copy)
+    assert done.returncode == 0, done.stderr
+    said = [line.split("progress", 1)[1].strip() for line in done.stderr.splitlines()
+            if "s] progress" in line]
+    lake = LakeWriter(copy / "lake")
+    days = lake.scan("swaps").select(pl.col("block_time").dt.date().n_unique()).collect().item()
+    chains = sorted(lake.scan("tokens").select(pl.col("chain_id").unique()).collect()["chain_id"])
+    step = "wallets__cohort_members: cohorts:"
+    assert said[:days] == [f"{step} first buys of {n}/{days} lake day(s)"
+                           for n in range(1, days + 1)]
+    assert [line.split(" (")[0] for line in said[days:]] == [f"{step} chain {c}" for c in chains]
