@@ -19,6 +19,7 @@ from assets.wallets.cohorts import (
     assemble_members,
     fold_first_buys,
     launches,
+    supplies,
     token_wallets,
     window_flows,
 )
@@ -217,11 +218,13 @@ def cohort_members(warehouse: Warehouse) -> dg.MaterializeResult:
     return materialized(warehouse, "cohort_members", pl.concat(made, how="vertical_relaxed"))
 
 
-@product_asset(deps=keys("cohort_members", "token_basis", "as_of"))
+@product_asset(deps=keys("cohort_members", "token_basis", "holder_balances", "as_of"))
 def token_cohorts(warehouse: Warehouse) -> dg.MaterializeResult:
     """One row per token and cohort: its members' count, what they hold now and its share of
-    the supply, what they bought, sold and realised, and their net flow in each pair window, as
-    of the watermark the cohorts were made at (`as_of`)."""
-    frame = assemble_cohorts(warehouse.scan("cohort_members"), warehouse.scan("token_basis"))
+    the supply (or of what all holders hold, where a supply read before later mints is less),
+    what they bought, sold and realised, and their net flow in each pair window, as of the
+    watermark the cohorts were made at (`as_of`)."""
+    frame = assemble_cohorts(warehouse.scan("cohort_members"), supplies(
+        warehouse.scan("token_basis"), warehouse.scan("holder_balances")))
     return materialized(warehouse, "token_cohorts",
                         frame.with_columns(as_of=pl.lit(warehouse.clock()["as_of"])).collect())

@@ -161,15 +161,25 @@ def assemble_members(wallets: pl.LazyFrame) -> pl.LazyFrame:
                                                             "wallet"))
 
 
+def supplies(basis: pl.LazyFrame, holders: pl.LazyFrame) -> pl.LazyFrame:
+    """Each token's total supply, and the supply a share is taken of: the total, or what its
+    holders hold where that is more (a total read before later mints); null where the total
+    is unknown or zero."""
+    held = holders.group_by("chain_id", "token").agg(holders_hold=pl.col("balance").sum())
+    return (basis.select("chain_id", "total_supply", token="address")
+            .join(held, on=["chain_id", "token"], how="left")
+            .with_columns(supply=pl.when(pl.col("total_supply") > 0).then(
+                pl.max_horizontal("total_supply", pl.col("holders_hold").fill_null(0.0))))
+            .drop("holders_hold"))
+
+
 def assemble_cohorts(members: pl.LazyFrame, supply: pl.LazyFrame) -> pl.LazyFrame:
     """One row per token and cohort with members: how many, what they hold now and its share
-    of the token's total supply (`supply`: per token; null where the supply is unknown or
-    zero), what they bought, sold and realised, and their net flow in each window."""
+    of the token's supply (`supply`: `supplies`), what they bought, sold and realised, and
+    their net flow in each window."""
     return (members.group_by("chain_id", "token", "cohort")
             .agg(wallets=pl.len().cast(pl.Int64), **{f: pl.col(f).sum() for f in SUMMED})
-            .join(supply.select("chain_id", "total_supply", token="address"),
-                  on=["chain_id", "token"], how="left")
-            .with_columns(share_of_supply=pl.when(pl.col("total_supply") > 0)
-                          .then(pl.col("held") / pl.col("total_supply")))
+            .join(supply, on=["chain_id", "token"], how="left")
+            .with_columns(share_of_supply=pl.col("held") / pl.col("supply"))
             .sort("chain_id", "token", pl.col("cohort").replace_strict(
                 {c: i for i, c in enumerate(COHORTS)}, return_dtype=pl.Int32)))

@@ -532,18 +532,28 @@ class TokenCohort(Product):
     bought_usd: float = pa.Field(ge=0)
     sold_usd: float = pa.Field(ge=0)
     realized_usd: float
+    supply: float | None = pa.Field(nullable=True, gt=0)
 
     one_row_per_cohort = one_row_per("chain_id", "token", "cohort")
 
     @pa.dataframe_check
     @classmethod
     def share_is_held_over_supply(cls, data) -> pl.LazyFrame:
-        """share_of_supply is what the members hold over the total supply, null where the
-        supply is unknown or zero."""
-        supply = pl.col("total_supply")
+        """share_of_supply is what the members hold over the supply (the total, or what all
+        holders hold where that is more), null where the total is unknown or zero."""
+        supply = pl.col("supply")
         return data.lazyframe.select(pl.when(supply > 0).then(
             close(pl.col("share_of_supply") * supply, pl.col("held")).fill_null(False))
             .otherwise(pl.col("share_of_supply").is_null()))
+
+    @pa.dataframe_check
+    @classmethod
+    def the_supply_is_at_least_the_total(cls, data) -> pl.LazyFrame:
+        """The supply a share is taken of is the total supply or more, and known exactly when
+        the total is."""
+        total = pl.col("total_supply")
+        return data.lazyframe.select(pl.when(total > 0).then(pl.col("supply") >= total)
+                                     .otherwise(pl.col("supply").is_null()).fill_null(False))
 
     @pa.dataframe_check
     @classmethod

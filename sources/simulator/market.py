@@ -140,7 +140,8 @@ class Market:
         trader.burn(t_done + 1.0, pool.venue.router, 1.0)
         new = migrate(pool, dex, t_done, rng, world.template.address_format, withdrawn)
         follow = Trader(new, world.wallets, self.events, rng, self.quote_usd)
-        follow.mint(new.created_at, new.creator, new.r_base, new.r_quote, new.lp_supply)
+        # What the launchpad's router withdrew from the curve it deposits into the new pool.
+        follow.mint(new.created_at, pool.venue.router, new.r_base, new.r_quote, new.lp_supply)
         self.locks.append(_lock(new, "burn", None, world, new.lp_supply, new.created_at, rng))
         self.pools.insert(self.pools.index(pool) + 1, new)
         return follow

@@ -9,6 +9,7 @@ from assets.wallets.cohorts import (
     assemble_cohorts,
     assemble_members,
     fold_first_buys,
+    supplies,
     token_wallets,
     window_flows,
 )
@@ -95,8 +96,13 @@ FIRST = pl.LazyFrame({"chain_id": [1] * 3, "token": ["t"] * 3, "wallet": ["a", "
                       "buyer_rank": pl.Series([1, 2, 3], dtype=pl.Int32)})
 FLOWED = pl.LazyFrame({"chain_id": [1, 1], "token": ["t", "t"], "wallet": ["a", "b"],
                        **{f: [float(i + 1), float(5 * (i + 1))] for i, f in enumerate(FLOWS)}})
-SUPPLY = pl.LazyFrame({"chain_id": [1, 1], "address": ["t", "q"],
-                       "total_supply": [1_000.0, 1_000.0]})
+BASIS = pl.LazyFrame({"chain_id": [1, 1], "address": ["t", "q"],
+                      "total_supply": [1_000.0, 1_000.0]})
+
+
+def cohorts_of(members: pl.DataFrame, basis: pl.LazyFrame = BASIS) -> pl.DataFrame:
+    return assemble_cohorts(members.lazy(), supplies(basis, FRAMES["holders"])).with_columns(
+        as_of=pl.lit(T0)).collect()
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +126,7 @@ def test_each_cohort_takes_the_wallets_its_rule_names(members) -> None:
 
 
 def test_a_cohorts_figures_are_its_members_sums(members) -> None:
-    cohorts = assemble_cohorts(members.lazy(), SUPPLY).with_columns(as_of=pl.lit(T0)).collect()
+    cohorts = cohorts_of(members)
     rows = {r["cohort"]: r for r in cohorts.iter_rows(named=True)}
     assert list(rows) == ["sniper", "early_buyer", "deployer", "top_holder", "fresh_wallet",
                           "smart_money", "bot"]
@@ -165,11 +171,18 @@ def test_a_member_without_its_evidence_fails_the_check(members, cohort, change) 
 
 
 def test_a_share_that_is_not_held_over_supply_fails_the_check(members) -> None:
-    cohorts = assemble_cohorts(members.lazy(), SUPPLY).with_columns(as_of=pl.lit(T0)).collect()
+    cohorts = cohorts_of(members)
     assert not piece_outcome("token_cohorts", cohorts.with_columns(
         share_of_supply=pl.col("share_of_supply") * 1.5)).passed
-    unknown = assemble_cohorts(
-        members.lazy(), SUPPLY.with_columns(total_supply=pl.lit(None, pl.Float64))
-    ).with_columns(as_of=pl.lit(T0)).collect()
+    unknown = cohorts_of(members, BASIS.with_columns(total_supply=pl.lit(None, pl.Float64)))
     assert unknown["share_of_supply"].is_null().all()
     assert piece_outcome("token_cohorts", unknown).passed
+
+
+def test_a_supply_read_before_later_mints_gives_way_to_what_the_holders_hold(members) -> None:
+    # t's holders hold 950; a total supply of 800 read at discovery is less.
+    cohorts = cohorts_of(members, BASIS.with_columns(total_supply=pl.lit(800.0)))
+    top = cohorts.filter(pl.col("cohort") == "top_holder").row(0, named=True)
+    assert (top["supply"], top["share_of_supply"]) == (950.0, pytest.approx(910 / 950))
+    assert piece_outcome("token_cohorts", cohorts).passed
+    assert not piece_outcome("token_cohorts", cohorts.with_columns(supply=pl.lit(700.0))).passed

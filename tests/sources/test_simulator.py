@@ -170,3 +170,34 @@ def test_the_history_is_written_a_day_at_a_time_and_the_days_meet_without_gap(sm
     assert joined.filter(pl.col("log_count").is_null() | (pl.col("log_count") < pl.col("len"))
                          ).is_empty()
     assert small_lake.read("swaps")["block_time"].dt.date().n_unique() >= 2
+
+
+def test_a_migration_deposits_what_the_launchpads_router_withdrew(small_lake):
+    """The curve's reserves are withdrawn and deposited by one router: no token is held twice
+    (by the router and by the new pool)."""
+    pairs = small_lake.read("pairs")
+    events = small_lake.read("liquidity_events")
+    moves = pairs.filter(pl.col("migrated_pool").is_not_null(),
+                         pl.col("launchpad_stage") == "migrated",
+                         pl.col("factory_type") == "bonding_curve").select(
+        "chain_id", curve="address", pool="migrated_pool")
+    burns = events.filter(pl.col("kind") == "burn").select(
+        "chain_id", curve="pair", burnt_by="owner", burnt="amount0", burnt1="amount1")
+    mints = events.filter(pl.col("kind") == "mint").select(
+        "chain_id", pool="pair", minted_by="owner", minted="amount0", minted1="amount1")
+    both = moves.join(burns, on=["chain_id", "curve"]).join(mints, on=["chain_id", "pool"])
+    assert both.height == moves.height > 0
+    assert (both["burnt_by"] == both["minted_by"]).all()
+    # The base side moves whole (the quote less the launchpad's 5 %): one of the two amounts.
+    assert ((both["burnt"] == both["minted"]) | (both["burnt1"] == both["minted1"])).all()
+
+
+def test_a_new_pools_snipers_buy_in_its_first_blocks(small_lake):
+    """Snipers buy a new pool's first swaps in its own block and the two after it."""
+    pairs = small_lake.read("pairs").select("chain_id", "created_block", "token0", pair="address")
+    first = (small_lake.read("swaps").sort("block_number", "log_index")
+             .group_by("chain_id", "pair", maintain_order=True).first()
+             .join(pairs, on=["chain_id", "pair"]))
+    sniped = first.filter(pl.col("block_number") < pl.col("created_block") + 3)
+    assert sniped.height > 0
+    assert (sniped["block_number"] >= sniped["created_block"]).all()
