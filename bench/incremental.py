@@ -169,7 +169,7 @@ def _empty(dagster_dir: str, steps: int) -> float:
 def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
     from published import written, written_by_product
 
-    from sources.lake import LakeReader
+    from sources.lake import LakeWriter
     from sources.simulator import live_market
 
     home = home_root / str(swaps)
@@ -186,7 +186,7 @@ def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
     for name in ("lake", "warehouse", "store"):
         shutil.rmtree(home / name, ignore_errors=True)
     shutil.copytree(pristine, home / "lake")
-    lake = LakeReader(home / "lake")
+    lake = LakeWriter(home / "lake")
     dagster_dir = home / "dagster"
     say("full rebuild: every product, its checks and the snapshot ...")
     rebuilt = refresh(dagster_dir, lake.days("swaps"), "everything", publish)
