@@ -149,6 +149,23 @@ def kill_each(up: subprocess.Popen, base: str, log: Path, within_s: float = 600)
     return out
 
 
+def lookups(base: str) -> list[int | str]:
+    """The answers' statuses to a page of tokens and, for each token, its cohorts and its
+    early buyers ("unanswered" where the edge did not answer)."""
+    codes: list[int | str] = []
+    try:
+        page = httpx.get(base + "/tokens", params={"limit": 5}, timeout=10)
+        codes.append(page.status_code)
+        for item in page.json().get("items", []) if page.status_code == 200 else []:
+            token = f"{base}/chains/{item['chain']['slug']}/tokens/{item['address']}"
+            codes.append(httpx.get(token + "/cohorts", timeout=10).status_code)
+            codes.append(httpx.get(token + "/traders", params={"cohort": "early_buyer"},
+                                   timeout=10).status_code)
+    except (httpx.HTTPError, ValueError, KeyError):
+        codes.append("unanswered")
+    return codes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=60)
@@ -159,6 +176,10 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--kill-each", action="store_true",
                         help="after the hold, kill each component in turn and time its return")
+    parser.add_argument("--lookups", action="store_true",
+                        help="every minute, also ask the edge for a page of tokens and each "
+                             "one's cohorts and early buyers (the cohorts' tables across "
+                             "snapshots)")
     parser.add_argument("--up-args", default="",
                         help="what `up` follows instead of the simulator, e.g. \"--rpc URL "
                              "--venues FILE --hermes URL\" or \"--chains FILE\"")
@@ -190,6 +211,7 @@ def main() -> None:
         say(f"serving after {serving - began:.0f}s; holding {args.minutes:g} minutes")
         series: list[tuple[float, dict]] = []
         statuses: dict[str, int] = {}
+        answered: dict[int | str, int] = {}
         last_said = serving
         while (now := time.monotonic()) - serving < 60 * args.minutes:
             series.append((now - serving, sample(up.pid)))
@@ -199,6 +221,9 @@ def main() -> None:
                 status = "unanswered"
             statuses[status] = statuses.get(status, 0) + 1
             if now - last_said >= 60:
+                if args.lookups:
+                    for code in lookups(base):
+                        answered[code] = answered.get(code, 0) + 1
                 whole = series[-1][1]["whole stack"]
                 say(f"  {(now - serving) / 60:5.1f} min: stack {whole['pss_mb']:,.0f} MB PSS "
                     f"({whole['rss_mb']:,.0f} MB RSS, {whole['processes']:.0f} processes); "
@@ -219,7 +244,7 @@ def main() -> None:
     restarts, renewals = said.count(" restarted (pid "), said.count("renewed in place")
     print(json.dumps({"bench": "soak", "up": command[2:], "minutes": args.minutes,
                       "warm_minutes": args.warm_minutes, "serving_after_s": round(serving - began),
-                      "statuses": statuses, "restarts": restarts,
+                      "statuses": statuses, "lookups": answered, "restarts": restarts,
                       "renewals": renewals, "failures": failures,
                       "roles": summary(series, 60 * args.warm_minutes)}))
 
