@@ -166,36 +166,30 @@ def test_serve_on_a_port_taken_says_so_and_fails(home) -> None:
 def test_step_lines_reach_the_terminal_around_the_runs_capture(home, tmp_path) -> None:
     """A run captures standard error into its compute log and mirrors it back with `tail -F`,
     which drops what arrives in its last second (the last steps' lines): the step lines go to
-    the terminal directly, so every one is said and none passes through the capture. On a copy
-    of the shared home: a product written again there would no longer be the one its snapshot
-    recorded."""
+    the terminal directly, so every one is said and none passes through the capture. A long
+    step says how far it has come: the cohorts' members each lake day of first buys folded,
+    then each chain made. On a copy of the shared home: a product written again there would
+    no longer be the one its snapshot recorded."""
     copy = tmp_path / "home"
     shutil.copytree(home, copy, ignore=shutil.ignore_patterns("edge-parts", "store"))
     home = copy
-    done = run_cli(["materialize", "--select", "chains/config"], home)
+    done = run_cli(["materialize", "--select", "chains/config,wallets/cohort_members"], home)
     assert done.returncode == 0, done.stderr
-    said = [line.split("] ", 1)[1].split() for line in done.stderr.splitlines() if "s] " in line]
+    said = [line.split("] ", 1)[1].split(None, 1) for line in done.stderr.splitlines()
+            if "s] " in line]
     # The product's schema check runs in its own step: said before the step is done.
-    assert said == [["check", "passed", "chains/config:schema_and_meaning_rules"],
-                    ["done", "chains__config"]]
-    run = dg.DagsterInstance.from_config(str(home / "dagster")).get_runs(limit=1)[0]
-    captured = list((home / "dagster" / "storage" / run.run_id).rglob("*.err"))
-    assert captured and all("chains__config" not in path.read_text() for path in captured)
-
-
-def test_a_long_step_says_how_far_it_has_come(home, tmp_path) -> None:
-    """The cohorts' members tell the terminal each lake day of first buys folded, then each
-    chain made. On a copy of the shared home, as above."""
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy, ignore=shutil.ignore_patterns("edge-parts", "store"))
-    done = run_cli(["materialize", "--select", "wallets/cohort_members"], copy)
-    assert done.returncode == 0, done.stderr
-    said = [line.split("progress", 1)[1].strip() for line in done.stderr.splitlines()
-            if "s] progress" in line]
-    lake = LakeWriter(copy / "lake")
+    assert [" ".join(w) for w in said if "chains" in w[1]] == [
+        "check passed chains/config:schema_and_meaning_rules", "done chains__config"]
+    lake = LakeWriter(home / "lake")
     days = lake.scan("swaps").select(pl.col("block_time").dt.date().n_unique()).collect().item()
     chains = sorted(lake.scan("tokens").select(pl.col("chain_id").unique()).collect()["chain_id"])
     step = "wallets__cohort_members: cohorts:"
-    assert said[:days] == [f"{step} first buys of {n}/{days} lake day(s)"
-                           for n in range(1, days + 1)]
-    assert [line.split(" (")[0] for line in said[days:]] == [f"{step} chain {c}" for c in chains]
+    progress = [what for kind, what in said if kind == "progress"]
+    assert progress[:days] == [f"{step} first buys of {n}/{days} lake day(s)"
+                               for n in range(1, days + 1)]
+    assert [what.split(" (")[0] for what in progress[days:]] == [
+        f"{step} chain {c}" for c in chains]
+    assert ["done", "wallets__cohort_members"] in said
+    run = dg.DagsterInstance.from_config(str(home / "dagster")).get_runs(limit=1)[0]
+    captured = list((home / "dagster" / "storage" / run.run_id).rglob("*.err"))
+    assert captured and all("chains__config" not in path.read_text() for path in captured)
