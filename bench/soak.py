@@ -149,18 +149,20 @@ def kill_each(up: subprocess.Popen, base: str, log: Path, within_s: float = 600)
     return out
 
 
-def lookups(base: str) -> list[int | str]:
+def lookups(base: str, asked: set[str]) -> list[int | str]:
     """The answers' statuses to a page of tokens and, for each token, its cohorts and its
-    early buyers ("unanswered" where the edge did not answer)."""
+    early buyers as `asked` names them ("unanswered" where the edge did not answer)."""
     codes: list[int | str] = []
     try:
         page = httpx.get(base + "/tokens", params={"limit": 5}, timeout=10)
         codes.append(page.status_code)
         for item in page.json().get("items", []) if page.status_code == 200 else []:
             token = f"{base}/chains/{item['chain']['slug']}/tokens/{item['address']}"
-            codes.append(httpx.get(token + "/cohorts", timeout=10).status_code)
-            codes.append(httpx.get(token + "/traders", params={"cohort": "early_buyer"},
-                                   timeout=10).status_code)
+            if "cohorts" in asked:
+                codes.append(httpx.get(token + "/cohorts", timeout=10).status_code)
+            if "traders" in asked:
+                codes.append(httpx.get(token + "/traders", params={"cohort": "early_buyer"},
+                                       timeout=10).status_code)
     except (httpx.HTTPError, ValueError, KeyError):
         codes.append("unanswered")
     return codes
@@ -176,10 +178,10 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--kill-each", action="store_true",
                         help="after the hold, kill each component in turn and time its return")
-    parser.add_argument("--lookups", action="store_true",
-                        help="every minute, also ask the edge for a page of tokens and each "
-                             "one's cohorts and early buyers (the cohorts' tables across "
-                             "snapshots)")
+    parser.add_argument("--lookups", nargs="?", const="cohorts,traders", default=None,
+                        help="every minute, also ask the edge for a page of tokens and, for "
+                             "each, what this comma list names: cohorts (its cohorts), "
+                             "traders (its early buyers); both when given alone")
     parser.add_argument("--up-args", default="",
                         help="what `up` follows instead of the simulator, e.g. \"--rpc URL "
                              "--venues FILE --hermes URL\" or \"--chains FILE\"")
@@ -221,8 +223,8 @@ def main() -> None:
                 status = "unanswered"
             statuses[status] = statuses.get(status, 0) + 1
             if now - last_said >= 60:
-                if args.lookups:
-                    for code in lookups(base):
+                if args.lookups is not None:
+                    for code in lookups(base, set(filter(None, args.lookups.split(",")))):
                         answered[code] = answered.get(code, 0) + 1
                 whole = series[-1][1]["whole stack"]
                 say(f"  {(now - serving) / 60:5.1f} min: stack {whole['pss_mb']:,.0f} MB PSS "
