@@ -205,7 +205,7 @@ def cohort_members(warehouse: Warehouse) -> dg.MaterializeResult:
              "holders": warehouse.scan("holder_balances"),
              "traits": warehouse.scan("wallet_traits"), "funding": warehouse.scan("wallet_funding"),
              "profiles": warehouse.scan("wallet_profiles"), "tokens": warehouse.scan("tokens")}
-    chains = sorted(warehouse.scan("tokens").select(pl.col("chain_id").unique())
+    chains = sorted(scans["tokens"].select(pl.col("chain_id").unique())
                     .collect()["chain_id"].to_list())
     made = []
     for number, chain in enumerate(chains, 1):

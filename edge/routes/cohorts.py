@@ -4,6 +4,7 @@ each pair window, as of the ranking that made them."""
 
 from typing import Any
 
+import orjson
 import polars as pl
 
 from core.vocabulary import COHORTS, PAIR_WINDOWS
@@ -19,7 +20,6 @@ from publish.wallet_rankings import ranked_at
 
 cohorts_of = indexed("token_cohorts", ("chain_id", "token"))
 members_of = indexed("cohort_members", ("chain_id", "token", "cohort"))
-tokens_of = indexed("tokens", ("chain_id", "address"))
 
 
 @per_snapshot(kept=2)
@@ -51,11 +51,11 @@ async def get_cohorts(request: Request, params: Params) -> Response:
     snapshot = request.state.snapshot
     chain: ChainRef = params["chain"]
     address = params["address"]
-    token_row(snapshot, chain, address)
+    # The token's row (404 when none) says whether its supply is known.
+    token = orjson.loads(token_row(snapshot, chain, address))
     rows = {row["cohort"]: row for row in
             cohorts_of(snapshot).rows((chain.chain_id, address)).iter_rows(named=True)}
     as_of = cohorts_as_of(snapshot)
-    token = tokens_of(snapshot).row((chain.chain_id, address)) or {}
     supplied = (token.get("total_supply") or 0) > 0
     return snapshot_json(snapshot, {
         "chain": {"slug": chain.slug, "chain_id": chain.chain_id}, "token": address,
