@@ -151,9 +151,12 @@ def kill_each(up: subprocess.Popen, base: str, log: Path, within_s: float = 600)
 
 def lookups(base: str, asked: set[str]) -> list[int | str]:
     """The answers' statuses to a page of tokens and, for each token, its cohorts and its
-    early buyers as `asked` names them ("unanswered" where the edge did not answer)."""
+    early buyers as `asked` names them, and with "pairs" a page of each pair list
+    ("unanswered" where the edge did not answer)."""
     codes: list[int | str] = []
     try:
+        for path in ("/pairs", "/trending", "/pairs/new") if "pairs" in asked else ():
+            codes.append(httpx.get(base + path, params={"limit": 5}, timeout=10).status_code)
         page = httpx.get(base + "/tokens", params={"limit": 5}, timeout=10)
         codes.append(page.status_code)
         for item in page.json().get("items", []) if page.status_code == 200 else []:
@@ -181,7 +184,8 @@ def main() -> None:
     parser.add_argument("--lookups", nargs="?", const="cohorts,traders", default=None,
                         help="every minute, also ask the edge for a page of tokens and, for "
                              "each, what this comma list names: cohorts (its cohorts), "
-                             "traders (its early buyers); both when given alone")
+                             "traders (its early buyers), pairs (a page of /pairs, /trending and "
+                             "/pairs/new); cohorts and traders when given alone")
     parser.add_argument("--up-args", default="",
                         help="what `up` follows instead of the simulator, e.g. \"--rpc URL "
                              "--venues FILE --hermes URL\" or \"--chains FILE\"")

@@ -6,17 +6,20 @@ from typing import Any
 
 import polars as pl
 
-from core.caches import ByteCache, LruCache
-from edge.snapshots import snapshot_headers
+from core.caches import ByteCache
+from edge.snapshots import snapshot_headers, table
 from edge.web.http import Request, Response
 from edge.web.problems import ApiError
 from publish.cursor import Cursor, CursorError
 from publish.reader import Snapshot
 from publish.writer import page_body
 
-# Orderings and pages are immutable within a snapshot, so they are kept for the next caller.
-_orderings: LruCache[pl.DataFrame] = LruCache(256)
+# Orderings and pages are immutable within a snapshot, so they are kept for the next caller;
+# both by their bytes, since a new snapshot a minute makes new ones of every list asked for.
+_orderings: ByteCache[pl.DataFrame] = ByteCache(64 << 20)
 _rendered: ByteCache[bytes] = ByteCache(32 << 20)
+# The row numbers an order of a serving table's rows is kept as (`numbered`, `gather_rows`).
+ROW = "_row"
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,20 @@ def ordering(snapshot: Snapshot, listing: Listing) -> pl.DataFrame:
     """The listing's rows in order for `snapshot`, derived once."""
     key = (snapshot.snapshot_id, listing.name, listing.scope)
     rows = _orderings.get(key)
-    return rows if rows is not None else _orderings.put(key, listing.order(snapshot))
+    if rows is None:
+        rows = listing.order(snapshot)
+        _orderings.put(key, rows, int(rows.estimated_size()))
+    return rows
+
+
+def numbered(rows: pl.DataFrame) -> pl.DataFrame:
+    """A serving table's rows with their row numbers, for an order kept as them alone."""
+    return rows.with_row_index(ROW)
+
+
+def gather_rows(name: str) -> Callable[[Snapshot, pl.DataFrame], pl.DataFrame]:
+    """A page's rows of the snapshot's `name` table, from an order kept as row numbers."""
+    return lambda snapshot, rows: table(snapshot, name)[rows[ROW]]
 
 
 def _render(request: Request, snapshot: Snapshot, listing: Listing, offset: int,

@@ -20,7 +20,7 @@ from edge.addresses import ChainRef, chain_index, normalize, resolve_chain
 from edge.live.tail import LiveView, followed, last_rows, tail_held
 from edge.live.tokens import live_token_rows
 from edge.memo import kept_while, per_snapshot
-from edge.paging import Listing, decode, page
+from edge.paging import Listing, decode, gather_rows, page
 from edge.routes.chains import chain_states
 from edge.routes.cohorts import cohort_wallets
 from edge.routes.market.tokens import token_row
@@ -386,7 +386,7 @@ async def list_wallets(request: Request, params: Params) -> Response:
         "wallets", lambda s: wallet_order(table(s, "wallet_rankings"), query,
                                           MIN_RATED_POSITIONS).to_frame(),
         wallet_scope(query), render=lambda rows: ranking_items(rows).to_list(), backward=False,
-        gather=lambda s, rows: table(s, "wallet_rankings")[rows["_row"]], as_of=ranked_as_of)
+        gather=gather_rows("wallet_rankings"), as_of=ranked_as_of)
     return await page(request, listing, params["limit"], params["cursor"])
 
 

@@ -9,7 +9,7 @@ import polars as pl
 
 from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.live.tail import LiveView, live_pair_item, pair_row
-from edge.paging import Listing, page
+from edge.paging import ROW, Listing, gather_rows, numbered, page
 from edge.routes.chains import asked_chains, chain_states, in_scope
 from edge.snapshots import snapshot_headers, snapshot_json, table
 from edge.web.http import Request, Response
@@ -82,8 +82,8 @@ def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,
         return chain_states(snapshot)[1] if sort == "trending" else {}
 
     def order(snapshot: Snapshot) -> pl.DataFrame:
-        return pair_list(table(snapshot, "pairs"), sort, timeframe, descending,
-                         in_scope(snapshot, asked), stale_in(snapshot))
+        return pair_list(numbered(table(snapshot, "pairs")), sort, timeframe, descending,
+                         in_scope(snapshot, asked), stale_in(snapshot)).select(ROW)
 
     def envelope(snapshot: Snapshot) -> dict[str, Any]:
         stale = stale_in(snapshot)
@@ -91,7 +91,7 @@ def _pair_listing(name: str, sort: str, timeframe: str, descending: bool,
                 "excluded_chains": [stale[c] for c in in_scope(snapshot, asked) if c in stale]}
 
     return Listing(name, order, pair_scope(sort, timeframe, descending, asked),
-                   envelope=envelope)
+                   envelope=envelope, gather=gather_rows("pairs"))
 
 
 async def trending(request: Request, params: Params) -> Response:
@@ -110,8 +110,9 @@ async def list_pairs(request: Request, params: Params) -> Response:
 async def list_new_pairs(request: Request, params: Params) -> Response:
     """Pairs newest first."""
     asked = asked_chains(params)
-    listing = Listing("pairs/new", lambda s: new_pairs(table(s, "pairs"), in_scope(s, asked)),
-                      list_scope(chains=asked))
+    listing = Listing("pairs/new", lambda s: new_pairs(numbered(table(s, "pairs")),
+                                                       in_scope(s, asked)).select(ROW),
+                      list_scope(chains=asked), gather=gather_rows("pairs"))
     return await page(request, listing, params["limit"], params["cursor"])
 
 

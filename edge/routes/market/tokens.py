@@ -20,7 +20,7 @@ from edge.addresses import ChainRef, normalize, resolve_chain
 from edge.live.tail import LiveView
 from edge.live.tokens import instances_of, live_token_rows
 from edge.memo import per_snapshot
-from edge.paging import Listing, page
+from edge.paging import ROW, Listing, gather_rows, numbered, page
 from edge.routes.chains import asked_chains, in_scope
 from edge.routes.market.trades import (
     candles,
@@ -298,10 +298,12 @@ async def list_tokens(request: Request, params: Params) -> Response:
     def order(snapshot: Snapshot) -> pl.DataFrame:
         scoped = TokenQuery(**{**query.__dict__,
                                "chain_ids": in_scope(snapshot, query.chain_ids)})
-        return token_list(table(snapshot, "tokens"), scoped, as_of_seconds(snapshot))
+        return token_list(numbered(table(snapshot, "tokens")), scoped,
+                          as_of_seconds(snapshot)).select(ROW)
 
     listing = Listing("tokens", order, token_scope(query),
                       lambda rows: with_blocks(rows, market, instances),
+                      gather=gather_rows("tokens"),
                       variant=f"{market:d}{instances:d}",
                       envelope=lambda _: {"includes": {"instances": instances,
                                                        "market": market}})
