@@ -55,6 +55,11 @@ RETENTION = timedelta(minutes=10)
 CHECKED = "_checked"
 # Records `Warehouse.remember` keeps.
 KEPT = "_kept"
+# The warehouse's layout, kept as a record: 2, the legs and the ledger name their swaps by
+# event (chain, block, log) where the first named them by place among the lake's swaps. A
+# warehouse of another layout is refused, not read, and made again from the lake.
+FORMAT = 2
+FORMAT_RECORD = "format"
 # The versions a vacuum looks back over for those inside the window.
 HISTORY = 256
 # The log's commits past a checkpoint are dropped after this, so opening a table stays cheap.
@@ -78,6 +83,10 @@ def default_root() -> str:
     """$CHAINTAPE_WAREHOUSE (a directory or s3://bucket/prefix), else $CHAINTAPE_HOME/warehouse,
     else ./var/warehouse."""
     return os.environ.get("CHAINTAPE_WAREHOUSE") or str(home() / "warehouse")
+
+
+class WarehouseFormatError(RuntimeError):
+    """The warehouse was written in another layout than this code's (`FORMAT`)."""
 
 
 class Tables:
@@ -267,6 +276,7 @@ class Tables:
         """Replace a product (or its day) in one Delta commit and return the new version; a
         lazy frame streams into its file, computed and written batch by batch. A failed write
         commits nothing: readers keep the previous version."""
+        self.check_format()
         part = (f"{DAY}={day}/" if day is not None else "") + f"part-{uuid.uuid4().hex}.parquet"
         # A directory of its own: a sink that fails can still open its file after reporting the
         # failure, which then cannot land once the directory is gone. Beside the table on a
@@ -380,6 +390,27 @@ class Tables:
         their names), in place of the one before."""
         self._objects().put(f"{KEPT}/{name}.json", json.dumps(record).encode(),
                             "application/json", "no-store")
+
+    def stale_format(self) -> str | None:
+        """Why this warehouse cannot be read by this code (None when it can): its products
+        were written in another layout (`FORMAT`; a warehouse without the record, the first)."""
+        found = self.recall(FORMAT_RECORD).get("format")
+        if found is None and not self.products():
+            return None
+        if found == FORMAT:
+            return None
+        return (f"the warehouse at {self.root} was written in layout {found or 1}, and this "
+                f"code reads layout {FORMAT} (swaps named by event, not by place among the "
+                "lake's swaps): remove it and materialise again from the lake (`chaintape up` "
+                "does both)")
+
+    def check_format(self) -> None:
+        """Refuse to write into a warehouse of another layout; mark a new one with this one's."""
+        stale = self.stale_format()
+        if stale is not None:
+            raise WarehouseFormatError(stale)
+        if not self.recall(FORMAT_RECORD):
+            self.remember(FORMAT_RECORD, {"format": FORMAT})
 
     def products(self) -> list[str]:
         """The products written so far."""

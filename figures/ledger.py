@@ -11,7 +11,7 @@ import polars as pl
 from checks.schemas.wallets import LEDGER_ORDER
 from core.columns import EVENT
 from core.fingerprints import distinct, first_indices, gathered, keyed, lookup, numbered
-from core.vocabulary import SIDES
+from core.vocabulary import SIDES, SWAP_SIDES
 from figures.pair_trades import human, with_swap_strings
 
 # A holding below this share of what ever came in is dust left by float sums: the round closed.
@@ -21,14 +21,14 @@ POSITION = ("chain_id", "wallet", "token")
 
 def swap_events(legs: pl.LazyFrame, raw: pl.LazyFrame, pair_tokens: pl.LazyFrame) -> pl.LazyFrame:
     """Each swap as its maker's buy or sell of the pair's base token, with the maker of the
-    lake's swap (`raw`) and its position there (`swap`, where its hash is read when a trade is
-    shown); a swap whose quote has no USD price keeps a null notional. The pool's base is found
+    lake's swap (`raw`), found by its event (where its hash is read when a trade is shown); a
+    swap whose quote has no USD price keeps a null notional. The pool's base is found
     by fingerprint, so the legs keep their order and no address is joined on."""
     pools = pair_tokens.select("base", key=keyed("chain_id", "pair")).collect()
     pool = lookup(keyed("chain_id", "pair"), distinct(pools["key"], "pair_tokens"))
     kept = legs.with_columns(token=gathered(pools["base"], pool)).drop_nulls("token").collect()
     return (with_swap_strings(kept, raw, ("maker",)).lazy()
-            .select("chain_id", "block_number", "log_index", "ts", "swap", "pair", "token",
+            .select("chain_id", "block_number", "log_index", "ts", "pair", "token",
                     wallet="maker", side="side", qty="base_amount",
                     price_usd=pl.when(pl.col("volume_usd").is_not_null()).then("price_usd"),
                     notional_usd="volume_usd", fee_usd="fee_usd", gas_used="gas_used"))
@@ -406,9 +406,9 @@ def _books(events, books, state):
 
 
 def with_swap_hashes(ledger: pl.DataFrame, swaps: pl.LazyFrame) -> pl.DataFrame:
-    """The ledger's rows with every hash: a movement's its own, a swap's read from the lake at
-    its position (refused when the lake changed since the ledger was made)."""
-    traded = ledger.filter(pl.col("swap").is_not_null())
-    hashes = with_swap_strings(traded.select(*EVENT, "swap"), swaps, ("tx_hash",))["tx_hash"]
-    return pl.concat([traded.with_columns(tx_hash=hashes),
-                      ledger.filter(pl.col("swap").is_null())])
+    """The ledger's rows with every hash: a movement's its own, a swap's read from the lake by
+    its event (refused when the lake no longer holds it)."""
+    swapped = pl.col("side").is_in(SWAP_SIDES)
+    traded = ledger.filter(swapped)
+    hashes = with_swap_strings(traded.select(*EVENT), swaps, ("tx_hash",))["tx_hash"]
+    return pl.concat([traded.with_columns(tx_hash=hashes), ledger.filter(~swapped)])

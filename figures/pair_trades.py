@@ -20,11 +20,9 @@ TRADE_COLUMNS = ("chain_id", "pair", "block_number", "log_index", "ts", "at_ms",
                  "from_address", "to_address", "tx_type", "gas_used", "fee_usd", "amount0",
                  "amount1", "price0", "price1", "price_usd0", "price_usd1", "price_usd",
                  "volume_usd")
-LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "swap", "pair",
+LEG_COLUMNS = ("chain_id", "block_number", "log_index", "block_time", "ts", "pair",
                "maker_key", "side", "base_is_token0", "base_amount", "quote_amount", "quote_usd",
                "volume_usd", "gas_used", "fee_usd", "price_usd")
-# Legs in at most this many stretches of consecutive swaps read only those from the lake.
-MAX_RUNS = 256
 # A price's position in FeedPrices: its feed's index in this many seconds plus its second.
 _FEED_SPAN = 2**33
 
@@ -92,29 +90,22 @@ def _latest(positions, feed, ts, span):
 
 def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
                       columns: tuple[str, ...]) -> pl.DataFrame:
-    """The legs with these columns of their raw swaps (hash, maker, sender, recipient), read
-    from the lake at each leg's position there (`swap`); legs made from another state of the
-    lake are refused, not matched to the wrong swaps."""
-    stale = ValueError("swap_legs were made from an earlier state of the lake's swaps: "
-                       "materialise swap_legs again")
-    runs = (legs.select(at="swap")
-            .with_columns(run=(pl.col("at").diff() != 1).fill_null(True).cum_sum())
-            .group_by("run", maintain_order=True).agg(start=pl.col("at").first(), rows=pl.len()))
-    if runs.height <= MAX_RUNS:
-        # Stretches of consecutive swaps (a chain's days, the usual case): only they are read.
-        picked = pl.concat(pl.collect_all(
-            [swaps.slice(start, rows).select(*EVENT, *columns)
-             for start, rows in runs.select("start", "rows").iter_rows()])
-            or [pl.DataFrame(schema=swaps.select(*EVENT, *columns).collect_schema())])
-    else:
-        raw = swaps.select(*EVENT, *columns).collect()
-        last: int | None = legs.select(pl.col("swap").max()).item()
-        if last is not None and last >= raw.height:
-            raise stale
-        picked = raw.select(pl.all().gather(legs["swap"]))
-    if not picked.select(EVENT).equals(legs.select(EVENT)):
-        raise stale
-    return legs.with_columns(picked.select(columns))
+    """The legs with these columns of their raw swaps (hash, maker, sender, recipient), found
+    in the lake by each leg's event (chain, block, log), which no later write moves: only the
+    blocks the legs span of their chains are read. A leg whose swap the lake does not hold is
+    refused, not left without its strings."""
+    spans = legs.group_by("chain_id").agg(low=pl.col("block_number").min(),
+                                          high=pl.col("block_number").max())
+    within = pl.any_horizontal(pl.lit(False), *(
+        (pl.col("chain_id") == chain) & pl.col("block_number").is_between(low, high)
+        for chain, low, high in spans.iter_rows()))
+    found = (swaps.filter(within).select(*EVENT, *columns)
+             .with_columns(_found=pl.lit(True)).collect())
+    joined = legs.join(found, on=EVENT, how="left", maintain_order="left")
+    if joined.height != legs.height or joined["_found"].null_count():
+        raise ValueError("swap_legs name swaps the lake does not hold (a lake written again "
+                         "since): materialise swap_legs again")
+    return joined.drop("_found")
 
 
 def _by_position(base: str, quote: str) -> dict[str, pl.Expr]:
@@ -264,9 +255,9 @@ def swap_fingerprints() -> dict[str, pl.Expr]:
 
 
 def leg_reads() -> dict[str, pl.Expr]:
-    """What the legs read of each raw swap, by name: its position in the lake (`swap`), its
-    event, pair and amounts, and its `swap_fingerprints`."""
-    return {c: pl.col(c) for c in ("chain_id", "block_number", "log_index", "block_time", "swap",
+    """What the legs read of each raw swap, by name: its event, time, pair and amounts, and its
+    `swap_fingerprints`."""
+    return {c: pl.col(c) for c in ("chain_id", "block_number", "log_index", "block_time",
                                    "pair", "gas_used", *RAW_SWAPPED, "tx_fee_raw")} | (
         swap_fingerprints())
 
@@ -288,7 +279,7 @@ class LegPricing:
         return cls(pools, natives, _Pools.of(pools, natives, prices))
 
     def legs(self, read: pl.LazyFrame) -> pl.LazyFrame:
-        """Every swap of `read` (the lake's swaps with row numbers and `leg_reads` taken) from
+        """Every swap of `read` (the lake's swaps with `leg_reads` taken) from
         its base token's side, in the order read: buy or sell, amounts, the quote's USD price,
         USD value and price, and the fee in USD.
 
@@ -296,10 +287,9 @@ class LegPricing:
         position in the feeds' price series: no address string is joined on and no row is
         moved, and the legs stream batch by batch, each priced in one pass over the raw
         amounts as the lake holds them. The maker is kept as its fingerprint (`maker_key`),
-        which is all that counting and comparing wallets needs, and the swap's position in the
-        lake (`swap`) instead of its hash and addresses: the few readers that show those take
-        them from the lake (`with_swap_strings`), so they are not written here a second
-        time."""
+        which is all that counting and comparing wallets needs, and no hash or address: the few
+        readers that show those take them from the lake by the swap's event
+        (`with_swap_strings`), so they are not written here a second time."""
         read = (read.select(*leg_reads(), ts=pl.col("block_time").dt.epoch("s"),
                             pool=lookup(pl.col("key"), self.pools["key"]))
                 .filter(pl.col("pool").is_not_null())
@@ -316,7 +306,7 @@ def assemble_legs(frames: dict[str, pl.LazyFrame],
     """`LegPricing.legs` of `read`, else of every swap of the lake, in the lake's order (by
     chain, then block and log)."""
     if read is None:
-        read = frames["swaps"].with_row_index("swap").select(**leg_reads())
+        read = frames["swaps"].select(**leg_reads())
     return LegPricing.of(frames).legs(read)
 
 

@@ -141,10 +141,8 @@ def live_tail(lake: LakeReader, warehouse: Tables, basis: Basis, seq: int, picke
               "chains": lake.scan("chains"), "tokens": lake.scan("tokens"),
               "liquidity_events": rows["liquidity_events"].lazy()}
     # A swap's legs are its own (priced at its time, by its pool): the new swaps' are made and
-    # put after those read earlier, each pointing at its place among all the swaps.
-    before = 0 if earlier is None else earlier.rows["swaps"].height
-    made = assemble_legs(frames, read["swaps"].lazy().with_row_index("swap", before)
-                         .select(**leg_reads())).collect()
+    # put after those read earlier.
+    made = assemble_legs(frames, read["swaps"].lazy().select(**leg_reads())).collect()
     legs = made if earlier is None else pl.concat([earlier.legs, made])
     swaps = rows["swaps"].lazy()
     trades = trade_rows(legs, swaps, assemble_liquidity_trades(frames), as_of)

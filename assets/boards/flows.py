@@ -41,11 +41,11 @@ def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.D
     longest = max(starts for _, starts in BOARD_PERIODS.values())
     seconds_ago = age(as_of)
     swaps = (legs.filter(seconds_ago.is_between(0, longest, closed="left"))
-             .select(*EVENT, "swap", "pair", maker="maker_key", buy=pl.col("side") == "buy",
+             .select(*EVENT, "pair", maker="maker_key", buy=pl.col("side") == "buy",
                      period=period_of(seconds_ago),
                      usd=pl.col("volume_usd").fill_null(0.0))
              .drop_nulls("period").collect())
-    swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index", "swap")
+    swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index")
     usd, wash = pl.col("usd"), pl.col("wash")
     return (swaps.lazy().with_columns(round_trips(swaps, "period"))
             .group_by(*POOL, "sender", "period")

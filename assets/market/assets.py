@@ -183,9 +183,9 @@ LEGS, PAIR_DAYS, CHANGES, RESERVES = (product_key(name) for name in (
     specs=[
         dg.AssetSpec(LEGS, group_name=GROUP, deps=keys(*LEG_INPUTS), description=(
             "Every swap from its base token's side: buy or sell, amounts, the quote's USD "
-            "price, USD value and price, and the fee in USD; a file per lake day, each day's "
-            "swaps numbered from where the earlier days' end (`swap`, their place in the "
-            "lake).")),
+            "price, USD value and price, and the fee in USD; a file per lake day. A leg keeps "
+            "its swap's event (chain, block, log), which finds its hash and addresses in the "
+            "lake.")),
         dg.AssetSpec(PAIR_DAYS, group_name=GROUP, deps=keys(*LEG_INPUTS), description=(
             "Each pair's first swap of each lake day, and its last priced swap (side, USD "
             "price, time): what the pair rows' prices take of the days before their windows, "
@@ -217,13 +217,10 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
                if CHANGES in asked else None)
     reads = (leg_reads() if pricing is not None else {}) | (
         holder_reads() if holders is not None else {})
-    lake = warehouse.lake()
-    starts = lake.offsets("swaps")
 
     def made(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
         swaps = warehouse.scan_day("swaps", day)
-        read = (swaps.with_row_index("swap", offset=starts.get(day, 0)).select(**reads).collect()
-                if reads else None)
+        read = swaps.select(**reads).collect() if reads else None
         frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
         if pricing is not None and read is not None:
             legs = pricing.legs(read.lazy())

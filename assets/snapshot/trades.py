@@ -93,7 +93,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
 
     def read_names(day: int) -> dict[int, str]:
         """Each span of a day named by its rows."""
-        of = [span_names(day_legs(day).drop("swap").collect(), span),
+        of = [span_names(day_legs(day).collect(), span),
               span_names(events.get(day, quiet), span), span_names(day_swaps.rows(day), span)]
         return {label: fingerprint_of(*(names.get(label, "") for names in of))
                 for label in spans_in_day(day, cut_s, closing_hour=True)}

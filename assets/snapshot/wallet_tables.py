@@ -201,18 +201,18 @@ def wallet_buckets(ledger: StoredLedger, as_of_s: int) -> SpannedTable:
                         ("chain_id", "wallet", "resolution", "bucket"), inputs)
 
 
-# The ledger's columns a wallet trade is made from (`swap`: where its hash is read).
-TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", "swap",
-                "tx_hash", "token", "pair", "side", "qty", "price_usd", "notional_usd",
-                "fee_usd", "fee_is_estimated")
+# The ledger's columns a wallet trade is made from (a swap's hash is read from the lake by its
+# event).
+TRADE_INPUTS = ("chain_id", "wallet", "block_number", "log_index", "seq", "ts", "tx_hash",
+                "token", "pair", "side", "qty", "price_usd", "notional_usd", "fee_usd",
+                "fee_is_estimated")
 
 
 # What names a span of the ledger: the columns the trades and the positions' books (chain,
 # wallet, token, time, side, quantity, notional and mark) are made from; the rest, the books'
-# running figures, follow from these. Not `swap`: a swap's place among the lake's swaps moves
-# as a live day's swaps arrive, and what the trades take from there is named by the lake's
-# swaps (`hashed_from`).
-LEDGER_NAMED = (*(c for c in TRADE_INPUTS if c != "swap"), "mark_usd")
+# running figures, follow from these. What the trades take from the lake (a swap's hash) is
+# named by the lake's swaps (`hashed_from`).
+LEDGER_NAMED = (*TRADE_INPUTS, "mark_usd")
 
 
 def ledger_spans(ledger: StoredLedger) -> dict[int, str]:

@@ -403,10 +403,9 @@ class PairTrade(Product):
 
 
 class SwapLeg(PairTrade):
-    """A swap from its base token's side: a buy or a sell, and it carries gas; `swap` is its
-    position in the lake's swaps, where its hash, maker, sender and recipient are read."""
+    """A swap from its base token's side: a buy or a sell, and it carries gas; its event
+    (chain, block, log) finds its hash, maker, sender and recipient in the lake's swaps."""
 
-    swap: int = pa.Field(ge=0)
     maker_key: pl.Int64
     side: str = pa.Field(isin=["buy", "sell"])
     gas_used: int = pa.Field(gt=0)

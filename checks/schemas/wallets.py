@@ -84,11 +84,9 @@ class LedgerRow(Product):
 
     @classmethod
     def each_event_names_its_transaction(cls, data) -> pl.LazyFrame:
-        """A swap keeps its position in the lake (where its hash is read); a movement its
-        hash."""
+        """A movement keeps its hash (a swap's is read from the lake by its event)."""
         swapped = pl.col("side").is_in(["buy", "sell"])
-        return data.lazyframe.select(pl.when(swapped).then(pl.col("swap").is_not_null())
-                                     .otherwise(pl.col("tx_hash").is_not_null()))
+        return data.lazyframe.select(swapped | pl.col("tx_hash").is_not_null())
 
     @pa.dataframe_check
 

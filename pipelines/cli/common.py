@@ -63,8 +63,13 @@ def materialize_assets(selection: str | None) -> bool:
 
     from assets.days import run_tags
     from pipelines.definitions import defs
+    from pipelines.resources import resources
     from sources.lake import LakeReader
 
+    stale = resources()["warehouse"].stale_format()
+    if stale is not None:
+        say(stale)
+        return False
     instance = dg.DagsterInstance.get()
     say(f"materialising {selection or 'every asset'} (Dagster home {os.environ['DAGSTER_HOME']})")
     lake = LakeReader()

@@ -1,6 +1,7 @@
 """`up`: the whole stack on one machine, simulated or following real chains."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +50,7 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
         raise click.UsageError("--hermes goes with --rpc and --venues")
     if chains_file is not None and rpc_url is not None:
         raise click.UsageError("--chains names each chain's node and venues: no --rpc beside it")
+    remove_unreadable_warehouse()
     if chains_file is not None:
         _follow_up(lake, chain_followers(chains_file, True, []))
         return
@@ -87,6 +89,21 @@ def up(ctx: click.Context, fresh: bool, swaps: int, days: int, is_live: bool,
                                        "Ctrl-C stops everything")
     finally:
         supervisor.stop()
+
+
+def remove_unreadable_warehouse() -> None:
+    """A warehouse written in another layout than this code reads is removed here, to be made
+    again from the lake by the first materialisation; one on S3 is left to its owner."""
+    from pipelines.resources import resources
+
+    warehouse = resources()["warehouse"]
+    stale = warehouse.stale_format()
+    if stale is None:
+        return
+    if warehouse.remote:
+        raise click.ClickException(stale)
+    say(f"{stale}: removing it, to be made again")
+    shutil.rmtree(warehouse.root)
 
 
 def _follow_up(lake, followers: list[tuple[str, list[str]]]) -> None:

@@ -158,15 +158,6 @@ class LakeReader:
             at = None if mark is None else mark.watermark
         return [] if at is None else [f"{at:%Y-%m-%d}"]
 
-    def offsets(self, table: str) -> dict[str, int]:
-        """Where each date's rows start in the table as `scan` reads it (dates first): the
-        number of rows of the earlier dates, from the Delta log's statistics."""
-        actions = self._dated(table)[1]
-        counts = (actions.group_by("partition.date").agg(pl.col("num_records").sum())
-                  .sort("partition.date"))
-        starts = counts["num_records"].cum_sum() - counts["num_records"]
-        return dict(zip(counts["partition.date"].to_list(), starts.to_list(), strict=True))
-
     def changed_days(self, table: str, since: int | None) -> list[str]:
         """The dates whose partitions gained or lost files after version `since` (every date
         when `since` is None, or when that version can no longer be read), in order."""
@@ -354,8 +345,8 @@ class LakeReader:
         """Files of add actions in read order, and their bytes."""
         if actions.is_empty():
             return [], 0
-        # Date first: a day's rows keep their place in the table however much later days grow,
-        # so what is derived a day at a time can point into it (see `offsets`).
+        # Date first: a day's rows come together, in the same order however much later days
+        # grow.
         parts = sorted((f"partition.{c}" for c in spec.partition_columns()),
                        key=lambda c: c != "partition.date")
         # A partition's files are appended in time order and do not overlap (a chain's events

@@ -38,7 +38,7 @@ def legs() -> pl.LazyFrame:
     pool, age, maker, side, _, usd = zip(*SWAPS, strict=True)
     n = len(SWAPS)
     return pl.LazyFrame({"chain_id": [1] * n, "block_number": range(n), "log_index": [0] * n,
-                         "swap": pl.Series(range(n), dtype=pl.UInt32), "pair": pool,
+                         "pair": pool,
                          "block_time": [AS_OF - timedelta(seconds=a) for a in age],
                          "side": side,
                          "maker_key": pl.Series([int(m[1:]) for m in maker], dtype=pl.UInt64),

@@ -27,7 +27,7 @@ def ledger(rows: list[tuple[str, str, int, str, float, float]]) -> pl.DataFrame:
     events = pl.DataFrame(
         [{"chain_id": 1, "wallet": w, "token": t, "side": side, "qty": q, "notional_usd": n,
           "mark_usd": None, "block_number": i + 1, "log_index": 0, "seq": 0, "ts": ts,
-          "price_usd": n / q, "fee_usd": None, "fee_is_estimated": False, "swap": i,
+          "price_usd": n / q, "fee_usd": None, "fee_is_estimated": False,
           "tx_hash": None, "pair": f"pool-{t}"}
          for i, (w, t, ts, side, q, n) in enumerate(rows)],
         schema_overrides={"mark_usd": pl.Float64, "fee_usd": pl.Float64, "tx_hash": pl.String})
@@ -140,13 +140,10 @@ def test_the_days_turn_writes_yesterdays_layer_and_keeps_the_days_before(tmp_pat
                     [("v", "u", 0.0, pytest.approx(0.0), pytest.approx(2.0))]]
 
 
-def test_a_swaps_place_among_the_lakes_swaps_leaves_the_live_days_spans_named_as_before() -> None:
+def test_a_quantity_renames_its_span_and_only_its_span() -> None:
     stored = ledger(BOOK)
     hour = 2 * DAY + 2 * HOUR
     names = ledger_spans(stored_ledger(stored, AS_OF))
-    # Swaps arriving on another chain move this one's places among the lake's swaps.
-    moved = ledger_spans(stored_ledger(stored.with_columns(swap=pl.col("swap") + 7), AS_OF))
-    assert {names[2 * DAY], names[hour]} == {moved[2 * DAY], moved[hour]}
     # A quantity is what the books are made of: it renames its span, and only its span.
     changed = ledger_spans(stored_ledger(stored.with_columns(
         qty=pl.when(pl.col("ts") >= hour).then(pl.col("qty") * 2).otherwise("qty")), AS_OF))

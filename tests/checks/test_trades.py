@@ -13,7 +13,7 @@ def legs(keys: list[tuple[int, int, int]]) -> pl.DataFrame:
     return pl.DataFrame({
         "chain_id": chain, "pair": ["P"] * n, "block_number": block, "log_index": log,
         "ts": [1] * n, "maker_key": pl.Series([9] * n, dtype=pl.UInt64), "base_amount": [1.0] * n,
-        "quote_amount": [2.0] * n, "fee_usd": [0.1] * n, "swap": range(n),
+        "quote_amount": [2.0] * n, "fee_usd": [0.1] * n,
         "side": ["buy"] * n, "gas_used": [21_000] * n})
 
 

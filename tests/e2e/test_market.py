@@ -14,6 +14,7 @@ import pytest
 from assets.market.assets import LEGS, market_days
 from assets.market.reserves import reserves_at
 from assets.warehouse import Warehouse
+from core.columns import EVENT
 from figures.pair_trades import LegPricing
 from sources.lake import LakeWriter
 
@@ -228,9 +229,9 @@ def test_a_day_of_legs_made_alone_equals_that_day_made_with_the_rest(home, lake,
     # Made again: a new file committed in place of the day's, the other days' files as they were.
     assert warehouse.files("swap_legs")[day] != made.files("swap_legs")[day]
     assert alone.equals(made.product_days("swap_legs", [day]).collect())
-    # A day's swaps are numbered on from the earlier days' swaps, whatever the chain.
-    earlier = lake.read("swaps").filter(pl.col("block_time").dt.date().cast(pl.String) < day)
-    assert alone["swap"].min() == earlier.height
+    # A leg names its swap by event: each is one of that day's swaps in the lake, once.
+    on_day = lake.read("swaps").filter(pl.col("block_time").dt.date().cast(pl.String) == day)
+    assert alone.select(EVENT).join(on_day, on=list(EVENT)).height == alone.height
 
 
 def test_a_day_of_legs_is_checked_on_its_own_partition(home, tmp_path, monkeypatch):

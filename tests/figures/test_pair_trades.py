@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from core.columns import RAW
+from core.columns import EVENT, RAW
 from figures.pair_trades import LEG_COLUMNS, FeedPrices, assemble_legs, trade_rows, with_swap_strings
 
 
@@ -39,12 +39,12 @@ def at(seconds: float) -> datetime:
 def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
     # Pool P's base is token1: a buy of 5 base for 10 quote at 2 USD a quote unit (4 USD a base
     # unit); an add of liquidity one block earlier.
-    # The buy is the lake's second swap (position 1); the first is another pool's. A sell and
+    # The lake's first swap is another pool's. A sell and
     # a remove 0.4 s past the watermark (second 30) are not served yet.
     legs = pl.DataFrame({
         "chain_id": [1, 1], "pair": ["P", "P"], "block_number": [2, 3], "log_index": [0, 0],
         "block_time": [at(20), at(30.4)], "ts": [20, 30],
-        "swap": pl.Series([1, 2], dtype=pl.UInt32), "base_is_token0": [False, False],
+        "base_is_token0": [False, False],
         "base_amount": [5.0, 1.0], "quote_amount": [10.0, 2.0], "quote_usd": [2.0, 2.0],
         "gas_used": [21_000, 21_000], "fee_usd": [0.5, 0.5], "price_usd": [4.0, 4.0],
         "volume_usd": [20.0, 4.0], "maker_key": pl.Series([7, 7], dtype=pl.UInt64),
@@ -71,29 +71,21 @@ def test_trade_rows_give_both_tokens_amounts_and_prices_in_pair_order() -> None:
     assert (add["amount0"], add["amount1"], add["gas_used"]) == (4.0, 1.0, None)
 
 
-@pytest.mark.parametrize("max_runs", [256, 1], ids=["read_by_stretch", "gathered_from_all"])
-def test_legs_take_their_swaps_strings_by_position_and_refuse_another_lake(
-        max_runs, monkeypatch) -> None:
-    # Legs in more stretches of consecutive swaps than this are gathered from the whole lake.
-    monkeypatch.setattr("figures.pair_trades.MAX_RUNS", max_runs)
+def test_legs_take_their_swaps_strings_by_event_wherever_the_lake_put_them() -> None:
     swaps = pl.LazyFrame({"chain_id": [1, 1, 2], "block_number": [5, 6, 5],
                           "log_index": [0, 1, 0], "tx_hash": ["a", "b", "c"]})
-    legs = pl.DataFrame({"chain_id": [2, 1], "block_number": [5, 5], "log_index": [0, 0],
-                         "swap": pl.Series([2, 0], dtype=pl.UInt32)})
+    legs = pl.DataFrame({"chain_id": [2, 1], "block_number": [5, 5], "log_index": [0, 0]})
     assert with_swap_strings(legs, swaps, ("tx_hash",))["tx_hash"].to_list() == ["c", "a"]
-    stretch = pl.DataFrame({"chain_id": [1, 2], "block_number": [6, 5], "log_index": [1, 0],
-                            "swap": pl.Series([1, 2], dtype=pl.UInt32)})
-    assert with_swap_strings(stretch, swaps, ("tx_hash",))["tx_hash"].to_list() == ["b", "c"]
-    # A swap inserted at the front of the lake since: every position now points one row early.
-    moved = pl.concat([pl.LazyFrame({"chain_id": [1], "block_number": [4], "log_index": [0],
-                                     "tx_hash": ["z"]}), swaps])
-    for positions in (legs, stretch):
-        with pytest.raises(ValueError, match="materialise swap_legs again"):
-            with_swap_strings(positions, moved, ("tx_hash",))
-    # A lake with fewer swaps than a leg's position.
-    for positions in (legs, stretch):
-        with pytest.raises(ValueError, match="materialise swap_legs again"):
-            with_swap_strings(positions, swaps.head(2), ("tx_hash",))
+    # Swaps written since before these, on both chains, and a log of the same block: the legs
+    # still find theirs.
+    grown = pl.concat([pl.LazyFrame({"chain_id": [1, 2, 2], "block_number": [4, 5, 1],
+                                     "log_index": [0, 3, 0], "tx_hash": ["z", "y", "x"]}),
+                       swaps])
+    assert with_swap_strings(legs, grown, ("tx_hash",))["tx_hash"].to_list() == ["c", "a"]
+    # A lake written again without one of them is refused.
+    with pytest.raises(ValueError, match="materialise swap_legs again"):
+        with_swap_strings(legs, swaps.filter(pl.col("chain_id") == 1), ("tx_hash",))
+    assert with_swap_strings(legs.head(0), swaps, ("tx_hash",)).columns == [*EVENT, "tx_hash"]
 
 
 def _lake_swaps(rows: list[tuple]) -> pl.LazyFrame:
@@ -134,15 +126,18 @@ def test_legs_are_priced_from_the_raw_amounts_and_the_feeds_at_their_second() ->
     p, q, r = legs.iter_rows(named=True)
     # P: 10 quote paid in, 5 base out to the maker: a buy worth 10 USD, 2 USD a base unit; its
     # fee is 0.002 native at 3,000 USD.
-    assert (p["swap"], p["side"], p["base_amount"], p["quote_amount"]) == (0, "buy", 5.0, 10.0)
+    assert (p["chain_id"], p["block_number"], p["side"], p["base_amount"],
+            p["quote_amount"]) == (1, 10, "buy", 5.0, 10.0)
     assert (p["quote_usd"], p["volume_usd"], p["price_usd"]) == (1.0, 10.0, 2.0)
     assert p["fee_usd"] == pytest.approx(6.0)
     assert p["ts"] == 100 and p["block_time"] == datetime.fromtimestamp(100, UTC)
     # Q: 300 base (past 2^64 raw) sold for 1 quote before its feed's first price: no USD, and
     # no fee without a receipt.
-    assert (q["swap"], q["side"], q["base_amount"], q["quote_amount"]) == (1, "sell", 300.0, 1.0)
+    assert (q["chain_id"], q["block_number"], q["side"], q["base_amount"],
+            q["quote_amount"]) == (1, 11, "sell", 300.0, 1.0)
     assert (q["quote_usd"], q["volume_usd"], q["price_usd"], q["fee_usd"]) == (None,) * 4
     # R: 2 base out for 4 quote in, a buy; no quote feed and no priced native token.
-    assert (r["swap"], r["side"], r["base_amount"], r["quote_amount"]) == (3, "buy", 2.0, 4.0)
+    assert (r["chain_id"], r["block_number"], r["side"], r["base_amount"],
+            r["quote_amount"]) == (2, 10, "buy", 2.0, 4.0)
     assert (r["quote_usd"], r["volume_usd"], r["price_usd"], r["fee_usd"]) == (None,) * 4
     assert (r["base_is_token0"], p["base_is_token0"]) == (True, False)

@@ -59,7 +59,6 @@ def test_a_day_keeps_its_place_in_the_table_however_later_days_grow(tmp_path):
     # Dates first: every chain's 18th before any chain's 19th, a chain's rows in block order.
     order = lake.read("swaps").select("chain_id", "block_number").rows()
     assert order == [(1, 10), (2, 50), (2, 51), (2, 52), (1, 11), (1, 12)]
-    assert lake.offsets("swaps") == {"2026-11-18": 0, "2026-11-19": 4}
     assert lake.scan("swaps", "2026-11-19").select("block_number").collect()[
         "block_number"].to_list() == [11, 12]
     version = lake.version("swaps")
@@ -67,7 +66,6 @@ def test_a_day_keeps_its_place_in_the_table_however_later_days_grow(tmp_path):
     lake.append("swaps", later(swaps(), 10, 3 * 3600))
     assert lake.changed_days("swaps", version) == ["2026-11-19"]
     assert lake.changed_days("swaps", None) == ["2026-11-18", "2026-11-19"]
-    assert lake.offsets("swaps") == {"2026-11-18": 0, "2026-11-19": 4}
     assert lake.scan("swaps", "2026-11-19").select(pl.len()).collect().item() == 5
 
 
