@@ -10,6 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import dagster as dg
+import numpy as np
 import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
@@ -26,6 +27,7 @@ from assets.wallets.windows import assemble_windows
 from assets.warehouse import Warehouse, materialized
 from checks.outcome import combined
 from checks.products import piece_outcome, rules_of
+from core.fingerprints import keyed
 from figures.ledger import slots
 
 T = TypeVar("T")
@@ -36,6 +38,10 @@ LOOKUPS = (("tokens", "token_rows", ("wallet_positions", "wallet_windows")),
            ("pools", "pair_tokens", ("wallet_traits",)))
 # A fold mostly keeps one core busy: two run at once, beside the ledger's next chain.
 FOLDING_THREADS = 2
+# A chain of more ledger rows than this is folded in pieces of its wallets, each about this
+# size, so a run holds a piece's folds whatever a chain trades; the traits, which follow each
+# pool's swaps across wallets, are folded from the whole chain's few columns they read.
+PIECE_ROWS = 1_000_000
 
 
 class BooksRun:
@@ -90,14 +96,8 @@ class BooksRun:
         refused."""
         failure: BaseException | None = None
         try:
-            stored = self.warehouse.scan("wallet_ledger").select(self.columns())
-            chains = stored.select(pl.col("chain_id").unique().sort()).collect().to_series()
-            for ledger in ahead(stored.filter(pl.col("chain_id") == chain).collect()
-                                for chain in chains):
-                self._start_folds(ledger, Accounts.of(ledger, slots(ledger)[0]))
-            if chains.is_empty():
-                ledger = stored.collect()
-                self._start_folds(ledger, Accounts.of(ledger, slots(ledger)[0]))
+            for ledger, folds in ahead(self._pieces()):
+                self._start_folds(ledger, folds)
         except BaseException as error:
             failure = error
             raise
@@ -105,10 +105,34 @@ class BooksRun:
             for waiting in self.pieces.values():
                 waiting.put(failure)
 
-    def columns(self) -> list[str]:
-        """The ledger's columns the asked folds read."""
-        traits = TRAIT_INPUTS if "wallet_traits" in self.made else ()
-        return list(dict.fromkeys((*BOOK_INPUTS, *traits)))
+    def _pieces(self) -> Iterator[tuple[pl.DataFrame, set[str]]]:
+        """The stored ledger in pieces, each with the folds made of it: a chain at a time (the
+        empty ledger when there is none), or a chain of more than PIECE_ROWS rows as its
+        traits' columns, then its wallets in pieces of about PIECE_ROWS rows for the rest."""
+        stored = self.warehouse.scan("wallet_ledger")
+        folds = set(self.folds)
+        books = folds - {"wallet_traits"}
+        sizes = stored.group_by("chain_id").agg(rows=pl.len()).sort("chain_id").collect()
+        if sizes.is_empty():
+            yield stored.select(self.columns(folds)).collect(), folds
+        for chain, rows in sizes.iter_rows():
+            of_chain = stored.filter(pl.col("chain_id") == chain)
+            pieces = -(-rows // PIECE_ROWS)
+            if pieces == 1 or not books:
+                yield of_chain.select(self.columns(folds)).collect(), folds
+                continue
+            if "wallet_traits" in folds:
+                yield of_chain.select(TRAIT_INPUTS).collect(), {"wallet_traits"}
+            for piece in range(pieces):
+                yield (of_chain.filter(keyed("chain_id", "wallet") % pieces == piece)
+                       .select(self.columns(books)).collect(), books)
+
+    @staticmethod
+    def columns(folds: Set[str]) -> list[str]:
+        """The ledger's columns these folds read."""
+        books = BOOK_INPUTS if folds - {"wallet_traits"} else ()
+        traits = TRAIT_INPUTS if "wallet_traits" in folds else ()
+        return list(dict.fromkeys((*books, *traits)))
 
     def results(self, products: list[dg.MaterializeResult]
                 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
@@ -137,12 +161,16 @@ class BooksRun:
             yield frame
             del frame
 
-    def _start_folds(self, ledger: pl.DataFrame, accounts: Accounts) -> None:
-        """One piece of the ledger's folds started, each handed to its product's writer."""
-        futures = folds_of(self.folding, self.made.keys(), ledger, accounts, self.clock,
+    def _start_folds(self, ledger: pl.DataFrame, folds: set[str]) -> None:
+        """The folds of one piece of the ledger started, each handed to its product's
+        writer."""
+        slot = slots(ledger)[0]
+        accounts = Accounts.of(ledger, slot) if folds - {"wallet_traits"} else None
+        futures = folds_of(self.folding, folds, ledger, slot, accounts, self.clock,
                            self.tables)
         for name in self.folds:
-            self.pieces[name].put(futures[name])
+            if name in folds:
+                self.pieces[name].put(futures[name])
 
 
 def ahead(items: Iterator[T]) -> Generator[T, None, None]:
@@ -174,10 +202,11 @@ def _drained(pieces: "queue.SimpleQueue[Any]") -> Iterator[pl.DataFrame]:
 
 
 def folds_of(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
-             accounts: Accounts, clock: Callable[[], dict[str, Any]],
+             slot: np.ndarray, accounts: Accounts | None, clock: Callable[[], dict[str, Any]],
              tables: dict[str, pl.DataFrame | None]) -> dict[str, Future[Any] | None]:
-    """The folds asked for of one piece of the ledger, started on the folding threads; folds
-    others need are started when they are not asked for."""
+    """The folds asked for of one piece of the ledger (each row's position number `slot`;
+    the books' arrays `accounts` unless only the traits are asked for), started on the folding
+    threads; folds others need are started when they are not asked for."""
 
     def needed(fold: Callable[[], Any], *by: str) -> Future[Any] | None:
         """`fold` started when a product in `by` is asked for."""
@@ -192,17 +221,21 @@ def folds_of(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
         assert found is not None  # read whenever a fold that looks it up is asked for
         return found
 
+    def books() -> Accounts:
+        assert accounts is not None  # made whenever a fold of the books is asked for
+        return accounts
+
     # Every fold waits only on folds started before it, so two threads never both wait. The
     # longest chain (positions, then the window records) starts first.
-    positions = needed(lambda: assemble_positions(ledger, table("tokens"), accounts),
+    positions = needed(lambda: assemble_positions(ledger, table("tokens"), books()),
                        "wallet_positions", "wallet_windows")
-    rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], accounts),
+    rounds = needed(lambda: assemble_rounds(ledger, clock()["as_of_s"], books()),
                     "wallet_rounds")
-    owners = needed(lambda: Owners.of(ledger, accounts.slot), "wallet_traits", "wallet_windows")
+    owners = needed(lambda: Owners.of(ledger, slot), "wallet_traits", "wallet_windows")
     windows = needed(lambda: assemble_windows(
-        ledger, clock()["as_of_s"], result(positions), accounts, result(owners)),
+        ledger, clock()["as_of_s"], result(positions), books(), result(owners)),
         "wallet_windows")
-    traits = needed(lambda: wallet_traits(ledger, table("pools"), accounts.slot,
-                                          result(owners)), "wallet_traits")
+    traits = needed(lambda: wallet_traits(ledger, table("pools"), slot, result(owners)),
+                    "wallet_traits")
     return {"wallet_positions": positions, "wallet_rounds": rounds, "wallet_traits": traits,
             "wallet_windows": windows}

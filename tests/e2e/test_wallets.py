@@ -240,6 +240,35 @@ def test_each_book_made_alone_equals_the_one_made_with_the_others(home, tmp_path
     assert alone.equals(made.scan(name).collect())
 
 
+def test_books_folded_in_pieces_of_a_chains_wallets_equal_those_of_whole_chains(
+        home, tmp_path, monkeypatch):
+    # The run folded each chain whole. With pieces of a third of the smallest chain's rows,
+    # every chain is folded in three or more pieces of its wallets, its traits from the whole
+    # chain: every book must hold the same rows.
+    made = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
+    shutil.copytree(made.root, tmp_path / "warehouse")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    rows = made.scan("wallet_ledger").group_by("chain_id").len().collect()["len"]
+    monkeypatch.setattr(assets.wallets.books, "PIECE_ROWS", rows.min() // 3)
+    folded = []
+    whole = assets.wallets.books.slots
+
+    def counted(ledger):
+        folded.append(ledger.height)
+        return whole(ledger)
+
+    monkeypatch.setattr(assets.wallets.books, "slots", counted)
+    result = dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
+                            resources={"warehouse": warehouse})
+    assert result.success
+    # Each chain's traits piece, then at least three pieces of its wallets.
+    assert len(folded) >= 4 * rows.len() and max(folded) == rows.max()
+    for name in BOOKS:
+        pieces, chains = warehouse.scan(name).collect(), made.scan(name).collect()
+        assert pieces.height == chains.height > 0
+        assert pieces.sort(pieces.columns).equals(chains.sort(chains.columns)), name
+
+
 def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, monkeypatch):
     # The first chain is read and folded; reading the second fails. No fold product may be
     # written from the chains that came before the failure.
