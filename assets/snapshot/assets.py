@@ -114,12 +114,12 @@ def swap_names(swaps: DaySwaps, cut_s: int) -> dict[int, str]:
 
 def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
                    pairs: pl.DataFrame, verdicts: tuple[pl.DataFrame, pl.DataFrame],
-                   swaps: pl.LazyFrame, as_of: datetime, cut_s: int, legs_version: int,
+                   as_of: datetime, cut_s: int, legs_version: int,
                    day_swaps: DaySwaps) -> Iterator[ServingTable | SpannedTable]:
     """The tables the edge answers lookups and filtered lists from (`pairs`: the pair table;
-    `verdicts`: the epoch's verdict leaves and tree; `swaps`: the lake's raw swaps, for the
-    trades' hashes and addresses, and `day_swaps` a day's files and rows; the swap legs at
-    `legs_version`), each built when the one before has been taken."""
+    `verdicts`: the epoch's verdict leaves and tree; `day_swaps`: the lake's swaps a day at a
+    time, for the trades' hashes and addresses; the swap legs at `legs_version`), each built
+    when the one before has been taken."""
     yield ServingTable("pairs", pairs, ("chain_id", "pair"))
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
     yield ServingTable("token_basis", frames["token_basis"], ("chain_id", "address"))
@@ -127,7 +127,7 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("holders", frames["holder_balances"].with_columns(
         rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
         ("chain_id", "token", "rank"))
-    yield trade_days(warehouse, swaps, as_of, cut_s, legs_version, day_swaps)
+    yield trade_days(warehouse, as_of, cut_s, legs_version, day_swaps)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))
 
@@ -154,8 +154,6 @@ def derivative_tables(frames: Mapping[str, pl.DataFrame],
 def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
              store: Store) -> dg.MaterializeResult:
     """Publishes the checked products as one snapshot and flips LATEST to it."""
-    # The lake's swaps, where the trades the edge serves take their hashes and addresses.
-    swaps = warehouse.scan("swaps")
     frames = Products(warehouse)
     # The products' own blocking checks ran before, in the run that made them; what none of
     # them passed is checked here.
@@ -205,9 +203,9 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
         documents={"config": config_document(records, frames["config"]), "verdicts": epoch,
                    **boards},
         tables=itertools.chain(
-            serving_tables(warehouse, frames, pairs, (leaves, nodes), swaps, as_of, cut_s,
+            serving_tables(warehouse, frames, pairs, (leaves, nodes), as_of, cut_s,
                            frames.versions["swap_legs"], day_swaps),
-            wallet_serving(frames, ledger, swaps, warehouse.scan("address_labels").collect(),
+            wallet_serving(frames, ledger, day_swaps, warehouse.scan("address_labels").collect(),
                            as_of_s, hashed_from=swapped, stored_as=stored_as),
             derivative_tables(frames, cut_s)),
         now=now, frozen=frozen, lake_versions=json.loads(clock["lake_versions"]),

@@ -54,17 +54,29 @@ class DaySwaps:
         if self._last is None or self._last[0] != day:
             read = (self.lake.scan("swaps", self._days[day]) if day in self._days
                     else self.lake.scan("swaps").head(0))
-            self._last = day, read.select(
-                *SWAP_COLUMNS, ts=pl.col("block_time").dt.epoch("s")).collect()
+            self._last = day, _taken(read).collect()
         return self._last[1]
 
+    def covering(self, ts: pl.Series) -> pl.LazyFrame:
+        """The swaps of every lake day these instants (unix seconds) fall in: where the swaps
+        of a day's legs or ledger rows are found by their events, a day read, not the lake."""
+        days = (ts // DAY_SECONDS * DAY_SECONDS).unique().sort().to_list()
+        if not days:
+            return _taken(self.lake.scan("swaps").head(0))
+        return pl.concat([self.rows(day).lazy() for day in days])
 
-def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s: int,
-               version: int, day_swaps: DaySwaps) -> SpannedTable:
+
+def _taken(swaps: pl.LazyFrame) -> pl.LazyFrame:
+    """What the trades take of the lake's swaps, with their time in unix seconds (`ts`)."""
+    return swaps.select(*SWAP_COLUMNS, ts=pl.col("block_time").dt.epoch("s"))
+
+
+def trade_days(warehouse: Warehouse, as_of: datetime, cut_s: int, version: int,
+               day_swaps: DaySwaps) -> SpannedTable:
     """The pair trades a UTC day at a time, in their spans (`span_of` at `cut_s`, the closing
     hour apart): each day's swap legs (at `version`) read alone, its liquidity trades (a few,
-    some from long before the swaps) with them, the lake's swaps (`swaps`; a day's
-    files and rows: `day_swaps`) giving hashes and addresses. A span is named by its legs' rows (not
+    some from long before the swaps) with them, the lake's swaps of the day (its files and rows:
+    `day_swaps`) giving hashes and addresses. A span is named by its legs' rows (not
     their place among the lake's swaps, which moves as swaps arrive), its liquidity trades',
     the lake's swaps', the watermark inside it and the code that makes it. A day's names are
     kept by what it is read from (the legs' and the swaps' files, a write never reusing a
@@ -143,7 +155,7 @@ def trade_days(warehouse: Warehouse, swaps: pl.LazyFrame, as_of: datetime, cut_s
                 read = read.filter(span_of(cut_s, pl.col("block_time").dt.epoch("s"),
                                            closing_hour=True).is_in(list(wanted)))
                 day_events = day_events.filter(span.is_in(list(wanted)))
-            made = trade_rows(read.collect(), swaps, day_events, as_of)
+            made = trade_rows(read.collect(), day_swaps.rows(day).lazy(), day_events, as_of)
             yield from ((label, rows) for label, rows in spans_of(made, span)
                         if wanted is None or label in wanted)
 

@@ -9,8 +9,10 @@ from typing import Any
 
 import polars as pl
 
+from assets.snapshot.trades import DaySwaps
 from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from core.fingerprints import keyed, recipe
+from core.vocabulary import SWAP_SIDES
 from figures.ledger import with_swap_hashes
 from publish.spans import (
     day_of,
@@ -54,17 +56,18 @@ def _summed(sells: pl.DataFrame, resolution: str) -> pl.DataFrame:
 
 
 def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "StoredLedger",
-                   swaps: pl.LazyFrame, labels: pl.DataFrame, as_of_s: int,
+                   swaps: DaySwaps, labels: pl.DataFrame, as_of_s: int,
                    hashed_from: Mapping[int, str],
                    stored_as: Mapping[str, str]) -> Iterator[ServingTable | SpannedTable]:
     """Every wallet serving table, each sorted by its lookup key (`ledger`: the stored ledger a
     lake day at a time, cut where the spans and layers are, `span_cut`; `swaps`: the lake's
-    swaps, whose transaction hashes the wallet trades take, which `hashed_from` names per
-    span; `labels`: the lake's known entities, for addresses that never traded; `stored_as`:
-    a name of the stored files of the profiles and of the rankings, published as stored and so
-    not even read while unchanged, between two rankings); each is built only when the one
-    before has been taken, so that a publish holds one table at a time, and of the ledger the
-    days still changing and the spans it makes."""
+    swaps a day at a time, whose transaction hashes the wallet trades take, which
+    `hashed_from` names per span; `labels`: the lake's known entities, for addresses that
+    never traded; `stored_as`: a name of the stored files of the profiles and of the
+    rankings, published as stored and so not even read while unchanged, between two
+    rankings); each is built only when the one before has been taken, so that a publish
+    holds one table at a time, and of the ledger the days still changing and the spans it
+    makes."""
     made_with = recipe(sys.modules[__name__])
     yield stored("wallet_profiles", lambda: frames["wallet_profiles"].select(
         "chain_id", "wallet", "tier", "type", "copy_eligible", "user_score", "rebuild_skipped",
@@ -85,8 +88,9 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "StoredLedger",
     layers = Layers(ledger, spans, BOOK_INPUTS)
     yield wallet_positions(layers, book_positions)
     yield wallet_rounds(layers, lambda rows: assemble_rounds(rows, as_of_s), _symbols(frames))
-    yield wallet_trades(ledger, _symbols(frames), lambda rows: with_swap_hashes(rows, swaps),
-                        hashed_from, spans)
+    yield wallet_trades(ledger, _symbols(frames), lambda rows: with_swap_hashes(
+        rows, swaps.covering(rows.filter(pl.col("side").is_in(SWAP_SIDES))["ts"])),
+        hashed_from, spans)
     yield wallet_buckets(ledger, as_of_s)
     del layers, ledger, spans
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))

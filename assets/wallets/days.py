@@ -22,7 +22,7 @@ class LedgerDays:
         self.warehouse = warehouse
         self.as_of = warehouse.clock()["as_of"]
         self.days = warehouse.lake().days_made("swaps")
-        self.frames = warehouse.frames(("swaps", "pair_tokens", "tokens"))
+        self.frames = warehouse.frames(("pair_tokens", "tokens"))
 
     @functools.cached_property
     def mints(self) -> pl.LazyFrame:
@@ -33,12 +33,12 @@ class LedgerDays:
         return mint_wallets(transfers, self.frames["tokens"]).collect().lazy()
 
     def inputs(self, day: str) -> dict[str, pl.LazyFrame]:
-        """A day's ledger inputs: its swap legs and movements (`Warehouse.scan_day`: those
-        since the day of swaps before it, the first day's with every one before it), and the
-        lake's swaps, pools and tokens."""
+        """A day's ledger inputs: its swap legs, its swaps (where the legs' makers are found)
+        and movements (`Warehouse.scan_day`: those since the day of swaps before it, the first
+        day's with every one before it), and the lake's pools and tokens."""
         return {**self.frames, "swap_legs": self.warehouse.product_days("swap_legs", [day]),
                 **{name: self.warehouse.scan_day(name, day)
-                   for name in ("transfers", "liquidity_events")}}
+                   for name in ("swaps", "transfers", "liquidity_events")}}
 
     def carried(self, first: str) -> tuple[pl.LazyFrame | None, pl.DataFrame | None]:
         """What a run of days from `first` is accounted from: the books stored at the end of

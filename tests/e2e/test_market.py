@@ -304,6 +304,14 @@ def test_trades_page_both_ways_and_filter(api, lake):
     assert len(everything) == busiest[2] + events.height
     keys = [(t["block_info"]["block_number"], t["block_info"]["log_index"]) for t in everything]
     assert keys == sorted(keys, reverse=True) and len(set(keys)) == len(keys)
+    # A swap's hash and maker are the lake's swap at its block and log.
+    made = {(b, log): (h, m) for b, log, h, m in swaps.filter(
+        pl.col("chain_id") == chain_id, pl.col("pair") == pair).select(
+        "block_number", "log_index", "tx_hash", "maker").iter_rows()}
+    traded = [t for t in everything if t["tx_type"] in ("buy", "sell")]
+    assert len(traded) == len(made) and all(
+        made[(t["block_info"]["block_number"], t["block_info"]["log_index"])]
+        == (t["hash"], t["maker_address"]) for t in traded)
     first = api.get(path, params={"limit": 5}).json()
     second = api.get(path, params={"limit": 5, "cursor": first["next_cursor"]}).json()
     back = api.get(path, params={"limit": 5, "cursor": second["prev_cursor"]}).json()

@@ -51,10 +51,14 @@ def test_profile_trades_count_the_lake_swaps_and_transfers_carry_no_price(api, l
                                                                            busiest) -> None:
     profile = _first_trader(api, busiest)
     wallet = profile["address"]
-    swaps = lake.scan("swaps").filter(pl.col("chain_id") == 1, pl.col("maker") == wallet) \
-        .collect().height
+    made = lake.scan("swaps").filter(pl.col("chain_id") == 1, pl.col("maker") == wallet) \
+        .collect()
+    swaps = made.height
     trades = walk(api, f"/chains/ethereum/wallets/{wallet}/trades")
     assert sum(t["side"] in ("buy", "sell") for t in trades) == swaps
+    # Each swap's hash is the lake's swap at its block and log (the trade's id leads with it).
+    assert sorted(t["trade_uid"].rsplit(":", 2)[0] for t in trades
+                  if t["side"] in ("buy", "sell")) == sorted(made["tx_hash"])
     for moved in (t for t in trades if t["side"].startswith("transfer")):
         assert moved["price_usd"] is None and moved["notional_usd"] is None
     stamps = [t["timestamp"] for t in trades]
