@@ -120,10 +120,10 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of, marks: pl.DataFrame | 
                   mints: pl.LazyFrame | None = None) -> pl.DataFrame:
     """Swaps and movements up to the watermark, one row per wallet and event, in chain order
     (block, log, then the swap, then a movement's sending end, then its receiving end). A
-    movement carries its hash; a swap its position in the lake, the 705 MB of a week's swap
-    hashes not being written again (`with_swap_hashes`). For a day's events, `marks` are the
-    tokens' marks before the day (`token_marks`) and `mints` the mint addresses of every day
-    (`mint_wallets`)."""
+    movement carries its hash; a swap's is found in the lake by its event when shown, the
+    705 MB of a week's swap hashes not being written again (`with_swap_hashes`). For a day's
+    events, `marks` are the tokens' marks before the day (`token_marks`) and `mints` the mint
+    addresses of every day (`mint_wallets`)."""
     swaps = swap_events(frames["swap_legs"], frames["swaps"], frames["pair_tokens"]).filter(
         pl.col("ts") <= int(as_of.timestamp())).collect()
     # Read once: the movements read the transfers twice (their ends, and the mints).

@@ -76,8 +76,7 @@ def trade_days(warehouse: Warehouse, as_of: datetime, cut_s: int, version: int,
     """The pair trades a UTC day at a time, in their spans (`span_of` at `cut_s`, the closing
     hour apart): each day's swap legs (at `version`) read alone, its liquidity trades (a few,
     some from long before the swaps) with them, the lake's swaps of the day (its files and rows:
-    `day_swaps`) giving hashes and addresses. A span is named by its legs' rows (not
-    their place among the lake's swaps, which moves as swaps arrive), its liquidity trades',
+    `day_swaps`) giving hashes and addresses. A span is named by its legs' rows, its liquidity trades',
     the lake's swaps', the watermark inside it and the code that makes it. A day's names are
     kept by what it is read from (the legs' and the swaps' files, a write never reusing a
     file's name, and its liquidity trades), and a closed day's rows are read to name it only
