@@ -96,11 +96,14 @@ def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
     refused, not left without its strings."""
     spans = legs.group_by("chain_id").agg(low=pl.col("block_number").min(),
                                           high=pl.col("block_number").max())
-    within = pl.any_horizontal(pl.lit(False), *(
-        (pl.col("chain_id") == chain) & pl.col("block_number").is_between(low, high)
-        for chain, low, high in spans.iter_rows()))
-    found = (swaps.filter(within).select(*EVENT, *columns)
-             .with_columns(_found=pl.lit(True)).collect())
+    # A chain at a time: a plain conjunction of the chain (a partition of the lake) and its
+    # blocks (each file's statistics) is what a scan skips files and row groups by.
+    found = pl.concat([pl.DataFrame(schema=swaps.select(*EVENT, *columns).collect_schema()),
+                       *pl.collect_all([
+                           swaps.filter(pl.col("chain_id") == chain,
+                                        pl.col("block_number").is_between(low, high))
+                           .select(*EVENT, *columns) for chain, low, high in spans.iter_rows()])]
+                      ).with_columns(_found=pl.lit(True))
     joined = legs.join(found, on=EVENT, how="left", maintain_order="left")
     if joined.height != legs.height or joined["_found"].null_count():
         raise ValueError("swap_legs name swaps the lake does not hold (a lake written again "

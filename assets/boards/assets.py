@@ -8,7 +8,7 @@ import polars as pl
 
 from assets.boards.buyers import row_buyers
 from assets.boards.closing import board_at
-from assets.boards.flows import in_period, pair_flows, router_flows
+from assets.boards.flows import BOARD_SPAN, in_period, pair_flows, router_flows
 from assets.boards.rows import BOARD_KEY, Methodology, assemble_board
 from assets.boards.seasons import (
     Seasons,
@@ -41,8 +41,9 @@ def history_start(warehouse: Warehouse) -> pl.DataFrame:
 def board_router_flows(warehouse: Warehouse) -> dg.MaterializeResult:
     """Per pool, router and board period (the day to the watermark, the day before, the day a
     week before): volume, buy volume, swaps and wash volume (immediate round trips)."""
-    frame = router_flows(warehouse.scan("swap_legs"), warehouse.scan("swaps"),
-                         warehouse.clock()["as_of"])
+    as_of = warehouse.clock()["as_of"]
+    frame = router_flows(warehouse.scan("swap_legs"),
+                         warehouse.scan_since("swaps", as_of - BOARD_SPAN), as_of)
     return materialized(warehouse, "board_router_flows", frame)
 
 

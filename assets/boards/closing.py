@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from assets.boards.buyers import row_buyers
-from assets.boards.flows import in_period, pair_flows, router_flows
+from assets.boards.flows import BOARD_SPAN, in_period, pair_flows, router_flows
 from assets.boards.rows import Methodology, assemble_board
 from assets.market.assets import pair_state_at
 from assets.sql_models import load_models
@@ -29,7 +29,7 @@ def board_at(warehouse: Warehouse, at: datetime, history_start: pl.DataFrame,
     pairs as they are known now."""
     legs = warehouse.scan("swap_legs").filter(pl.col("block_time") <= at,
                                               pl.col("block_time") > at - timedelta(days=8))
-    by_router = router_flows(legs, warehouse.scan("swaps"), at)
+    by_router = router_flows(legs, warehouse.scan_since("swaps", at - BOARD_SPAN), at)
     models = load_models()
     given = {"as_of": clock_at(at).lazy(), "pair_state": pair_state_at(warehouse, at).lazy(),
              "board_pair_flows": pair_flows(by_router.lazy(), warehouse.scan("pair_tokens"),

@@ -1,7 +1,7 @@
 """Per-pair board flows: what each pool traded in each board period, with its wash (immediate
 round trips) and hosted (routed in by another venue) parts, from one pass over the legs."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -34,13 +34,16 @@ def in_period(as_of: datetime, period: str) -> pl.Expr:
     return age(as_of).is_between(ends, starts, closed="left")
 
 
+# The longest board period reaches this far back of the watermark: the swaps the flows read.
+BOARD_SPAN = timedelta(seconds=max(starts for _, starts in BOARD_PERIODS.values()))
+
+
 def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.DataFrame:
     """Per pool, router (the sender of the lake's swap, `raw`) and board period: volume, buy
     volume, swaps and wash volume, a round trip counting in a period when both its legs are in
     it. The one pass over the legs; everything the boards sum per router or pair is here."""
-    longest = max(starts for _, starts in BOARD_PERIODS.values())
     seconds_ago = age(as_of)
-    swaps = (legs.filter(seconds_ago.is_between(0, longest, closed="left"))
+    swaps = (legs.filter(seconds_ago.is_between(0, BOARD_SPAN.total_seconds(), closed="left"))
              .select(*EVENT, "pair", maker="maker_key", buy=pl.col("side") == "buy",
                      period=period_of(seconds_ago),
                      usd=pl.col("volume_usd").fill_null(0.0))

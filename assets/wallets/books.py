@@ -2,11 +2,12 @@
 it, each product written and checked piece by piece. `wallet_books` runs these steps in
 order."""
 
+import collections
 import contextlib
 import functools
 import queue
 from collections.abc import Callable, Generator, Iterator, Set
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import dagster as dg
@@ -42,6 +43,9 @@ FOLDING_THREADS = 2
 # size, so a run holds a piece's folds whatever a chain trades; the traits, which follow each
 # pool's swaps across wallets, are folded from the whole chain's few columns they read.
 PIECE_ROWS = 1_000_000
+# Pieces whose folds may be under way or waiting at once: the next is read only when fewer
+# are, or every piece of the ledger would be read, and held, before the folds caught up.
+PIECES_IN_FLIGHT = 2
 
 
 class BooksRun:
@@ -95,9 +99,13 @@ class BooksRun:
         the writers are told the pieces ended, or, when reading failed, that the products are
         refused."""
         failure: BaseException | None = None
+        started: collections.deque[list[Future[Any]]] = collections.deque()
         try:
             for ledger, folds in ahead(self._pieces()):
-                self._start_folds(ledger, folds)
+                started.append(self._start_folds(ledger, folds))
+                del ledger
+                while len(started) >= PIECES_IN_FLIGHT:
+                    wait(started.popleft())
         except BaseException as error:
             failure = error
             raise
@@ -124,8 +132,9 @@ class BooksRun:
             if "wallet_traits" in folds:
                 yield of_chain.select(TRAIT_INPUTS).collect(), {"wallet_traits"}
             for piece in range(pieces):
+                # Streamed: the chain's rows pass a batch at a time, only the piece's kept.
                 yield (of_chain.filter(keyed("chain_id", "wallet") % pieces == piece)
-                       .select(self.columns(books)).collect(), books)
+                       .select(self.columns(books)).collect(engine="streaming"), books)
 
     @staticmethod
     def columns(folds: Set[str]) -> list[str]:
@@ -161,9 +170,9 @@ class BooksRun:
             yield frame
             del frame
 
-    def _start_folds(self, ledger: pl.DataFrame, folds: set[str]) -> None:
+    def _start_folds(self, ledger: pl.DataFrame, folds: set[str]) -> list[Future[Any]]:
         """The folds of one piece of the ledger started, each handed to its product's
-        writer."""
+        writer; returns them."""
         slot = slots(ledger)[0]
         accounts = Accounts.of(ledger, slot) if folds - {"wallet_traits"} else None
         futures = folds_of(self.folding, folds, ledger, slot, accounts, self.clock,
@@ -171,6 +180,7 @@ class BooksRun:
         for name in self.folds:
             if name in folds:
                 self.pieces[name].put(futures[name])
+        return [future for future in futures.values() if future is not None]
 
 
 def ahead(items: Iterator[T]) -> Generator[T, None, None]:
