@@ -127,11 +127,12 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The stored ledger's folds (positions, rounds, traits, window records), each
-    materialisable alone, made a chain at a time: a chain's ledger is read while the chain
-    before is folded, and each fold's product is written a chain at a time by its own writer,
-    so a run holds a chain's folds, not the week's. Each product is checked against its schema
-    of record a chain at a time as it is made (no rule spans two chains); a check asked for
-    without its product checks the stored one. The steps are `BooksRun`'s."""
+    materialisable alone, made a chain at a time, or a big chain in pieces of its wallets: a
+    piece of the ledger is read while the one before is folded, and each fold's product is
+    written a piece at a time by its own writer, so a run holds a few pieces' folds, not the
+    week's. Each product is checked against its schema of record a piece at a time as it is
+    made (no rule spans two pieces: a row's key, its wallet's, lies in one); a check asked
+    for without its product checks the stored one. The steps are `BooksRun`'s."""
     run = BooksRun(context, warehouse)
     yield from run.stored_checks()
     if not run.made:

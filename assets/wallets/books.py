@@ -94,10 +94,10 @@ class BooksRun:
         return [self.writing.submit(self._write_fold, name) for name in self.folds]
 
     def fold_ledger(self) -> None:
-        """The stored ledger read a chain at a time (the next chain read while one is folded),
-        each chain's folds started from it (the empty ledger's when there is no chain); then
-        the writers are told the pieces ended, or, when reading failed, that the products are
-        refused."""
+        """The stored ledger read in pieces (`_pieces`: the next read while one is folded, and
+        only while at most one other's folds are under way), each piece's folds started from
+        it; then the writers are told the pieces ended, or, when reading failed, that the
+        products are refused."""
         failure: BaseException | None = None
         started: collections.deque[list[Future[Any]]] = collections.deque()
         try:
