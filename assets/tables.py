@@ -405,12 +405,14 @@ class Tables:
                 "does both)")
 
     def check_format(self) -> None:
-        """Refuse to write into a warehouse of another layout; mark a new one with this one's."""
+        """Refuse to write into a warehouse of another layout; mark a new one with this one's.
+        A marked warehouse costs one small read: every write passes here."""
+        if self.recall(FORMAT_RECORD).get("format") == FORMAT:
+            return
         stale = self.stale_format()
         if stale is not None:
             raise WarehouseFormatError(stale)
-        if not self.recall(FORMAT_RECORD):
-            self.remember(FORMAT_RECORD, {"format": FORMAT})
+        self.remember(FORMAT_RECORD, {"format": FORMAT})
 
     def products(self) -> list[str]:
         """The products written so far."""
