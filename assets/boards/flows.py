@@ -48,7 +48,9 @@ def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.D
                      period=period_of(seconds_ago),
                      usd=pl.col("volume_usd").fill_null(0.0))
              .drop_nulls("period").collect())
-    swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index")
+    # By period: the three periods' days, not the eight days from the oldest to now.
+    swaps = with_swap_strings(swaps, raw, ("sender",), ("period",)).drop(
+        "block_number", "log_index")
     usd, wash = pl.col("usd"), pl.col("wash")
     return (swaps.lazy().with_columns(round_trips(swaps, "period"))
             .group_by(*POOL, "sender", "period")
