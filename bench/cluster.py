@@ -6,19 +6,26 @@ product in one process, and again with CHAINTAPE_EXECUTOR=celery on `--workers` 
 instance on a fresh Postgres database, a redis-server broker on a spare port). Each step's time
 comes from the run's Dagster step stats: summed by product family, with the swaps of the lake,
 it gives the swaps per second one worker sustains for that family. The two are run `--rounds`
-times, alternated, and the ratio is that of their medians."""
+times, alternated, and the ratio is that of their medians. Each worker's peak memory is
+sampled every 200 ms over the processes of its session (its pool's children run the steps):
+the largest one process held (`worker_peak_rss_mb`) and the most all of them held at once
+(`worker_tree_peak_rss_mb`). `--lake` takes a simulated history (copied) instead of making
+one."""
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
@@ -62,10 +69,54 @@ def in_process(base: dict, home: Path) -> tuple[float, dict[str, float]]:
     return seconds, families(home / "dagster")
 
 
-def on_workers(base: dict, home: Path, workers: int) -> tuple[float, dict[str, float], list[int]]:
+PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class SessionPeaks:
+    """The peak resident memory (MiB) of the processes of each of these sessions (a worker
+    and its pool's children), sampled every 200 ms on a thread of its own: the largest one
+    process held, and the most the session held at once."""
+
+    def __init__(self, sessions: list[int]) -> None:
+        self.sessions = sessions
+        self.largest = [0.0] * len(sessions)
+        self.together = [0.0] * len(sessions)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+
+    def sample(self) -> None:
+        while not self.stop.wait(0.2):
+            held: dict[int, list[float]] = {sid: [] for sid in self.sessions}
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    stat = (entry / "stat").read_text()
+                    pages = int((entry / "statm").read_text().split()[1])
+                except OSError:
+                    continue
+                # The fields after the command's closing parenthesis: state, ppid, pgrp, session.
+                session = int(stat.rsplit(")", 1)[1].split()[3])
+                if session in held:
+                    held[session].append(pages * PAGE_MB)
+            for n, sid in enumerate(self.sessions):
+                self.largest[n] = max(self.largest[n], *held[sid], 0.0)
+                self.together[n] = max(self.together[n], sum(held[sid]))
+
+    def __enter__(self) -> "SessionPeaks":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def on_workers(base: dict, home: Path, workers: int
+               ) -> tuple[float, dict[str, float], list[int], SessionPeaks]:
     """Materialise every product on `workers` Celery workers (a redis-server broker on a spare
-    port, the instance on a fresh Postgres database); its wall time, seconds per family and the
-    steps each worker ran."""
+    port, the instance on a fresh Postgres database); its wall time, seconds per family, the
+    steps each worker ran and each worker's peak memory."""
     port = free_port()
     broker = f"redis://127.0.0.1:{port}/0"
     redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
@@ -90,7 +141,8 @@ def on_workers(base: dict, home: Path, workers: int) -> tuple[float, dict[str, f
         while not all("ready." in (home / f"worker{n}.log").read_text()
                       for n in range(workers)):
             time.sleep(0.2)
-        seconds = cli(["materialize"], env)
+        with SessionPeaks([worker.pid for worker in started]) as peaks:
+            seconds = cli(["materialize"], env)
         spent = families(home / "dagster")
         ran = [(home / f"worker{n}.log").read_text().count("succeeded in")
                for n in range(workers)]
@@ -101,13 +153,15 @@ def on_workers(base: dict, home: Path, workers: int) -> tuple[float, dict[str, f
         redis.terminate()
         subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
                        capture_output=True)
-    return seconds, spent, ran
+    return seconds, spent, ran, peaks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--swaps", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--lake", type=Path, default=None,
+                        help="a simulated history to copy instead of simulating one")
     parser.add_argument("--rounds", type=int, default=3,
                         help="in-process and on-workers runs, alternated; the ratio is their "
                              "median's (one run on a shared 2-core machine varies by ~20%%)")
@@ -116,19 +170,25 @@ def main() -> None:
         root = Path(scratch)
         lake = root / "lake"
         base = {**os.environ, "CHAINTAPE_LAKE": str(lake)}
-        say(f"simulating a week of {args.swaps:,} swaps")
-        cli(["simulate", "--swaps", str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"],
-            {**base, "CHAINTAPE_HOME": str(root / "sim")})
-        rounds = []
+        if args.lake is not None:
+            say(f"copying the history in {args.lake}")
+            shutil.copytree(args.lake, lake)
+        else:
+            say(f"simulating a week of {args.swaps:,} swaps")
+            cli(["simulate", "--swaps", str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"],
+                {**base, "CHAINTAPE_HOME": str(root / "sim")})
+        rounds: list[dict[str, Any]] = []
         for n in range(args.rounds):
             say(f"round {n + 1}/{args.rounds}: materialising in one process")
             local_s, local_families = in_process(base, root / f"in-process-{n}")
             say(f"round {n + 1}/{args.rounds}: materialising on {args.workers} Celery workers")
-            cluster_s, cluster_families, ran = on_workers(base, root / f"cluster-{n}",
-                                                          args.workers)
+            cluster_s, cluster_families, ran, peaks = on_workers(base, root / f"cluster-{n}",
+                                                                 args.workers)
             rounds.append({"in_process_seconds": round(local_s, 1),
                            "celery_seconds": round(cluster_s, 1),
-                           "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran})
+                           "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran,
+                           "worker_peak_rss_mb": [round(mb) for mb in peaks.largest],
+                           "worker_tree_peak_rss_mb": [round(mb) for mb in peaks.together]})
             say(json.dumps(rounds[-1]))
         local_med = statistics.median(r["in_process_seconds"] for r in rounds)
         cluster_med = statistics.median(r["celery_seconds"] for r in rounds)
@@ -137,7 +197,8 @@ def main() -> None:
             "rounds": rounds, "in_process_seconds": local_med, "celery_seconds": cluster_med,
             "ratio": round(cluster_med / local_med, 2),
             "ratio_median_of_rounds": statistics.median(r["ratio"] for r in rounds),
-            "target_ratio": 1.3}), flush=True)
+            "worker_peak_rss_mb": max(max(r["worker_peak_rss_mb"]) for r in rounds),
+            "target_ratio": 1.3, "target_worker_peak_rss_mb": 2048}), flush=True)
         print(json.dumps({
             "bench": "cluster", "stage": "capacity", "swaps": args.swaps,
             "family_seconds_in_process": {k: round(v, 1) for k, v in
