@@ -14,9 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from core.vocabulary import PAIR_WINDOWS
-
-SWAP_SIDES = ("buy", "sell")
+from core.vocabulary import PAIR_WINDOWS, SWAP_SIDES
 
 
 def cutoffs_ms(as_of_ms: int) -> dict[str, int]:

@@ -17,9 +17,8 @@ import polars as pl
 
 from core.fingerprints import keyed
 from core.token_market import token_market
-from core.vocabulary import PAIR_WINDOWS
+from core.vocabulary import PAIR_WINDOWS, SWAP_SIDES
 from core.windows import (
-    SWAP_SIDES,
     blocks_of,
     cutoffs_ms,
     filled_windows,
