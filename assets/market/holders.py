@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from assets.tables import Frame
 from core.columns import RAW as DECIMAL_RAW
 from core.fingerprints import distinct, gathered, keyed, lookup
 from figures.pair_trades import swap_fingerprints
@@ -334,3 +335,13 @@ def holder_balances_of(changes: pl.LazyFrame, frames: dict[str, pl.LazyFrame]) -
                     balance=pl.col("change").cast(RAW).cast(pl.Float64)
                     / pl.lit(10.0).pow(pl.col("decimals")))
             .collect())
+
+
+def ranked_holders(holders: Frame) -> Frame:
+    """The holders (`holder_balances`' rows) with each one's rank among its token's holders
+    (`rank`, from 1): the largest balance first, equal balances by address, so that a holder's
+    rank is the same wherever it is read (the holders' serving table, the top-holder cohort)."""
+    return (holders.sort("chain_id", "token", "balance", "holder",
+                         descending=[False, False, True, False])
+            .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32)
+                          .over("chain_id", "token")))

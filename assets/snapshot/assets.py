@@ -11,6 +11,7 @@ import polars as pl
 from assets.boards.assets import SEASONS
 from assets.chains.items import chain_items, config_document
 from assets.domains import keys, product_key
+from assets.market.holders import ranked_holders
 from assets.snapshot.trades import DaySwaps, trade_days
 from assets.snapshot.wallet_tables import StoredLedger, wallet_serving
 from assets.warehouse import Warehouse
@@ -124,9 +125,8 @@ def serving_tables(warehouse: Warehouse, frames: Mapping[str, pl.DataFrame],
     yield ServingTable("tokens", frames["token_rows"].drop("instance"), ("chain_id", "address"))
     yield ServingTable("token_basis", frames["token_basis"], ("chain_id", "address"))
     yield ServingTable("registry", frames["registry_tokens"], ("token_id",))
-    yield ServingTable("holders", frames["holder_balances"].with_columns(
-        rank=pl.col("balance").rank("ordinal", descending=True).over("chain_id", "token")),
-        ("chain_id", "token", "rank"))
+    yield ServingTable("holders", ranked_holders(frames["holder_balances"]),
+                       ("chain_id", "token", "rank"))
     yield trade_days(warehouse, as_of, cut_s, legs_version, day_swaps)
     yield ServingTable("verdicts", verdicts[0], ("chain_id", "address"))
     yield ServingTable("verdict_tree", verdicts[1], ("level", "position"))

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 import polars as pl
 
+from assets.market.holders import ranked_holders
 from core.vocabulary import (
     COHORTS,
     EARLY_BUYERS,
@@ -101,13 +102,11 @@ def window_flows(recent: pl.LazyFrame, as_of_s: int) -> pl.LazyFrame:
 
 
 def holder_ranks(holders: pl.LazyFrame) -> pl.LazyFrame:
-    """Each holder's balance and rank among the token's holders (largest first, ties by
-    address)."""
-    return (holders.select("chain_id", "token", wallet="holder", held="balance")
-            .sort("chain_id", "token", pl.col("held"), "wallet",
-                  descending=[False, False, True, False])
-            .with_columns(holder_rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32)
-                          .over("chain_id", "token")))
+    """Each holder's balance and rank among the token's holders, as the holders' serving table
+    ranks them (`ranked_holders`)."""
+    return ranked_holders(holders).select(
+        "chain_id", "token", wallet="holder", held="balance",
+        holder_rank=pl.col("rank").cast(pl.Int32))
 
 
 def token_wallets(frames: dict[str, pl.LazyFrame], first: pl.LazyFrame,

@@ -4,11 +4,13 @@ flows per window, each cohort's members and sums, and the rules that block a wro
 import polars as pl
 import pytest
 
+from assets.market.holders import ranked_holders
 from assets.wallets.cohorts import (
     FLOWS,
     assemble_cohorts,
     assemble_members,
     fold_first_buys,
+    holder_ranks,
     supplies,
     token_wallets,
     window_flows,
@@ -186,3 +188,18 @@ def test_a_supply_read_before_later_mints_gives_way_to_what_the_holders_hold(mem
     assert (top["supply"], top["share_of_supply"]) == (950.0, pytest.approx(910 / 950))
     assert piece_outcome("token_cohorts", cohorts).passed
     assert not piece_outcome("token_cohorts", cohorts.with_columns(supply=pl.lit(700.0))).passed
+
+
+def test_a_holders_rank_is_the_same_in_the_served_holders_and_the_cohorts() -> None:
+    # Token T: 0xc and 0xa hold 5 each (a tie, broken by address), 0xb holds 9; token U alone.
+    holders = pl.DataFrame({"chain_id": [1, 1, 1, 1], "token": ["T", "U", "T", "T"],
+                            "holder": ["0xc", "0xa", "0xa", "0xb"],
+                            "balance": [5.0, 1.0, 5.0, 9.0]})
+    served = ranked_holders(holders)
+    assert served.select("token", "holder", "rank").rows() == [
+        ("T", "0xb", 1), ("T", "0xa", 2), ("T", "0xc", 3), ("U", "0xa", 1)]
+    # The rows in another order rank the same.
+    assert ranked_holders(holders.reverse()).equals(served)
+    cohorts = holder_ranks(holders.lazy()).collect()
+    assert cohorts.select("token", "wallet", "holder_rank").rows() == [
+        ("T", "0xb", 1), ("T", "0xa", 2), ("T", "0xc", 3), ("U", "0xa", 1)]
