@@ -127,8 +127,9 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     can_subset=True)
 def wallet_books(context: dg.AssetExecutionContext, warehouse: Warehouse):
     """The stored ledger's folds (positions, rounds, traits, window records), each
-    materialisable alone, made a chain at a time, or a big chain in pieces of its wallets: a
-    piece of the ledger is read while the one before is folded, and each fold's product is
+    materialisable alone, made a chain at a time, or a big chain in pieces of its wallets, each
+    read and folded in a worker process: a piece of the ledger is read while the one before is
+    folded, and each fold's product is
     written a piece at a time by its own writer, so a run holds a few pieces' folds, not the
     week's. Each product is checked against its schema of record a piece at a time as it is
     made (no rule spans two pieces: a row's key, its wallet's, lies in one); a check asked

@@ -1,13 +1,15 @@
-"""How the wallet books are made: the stored ledger read a chain at a time, its folds beside
-it, each product written and checked piece by piece. `wallet_books` runs these steps in
-order."""
+"""How the wallet books are made: the stored ledger read a chain at a time (a big chain's
+pieces each read and folded in a worker process), its folds beside it, each product written
+and checked piece by piece. `wallet_books` runs these steps in order."""
 
 import collections
 import contextlib
 import functools
+import multiprocessing
 import queue
 from collections.abc import Callable, Generator, Iterator, Set
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import dagster as dg
@@ -15,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from assets.checks import SCHEMA_CHECK, as_result, stored_outcome
-from assets.tables import streamed
+from assets.tables import Tables, streamed
 from assets.wallets.behaviour import TRAIT_INPUTS, wallet_traits
 from assets.wallets.positions import (
     BOOK_INPUTS,
@@ -46,6 +48,11 @@ PIECE_ROWS = 1_000_000
 # Pieces whose folds may be under way or waiting at once: the next is read only when fewer
 # are, or every piece of the ledger would be read, and held, before the folds caught up.
 PIECES_IN_FLIGHT = 2
+# A big chain's pieces are read and folded in worker processes, each taking the next piece:
+# what a piece's folds allocate and free stays in its worker, and the run's own process holds
+# only the folds' rows on their way to the writers (folded in the run's process, the freed
+# pages of piece after piece, kept for reuse, took it past 3 GB at 10M swaps a week).
+FOLDING_PROCESSES = PIECES_IN_FLIGHT
 
 
 class BooksRun:
@@ -69,6 +76,7 @@ class BooksRun:
         self.writing: ThreadPoolExecutor
         self.folding: ThreadPoolExecutor
         self.checking: ThreadPoolExecutor
+        self.workers: ProcessPoolExecutor | None = None
 
     def stored_checks(self) -> Iterator[dg.AssetCheckResult]:
         """The checks asked for without their product: of the stored product."""
@@ -82,7 +90,11 @@ class BooksRun:
         with (ThreadPoolExecutor(max(1, len(self.folds))) as self.writing,
               ThreadPoolExecutor(FOLDING_THREADS) as self.folding,
               ThreadPoolExecutor(1) as self.checking):
-            yield
+            try:
+                yield
+            finally:
+                if self.workers is not None:
+                    self.workers.shutdown(cancel_futures=True)
 
     def read_lookups(self) -> None:
         """The tables the asked folds look up, read once for every chain."""
@@ -96,8 +108,8 @@ class BooksRun:
     def fold_ledger(self) -> None:
         """The stored ledger read in pieces (`_pieces`: the next read while one is folded, and
         only while at most one other's folds are under way), each piece's folds started from
-        it; then the writers are told the pieces ended, or, when reading failed, that the
-        products are refused."""
+        it; then the writers are told the pieces ended, or, when reading or folding a piece
+        failed, that the products are refused."""
         failure: BaseException | None = None
         started: collections.deque[list[Future[Any]]] = collections.deque()
         try:
@@ -105,7 +117,10 @@ class BooksRun:
                 started.append(self._start_folds(ledger, folds))
                 del ledger
                 while len(started) >= PIECES_IN_FLIGHT:
-                    wait(started.popleft())
+                    _failed_or_done(started.popleft())
+            # A piece that failed fails every product, as a ledger that cannot be read does.
+            while started:
+                _failed_or_done(started.popleft())
         except BaseException as error:
             failure = error
             raise
@@ -113,35 +128,28 @@ class BooksRun:
             for waiting in self.pieces.values():
                 waiting.put(failure)
 
-    def _pieces(self) -> Iterator[tuple[pl.DataFrame, set[str]]]:
+    def _pieces(self) -> Iterator[tuple["pl.DataFrame | Piece", set[str]]]:
         """The stored ledger in pieces, each with the folds made of it: a chain at a time (the
         empty ledger when there is none), or a chain of more than PIECE_ROWS rows as its
-        traits' columns, then its wallets in pieces of about PIECE_ROWS rows for the rest."""
-        stored = self.warehouse.scan("wallet_ledger")
+        traits' columns, then its wallets in pieces of about PIECE_ROWS rows for the rest,
+        each of these named (`Piece`) for a worker process to read and fold."""
+        version = self.warehouse.version("wallet_ledger")
+        stored = self.warehouse.scan("wallet_ledger", version)
         folds = set(self.folds)
         books = folds - {"wallet_traits"}
         sizes = stored.group_by("chain_id").agg(rows=pl.len()).sort("chain_id").collect()
         if sizes.is_empty():
-            yield stored.select(self.columns(folds)).collect(), folds
+            yield stored.select(ledger_columns(folds)).collect(), folds
         for chain, rows in sizes.iter_rows():
-            of_chain = stored.filter(pl.col("chain_id") == chain)
             pieces = -(-rows // PIECE_ROWS)
             if pieces == 1 or not books:
-                yield of_chain.select(self.columns(folds)).collect(), folds
+                yield (stored.filter(pl.col("chain_id") == chain)
+                       .select(ledger_columns(folds)).collect(), folds)
                 continue
             if "wallet_traits" in folds:
-                yield of_chain.select(TRAIT_INPUTS).collect(), {"wallet_traits"}
+                yield Piece(version, chain, pieces, None), {"wallet_traits"}
             for piece in range(pieces):
-                # Streamed: the chain's rows pass a batch at a time, only the piece's kept.
-                yield (of_chain.filter(keyed("chain_id", "wallet") % pieces == piece)
-                       .select(self.columns(books)).collect(engine="streaming"), books)
-
-    @staticmethod
-    def columns(folds: Set[str]) -> list[str]:
-        """The ledger's columns these folds read."""
-        books = BOOK_INPUTS if folds - {"wallet_traits"} else ()
-        traits = TRAIT_INPUTS if "wallet_traits" in folds else ()
-        return list(dict.fromkeys((*books, *traits)))
+                yield Piece(version, chain, pieces, piece), books
 
     def results(self, products: list[dg.MaterializeResult]
                 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
@@ -170,9 +178,12 @@ class BooksRun:
             yield frame
             del frame
 
-    def _start_folds(self, ledger: pl.DataFrame, folds: set[str]) -> list[Future[Any]]:
-        """The folds of one piece of the ledger started, each handed to its product's
-        writer; returns them."""
+    def _start_folds(self, ledger: "pl.DataFrame | Piece", folds: set[str]
+                     ) -> list[Future[Any]]:
+        """The folds of one piece of the ledger started (a named piece's in a worker
+        process), each handed to its product's writer; returns them."""
+        if isinstance(ledger, Piece):
+            return self._start_in_worker(ledger, folds)
         slot = slots(ledger)[0]
         accounts = Accounts.of(ledger, slot) if folds - {"wallet_traits"} else None
         futures = folds_of(self.folding, folds, ledger, slot, accounts, self.clock,
@@ -181,6 +192,28 @@ class BooksRun:
             if name in folds:
                 self.pieces[name].put(futures[name])
         return [future for future in futures.values() if future is not None]
+
+    def _start_in_worker(self, piece: "Piece", folds: set[str]) -> list[Future[Any]]:
+        """A named piece read and folded in a worker process; each fold's rows handed to its
+        product's writer as they come back."""
+        if self.workers is None:
+            # Spawned, not forked: a fork of a process running threads may copy a held lock.
+            self.workers = ProcessPoolExecutor(
+                FOLDING_PROCESSES, mp_context=multiprocessing.get_context("spawn"))
+        as_of_s = self.clock()["as_of_s"] if folds & {"wallet_rounds", "wallet_windows"} \
+            else None
+        folded = self.workers.submit(fold_piece, (self.warehouse.lake_root, self.warehouse.root),
+                                     piece, frozenset(folds), as_of_s)
+        for name in self.folds:
+            if name in folds:
+                self.pieces[name].put(_taken_from(folded, name))
+        return [folded]
+
+
+def _failed_or_done(folds: list[Future[Any]]) -> None:
+    """Wait for a piece's folds; the first one's failure raised."""
+    for fold in folds:
+        fold.result()
 
 
 def ahead(items: Iterator[T]) -> Generator[T, None, None]:
@@ -249,3 +282,75 @@ def folds_of(folding: ThreadPoolExecutor, made: Set[str], ledger: pl.DataFrame,
                     "wallet_traits")
     return {"wallet_positions": positions, "wallet_rounds": rounds, "wallet_traits": traits,
             "wallet_windows": windows}
+
+
+def ledger_columns(folds: Set[str]) -> list[str]:
+    """The ledger's columns these folds read."""
+    books = BOOK_INPUTS if folds - {"wallet_traits"} else ()
+    traits = TRAIT_INPUTS if "wallet_traits" in folds else ()
+    return list(dict.fromkeys((*books, *traits)))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A piece of a big chain's stored ledger (at `version`), named for a worker process to
+    read: its traits' columns whole (`piece` None), or the wallets whose key falls in piece
+    `piece` of `pieces`."""
+
+    version: int
+    chain: int
+    pieces: int
+    piece: int | None
+
+    def read(self, warehouse: Tables, folds: Set[str]) -> pl.DataFrame:
+        """The piece's rows, with the columns these folds read."""
+        of_chain = warehouse.scan("wallet_ledger", self.version).filter(
+            pl.col("chain_id") == self.chain)
+        if self.piece is None:
+            return of_chain.select(ledger_columns(folds)).collect()
+        # Streamed: the chain's rows pass a batch at a time, only the piece's kept.
+        return (of_chain.filter(keyed("chain_id", "wallet") % self.pieces == self.piece)
+                .select(ledger_columns(folds)).collect(engine="streaming"))
+
+
+def fold_piece(where: tuple[str, str], piece: Piece, folds: Set[str],
+               as_of_s: int | None) -> dict[str, pl.DataFrame]:
+    """In a worker process: a piece of the ledger read from the warehouse (`where`: the lake's
+    and the warehouse's roots), its folds made (`as_of_s`: the watermark, for the folds that
+    read it) and returned, by product."""
+    try:
+        warehouse = Tables(*where)
+        ledger = piece.read(warehouse, folds)
+        tables = {name: warehouse.scan(table).collect() if folds & set(by) else None
+                  for name, table, by in LOOKUPS}
+        slot = slots(ledger)[0]
+        accounts = Accounts.of(ledger, slot) if folds - {"wallet_traits"} else None
+        with ThreadPoolExecutor(FOLDING_THREADS) as folding:
+            futures = folds_of(folding, folds, ledger, slot, accounts,
+                               lambda: {"as_of_s": as_of_s}, tables)
+            return {name: future.result() for name, future in futures.items()
+                    if name in folds and future is not None}
+    except Exception as error:
+        # Said in words the run's process can read: an error of a reader's own class (Delta's,
+        # polars') may not cross back whole.
+        raise RuntimeError(f"folding {piece} of the wallet ledger failed: "
+                           f"{type(error).__name__}: {error}") from None
+
+
+def _taken_from(folded: "Future[dict[str, pl.DataFrame]]", name: str) -> Future[pl.DataFrame]:
+    """One product's rows of a piece folded in a worker, as a future of their own; a
+    failure of the piece is the product's."""
+    taken: Future[pl.DataFrame] = Future()
+
+    def done(whole: "Future[dict[str, pl.DataFrame]]") -> None:
+        if whole.cancelled():
+            # Given up when the run failed: its writer ends on this rather than waiting.
+            taken.set_exception(RuntimeError("the wallet ledger failed before this piece "
+                                             "was folded"))
+        elif (error := whole.exception()) is not None:
+            taken.set_exception(error)
+        else:
+            taken.set_result(whole.result()[name])
+
+    folded.add_done_callback(done)
+    return taken

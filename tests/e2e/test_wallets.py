@@ -2,6 +2,7 @@
 the chart, rankings, labels, the overview and a token's traders, checked against the raw lake
 or against each other's independent sums."""
 
+import dataclasses
 import shutil
 
 import dagster as dg
@@ -248,25 +249,28 @@ def test_books_folded_in_pieces_of_a_chains_wallets_equal_those_of_whole_chains(
         home, tmp_path, monkeypatch):
     # The run folded each chain whole. With pieces of a third of the smallest chain's rows,
     # every chain is folded in three or more pieces of its wallets, its traits from the whole
-    # chain: every book must hold the same rows.
+    # chain, each piece in a worker process: every book must hold the same rows.
     made = Warehouse(root=str(home / "warehouse"), lake_root=str(home / "lake"))
     shutil.copytree(made.root, tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     rows = made.scan("wallet_ledger").group_by("chain_id").len().collect()["len"]
     monkeypatch.setattr(assets.wallets.books, "PIECE_ROWS", rows.min() // 3)
-    folded = []
-    whole = assets.wallets.books.slots
+    sent = []
+    to_worker = assets.wallets.books.BooksRun._start_in_worker
 
-    def counted(ledger):
-        folded.append(ledger.height)
-        return whole(ledger)
+    def counted(run, piece, folds):
+        sent.append(piece)
+        return to_worker(run, piece, folds)
 
-    monkeypatch.setattr(assets.wallets.books, "slots", counted)
+    monkeypatch.setattr(assets.wallets.books.BooksRun, "_start_in_worker", counted)
     result = dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
                             resources={"warehouse": warehouse})
     assert result.success
     # Each chain's traits piece, then at least three pieces of its wallets.
-    assert len(folded) >= 4 * rows.len() and max(folded) == rows.max()
+    assert sorted({p.chain for p in sent if p.piece is None}) == sorted(
+        made.scan("wallet_ledger").select(pl.col("chain_id").unique()).collect()["chain_id"])
+    assert all(p.pieces >= 3 for p in sent)
+    assert len(sent) == sum(p.pieces + 1 for p in sent if p.piece is None)
     for name in BOOKS:
         pieces, chains = warehouse.scan(name).collect(), made.scan(name).collect()
         assert pieces.height == chains.height > 0
@@ -302,6 +306,29 @@ def test_a_ledger_failing_partway_leaves_every_book_as_it_was(home, tmp_path, mo
     assert len(read) == 2
     assert books() == before
     assert data_files() == present
+
+
+def test_a_piece_failing_in_its_worker_leaves_every_book_as_it_was(home, tmp_path, monkeypatch):
+    # Every chain in pieces, each folded in a worker process; the second piece names a version
+    # of the ledger that does not exist, so its worker fails: no book may be written.
+    shutil.copytree(home / "warehouse", tmp_path / "warehouse")
+    warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
+    rows = warehouse.scan("wallet_ledger").group_by("chain_id").len().collect()["len"]
+    monkeypatch.setattr(assets.wallets.books, "PIECE_ROWS", rows.min() // 3)
+    before = {name: (warehouse.version(name), warehouse.files(name)) for name in BOOKS}
+    to_worker, sent = assets.wallets.books.BooksRun._start_in_worker, []
+
+    def broken(run, piece, folds):
+        sent.append(piece)
+        if len(sent) == 2:
+            piece = dataclasses.replace(piece, version=piece.version + 1000)
+        return to_worker(run, piece, folds)
+
+    monkeypatch.setattr(assets.wallets.books.BooksRun, "_start_in_worker", broken)
+    with pytest.raises(Exception, match="version"):
+        dg.materialize([wallet_books], selection=[dg.AssetKey(["wallets", n]) for n in BOOKS],
+                       resources={"warehouse": warehouse})
+    assert {name: (warehouse.version(name), warehouse.files(name)) for name in BOOKS} == before
 
 
 def _in_chain_order(ledger: pl.DataFrame) -> pl.DataFrame:
