@@ -9,7 +9,8 @@ cadence does every five minutes), and the orchestration's own cost measured on a
 many empty steps (`orchestration_seconds`), so that work and orchestration are not confused;
 the bytes each publish wrote, the slowest steps of each run, and the peak resident memory of
 each run and of each of its steps (`*_peak_rss_mb`, `*_step_peak_rss_mb`: each run in a fresh
-process of its own, as the stack runs each run, sampled every 50 ms). The lake is
+process of its own, as the stack runs each run, sampled every 50 ms), and the most any of a
+run's worker processes held (`workers_peak_rss_mb`). The lake is
 simulated once per size and kept; its history ends at a fixed instant, so every run appends
 the same minutes. Then the live market runs on to 23:50 of the new day and is refreshed, and
 five minutes more give `late_seconds`: a refresh late in the day, whose day partitions hold a
@@ -50,10 +51,12 @@ SAMPLE_S = 0.05
 class Resident:
     """This process's resident memory (MiB) sampled every 50 ms on a thread of its own, and
     its peak (the kernel's high-water mark, reset on entering), so each step of an in-process
-    run can be given the most it held while it ran."""
+    run can be given the most it held while it ran; and the most any process it started (a
+    step's worker processes) held at a sample (`workers_peak_mb`)."""
 
     def __init__(self) -> None:
         self.samples: list[tuple[float, float]] = []
+        self.workers_peak_mb = 0.0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.sample, daemon=True)
 
@@ -62,6 +65,7 @@ class Resident:
             while not self.stop.wait(SAMPLE_S):
                 statm.seek(0)
                 self.samples.append((time.time(), int(statm.read().split()[1]) * PAGE_MB))
+                self.workers_peak_mb = max(self.workers_peak_mb, *_children_mb(), 0.0)
 
     def __enter__(self) -> "Resident":
         # 5 resets the peak resident set the kernel keeps (proc(5), clear_refs).
@@ -82,6 +86,22 @@ class Resident:
     def between(self, start: float, end: float) -> float:
         """The most any sample from `start` to `end` (epoch seconds) held, in MiB."""
         return max((mb for at, mb in self.samples if start <= at <= end + SAMPLE_S), default=0.0)
+
+
+def _children_mb() -> list[float]:
+    """The resident memory (MiB) of each process this one started."""
+    held = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                held.append(int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_MB)
+            except OSError:
+                continue
+    return held
 
 
 def in_fresh_process(function: Callable[..., T], *args: Any) -> T:
@@ -137,6 +157,7 @@ def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool)
     return {"seconds": seconds, "steps": len(spent),
             "slowest": {k: round(v, 2) for k, v in slowest.items()},
             "peak_rss_mb": round(resident.peak_mb()),
+            "workers_peak_rss_mb": round(resident.workers_peak_mb),
             "step_peak_rss_mb": {k: round(v) for k, v in
                                  sorted(peaks.items(), key=lambda kv: -kv[1])}}
 
@@ -248,6 +269,12 @@ def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
             "incremental_peak_rss_mb": turn["peak_rss_mb"],
             "steady_peak_rss_mb": after["peak_rss_mb"],
             "ranked_peak_rss_mb": ranked["peak_rss_mb"],
+            # The most a step's worker process held (the wallet books' pieces of a big chain).
+            "workers_peak_rss_mb": {"full": rebuilt["workers_peak_rss_mb"],
+                                    "incremental": turn["workers_peak_rss_mb"],
+                                    "steady": after["workers_peak_rss_mb"],
+                                    "ranked": ranked["workers_peak_rss_mb"],
+                                    "late": late["workers_peak_rss_mb"]},
             "full_step_peak_rss_mb": rebuilt["step_peak_rss_mb"],
             "incremental_step_peak_rss_mb": turn["step_peak_rss_mb"],
             "steady_step_peak_rss_mb": after["step_peak_rss_mb"],
