@@ -12,6 +12,7 @@ from assets.checks import checked_by_day, day_check_spec, product_asset, schema_
 from assets.days import DAYS
 from assets.domains import HEAVY_TAG, keys
 from assets.progress import progress
+from assets.tables import streamed
 from assets.wallets.books import FOLDS, BooksRun, ahead
 from assets.wallets.cohorts import (
     LEDGER_COLUMNS,
@@ -158,31 +159,54 @@ def wallet_funding(warehouse: Warehouse) -> dg.MaterializeResult:
                          "pair_risk", "tokens", "address_labels", "chain_records"))
 def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
     """Every wallet's profile: type, tier, labels, scores and signals, cluster, first and last
-    activity (its metrics records are the wallet's ranking rows)."""
-    parts = {
-        "pair_tokens": warehouse.scan("pair_tokens").collect(),
-        "traits": warehouse.scan("wallet_traits").collect(),
-        "windows": warehouse.scan("wallet_windows").collect(),
-        "funding": warehouse.scan("wallet_funding").collect(),
-        "pair_risk": warehouse.scan("pair_risk").collect(),
-        "tokens": warehouse.scan("tokens").collect(),
-        "labels": warehouse.scan("address_labels").collect(),
-        "chains": warehouse.scan("chain_records").select("chain_id", "slug").collect(),
+    activity (its metrics records are the wallet's ranking rows); made a chain at a time (no
+    figure of a profile reads another chain's rows), each chain written as it is made."""
+    scans = {
+        "pair_tokens": warehouse.scan("pair_tokens"),
+        "traits": warehouse.scan("wallet_traits"),
+        "windows": warehouse.scan("wallet_windows"),
+        "funding": warehouse.scan("wallet_funding"),
+        "pair_risk": warehouse.scan("pair_risk"),
+        "tokens": warehouse.scan("tokens"),
+        "labels": warehouse.scan("address_labels"),
+        "chains": warehouse.scan("chain_records").select("chain_id", "slug"),
     }
-    frame = assemble_profiles(parts)
-    return materialized(warehouse, "wallet_profiles", frame.drop(
-        pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head")))
+    chains = scans["traits"].select(pl.col("chain_id").unique().sort()).collect()["chain_id"]
+
+    def of_chain(chain: int) -> pl.DataFrame:
+        parts = {name: scan.filter(pl.col("chain_id") == chain).collect()
+                 for name, scan in scans.items()}
+        return assemble_profiles(parts).drop(
+            pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head"))
+
+    if chains.is_empty():
+        return materialized(warehouse, "wallet_profiles", of_chain(-1))
+    return materialized(warehouse, "wallet_profiles",
+                        streamed(of_chain(chain) for chain in chains))
 
 
 @product_asset(deps=keys("wallet_profiles", "wallet_windows", "as_of"))
 def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
     """One ranking row per wallet and window: what GET /wallets filters and sorts on, that
     window's metrics, the wallet's parts of the list item (spec 2.5), and the watermark they
-    rank as of (`as_of`)."""
-    profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS).collect()
-    frame = assemble_rankings(profiles, warehouse.scan("wallet_windows").collect())
+    rank as of (`as_of`); made and written a chain at a time."""
+    as_of = warehouse.clock()["as_of"]
+    profiles = warehouse.scan("wallet_profiles").select(RANKING_INPUTS)
+    windows = warehouse.scan("wallet_windows")
+    chains = profiles.select(pl.col("chain_id").unique().sort()).collect()["chain_id"]
+
+    def of_chain(chain: int) -> pl.DataFrame:
+        # A chain at a time, in chain order: the rows come out in (chain, wallet) order, as
+        # one grid of every chain's gives them.
+        return assemble_rankings(
+            profiles.filter(pl.col("chain_id") == chain).collect(),
+            windows.filter(pl.col("chain_id") == chain).collect()
+        ).with_columns(as_of=pl.lit(as_of))
+
+    if chains.is_empty():
+        return materialized(warehouse, "wallet_rankings", of_chain(-1))
     return materialized(warehouse, "wallet_rankings",
-                        frame.with_columns(as_of=pl.lit(warehouse.clock()["as_of"])))
+                        streamed(of_chain(chain) for chain in chains))
 
 
 @product_asset(deps=keys("wallet_ledger", "wallet_positions", "holder_balances", "wallet_traits",
