@@ -36,9 +36,12 @@ from figures.ledger import slots
 T = TypeVar("T")
 FOLDS = ("wallet_positions", "wallet_rounds", "wallet_traits", "wallet_windows")
 # The tables the folds look up, each read once for every chain when a fold that reads it is
-# asked for: (name, product, folds that read it).
-LOOKUPS = (("tokens", "token_rows", ("wallet_positions", "wallet_windows")),
-           ("pools", "pair_tokens", ("wallet_traits",)))
+# asked for (a worker's piece: its chain's rows): (name, product, the columns read, folds that
+# read it).
+LOOKUPS = (("tokens", "token_rows",
+            ("chain_id", "address", "symbol", "price_usd", "rating_score", "token_status"),
+            ("wallet_positions", "wallet_windows")),
+           ("pools", "pair_tokens", ("chain_id", "pair", "created_at"), ("wallet_traits",)))
 # A fold mostly keeps one core busy: two run at once, beside the ledger's next chain.
 FOLDING_THREADS = 2
 # A chain of more ledger rows than this is folded in pieces of its wallets, each about this
@@ -98,8 +101,9 @@ class BooksRun:
 
     def read_lookups(self) -> None:
         """The tables the asked folds look up, read once for every chain."""
-        self.tables = {name: self.warehouse.scan(table).collect()
-                       if self.made.keys() & set(by) else None for name, table, by in LOOKUPS}
+        self.tables = {name: self.warehouse.scan(table).select(columns).collect()
+                       if self.made.keys() & set(by) else None
+                       for name, table, columns, by in LOOKUPS}
 
     def start_writers(self) -> list[Future[dg.MaterializeResult]]:
         """Each fold's writer: it writes its product piece by piece as the pieces come."""
@@ -321,8 +325,9 @@ def fold_piece(where: tuple[str, str], piece: Piece, folds: Set[str],
     try:
         warehouse = Tables(*where)
         ledger = piece.read(warehouse, folds)
-        tables = {name: warehouse.scan(table).collect() if folds & set(by) else None
-                  for name, table, by in LOOKUPS}
+        tables = {name: warehouse.scan(table).filter(pl.col("chain_id") == piece.chain)
+                  .select(columns).collect() if folds & set(by) else None
+                  for name, table, columns, by in LOOKUPS}
         slot = slots(ledger)[0]
         accounts = Accounts.of(ledger, slot) if folds - {"wallet_traits"} else None
         with ThreadPoolExecutor(FOLDING_THREADS) as folding:
