@@ -91,29 +91,23 @@ def _latest(positions, feed, ts, span):
 SPANS_APART = pl.QueryOptFlags(comm_subplan_elim=False)
 
 
-def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame, columns: tuple[str, ...],
-                      apart: tuple[str, ...] = ()) -> pl.DataFrame:
+def with_swap_strings(legs: pl.DataFrame, swaps: pl.LazyFrame,
+                      columns: tuple[str, ...]) -> pl.DataFrame:
     """The legs with these columns of their raw swaps (hash, maker, sender, recipient), found
     in the lake by each leg's event (chain, block, log), which no later write moves: only the
-    blocks the legs span of their chains are read, each group of `apart` (columns whose groups
-    lie apart in time, as the board periods do) its own span. A leg whose swap the lake does
-    not hold is refused, not left without its strings."""
-    spans = legs.group_by("chain_id", *apart).agg(low=pl.col("block_number").min(),
-                                                  high=pl.col("block_number").max())
-    # A chain's span at a time: a plain conjunction of the chain (a partition of the lake) and
-    # its blocks (each file's statistics) is what a scan skips files and row groups by. Not as
-    # one plan: that reads the shared scan once under the hull of every span's filter.
+    blocks the legs span of their chains are read. A leg whose swap the lake does not hold is
+    refused, not left without its strings."""
+    spans = legs.group_by("chain_id").agg(low=pl.col("block_number").min(),
+                                          high=pl.col("block_number").max())
+    # A chain at a time: a plain conjunction of the chain (a partition of the lake) and its
+    # blocks (each file's statistics) is what a scan skips files and row groups by. Not as one
+    # plan: that reads the shared scan once under the hull of every chain's blocks.
     found = pl.concat([pl.DataFrame(schema=swaps.select(*EVENT, *columns).collect_schema()),
                        *pl.collect_all([
                            swaps.filter(pl.col("chain_id") == chain,
                                         pl.col("block_number").is_between(low, high))
-                           .select(*EVENT, *columns)
-                           for chain, low, high in spans.select("chain_id", "low", "high")
-                           .iter_rows()], optimizations=SPANS_APART)])
-    if apart:
-        # Two groups' spans may meet at a block.
-        found = found.unique(EVENT)
-    found = found.with_columns(_found=pl.lit(True))
+                           .select(*EVENT, *columns) for chain, low, high in spans.iter_rows()],
+                           optimizations=SPANS_APART)]).with_columns(_found=pl.lit(True))
     joined = legs.join(found, on=EVENT, how="left", maintain_order="left")
     if joined.height != legs.height or joined["_found"].null_count():
         raise ValueError("swap_legs name swaps the lake does not hold (a lake written again "

@@ -13,14 +13,6 @@ from figures.pair_trades import with_swap_strings
 FIGURES = ("volume", "buy_volume", "txns", "wash_volume", "own_volume")
 
 
-def period_of(age: pl.Expr) -> pl.Expr:
-    """The board period (its name) a swap `age` seconds before the watermark falls in."""
-    expr = pl.lit(None, pl.String)
-    for period, (ends, starts) in reversed(BOARD_PERIODS.items()):
-        expr = pl.when((age >= ends) & (age < starts)).then(pl.lit(period)).otherwise(expr)
-    return expr
-
-
 def age(as_of: datetime) -> pl.Expr:
     """Seconds from a leg's block time to the watermark, exact to the microsecond: a board
     period is (as_of - starts, as_of - ends] on the same instants as a pair's windows, so a
@@ -41,22 +33,23 @@ BOARD_SPAN = timedelta(seconds=max(starts for _, starts in BOARD_PERIODS.values(
 def router_flows(legs: pl.LazyFrame, raw: pl.LazyFrame, as_of: datetime) -> pl.DataFrame:
     """Per pool, router (the sender of the lake's swap, `raw`) and board period: volume, buy
     volume, swaps and wash volume, a round trip counting in a period when both its legs are in
-    it. The one pass over the legs; everything the boards sum per router or pair is here."""
-    seconds_ago = age(as_of)
-    swaps = (legs.filter(seconds_ago.is_between(0, BOARD_SPAN.total_seconds(), closed="left"))
-             .select(*EVENT, "pair", maker="maker_key", buy=pl.col("side") == "buy",
-                     period=period_of(seconds_ago),
-                     usd=pl.col("volume_usd").fill_null(0.0))
-             .drop_nulls("period").collect())
-    # By period: the three periods' days, not the eight days from the oldest to now.
-    swaps = with_swap_strings(swaps, raw, ("sender",), ("period",)).drop(
-        "block_number", "log_index")
+    it. A period at a time (no figure spans two): a run holds a day of legs, not three; one
+    pass over each period's legs, everything the boards sum per router or pair is here."""
     usd, wash = pl.col("usd"), pl.col("wash")
-    return (swaps.lazy().with_columns(round_trips(swaps, "period"))
-            .group_by(*POOL, "sender", "period")
-            .agg(volume=usd.sum(), buy_volume=usd.filter("buy").sum(),
-                 txns=pl.len().cast(pl.Int64), wash_volume=usd.filter(wash).sum())
-            .sort(*POOL, "sender", "period").collect())
+    flows = []
+    for period in BOARD_PERIODS:
+        swaps = (legs.filter(in_period(as_of, period))
+                 .select(*EVENT, "pair", maker="maker_key", buy=pl.col("side") == "buy",
+                         usd=pl.col("volume_usd").fill_null(0.0)).collect())
+        swaps = with_swap_strings(swaps, raw, ("sender",)).drop("block_number", "log_index")
+        flows.append(swaps.lazy().with_columns(round_trips(swaps))
+                     .group_by(*POOL, "sender")
+                     .agg(volume=usd.sum(), buy_volume=usd.filter("buy").sum(),
+                          txns=pl.len().cast(pl.Int64), wash_volume=usd.filter(wash).sum())
+                     .with_columns(period=pl.lit(period)).collect())
+        del swaps
+    return pl.concat(flows).select(*POOL, "sender", "period", "volume", "buy_volume", "txns",
+                                   "wash_volume").sort(*POOL, "sender", "period")
 
 
 def pair_flows(by_router: pl.LazyFrame, pairs: pl.LazyFrame,

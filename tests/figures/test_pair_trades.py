@@ -143,16 +143,12 @@ def test_legs_are_priced_from_the_raw_amounts_and_the_feeds_at_their_second() ->
     assert (r["base_is_token0"], p["base_is_token0"]) == (True, False)
 
 
-def test_legs_apart_in_time_read_their_own_blocks_not_those_between() -> None:
-    # Block 50's swap cannot be read (its hash does not parse): only a read of the blocks
-    # between the groups would touch it.
-    raw = pl.LazyFrame({"chain_id": [1] * 6, "block_number": [1, 2, 2, 50, 99, 99],
-                        "log_index": [0, 0, 1, 0, 0, 1], "raw": ["11", "12", "15", "x", "13", "14"]})
+def test_each_chain_reads_its_own_blocks_not_the_hull_of_every_chains() -> None:
+    # Chain 1's swap at block 50 cannot be read (its hash does not parse): only a read of
+    # blocks 1 to 99 on chain 1, the hull of both chains' blocks, would touch it.
+    raw = pl.LazyFrame({"chain_id": [1, 1, 1, 2], "block_number": [1, 2, 50, 99],
+                        "log_index": [0, 0, 0, 0], "raw": ["11", "12", "x", "13"]})
     swaps = raw.with_columns(tx_hash=pl.col("raw").str.to_integer().cast(pl.String))
-    legs = pl.DataFrame({"chain_id": [1, 1, 1, 1], "block_number": [99, 1, 2, 2],
-                         "log_index": [1, 0, 0, 1], "period": ["now", "d7", "d7", "d1"]})
-    found = with_swap_strings(legs, swaps, ("tx_hash",), ("period",))
-    # Block 2 lies in two groups' spans: each leg found once, in the legs' order.
-    assert found["tx_hash"].to_list() == ["14", "11", "12", "15"]
-    with pytest.raises(pl.exceptions.ComputeError, match="integer parsing"):
-        with_swap_strings(legs, swaps, ("tx_hash",))
+    legs = pl.DataFrame({"chain_id": [2, 1, 1], "block_number": [99, 1, 2],
+                         "log_index": [0, 0, 0]})
+    assert with_swap_strings(legs, swaps, ("tx_hash",))["tx_hash"].to_list() == ["13", "11", "12"]
