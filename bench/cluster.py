@@ -31,6 +31,8 @@ BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from processes import session_processes  # noqa: E402
+
 from tests.conftest import free_port  # noqa: E402
 
 
@@ -69,7 +71,6 @@ def in_process(base: dict, home: Path) -> tuple[float, dict[str, float]]:
     return seconds, families(home / "dagster")
 
 
-PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 class SessionPeaks:
@@ -86,22 +87,13 @@ class SessionPeaks:
 
     def sample(self) -> None:
         while not self.stop.wait(0.2):
-            held: dict[int, list[float]] = {sid: [] for sid in self.sessions}
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    stat = (entry / "stat").read_text()
-                    pages = int((entry / "statm").read_text().split()[1])
-                except OSError:
-                    continue
-                # The fields after the command's closing parenthesis: state, ppid, pgrp, session.
-                session = int(stat.rsplit(")", 1)[1].split()[3])
-                if session in held:
-                    held[session].append(pages * PAGE_MB)
             for n, sid in enumerate(self.sessions):
-                self.largest[n] = max(self.largest[n], *held[sid], 0.0)
-                self.together[n] = max(self.together[n], sum(held[sid]))
+                # This bench and its children are listed with every session: only the
+                # session's leader among them is the session's.
+                held = [p.rss_bytes / 2**20 for p in session_processes(sid, ()).values()
+                        if os.getpid() not in (p.pid, p.parent) or p.pid == sid]
+                self.largest[n] = max(self.largest[n], *held, 0.0)
+                self.together[n] = max(self.together[n], sum(held))
 
     def __enter__(self) -> "SessionPeaks":
         self.thread.start()

@@ -2,7 +2,7 @@
 per window), funding and profiles."""
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import dagster as dg
@@ -179,10 +179,7 @@ def wallet_profiles(warehouse: Warehouse) -> dg.MaterializeResult:
         return assemble_profiles(parts).drop(
             pl.selectors.by_dtype(pl.List, pl.Struct) - pl.selectors.by_name("head"))
 
-    if chains.is_empty():
-        return materialized(warehouse, "wallet_profiles", of_chain(-1))
-    return materialized(warehouse, "wallet_profiles",
-                        streamed(of_chain(chain) for chain in chains))
+    return made_by_chain(warehouse, "wallet_profiles", chains, of_chain)
 
 
 @product_asset(deps=keys("wallet_profiles", "wallet_windows", "as_of"))
@@ -203,10 +200,16 @@ def wallet_rankings(warehouse: Warehouse) -> dg.MaterializeResult:
             windows.filter(pl.col("chain_id") == chain).collect()
         ).with_columns(as_of=pl.lit(as_of))
 
+    return made_by_chain(warehouse, "wallet_rankings", chains, of_chain)
+
+
+def made_by_chain(warehouse: Warehouse, name: str, chains: pl.Series,
+                  of_chain: Callable[[int], pl.DataFrame]) -> dg.MaterializeResult:
+    """A product made and written a chain at a time, in the order of `chains` (`of_chain`:
+    a chain's rows); with no chain, the product of no chain's rows."""
     if chains.is_empty():
-        return materialized(warehouse, "wallet_rankings", of_chain(-1))
-    return materialized(warehouse, "wallet_rankings",
-                        streamed(of_chain(chain) for chain in chains))
+        return materialized(warehouse, name, of_chain(-1))
+    return materialized(warehouse, name, streamed(of_chain(chain) for chain in chains))
 
 
 @product_asset(deps=keys("wallet_ledger", "wallet_positions", "holder_balances", "wallet_traits",
