@@ -8,6 +8,7 @@ its makers' sums, and each tail's from them by what left each window since the s
 watermark and the tail's swaps (`moved_blocks`). A pair whose windows no swap entered or left
 keeps the snapshot's figures, so only the moved ones are carried."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -32,7 +33,6 @@ from core.windows import (
     window_ranges,
 )
 from core.wire import ISO, pair_status
-from publish.reader import Snapshot
 
 KEY = ["chain_id", "pair"]
 LONGEST_MS = max(PAIR_WINDOWS.values()) * 1000
@@ -44,8 +44,9 @@ PAIR_COLUMNS = ("chain_id", "pair", "ticker", "venue_id", "liquidity_usd", "crea
 # positions).
 TOKEN_COLUMNS = ("chain_id", "address", "item", "market", "instances", "price_usd")
 FIGURE_COLUMNS = ("chain_id", "pair", "fields", "last_trade_at", "status")
-# The tables a writer reads of a snapshot to make the live rows.
+# The tables a writer reads of a snapshot to make the live rows, and what it reads of the trades.
 READS = ("trades", "pairs", "token_basis")
+TRADE_COLUMNS = ("chain_id", "pair", "at_ms", "volume_usd", "price_usd", "tx_type", "maker")
 # A priced swap's place is its pair's ordinal shifted past any time in milliseconds (2^42 ms
 # reach the year 2109), plus its time: one sorted array finds every pair's swaps by time.
 SHIFT = 42
@@ -194,21 +195,29 @@ class AtSnapshot:
     basis: pl.DataFrame
 
     @classmethod
-    def of(cls, snapshot: Snapshot) -> "AtSnapshot":
-        """Made once per snapshot from its trades, pairs and token basis tables."""
-        since_ms = int(datetime.fromisoformat(snapshot.manifest.as_of).timestamp() * 1000)
-        trades = snapshot.tables["trades"]
+    def of(cls, as_of: str, trades: Iterable[pl.DataFrame], pairs: pl.DataFrame,
+           basis: pl.DataFrame) -> "AtSnapshot":
+        """Made once per snapshot (watermark `as_of`) from its trades table's parts, in order
+        (`TRADE_COLUMNS` of them at least: a part is read, cut to what the windows reach, and
+        let go before the next), its pairs and its token basis."""
+        since_ms = int(datetime.fromisoformat(as_of).timestamp() * 1000)
         start = since_ms - LONGEST_MS
-        # A pair's rows are in time order across the table's parts.
-        before = (trades.filter(pl.col("at_ms") <= start, pl.col("price_usd").is_not_null(),
-                                pl.col("tx_type").is_in(SWAP_SIDES))
-                  .group_by(KEY, maintain_order=True).last())
-        swaps = as_swaps(pl.concat([before, trades.filter(pl.col("at_ms") > start)]))
-        rows = snapshot.tables["pairs"].select(PAIR_COLUMNS)
-        pairs = WindowBlocks.of(swaps, "pair", since_ms)
-        return cls(pairs, WindowBlocks.of(token_swaps(swaps.lazy(), rows.lazy()).collect(), "token",
-                                    since_ms),
-                   PriceIndex.of(pairs.timed.swaps), rows, snapshot.tables["token_basis"])
+        lasts, within = [], []
+        # A pair's rows are in time order across the table's parts: its last priced swap before
+        # the longest window is the last part's last.
+        for part in trades:
+            swaps = as_swaps(part)
+            lasts.append(swaps.filter(pl.col("at_ms") <= start, pl.col("price_usd").is_not_null(),
+                                      pl.col("side").is_in(SWAP_SIDES))
+                         .group_by(KEY, maintain_order=True).last())
+            within.append(swaps.filter(pl.col("at_ms") > start))
+        before = pl.concat(lasts).group_by(KEY, maintain_order=True).last()
+        swaps = pl.concat([before, *within])
+        rows = pairs.select(PAIR_COLUMNS)
+        timed = WindowBlocks.of(swaps, "pair", since_ms)
+        return cls(timed, WindowBlocks.of(token_swaps(swaps.lazy(), rows.lazy()).collect(), "token",
+                                          since_ms),
+                   PriceIndex.of(timed.timed.swaps), rows, basis)
 
 
 @dataclass(frozen=True)

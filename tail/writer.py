@@ -33,10 +33,10 @@ from figures.pair_trades import (
     trade_rows,
 )
 from figures.valuation import in_tokens, liquidity, quote_price_rows, valued
-from publish.reader import Manifest, latest_id, load_snapshot
+from publish.reader import Manifest, latest_id, load_snapshot, table_parts
 from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import LakeReader
-from tail.rows import READS, AtSnapshot, LiveRows, live_rows
+from tail.rows import READS, TRADE_COLUMNS, AtSnapshot, LiveRows, live_rows
 from tail.wallet_trades import live_wallet_trades
 
 log = logging.getLogger("chaintape.live")
@@ -73,9 +73,13 @@ class Basis:
 
 def basis_of(store: ObjectStore, snapshot_id: str) -> Basis:
     """Read a snapshot's manifest and make what its tails' live rows are made from."""
-    snapshot = load_snapshot(store, snapshot_id, only=READS)
-    made = AtSnapshot.of(snapshot) if set(READS) <= set(snapshot.tables) else None
-    return Basis(snapshot.manifest, made)
+    snapshot = load_snapshot(store, snapshot_id, only=("pairs", "token_basis"))
+    manifest = snapshot.manifest
+    if not set(READS) <= set(manifest.tables):
+        return Basis(manifest, None)
+    trades = table_parts(store, manifest, "trades", TRADE_COLUMNS)
+    return Basis(manifest, AtSnapshot.of(manifest.as_of, trades, snapshot.tables["pairs"],
+                                         snapshot.tables["token_basis"]))
 
 
 @dataclass(frozen=True)

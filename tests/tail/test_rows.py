@@ -8,7 +8,6 @@ import polars as pl
 import pytest
 
 from core.windows import window_prices
-from publish.reader import Manifest, Part, Snapshot
 from tail.rows import (
     PAIR_COLUMNS,
     AtSnapshot,
@@ -31,7 +30,8 @@ def _trades(rows: list[tuple[str, int, str, str, float]]) -> pl.DataFrame:
                          for p, at, side, m, price in rows])
 
 
-def _snapshot(trades: pl.DataFrame) -> Snapshot:
+def _at(*trades: pl.DataFrame) -> AtSnapshot:
+    """What the tails read of a snapshot at W whose trades table has the parts `trades`."""
     # B was rugged: a pair's terminal status stays, whatever its swaps.
     given = {"chain_id": [1, 1, 1], "pair": ["A", "B", "C"], "base": ["ta", "tb", "tc"],
              "quote": ["q", "q", "q"], "rugged": [False, True, False],
@@ -39,9 +39,7 @@ def _snapshot(trades: pl.DataFrame) -> Snapshot:
     pairs = pl.DataFrame(given).with_columns(
         *[pl.lit(None).alias(c) for c in PAIR_COLUMNS if c not in given])
     basis = pl.DataFrame({"chain_id": [1], "address": ["ta"]})
-    manifest = Manifest("s1", "2026-11-25T12:00:00+00:00", "2026-11-25T12:00:05+00:00")
-    return Snapshot(manifest, {}, {"trades": [Part("t", trades)], "pairs": [Part("p", pairs)],
-                                   "token_basis": [Part("b", basis)]})
+    return AtSnapshot.of("2026-11-25T12:00:00+00:00", iter(trades), pairs, basis)
 
 
 def test_the_swaps_in_several_ranges_come_once_each_in_time_order():
@@ -52,12 +50,11 @@ def test_the_swaps_in_several_ranges_come_once_each_in_time_order():
 
 
 def test_a_tail_carries_the_figures_of_the_pairs_a_swap_entered_or_left_and_only_those():
-    snapshot = _snapshot(_trades([
+    at = _at(_trades([
         ("A", W - 10 * MINUTE, "buy", "m1", 2.0),        # in h1 and after; stays
         ("B", W - 60 * MINUTE + 30_000, "sell", "m2", 4.0),  # leaves h1 a minute later
         ("C", W - 3 * 60 * MINUTE, "buy", "m3", 1.0),     # in h6 and h24; stays
     ]))
-    at = AtSnapshot.of(snapshot)
     tail = as_swaps(_trades([("A", W + 30_000, "sell", "m4", 3.0)])).cast(at.pairs.timed.swaps.schema)
     figures = _pair_figures(at, tail, W + MINUTE)
     assert figures["pair"].to_list() == ["A", "B"]
@@ -94,3 +91,17 @@ def test_the_prices_read_of_a_pair_are_the_few_its_windows_and_range_need():
     assert prices["price_change_h24"] == pytest.approx(-20.0)  # 4 against 5
     assert prices["price_change_h6"] == pytest.approx(300.0)  # 4 against 1
     assert prices["price_change_h1"] == 0.0
+
+
+def test_the_parts_read_one_at_a_time_keep_each_pairs_last_priced_swap_before_the_windows():
+    at = _at(
+        _trades([("A", W - 30 * HOUR, "buy", "m", 1.0), ("B", W - 28 * HOUR, "buy", "m", 7.0)]),
+        _trades([("A", W - 26 * HOUR, "sell", "m", 2.0), ("A", W - 25 * HOUR, "buy", "m", None)]),
+        _trades([("A", W - 2 * HOUR, "buy", "m", 3.0)]))
+    # Before the longest window (W-24h) only each pair's last priced swap is kept: A's at -26h
+    # (its -25h swap has no price; its -30h swap an earlier part's), B's at -28h; then the
+    # window's own.
+    assert at.priced.rows.select("pair", "at_ms", "price_usd").rows() == [
+        ("A", W - 26 * HOUR, 2.0), ("A", W - 2 * HOUR, 3.0), ("B", W - 28 * HOUR, 7.0)]
+    assert sorted(at.pairs.timed.swaps["at_ms"].to_list()) == [
+        W - 28 * HOUR, W - 26 * HOUR, W - 2 * HOUR]
