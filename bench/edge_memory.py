@@ -6,7 +6,8 @@ for each of the `--keys` busiest pairs, tokens and wallets, one call at a time (
 a first call costs); then a mixed load over all of them, keyed so metering admits it, runs
 paced at `--rate` and at full speed; the worker's resident memory is read after it. Then
 `--publishes` more snapshots follow, five live minutes each, every earlier one pinned by a
-cursor, and the memory is read again: it should not grow with the snapshots. Needs wrk
+cursor, and the memory is read again: it should not grow with the snapshots. Each stage also
+says what the edge's local parts and the store take on disk. Needs wrk
 (`make bench-edge-memory` installs it)."""
 
 import argparse
@@ -170,6 +171,8 @@ def main() -> None:
                               "keys": args.keys, "cold_ms": first_calls,
                               "paced": at_rate, "full_speed": full,
                               "publish_bytes": written(home / "store")[0],
+                              "disk_mb": {"edge_parts": disk_mb(home / "edge-parts"),
+                                          "store": disk_mb(home / "store")},
                               "publish_written": written_by_product(home / "store"),
                               "targets": {"rss_worker_mb": 1024 if args.swaps <= 1_000_000
                                           else 1536, "p99_ms": 10,
@@ -195,6 +198,11 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(30)
+
+
+def disk_mb(directory: Path) -> int:
+    """What the files under `directory` take on disk, in MB."""
+    return sum(f.stat().st_blocks * 512 for f in directory.rglob("*") if f.is_file()) >> 20
 
 
 def _written(home: Path, script: str) -> Path:

@@ -20,6 +20,7 @@ from edge.oracle.upstream import LiveOracle
 from edge.oracle.upstreams import tail_updates
 from edge.settings import Settings
 from edge.snapshots import SnapshotHolder
+from edge.spans import BLOCKED
 from edge.web.registry import Router
 from publish.cursor import CursorSigner
 from publish.reader import Snapshot
@@ -37,7 +38,7 @@ class Services:
         self.router = router
         self.live = LiveTail(store)
         self.holder = SnapshotHolder(store, settings.upstream_timeout_s,
-                                     settings.home / "edge-parts", self._prepare)
+                                     settings.home / "edge-parts", self._prepare, BLOCKED)
         self.signer = signer
         self.notary = Notary(secret("CHAINTAPE_VERDICT_KEY", settings.home / "verdict.key"))
         self.cashier = Cashier(settings.offer, Ledger(settings.home / "x402-ledger.sqlite"),

@@ -4,7 +4,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import polars as pl
 from core.store import NotFound, ObjectStore, StoreUnavailable
 from edge.web.http import Response
 from edge.web.problems import ApiError
-from publish.reader import LATEST, Snapshot, forget_mapped, load_snapshot, pointed_id
+from publish.reader import LATEST, Blocks, Snapshot, forget_mapped, load_snapshot, pointed_id
 
 log = logging.getLogger("chaintape.edge")
 PINNED = 4
@@ -47,6 +47,13 @@ def table(snapshot: Snapshot, name: str) -> pl.DataFrame:
     return found
 
 
+def whole(snapshot: Snapshot, name: str) -> pl.DataFrame:
+    """A serving table's every row, blocked parts decompressed (`Snapshot.whole`); 503 as
+    `table` when the snapshot lacks it."""
+    found = snapshot.whole(name)
+    return table(snapshot, name) if found is None else found
+
+
 def as_of_seconds(snapshot: Snapshot) -> int:
     """The snapshot's watermark in unix seconds."""
     return int(as_of_instant(snapshot).timestamp())
@@ -62,13 +69,16 @@ class SnapshotHolder:
 
     def __init__(self, store: ObjectStore, timeout_s: float = 5.0,
                  mapped: Path | None = None,
-                 prepare: Callable[[Snapshot], None] = lambda _: None) -> None:
+                 prepare: Callable[[Snapshot], None] = lambda _: None,
+                 blocked: Collection[str] = ()) -> None:
         self.store = store
         # What is made of a new snapshot in the loading thread before it is served.
         self.prepare = prepare
         self.timeout_s = timeout_s
         # Where serving table parts are kept as memory-mapped Arrow files (None: in the heap).
         self.mapped = mapped
+        # The tables whose parts are kept there as compressed blocks (`publish.reader.Blocks`).
+        self.blocked = blocked
         self.current: Snapshot | None = None
         self.recent: dict[str, Snapshot] = {}
         self.last_check: float | None = None
@@ -76,7 +86,8 @@ class SnapshotHolder:
         self.rejected: dict[str, str] | None = None
         # Every serving table part a kept snapshot holds, by object: a snapshot that shares a
         # part with one already loaded holds the same frame, read once.
-        self.parts: weakref.WeakValueDictionary[str, pl.DataFrame] = weakref.WeakValueDictionary()
+        self.parts: weakref.WeakValueDictionary[str, pl.DataFrame | Blocks] = \
+            weakref.WeakValueDictionary()
 
     def refresh(self) -> bool:
         """Load the snapshot LATEST names if it is new; True when the current one changed.
@@ -92,7 +103,7 @@ class SnapshotHolder:
                 return False
             if self.rejected is not None and self.rejected["snapshot_id"] == sid:
                 return False
-            loaded = load_snapshot(self.store, sid, self.parts, self.mapped)
+            loaded = load_snapshot(self.store, sid, self.parts, self.mapped, blocked=self.blocked)
             self._remember(loaded)
             self.prepare(loaded)
         except NotFound:
@@ -120,7 +131,8 @@ class SnapshotHolder:
             return self.recent[snapshot_id]
         try:
             loaded = await asyncio.wait_for(
-                asyncio.to_thread(load_snapshot, self.store, snapshot_id, self.parts, self.mapped),
+                asyncio.to_thread(load_snapshot, self.store, snapshot_id, self.parts, self.mapped,
+                                  blocked=self.blocked),
                 self.timeout_s)
         except (NotFound, ValueError):
             return None

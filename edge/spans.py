@@ -10,9 +10,13 @@ import polars as pl
 
 from edge.memo import per_snapshot
 from edge.snapshots import table
-from publish.reader import Snapshot
+from publish.reader import Blocks, Snapshot
 
 Key = tuple[Any, ...]
+# The serving tables the edge reads by key alone (the positions also whole, once per snapshot):
+# each part kept as compressed blocks, not as an uncompressed copy.
+BLOCKED = frozenset({"trades", "wallet_trades", "wallet_positions", "wallet_rounds",
+                     "wallet_buckets", "wallet_funding", "cohort_members"})
 
 
 class SortedKeys:
@@ -21,6 +25,7 @@ class SortedKeys:
     the columns' pages, not all."""
 
     def __init__(self, frame: pl.DataFrame, keys: tuple[str, ...]) -> None:
+        self.frame = frame
         self.columns = [frame[k] for k in keys]
         self.height = frame.height
         # A key outside them is not searched for: of a table's many small day parts (a week of
@@ -40,31 +45,73 @@ class SortedKeys:
                 return None
         return low, high - low
 
+    def rows(self, key: Key) -> pl.DataFrame | None:
+        """The key's rows, or None when it has none."""
+        found = self.get(key)
+        return None if found is None else self.frame.slice(*found)
+
+    def clear(self) -> pl.DataFrame:
+        """No rows, with the part's columns."""
+        return self.frame.clear()
+
+
+class BlockKeys:
+    """A blocked part's rows found by its blocks' first and last keys, then by binary search
+    within the few blocks the key may fall in (decompressed for the lookup alone)."""
+
+    def __init__(self, blocks: Blocks, keys: tuple[str, ...]) -> None:
+        self.blocks = blocks
+        self.keys = keys
+        # The blocks' bounds name the table's leading key columns (those of a bounded type):
+        # the lookup's keys narrow the blocks as far as they are among them.
+        self.length = 0
+        while (self.length < min(len(blocks.key), len(keys))
+               and blocks.key[self.length] == keys[self.length]):
+            self.length += 1
+        self.firsts, self.lasts = blocks.bounds(self.length)
+
+    def rows(self, key: Key) -> pl.DataFrame | None:
+        """The key's rows, or None when it has none."""
+        # The blocks are in key order: those holding the key run from the first whose last key
+        # reaches it to the last whose first key does not pass it.
+        first = bisect_left(self.lasts, key[:self.length])
+        last = bisect_right(self.firsts, key[:self.length]) - 1
+        if first > last:
+            return None
+        return SortedKeys(self.blocks.blocks(first, last), self.keys).rows(key)
+
+    def clear(self) -> pl.DataFrame:
+        """No rows, with the part's columns."""
+        return self.blocks.empty
+
+
+def keys_of(frame: pl.DataFrame | Blocks, keys: tuple[str, ...]) -> SortedKeys | BlockKeys:
+    """A part's rows found by `keys`, however the part is held."""
+    return SortedKeys(frame, keys) if isinstance(frame, pl.DataFrame) else BlockKeys(frame, keys)
+
 
 @dataclass(frozen=True)
 class Spans:
-    """A table's parts and, for each, where each key's rows sit."""
+    """A table's parts, each with where each key's rows sit."""
 
-    parts: tuple[pl.DataFrame, ...]
-    at: tuple[SortedKeys, ...]
+    at: tuple[SortedKeys | BlockKeys, ...]
     # Each part's span (its first second), for a table in time spans: what `rows(since=)`
     # passes over.
     starts: tuple[Any, ...] = ()
 
     def empty(self) -> pl.DataFrame:
         """No rows, with the table's columns."""
-        return self.parts[0].clear()
+        return self.at[0].clear()
 
     def rows(self, key: Key, since: int | None = None) -> pl.DataFrame:
         """The key's rows, in part order (empty when it has none); with `since`, of the parts
         whose span may hold rows at or after it (not the parts the next begins at or before)."""
-        skip = len(self.parts) * [False]
+        skip = len(self.at) * [False]
         if since is not None and self.starts:
             skip = [next_start is not None and next_start <= since
                     for next_start in (*self.starts[1:], None)]
-        pieces = [part.slice(*found)
-                  for part, index, skipped in zip(self.parts, self.at, skip, strict=True)
-                  if not skipped and (found := index.get(key)) is not None]
+        pieces = [found for index, skipped in zip(self.at, skip, strict=True)
+                  if not skipped and (found := index.rows(key)) is not None]
         if not pieces:
             return self.empty()
         return pieces[0] if len(pieces) == 1 else pl.concat(pieces)
@@ -74,29 +121,29 @@ class Spans:
         as far as they are needed (a first page of newest rows, not a history)."""
         pieces: list[pl.DataFrame] = []
         got = 0
-        for part, index in zip(reversed(self.parts), reversed(self.at), strict=True):
+        for index in reversed(self.at):
             if got >= count:
                 break
-            found = index.get(key)
+            found = index.rows(key)
             if found is not None:
-                pieces.append(part.slice(*found))
-                got += found[1]
+                pieces.append(found)
+                got += found.height
         if not pieces:
             return self.empty()
         return (pieces[0] if len(pieces) == 1 else pl.concat(pieces[::-1])).tail(count)
 
     def row(self, key: Key) -> dict[str, Any] | None:
         """The key's first row by column name, or None when it has none."""
-        for part, index in zip(self.parts, self.at, strict=True):
-            found = index.get(key)
+        for index in self.at:
+            found = index.rows(key)
             if found is not None:
-                return part.row(found[0], named=True)
+                return found.row(0, named=True)
         return None
 
 
 def frame_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
     """Look up rows in one frame sorted by `keys`."""
-    return Spans((frame,), (SortedKeys(frame, keys),))
+    return Spans((SortedKeys(frame, keys),))
 
 
 def sorted_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
@@ -108,12 +155,12 @@ def sorted_spans(frame: pl.DataFrame, keys: tuple[str, ...]) -> Spans:
 def spans(snapshot: Snapshot, name: str, keys: tuple[str, ...]) -> Spans:
     """Look up a serving table's rows by `keys`, in each of its parts by binary search (a part
     is sorted by its table's key, which `keys` begin); 503 when the snapshot lacks it. Nothing
-    is built per key, and a lookup reads a few pages of each part's key columns, not the
-    columns whole."""
-    table(snapshot, name)
-    frames = tuple(part.frame for part in snapshot.parts[name])
+    is built per key, and a lookup reads a few pages of each part's key columns (or the blocks
+    its key falls in), not the columns whole."""
+    if not snapshot.parts.get(name):
+        table(snapshot, name)
     starts = tuple(part.get("span") for part in snapshot.manifest.tables[name]["parts"])
-    return Spans(frames, tuple(SortedKeys(frame, keys) for frame in frames), starts)
+    return Spans(tuple(keys_of(part.frame, keys) for part in snapshot.parts[name]), starts)
 
 
 def indexed(name: str, keys: tuple[str, ...],

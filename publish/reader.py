@@ -5,9 +5,11 @@ import io
 import mmap
 import os
 import re
+import struct
 import tempfile
+import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -17,6 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.ipc
 
+from core.caches import ByteCache
 from core.store import NotFound, ObjectStore
 
 LATEST = "snapshots/LATEST"
@@ -25,6 +28,9 @@ OBJECTS = "objects/"
 JSON = "application/json"
 PARQUET = "application/vnd.apache.parquet"
 ID_PATTERN = re.compile(r"^\d{8}T\d{12}Z-[0-9a-f]{8}$")
+# A part's local file: mapped whole, or in compressed blocks.
+MAPPED = ".arrow"
+BLOCKED = ".blocks"
 
 
 @dataclass
@@ -123,7 +129,7 @@ def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
     the store's Parquet the first time (atomically: processes that map the same part at once
     each write it whole and keep one); its use refreshes the file's time, by which unused
     ones are removed (`forget_mapped`)."""
-    path = directory / f"{Path(key).stem}.arrow"
+    path = directory / f"{Path(key).stem}{MAPPED}"
     if not path.exists():
         directory.mkdir(parents=True, exist_ok=True)
         frame = pl.read_parquet(io.BytesIO(store.get(key).body))
@@ -144,6 +150,132 @@ def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
     return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))
 
 
+# A blocked part's rows are compressed this many at a time: a lookup decompresses the block or
+# two its key falls in (half a millisecond each), and the file is about the size of the store's
+# Parquet rather than several times it, as an uncompressed copy is.
+BLOCK_ROWS = 1024
+# One codec call per block: Arrow's own compression of an IPC file calls it once per buffer,
+# twice the time for a block of twenty columns.
+CODEC = pa.Codec("zstd")
+# The key columns a block's bounds name: those before the first of another type or with nulls
+# (bounds are compared as tuples).
+BOUND_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
+               pl.String)
+FOOTER = struct.Struct("<Q")
+# The blocks decompressed last, kept for the next lookups (the busiest keys' blocks): bounded,
+# whatever the parts' sizes.
+DECOMPRESSED_BYTES = 32 << 20
+_decompressed: ByteCache[pl.DataFrame] = ByteCache(DECOMPRESSED_BYTES)
+_decompressing = threading.Lock()
+
+
+def _packed(frame: pl.DataFrame) -> tuple[bytes, int]:
+    """A frame as one compressed Arrow IPC stream, and its size uncompressed."""
+    raw = io.BytesIO()
+    frame.write_ipc_stream(raw, compression="uncompressed")
+    return CODEC.compress(raw.getvalue(), asbytes=True), raw.tell()
+
+
+class Blocks:
+    """A stored part kept in a local file of compressed blocks of `BLOCK_ROWS` rows each (an
+    Arrow IPC stream compressed whole), memory-mapped, with each block's first and last keys
+    (the table's leading key columns): a lookup decompresses only the blocks its key may fall
+    in, into memory it lets go after. The file is the blocks one after another, then an index
+    (JSON: each block's place and size, the bounds, the empty frame's place), then the index's
+    length."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        with path.open("rb") as file:
+            self.mapped = mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ)
+        self.mapped.madvise(mmap.MADV_RANDOM)
+        end = len(self.mapped) - FOOTER.size
+        (length,) = FOOTER.unpack_from(self.mapped, end)
+        index = orjson.loads(self.mapped[end - length:end])
+        self.key: tuple[str, ...] = tuple(index["key"])
+        self.firsts = [tuple(first) for first in index["firsts"]]
+        self.lasts = [tuple(last) for last in index["lasts"]]
+        self.height: int = index["rows"]
+        self.places: list[list[int]] = index["blocks"]
+        self.empty = self._read(index["empty"])
+        self._prefixes: dict[int, tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
+
+    def _read(self, place: list[int]) -> pl.DataFrame:
+        start, length, size = place
+        packed = pa.py_buffer(memoryview(self.mapped)[start:start + length])
+        return pl.read_ipc_stream(io.BytesIO(CODEC.decompress(packed, size, asbytes=True)))
+
+    @property
+    def schema(self) -> pl.Schema:
+        """The part's columns and types."""
+        return self.empty.schema
+
+    def block(self, index: int) -> pl.DataFrame:
+        """The rows of one block, decompressed (or as decompressed for a lookup before)."""
+        key = (self.path, index)
+        with _decompressing:
+            found = _decompressed.get(key)
+        if found is None:
+            found = self._read(self.places[index])
+            with _decompressing:
+                _decompressed.put(key, found, self.places[index][2])
+        return found
+
+    def blocks(self, first: int, last: int) -> pl.DataFrame:
+        """The rows of blocks `first` to `last` (both included), decompressed."""
+        found = [self.block(i) for i in range(first, last + 1)]
+        return self.empty if not found else found[0] if len(found) == 1 else pl.concat(found)
+
+    def whole(self) -> pl.DataFrame:
+        """Every row, decompressed (not kept): for a reader of the whole table, not a lookup."""
+        found = [self._read(place) for place in self.places]
+        return self.empty if not found else pl.concat(found)
+
+    def bounds(self, length: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """Each block's first and last keys cut to their first `length` columns."""
+        found = self._prefixes.get(length)
+        if found is None:
+            found = self._prefixes[length] = ([k[:length] for k in self.firsts],
+                                              [k[:length] for k in self.lasts])
+        return found
+
+
+def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequence[str],
+               rows: int = BLOCK_ROWS) -> Blocks:
+    """A stored part of a table keyed by `table_key` (its rows sorted by it) as `Blocks` of
+    `rows` rows in `directory`, written from the store's Parquet the first time (atomically, as
+    `map_part` does); its use refreshes the file's time (`forget_mapped`)."""
+    path = directory / f"{Path(key).stem}{BLOCKED}"
+    if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        frame = pl.read_parquet(io.BytesIO(store.get(key).body))
+        named = []
+        for column in table_key:
+            if frame.schema[column] not in BOUND_TYPES or frame[column].null_count():
+                break
+            named.append(column)
+        starts = list(range(0, frame.height, rows))
+        keys = frame.select(named)
+        index: dict[str, Any] = {
+            "key": named, "rows": frame.height, "firsts": keys[starts].rows(),
+            "lasts": keys[[min(s + rows, frame.height) - 1 for s in starts]].rows(),
+            "blocks": []}
+        with tempfile.NamedTemporaryFile(dir=directory, suffix=".writing", delete=False) as tmp:
+            for block in [frame.clear(), *(frame.slice(s, rows) for s in starts)]:
+                packed, size = _packed(block)
+                index["blocks"].append([tmp.tell(), len(packed), size])
+                tmp.write(packed)
+            index["empty"] = index["blocks"].pop(0)
+            footer = orjson.dumps(index)
+            tmp.write(footer + FOOTER.pack(len(footer)))
+            tmp.flush()
+            os.fsync(tmp.fileno())
+            os.posix_fadvise(tmp.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        os.replace(tmp.name, path)
+    os.utime(path)
+    return Blocks(path)
+
+
 def table_parts(store: ObjectStore, manifest: Manifest, name: str,
                 columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
     """A serving table's parts one at a time, in order, of `columns` only (all when None): a
@@ -158,8 +290,8 @@ def forget_mapped(directory: Path, keep: set[str], older_than_s: float) -> list[
     still mapping one keeps its pages until it lets go."""
     gone = []
     cutoff = time.time() - older_than_s
-    names = {f"{Path(key).stem}.arrow" for key in keep}
-    for path in directory.glob("*.arrow"):
+    names = {f"{Path(key).stem}{suffix}" for key in keep for suffix in (MAPPED, BLOCKED)}
+    for path in (*directory.glob(f"*{MAPPED}"), *directory.glob(f"*{BLOCKED}")):
         if path.name not in names and path.stat().st_mtime < cutoff:
             path.unlink(missing_ok=True)
             gone.append(path)
@@ -168,17 +300,18 @@ def forget_mapped(directory: Path, keep: set[str], older_than_s: float) -> list[
 
 @dataclass(frozen=True)
 class Part:
-    """One stored part of a serving table: its object's key and its rows."""
+    """One stored part of a serving table: its object's key and its rows (a frame, or `Blocks`
+    for a table loaded blocked)."""
 
     object: str
-    frame: pl.DataFrame
+    frame: "pl.DataFrame | Blocks"
 
 
 @dataclass
 class Snapshot:
     """A loaded snapshot: its manifest, documents (bytes) and serving tables, both whole
-    (`tables`, the parts one after another) and by part (`parts`, each sorted by the table's
-    key)."""
+    (`tables`, the parts one after another; a blocked table is not there, see `whole`) and by
+    part (`parts`, each sorted by the table's key)."""
 
     manifest: Manifest
     documents: dict[str, bytes]
@@ -187,9 +320,27 @@ class Snapshot:
 
     def __post_init__(self) -> None:
         # Without rechunking, the whole table holds the parts' memory, not a copy of it.
-        self.tables = {name: parts[0].frame if len(parts) == 1
-                       else pl.concat([p.frame for p in parts], rechunk=False)
-                       for name, parts in self.parts.items()}
+        self.tables = {name: frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+                       for name, parts in self.parts.items()
+                       if (frames := [p.frame for p in parts
+                                      if isinstance(p.frame, pl.DataFrame)]) and
+                       len(frames) == len(parts)}
+
+    def schema(self, name: str) -> pl.Schema | None:
+        """A serving table's columns and types (None when the snapshot lacks it)."""
+        parts = self.parts.get(name)
+        return None if not parts else parts[0].frame.schema
+
+    def whole(self, name: str) -> pl.DataFrame | None:
+        """A serving table's every row, blocked parts decompressed (None when the snapshot
+        lacks it): for a reader of the whole table, once per snapshot."""
+        if name in self.tables:
+            return self.tables[name]
+        parts = self.parts.get(name)
+        if not parts:
+            return None
+        return pl.concat([p.frame if isinstance(p.frame, pl.DataFrame) else p.frame.whole()
+                          for p in parts])
 
     @property
     def snapshot_id(self) -> str:
@@ -197,14 +348,15 @@ class Snapshot:
 
 
 def load_snapshot(store: ObjectStore, snapshot_id: str,
-                  loaded: MutableMapping[str, pl.DataFrame] | None = None,
-                  mapped: Path | None = None, only: Iterable[str] | None = None) -> Snapshot:
+                  loaded: MutableMapping[str, "pl.DataFrame | Blocks"] | None = None,
+                  mapped: Path | None = None, only: Iterable[str] | None = None,
+                  blocked: Collection[str] = ()) -> Snapshot:
     """Read a snapshot's manifest, documents and serving tables (`only` these tables and no
     documents, when given); a part already in `loaded` (by its object's key, as an earlier
     snapshot that shares it left it there) is not read again. With `mapped` (a local
     directory), each part is kept there as an uncompressed Arrow file and memory-mapped: its
     pages stay in the OS page cache, shared by every process that maps it, rather than in this
-    process's heap."""
+    process's heap; the `blocked` tables' parts are kept there as `Blocks`, compressed."""
     raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
     manifest = Manifest(**raw)
     base = f"snapshots/{snapshot_id}"
@@ -214,17 +366,21 @@ def load_snapshot(store: ObjectStore, snapshot_id: str,
         documents = {name: store.get(f"{base}/{key}").body
                      for name, key in manifest.documents.items()}
         documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
-    cache: MutableMapping[str, pl.DataFrame] = {} if loaded is None else loaded
+    cache: MutableMapping[str, pl.DataFrame | Blocks] = {} if loaded is None else loaded
 
-    def part(key: str) -> Part:
+    def part(name: str, meta: dict[str, Any], key: str) -> Part:
         frame = cache.get(key)
         if frame is None:
-            frame = (pl.read_parquet(io.BytesIO(store.get(key).body)) if mapped is None
-                     else map_part(store, key, mapped))
+            if mapped is None:
+                frame = pl.read_parquet(io.BytesIO(store.get(key).body))
+            elif name in blocked:
+                frame = block_part(store, key, mapped, meta.get("key", ()))
+            else:
+                frame = map_part(store, key, mapped)
             cache[key] = frame
         return Part(key, frame)
 
-    parts = {name: [part(p["object"]) for p in meta["parts"]]
+    parts = {name: [part(name, meta, p["object"]) for p in meta["parts"]]
              for name, meta in {**manifest.lists, **manifest.tables}.items()
              if "parts" in meta and (wanted is None or name in wanted)}
     return Snapshot(manifest, documents, parts)

@@ -97,12 +97,12 @@ def wallet_frontier(snapshot: Snapshot) -> dict[int, int]:
 
 
 def _past(rows: pl.DataFrame, frontier: dict[int, int], key: tuple[str, str],
-          like: pl.DataFrame | None) -> Spans:
-    """Rows past each chain's `frontier` block, by `key`, in the columns and types of the
-    serving table `like` (when the snapshot has it) that lookups put them after."""
+          like: pl.Schema | None) -> Spans:
+    """Rows past each chain's `frontier` block, by `key`, in the columns and types `like` of
+    the serving table (when the snapshot has it) that lookups put them after."""
     past = rows.filter(pl.col("block_number") > reached(frontier))
     if like is not None:
-        past = past.select([pl.col(c).cast(t) for c, t in like.schema.items()])
+        past = past.select([pl.col(c).cast(t) for c, t in like.items()])
     return sorted_spans(past, key)
 
 
@@ -114,9 +114,9 @@ def _view(tail: Tail, snapshot: Snapshot) -> LiveView | None:
     as_of = as_of_instant(snapshot)
     if tail.since > as_of or tail.as_of <= as_of:
         return None
-    trades = _past(tail.trades, frontier(snapshot), KEY, snapshot.tables.get("trades"))
+    trades = _past(tail.trades, frontier(snapshot), KEY, snapshot.schema("trades"))
     wallets = _past(tail.wallet_trades, wallet_frontier(snapshot), ("chain_id", "wallet"),
-                    snapshot.tables.get("wallet_trades"))
+                    snapshot.schema("wallet_trades"))
     known = snapshot.tables.get("pairs")
     new = tail.new_pairs if known is None else tail.new_pairs.join(
         known.select("chain_id", address="pair"), on=["chain_id", "address"], how="anti")

@@ -24,7 +24,7 @@ from edge.paging import Listing, decode, gather_rows, page
 from edge.routes.chains import chain_states
 from edge.routes.cohorts import cohort_wallets
 from edge.routes.market.tokens import token_row
-from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table
+from edge.snapshots import as_of_seconds, snapshot_headers, snapshot_json, table, whole
 from edge.spans import Spans, frame_spans, indexed
 from edge.web.http import Request, Response
 from edge.web.problems import ApiError
@@ -524,7 +524,7 @@ def traders_by_token(snapshot: Snapshot) -> Spans:
     """Every position with its wallet's tier and type, indexed by (chain id, token) once per
     snapshot: a token's traders are then a slice, not a scan and join of every position."""
     kinds = table(snapshot, "wallet_profiles").select("chain_id", "wallet", "tier", "type")
-    newest = newest_rows(table(snapshot, "wallet_positions"), POSITION_KEY)
+    newest = newest_rows(whole(snapshot, "wallet_positions"), POSITION_KEY)
     rows = (marked(newest, table(snapshot, "tokens").select(*MARKS_FROM))
             .select("chain_id", "wallet", "token", "bought_usd", "sold_usd", "buys", "sells",
                     "realized_usd", "unrealized_usd", "total_pnl_usd", "held",

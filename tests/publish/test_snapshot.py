@@ -558,3 +558,28 @@ def test_a_family_of_lists_named_as_before_is_carried_without_being_made(store):
     third = publisher.publish(AS_OF + timedelta(minutes=2), [family("v2", 99)], {})
     assert made == ["v1", "v2"]
     assert walk(store, third.snapshot_id, "ranked/a") == list(range(99))
+
+
+def test_blocked_tables_are_kept_compressed_read_whole_on_demand_and_forgotten(tmp_path):
+    store = LocalStore(tmp_path / "store")
+    publisher = Publisher(store, SIGNER)
+    first = publisher.publish(AS_OF, [], {}, tables=[trades((0, 3), (1, 2))])
+    second = publisher.publish(AS_OF + timedelta(minutes=5), [], {},
+                               tables=[trades((0, 3), (1, 3))])
+    mapped = tmp_path / "mapped"
+    old = load_snapshot(store, first.snapshot_id, {}, mapped, blocked={"trades"})
+    new = load_snapshot(store, second.snapshot_id, {}, mapped, blocked={"trades"})
+    # One file of blocks per part, none mapped whole; the table is not among the whole ones.
+    assert len(list(mapped.glob("*.blocks"))) == 3 and not list(mapped.glob("*.arrow"))
+    assert "trades" not in new.tables
+    assert new.schema("trades") == {"pair": pl.String, "ts": pl.Int64}
+    # Day 0's p0, p1, p0 sorted by pair then time; day 1's three.
+    assert new.whole("trades").rows() == [("p0", 0), ("p0", 2), ("p1", 1),
+                                          ("p0", DAY), ("p0", DAY + 2), ("p1", DAY + 1)]
+    assert new.whole("volumes") is None and new.schema("volumes") is None
+    # The first snapshot's day 1 is no longer named by the second: its blocks go.
+    named = {p["object"] for p in second.tables["trades"]["parts"]}
+    gone = forget_mapped(mapped, named, older_than_s=0)
+    assert [g.name for g in gone] == [
+        Path(first.tables["trades"]["parts"][1]["object"]).stem + ".blocks"]
+    assert old.whole("trades").height == 5
