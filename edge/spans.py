@@ -19,6 +19,17 @@ BLOCKED = frozenset({"trades", "wallet_trades", "wallet_positions", "wallet_roun
                      "wallet_buckets", "wallet_funding", "cohort_members"})
 
 
+def key_range(columns: list[pl.Series], key: Key) -> tuple[int, int] | None:
+    """Where `key` sits in sorted key columns, column by column: (offset, count), or None."""
+    low, high = 0, len(columns[0])
+    for column, value in zip(columns, key, strict=True):
+        low = bisect_left(column, value, low, high)
+        high = bisect_right(column, value, low, high)
+        if low == high:
+            return None
+    return low, high - low
+
+
 class SortedKeys:
     """A part's rows found by binary search of its sorted key columns, column by column:
     nothing is built or kept but the part's first and last keys, and a lookup reads a few of
@@ -37,13 +48,7 @@ class SortedKeys:
         """The key's (offset, count), or None when it has no rows."""
         if self.bounds is None or not self.bounds[0] <= key <= self.bounds[1]:
             return None
-        low, high = 0, self.height
-        for column, value in zip(self.columns, key, strict=True):
-            low = bisect_left(column, value, low, high)
-            high = bisect_right(column, value, low, high)
-            if low == high:
-                return None
-        return low, high - low
+        return key_range(self.columns, key)
 
     def rows(self, key: Key) -> pl.DataFrame | None:
         """The key's rows, or None when it has none."""
@@ -78,7 +83,9 @@ class BlockKeys:
         last = bisect_right(self.firsts, key[:self.length]) - 1
         if first > last:
             return None
-        return SortedKeys(self.blocks.blocks(first, last), self.keys).rows(key)
+        frame = self.blocks.blocks(first, last)
+        found = key_range([frame[k] for k in self.keys], key)
+        return None if found is None else frame.slice(*found)
 
     def clear(self) -> pl.DataFrame:
         """No rows, with the part's columns."""
