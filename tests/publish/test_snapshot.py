@@ -13,7 +13,15 @@ import pytest
 from core.store import IMMUTABLE, REVALIDATE, LocalStore, S3Store
 from edge.live.tail import frontier
 from publish.cursor import Cursor, CursorError, CursorSigner
-from publish.reader import LATEST, OBJECTS, forget_mapped, latest_id, load_snapshot, snapshot_ids
+from publish.reader import (
+    LATEST,
+    OBJECTS,
+    Manifest,
+    forget_mapped,
+    latest_id,
+    load_snapshot,
+    snapshot_ids,
+)
 from publish.spans import (
     day_of,
     span_cut,
@@ -374,13 +382,19 @@ def test_a_table_without_rows_is_one_empty_part_with_its_columns(tmp_path):
     assert load_snapshot(store, manifest.snapshot_id).tables["trades"].schema == empty.schema
 
 
-def test_parts_are_mapped_from_one_local_file_each(tmp_path):
+def two_days_then_one_more_trade(tmp_path) -> tuple[LocalStore, Manifest, Manifest, Path]:
+    """A store holding two snapshots of trades: days 0 and 1, then day 1 with one trade more
+    (day 0 shared); and a directory for the parts kept locally."""
     store = LocalStore(tmp_path / "store")
     publisher = Publisher(store, SIGNER)
     first = publisher.publish(AS_OF, [], {}, tables=[trades((0, 3), (1, 2))])
     second = publisher.publish(AS_OF + timedelta(minutes=5), [], {},
                                tables=[trades((0, 3), (1, 3))])
-    mapped = tmp_path / "mapped"
+    return store, first, second, tmp_path / "mapped"
+
+
+def test_parts_are_mapped_from_one_local_file_each(tmp_path):
+    store, first, second, mapped = two_days_then_one_more_trade(tmp_path)
     old = load_snapshot(store, first.snapshot_id, {}, mapped)
     made = {f.name: f.stat().st_ino for f in mapped.glob("*.arrow")}
     assert len(made) == 2
@@ -561,12 +575,7 @@ def test_a_family_of_lists_named_as_before_is_carried_without_being_made(store):
 
 
 def test_blocked_tables_are_kept_compressed_read_whole_on_demand_and_forgotten(tmp_path):
-    store = LocalStore(tmp_path / "store")
-    publisher = Publisher(store, SIGNER)
-    first = publisher.publish(AS_OF, [], {}, tables=[trades((0, 3), (1, 2))])
-    second = publisher.publish(AS_OF + timedelta(minutes=5), [], {},
-                               tables=[trades((0, 3), (1, 3))])
-    mapped = tmp_path / "mapped"
+    store, first, second, mapped = two_days_then_one_more_trade(tmp_path)
     old = load_snapshot(store, first.snapshot_id, {}, mapped, blocked={"trades"})
     new = load_snapshot(store, second.snapshot_id, {}, mapped, blocked={"trades"})
     # One file of blocks per part, none mapped whole; the table is not among the whole ones.
