@@ -10,7 +10,8 @@ times, alternated, and the ratio is that of their medians. Each worker's peak me
 sampled every 200 ms over the processes of its session (its pool's children run the steps):
 the largest one process held (`worker_peak_rss_mb`) and the most all of them held at once
 (`worker_tree_peak_rss_mb`). `--lake` takes a simulated history (copied) instead of making
-one."""
+one. When a run fails, its scratch directory (the lake, each run's Dagster home) is kept and
+named."""
 
 import argparse
 import json
@@ -158,48 +159,58 @@ def main() -> None:
                         help="in-process and on-workers runs, alternated; the ratio is their "
                              "median's (one run on a shared 2-core machine varies by ~20%%)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        lake = root / "lake"
-        base = {**os.environ, "CHAINTAPE_LAKE": str(lake)}
-        if args.lake is not None:
-            say(f"copying the history in {args.lake}")
-            shutil.copytree(args.lake, lake)
-        else:
-            say(f"simulating a week of {args.swaps:,} swaps")
-            cli(["simulate", "--swaps", str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"],
-                {**base, "CHAINTAPE_HOME": str(root / "sim")})
-        rounds: list[dict[str, Any]] = []
-        for n in range(args.rounds):
-            say(f"round {n + 1}/{args.rounds}: materialising in one process")
-            local_s, local_families = in_process(base, root / f"in-process-{n}")
-            say(f"round {n + 1}/{args.rounds}: materialising on {args.workers} Celery workers")
-            cluster_s, cluster_families, ran, peaks = on_workers(base, root / f"cluster-{n}",
-                                                                 args.workers)
-            rounds.append({"in_process_seconds": round(local_s, 1),
-                           "celery_seconds": round(cluster_s, 1),
-                           "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran,
-                           "worker_peak_rss_mb": [round(mb) for mb in peaks.largest],
-                           "worker_tree_peak_rss_mb": [round(mb) for mb in peaks.together]})
-            say(json.dumps(rounds[-1]))
-        local_med = statistics.median(r["in_process_seconds"] for r in rounds)
-        cluster_med = statistics.median(r["celery_seconds"] for r in rounds)
-        print(json.dumps({
-            "bench": "cluster", "swaps": args.swaps, "workers": args.workers,
-            "rounds": rounds, "in_process_seconds": local_med, "celery_seconds": cluster_med,
-            "ratio": round(cluster_med / local_med, 2),
-            "ratio_median_of_rounds": statistics.median(r["ratio"] for r in rounds),
-            "worker_peak_rss_mb": max(max(r["worker_peak_rss_mb"]) for r in rounds),
-            "target_ratio": 1.3, "target_worker_peak_rss_mb": 2048}), flush=True)
-        print(json.dumps({
-            "bench": "cluster", "stage": "capacity", "swaps": args.swaps,
-            "family_seconds_in_process": {k: round(v, 1) for k, v in
-                                          sorted(local_families.items())},
-            "family_seconds_on_workers": {k: round(v, 1) for k, v in
-                                          sorted(cluster_families.items())},
-            "swaps_per_second_one_worker": {
-                k: round(args.swaps / v) for k, v in sorted(local_families.items()) if v > 0}}),
-            flush=True)
+    root = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
+    try:
+        measure(args, root)
+    except BaseException:
+        # What failed is in the runs' Dagster records under it: kept, and said where.
+        say(f"kept for a look: {root}")
+        raise
+    shutil.rmtree(root)
+
+
+def measure(args: argparse.Namespace, root: Path) -> None:
+    """Simulate or copy the lake under `root`, then the rounds, printing their JSON lines."""
+    lake = root / "lake"
+    base = {**os.environ, "CHAINTAPE_LAKE": str(lake)}
+    if args.lake is not None:
+        say(f"copying the history in {args.lake}")
+        shutil.copytree(args.lake, lake)
+    else:
+        say(f"simulating a week of {args.swaps:,} swaps")
+        cli(["simulate", "--swaps", str(args.swaps), "--end", "2026-11-20T00:00:00+00:00"],
+            {**base, "CHAINTAPE_HOME": str(root / "sim")})
+    rounds: list[dict[str, Any]] = []
+    for n in range(args.rounds):
+        say(f"round {n + 1}/{args.rounds}: materialising in one process")
+        local_s, local_families = in_process(base, root / f"in-process-{n}")
+        say(f"round {n + 1}/{args.rounds}: materialising on {args.workers} Celery workers")
+        cluster_s, cluster_families, ran, peaks = on_workers(base, root / f"cluster-{n}",
+                                                             args.workers)
+        rounds.append({"in_process_seconds": round(local_s, 1),
+                       "celery_seconds": round(cluster_s, 1),
+                       "ratio": round(cluster_s / local_s, 2), "steps_per_worker": ran,
+                       "worker_peak_rss_mb": [round(mb) for mb in peaks.largest],
+                       "worker_tree_peak_rss_mb": [round(mb) for mb in peaks.together]})
+        say(json.dumps(rounds[-1]))
+    local_med = statistics.median(r["in_process_seconds"] for r in rounds)
+    cluster_med = statistics.median(r["celery_seconds"] for r in rounds)
+    print(json.dumps({
+        "bench": "cluster", "swaps": args.swaps, "workers": args.workers,
+        "rounds": rounds, "in_process_seconds": local_med, "celery_seconds": cluster_med,
+        "ratio": round(cluster_med / local_med, 2),
+        "ratio_median_of_rounds": statistics.median(r["ratio"] for r in rounds),
+        "worker_peak_rss_mb": max(max(r["worker_peak_rss_mb"]) for r in rounds),
+        "target_ratio": 1.3, "target_worker_peak_rss_mb": 2048}), flush=True)
+    print(json.dumps({
+        "bench": "cluster", "stage": "capacity", "swaps": args.swaps,
+        "family_seconds_in_process": {k: round(v, 1) for k, v in
+                                      sorted(local_families.items())},
+        "family_seconds_on_workers": {k: round(v, 1) for k, v in
+                                      sorted(cluster_families.items())},
+        "swaps_per_second_one_worker": {
+            k: round(args.swaps / v) for k, v in sorted(local_families.items()) if v > 0}}),
+        flush=True)
 
 
 if __name__ == "__main__":
