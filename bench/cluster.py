@@ -10,8 +10,8 @@ times, alternated, and the ratio is that of their medians. Each worker's peak me
 sampled every 200 ms over the processes of its session (its pool's children run the steps):
 the largest one process held (`worker_peak_rss_mb`) and the most all of them held at once
 (`worker_tree_peak_rss_mb`). `--lake` takes a simulated history (copied) instead of making
-one. When a run fails, its scratch directory (the lake, each run's Dagster home) is kept and
-named."""
+one. When a run fails, its scratch directory (the lake, each run's Dagster home) and the
+workers' run's Postgres database are kept and named."""
 
 import argparse
 import json
@@ -139,13 +139,16 @@ def on_workers(base: dict, home: Path, workers: int
         spent = families(home / "dagster")
         ran = [(home / f"worker{n}.log").read_text().count("succeeded in")
                for n in range(workers)]
+    except BaseException:
+        say(f"the run's records are kept in the Postgres database {database}")
+        raise
     finally:
         for worker in started:
             os.killpg(worker.pid, 15)
             worker.wait(30)
         redis.terminate()
-        subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
-                       capture_output=True)
+    subprocess.run([*psql, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
+                   capture_output=True)
     return seconds, spent, ran, peaks
 
 
