@@ -9,10 +9,10 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, cast
 
 import orjson
 import polars as pl
@@ -124,17 +124,15 @@ def latest_manifest(store: ObjectStore) -> Manifest | None:
     return None if found is None else Manifest(**found)
 
 
-def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
-    """A stored part as a frame over a memory-mapped Arrow file in `directory`, written from
-    the store's Parquet the first time (atomically: processes that map the same part at once
-    each write it whole and keep one); its use refreshes the file's time, by which unused
-    ones are removed (`forget_mapped`)."""
-    path = directory / f"{Path(key).stem}{MAPPED}"
+def kept_locally(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Make a part's local file with `write` unless it is there (written whole, then renamed
+    into place: processes that make the same one at once each write it and one is kept), and
+    refresh its time, by which unused ones are removed (`forget_mapped`)."""
     if not path.exists():
-        directory.mkdir(parents=True, exist_ok=True)
-        frame = pl.read_parquet(io.BytesIO(store.get(key).body))
-        with tempfile.NamedTemporaryFile(dir=directory, suffix=".writing", delete=False) as tmp:
-            frame.write_ipc(tmp.name, compression="uncompressed")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".writing", delete=False) as tmp:
+            write(tmp)
+            tmp.flush()
             # Written pages left in the page cache would be mapped sixteen at a time around
             # every page a lookup touches (the kernel's fault-around): out of the cache, a
             # lookup maps the pages it reads.
@@ -142,6 +140,16 @@ def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
             os.posix_fadvise(tmp.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         os.replace(tmp.name, path)
     os.utime(path)
+
+
+def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
+    """A stored part as a frame over a memory-mapped Arrow file in `directory`, written from
+    the store's Parquet the first time (atomically: processes that map the same part at once
+    each write it whole and keep one); its use refreshes the file's time, by which unused
+    ones are removed (`forget_mapped`)."""
+    path = directory / f"{Path(key).stem}{MAPPED}"
+    kept_locally(path, lambda tmp: pl.read_parquet(io.BytesIO(store.get(key).body)).write_ipc(
+        tmp, compression="uncompressed"))
     with path.open("rb") as file:
         mapped = mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ)
     # A lookup reads a few pages here and there: no read-ahead around them.
@@ -246,8 +254,8 @@ def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequenc
     `rows` rows in `directory`, written from the store's Parquet the first time (atomically, as
     `map_part` does); its use refreshes the file's time (`forget_mapped`)."""
     path = directory / f"{Path(key).stem}{BLOCKED}"
-    if not path.exists():
-        directory.mkdir(parents=True, exist_ok=True)
+
+    def write(tmp: IO[bytes]) -> None:
         frame = pl.read_parquet(io.BytesIO(store.get(key).body))
         named = []
         for column in table_key:
@@ -260,19 +268,15 @@ def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequenc
             "key": named, "rows": frame.height, "firsts": keys[starts].rows(),
             "lasts": keys[[min(s + rows, frame.height) - 1 for s in starts]].rows(),
             "blocks": []}
-        with tempfile.NamedTemporaryFile(dir=directory, suffix=".writing", delete=False) as tmp:
-            for block in [frame.clear(), *(frame.slice(s, rows) for s in starts)]:
-                packed, size = _packed(block)
-                index["blocks"].append([tmp.tell(), len(packed), size])
-                tmp.write(packed)
-            index["empty"] = index["blocks"].pop(0)
-            footer = orjson.dumps(index)
-            tmp.write(footer + FOOTER.pack(len(footer)))
-            tmp.flush()
-            os.fsync(tmp.fileno())
-            os.posix_fadvise(tmp.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-        os.replace(tmp.name, path)
-    os.utime(path)
+        for block in [frame.clear(), *(frame.slice(s, rows) for s in starts)]:
+            packed, size = _packed(block)
+            index["blocks"].append([tmp.tell(), len(packed), size])
+            tmp.write(packed)
+        index["empty"] = index["blocks"].pop(0)
+        footer = orjson.dumps(index)
+        tmp.write(footer + FOOTER.pack(len(footer)))
+
+    kept_locally(path, write)
     return Blocks(path)
 
 
