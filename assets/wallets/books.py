@@ -6,7 +6,9 @@ import collections
 import contextlib
 import functools
 import multiprocessing
+import os
 import queue
+import threading
 from collections.abc import Callable, Generator, Iterator, Set
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,10 +46,13 @@ LOOKUPS = (("tokens", "token_rows",
            ("pools", "pair_tokens", ("chain_id", "pair", "created_at"), ("wallet_traits",)))
 # A fold mostly keeps one core busy: two run at once, beside the ledger's next chain.
 FOLDING_THREADS = 2
-# A chain of more ledger rows than this is folded in pieces of its wallets, each about this
-# size, so a run holds a piece's folds whatever a chain trades; the traits, which follow each
-# pool's swaps across wallets, are folded from the whole chain's few columns they read.
+# A chain of more ledger rows than this (CHAINTAPE_LEDGER_PIECE_ROWS) is folded in pieces of
+# its wallets, each about this size, so a run holds a piece's folds whatever a chain trades;
+# the traits, which follow each pool's swaps across wallets, are folded from the whole chain's
+# few columns they read.
 PIECE_ROWS = 1_000_000
+# How often a folding process looks whether the run's process that started it is still there.
+PARENT_LOOK_S = 1.0
 # Pieces whose folds may be under way or waiting at once: the next is read only when fewer
 # are, or every piece of the ledger would be read, and held, before the folds caught up.
 PIECES_IN_FLIGHT = 2
@@ -144,8 +149,9 @@ class BooksRun:
         sizes = stored.group_by("chain_id").agg(rows=pl.len()).sort("chain_id").collect()
         if sizes.is_empty():
             yield stored.select(ledger_columns(folds)).collect(), folds
+        most = piece_rows()
         for chain, rows in sizes.iter_rows():
-            pieces = -(-rows // PIECE_ROWS)
+            pieces = -(-rows // most)
             if pieces == 1 or not books:
                 yield (stored.filter(pl.col("chain_id") == chain)
                        .select(ledger_columns(folds)).collect(), folds)
@@ -203,7 +209,8 @@ class BooksRun:
         if self.workers is None:
             # Spawned, not forked: a fork of a process running threads may copy a held lock.
             self.workers = ProcessPoolExecutor(
-                FOLDING_PROCESSES, mp_context=multiprocessing.get_context("spawn"))
+                FOLDING_PROCESSES, mp_context=multiprocessing.get_context("spawn"),
+                initializer=exit_with, initargs=(os.getpid(),))
         as_of_s = self.clock()["as_of_s"] if folds & {"wallet_rounds", "wallet_windows"} \
             else None
         folded = self.workers.submit(fold_piece, (self.warehouse.lake_root, self.warehouse.root),
@@ -212,6 +219,30 @@ class BooksRun:
             if name in folds:
                 self.pieces[name].put(_taken_from(folded, name))
         return [folded]
+
+
+def piece_rows() -> int:
+    """The ledger rows of a piece (CHAINTAPE_LEDGER_PIECE_ROWS, by default PIECE_ROWS): what a
+    folding process holds follows it."""
+    said = os.environ.get("CHAINTAPE_LEDGER_PIECE_ROWS")
+    if said is None:
+        return PIECE_ROWS
+    if not said.isdigit() or int(said) < 1:
+        raise ValueError(f"CHAINTAPE_LEDGER_PIECE_ROWS={said!r}: expected a whole number of "
+                         "rows, at least 1")
+    return int(said)
+
+
+def exit_with(parent: int) -> None:
+    """In a folding process: exit once the run's process that started it is gone (killed, it
+    cannot stop its folding processes, which would otherwise wait for work for ever)."""
+
+    def look() -> None:
+        while os.getppid() == parent:
+            threading.Event().wait(PARENT_LOOK_S)
+        os._exit(1)
+
+    threading.Thread(target=look, name="parent", daemon=True).start()
 
 
 def _failed_or_done(folds: list[Future[Any]]) -> None:

@@ -30,9 +30,10 @@ def worker(name: str | None, concurrency: int) -> None:
     # The worker starts `celery` by name: the environment's own.
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     # The definitions are imported once, before the pool forks: a step would otherwise wait
-    # for its worker's first import of them (~2 s) at the start of a run.
+    # for its worker's first import of them (~2 s) at the start of a run. `pipelines.workers`
+    # sets up each pool process.
     args = [str(bin_dir / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-            "-i", "pipelines.definitions", "-y", str(config), "-l", "INFO"]
+            "-i", "pipelines.definitions", "-i", "pipelines.workers", "-y", str(config), "-l", "INFO"]
     if name:
         args += ["-n", name]
     os.chdir(REPO)

@@ -1,7 +1,8 @@
 """The pipeline on a cluster by configuration: the Dagster instance on Postgres (the machine's
 server, a database of the test's own), steps on two Celery worker processes through a real
 redis-server broker, the lake, the warehouse and the snapshots on S3 (a moto server); every
-product equal to an in-process build, both workers ran steps, and a worker killed mid-step has
+product equal to an in-process build (there the books' chains folded whole, here in pieces,
+in processes of the steps' own), both workers ran steps, and a worker killed mid-step has
 that step run by the other."""
 
 import os
@@ -125,7 +126,9 @@ def test_two_workers_build_what_one_process_builds_though_one_is_killed(small_la
     lake = on_s3(small_lake, "cluster")
     env = {"CHAINTAPE_LAKE": lake, "CHAINTAPE_WAREHOUSE": "s3://cluster/warehouse",
            "CHAINTAPE_STORE": "s3://cluster/store", "CHAINTAPE_EXECUTOR": "celery",
-           "CHAINTAPE_CELERY_BROKER": broker, "CHAINTAPE_CELERY_REDELIVER_SECONDS": "5"}
+           "CHAINTAPE_CELERY_BROKER": broker, "CHAINTAPE_CELERY_REDELIVER_SECONDS": "5",
+           # Every chain's wallet books folded in pieces, each in a process the step starts.
+           "CHAINTAPE_LEDGER_PIECE_ROWS": "400"}
     workers = start_workers(home, env, ("one", "two"))
     full = {**os.environ, **env, "CHAINTAPE_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
     run = subprocess.Popen([str(BIN / "chaintape"), "materialize"], env=full,
