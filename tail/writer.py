@@ -6,10 +6,9 @@ window blocks, the token rows), so that the next snapshot holds exactly what the
 
 import functools
 import logging
-import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,7 +19,6 @@ from assets.sql_models import SqlModel, load_models
 from assets.tables import Tables
 from checks.schemas.oracle import SIMULATED_WRITERS
 from core.frontiers import reached
-from core.priority import as_batch
 from core.quotes import oracle_changes
 from core.renewal import Renewal
 from core.store import ObjectStore
@@ -33,10 +31,11 @@ from figures.pair_trades import (
     trade_rows,
 )
 from figures.valuation import in_tokens, liquidity, quote_price_rows, valued
-from publish.reader import Manifest, latest_id, load_snapshot, table_parts
+from publish.reader import latest_id
 from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import LakeReader
-from tail.rows import READS, TRADE_COLUMNS, AtSnapshot, LiveRows, live_rows
+from tail.basis import Basis, basis_of, preparer
+from tail.rows import LiveRows, live_rows
 from tail.wallet_trades import live_wallet_trades
 
 log = logging.getLogger("chaintape.live")
@@ -60,26 +59,6 @@ LIVE_PAIR_COLUMNS = ("chain_id", "pair", "base", "quote", "base_reserve", "quote
 def frontier_at(root: str, version: int | None, table: str) -> dict[int, int]:
     """Each chain's highest block in a lake table at a version (read once per snapshot)."""
     return LakeReader(root, {table: version} if version is not None else {}).frontier(table)
-
-
-@dataclass(frozen=True)
-class Basis:
-    """A snapshot as the tails built on it read it: its manifest and what the live rows are
-    made from (None when it lacks the tables)."""
-
-    manifest: Manifest
-    at: AtSnapshot | None
-
-
-def basis_of(store: ObjectStore, snapshot_id: str) -> Basis:
-    """Read a snapshot's manifest and make what its tails' live rows are made from."""
-    snapshot = load_snapshot(store, snapshot_id, only=("pairs", "token_basis"))
-    manifest = snapshot.manifest
-    if not set(READS) <= set(manifest.tables):
-        return Basis(manifest, None)
-    trades = table_parts(store, manifest, "trades", TRADE_COLUMNS)
-    return Basis(manifest, AtSnapshot.of(manifest.as_of, trades, snapshot.tables["pairs"],
-                                         snapshot.tables["token_basis"]))
 
 
 @dataclass(frozen=True)
@@ -282,15 +261,6 @@ def _chain_marks(blocks: pl.LazyFrame) -> dict[int, datetime]:
     return dict(newest.iter_rows())
 
 
-def _preparer() -> ProcessPoolExecutor:
-    """A process of its own, at the batch's priority, where snapshots are prepared: the tails
-    get the CPU first, and the preparation never holds the writer's interpreter. It ends after
-    each snapshot (and the next is a new process), so what a preparation took is given back
-    rather than held between snapshots."""
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=as_batch, max_tasks_per_child=1)
-
-
 def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: float = 0.2,
            stop: Callable[[], bool] = lambda: False,
            progress: Callable[[str], None] = lambda _: None,
@@ -308,7 +278,7 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
     making: Future[Basis] | None = None
     last_said = 0.0
     warned = Warnings()
-    pool = _preparer()
+    pool = preparer()
     try:
         while not stop():
             if renewal is not None:
@@ -331,7 +301,7 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
                     log.warning("the snapshot preparing process stopped (%s); starting another",
                                 err)
                     pool.shutdown(wait=False, cancel_futures=True)
-                    pool = _preparer()
+                    pool = preparer()
                 except Exception as err:
                     # A snapshot pruned or torn under the reader: the next poll reads LATEST.
                     warned.say(f"could not read snapshot {latest} for the live tail: {err}")

@@ -72,3 +72,12 @@ def test_the_tail_writer_and_the_figures_load_no_dagster() -> None:
                                "print(sorted(m for m in sys.modules if m.startswith('dagster')))"],
         cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def test_the_tail_writers_preparing_process_loads_neither_the_lake_nor_the_warehouse() -> None:
+    # It imports what `basis_of` reads (the snapshot's parts), not the writer's readers.
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, tail.basis; print(sorted(m for m in sys.modules if "
+                               "m.split('.')[0] in ('sources', 'assets', 'deltalake')))"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"

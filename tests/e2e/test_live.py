@@ -22,7 +22,8 @@ from publish.reader import LATEST, latest_id, load_snapshot
 from publish.tail import TABLES, TAIL, load_tail, read_pointer
 from sources.lake import LakeWriter
 from sources.simulator.live_market import commit, start
-from tail.writer import basis_of, follow, live_tail
+from tail.basis import basis_of
+from tail.writer import follow, live_tail
 from tests.conftest import BIN, edge_process, run_cli, until
 from tests.core.test_renewal import Renewed, exec_stand_in
 from tests.e2e.conftest import stop

@@ -4,11 +4,11 @@ preparation took is given back between snapshots, not held by an idle process.""
 import os
 from pathlib import Path
 
-from tail.writer import _preparer
+from tail.basis import preparer
 
 
 def test_each_snapshot_is_prepared_by_a_process_that_then_ends():
-    pool = _preparer()
+    pool = preparer()
     try:
         first = pool.submit(os.getpid).result(timeout=60)
         second = pool.submit(os.getpid).result(timeout=60)
