@@ -3,6 +3,7 @@
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ def worker(name: str | None, concurrency: int) -> None:
     the storage (docs/deploy.md)."""
     from pipelines.resources import celery_config
 
+    instance_made()
     config = Path(os.environ["CHAINTAPE_HOME"]) / "celery.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
     # Replaced whole: workers starting together never read one half written.
@@ -38,3 +40,20 @@ def worker(name: str | None, concurrency: int) -> None:
         args += ["-n", name]
     os.chdir(REPO)
     os.execv(args[0], [*args, "--", "--concurrency", str(concurrency)])
+
+
+def instance_made(attempts: int = 6) -> None:
+    """The Dagster instance's storage made (once, by whichever worker is first): workers
+    started together on a new database race to make its tables, and the one that loses finds
+    a table made under it; it tries again, and then finds them all made."""
+    import dagster as dg
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    for attempt in range(attempts):
+        try:
+            dg.DagsterInstance.get().dispose()
+            return
+        except (IntegrityError, ProgrammingError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * 2**attempt)
