@@ -115,6 +115,13 @@ def fingerprint_of(*names: str) -> str:
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:40]
 
 
+def files_named(*paths: str) -> str:
+    """One name for data files, in order, by their own names (a write never reuses one), not
+    where they are: a lake or warehouse moved or restored under another path keeps its names,
+    and a publish there makes nothing again."""
+    return fingerprint_of(*(path.rsplit("/", 1)[-1] for path in paths))
+
+
 def fingerprint(frame: pl.DataFrame) -> str:
     """A name for a frame's rows, in order, with its schema: equal frames get equal names, and
     frames that differ in any value differ in it but for a collision of 64-bit row hashes.

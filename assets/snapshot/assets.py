@@ -25,7 +25,7 @@ from publish.farms import farm_pages
 from publish.market import market_lists, pair_table
 from publish.spans import (
     day_start,
-    fingerprint_of,
+    files_named,
     span_cut,
     span_day,
     span_names,
@@ -107,7 +107,7 @@ def swap_names(swaps: DaySwaps, cut_s: int) -> dict[int, str]:
     names = {}
     for day, files in swaps.files.items():
         if day < today:
-            names[day] = fingerprint_of(*files)
+            names[day] = files_named(*files)
             continue
         names.update(span_names(swaps.rows(day), span_of(cut_s)))
     return names
@@ -184,7 +184,7 @@ def snapshot(context: dg.AssetExecutionContext, warehouse: Warehouse,
                                      now.strftime(WIRE_TIME), SEASONS.length_days)
     # The ranked products, published as stored: named by their files, so that a publish
     # between two rankings carries them without reading them.
-    stored_as = {name: fingerprint_of(*sorted(warehouse.files(name, frames.versions[name])[None]))
+    stored_as = {name: files_named(*sorted(warehouse.files(name, frames.versions[name])[None]))
                  for name in ("wallet_profiles", "wallet_rankings", "cohort_members",
                               "token_cohorts")}
     # The wallet ledger a lake day at a time: a publish reads the days still changing and the

@@ -18,6 +18,7 @@ from publish.spans import (
     DAY_SECONDS,
     day_of,
     day_start,
+    files_named,
     fingerprint,
     fingerprint_of,
     span_day,
@@ -116,8 +117,8 @@ def trade_days(warehouse: Warehouse, as_of: datetime, cut_s: int, version: int,
         found = {}
         # The latest day first: the one whose swaps were read last.
         for day in sorted(legs.keys() | events.keys(), reverse=True):
-            read_from = fingerprint_of(made_with, *legs.get(day, []), "|",
-                                       *day_swaps.files.get(day, []), "|",
+            read_from = fingerprint_of(made_with, files_named(*legs.get(day, [])),
+                                       files_named(*day_swaps.files.get(day, [])),
                                        fingerprint(events.get(day, quiet)))
             labels = spans_in_day(day, cut_s, closing_hour=True)
             entry = known.get(read_from) if day < today else None

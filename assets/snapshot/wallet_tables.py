@@ -16,6 +16,7 @@ from core.vocabulary import SWAP_SIDES
 from figures.ledger import with_swap_hashes
 from publish.spans import (
     day_of,
+    files_named,
     fingerprint_of,
     span_day,
     span_end,
@@ -143,7 +144,7 @@ class StoredLedger:
     def names(self, columns: tuple[str, ...], *made_with: str) -> dict[int, str]:
         """A name for each span (`span_of`) of the ledger's `columns` and `made_with` (what else
         its rows are made from): a closed one's its lake day's files, the others' their rows."""
-        closed = {span: fingerprint_of(*made_with, *self.files[day])
+        closed = {span: fingerprint_of(*made_with, files_named(*self.files[day]))
                   for span, day in self.closed.items()}
         return {**closed, **span_names(self.recent.select(columns), self.span, *made_with)}
 
@@ -185,7 +186,8 @@ def wallet_buckets(ledger: StoredLedger, as_of_s: int) -> SpannedTable:
         sells = bucket_sells(ledger.recent.select(columns), as_of_s)
         names = [span_names(rows, span(resolution), resolution, made_with)
                  for resolution, rows in sells.items()]
-        closed = {label: fingerprint_of(made_with, *ledger.files[day], str(label >= hourly_from))
+        closed = {label: fingerprint_of(made_with, files_named(*ledger.files[day]),
+                                        str(label >= hourly_from))
                   for label, day in ledger.closed.items()}
         return {**closed, **{label: fingerprint_of(*(name.get(label, "") for name in names))
                              for label in set().union(*names)}}
