@@ -39,32 +39,35 @@ SWAP_COLUMNS = (*EVENT, "tx_hash", "maker", "sender", "recipient")
 
 class DaySwaps:
     """The lake's swaps a UTC day at a time (by its first second): each day's files, listed
-    once, and its rows as the trades take them (`rows`, their time in unix seconds, `ts`), the
-    last day read kept, so the watermark's day, named for the wallet trades and then for the
-    trades, is read once, and no more than a day is held."""
+    once, and its rows as the trades take them (`rows`, their time in unix seconds, `ts`; of
+    one chain when asked), the last day read kept, so the watermark's day, named for the
+    wallet trades and then for the trades, is read once, and no more than a day is held."""
 
     def __init__(self, lake: LakeReader) -> None:
         self.lake = lake
         listed = lake.day_files("swaps")
         self.files = {day_start(day): files for day, files in listed.items()}
         self._days = {day_start(day): day for day in listed}
-        self._last: tuple[int, pl.DataFrame] | None = None
+        self._last: tuple[tuple[int, int | None], pl.DataFrame] | None = None
 
-    def rows(self, day: int) -> pl.DataFrame:
-        """The day's swaps as the trades take them."""
-        if self._last is None or self._last[0] != day:
+    def rows(self, day: int, chain: int | None = None) -> pl.DataFrame:
+        """The day's swaps as the trades take them (of `chain` alone, when given)."""
+        if self._last is None or self._last[0] != (day, chain):
             read = (self.lake.scan("swaps", self._days[day]) if day in self._days
                     else self.lake.scan("swaps").head(0))
-            self._last = day, _taken(read).collect()
+            if chain is not None:
+                read = read.filter(pl.col("chain_id") == chain)
+            self._last = (day, chain), _taken(read).collect()
         return self._last[1]
 
-    def covering(self, ts: pl.Series) -> pl.LazyFrame:
-        """The swaps of every lake day these instants (unix seconds) fall in: where the swaps
-        of a day's legs or ledger rows are found by their events, a day read, not the lake."""
+    def covering(self, ts: pl.Series, chain: int | None = None) -> pl.LazyFrame:
+        """The swaps of every lake day these instants (unix seconds) fall in (of `chain` alone,
+        when given): where the swaps of a day's legs or ledger rows are found by their events,
+        a day read, not the lake."""
         days = (ts // DAY_SECONDS * DAY_SECONDS).unique().sort().to_list()
         if not days:
             return _taken(self.lake.scan("swaps").head(0))
-        return pl.concat([self.rows(day).lazy() for day in days])
+        return pl.concat([self.rows(day, chain).lazy() for day in days])
 
 
 def _taken(swaps: pl.LazyFrame) -> pl.LazyFrame:

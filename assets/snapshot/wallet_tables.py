@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from assets.snapshot.trades import DaySwaps
+from assets.wallets.books import piece_rows
 from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from core.fingerprints import keyed, recipe
 from core.vocabulary import SWAP_SIDES
@@ -90,8 +91,8 @@ def wallet_serving(frames: Mapping[str, pl.DataFrame], ledger: "StoredLedger",
     yield wallet_positions(layers, book_positions)
     yield wallet_rounds(layers, lambda rows: assemble_rounds(rows, as_of_s), _symbols(frames))
     yield wallet_trades(ledger, _symbols(frames), lambda rows: with_swap_hashes(
-        rows, swaps.covering(rows.filter(pl.col("side").is_in(SWAP_SIDES))["ts"])),
-        hashed_from, spans)
+        rows, swaps.covering(rows.filter(pl.col("side").is_in(SWAP_SIDES))["ts"],
+                             _one_chain(rows))), hashed_from, spans)
     yield wallet_buckets(ledger, as_of_s)
     del layers, ledger, spans
     yield ServingTable("wallet_funding", frames["wallet_funding"], ("chain_id", "wallet", "ts"))
@@ -149,18 +150,25 @@ class StoredLedger:
         return {**closed, **span_names(self.recent.select(columns), self.span, *made_with)}
 
     def rows(self, wanted: set[Any] | None, columns: tuple[str, ...]) -> Iterator[pl.DataFrame]:
-        """The `columns` of the rows of the spans in `wanted` (every span when None) a lake day
-        at a time, in chain order: a closed day's rows of the wanted spans in it, then, when
-        any wanted span is not closed, every row after the closed days. A span's rows are all
-        in one of them; no span asked for, no rows, with the columns."""
+        """The `columns` of the rows of the spans in `wanted` (every span when None) in chain
+        order: a closed day's rows of the wanted spans in it a chain at a time (its files go
+        in chain order: a chain's read passes over the others' row groups), so that what a
+        publish holds follows a chain's day, then, when any wanted span is not closed, every
+        row after the closed days. A span's rows are all in one day; no span asked for, no
+        rows, with the columns."""
         asked = False
         for day in self.closed_days:
             spans = [span for span, of in self.closed.items()
                      if of == day and (wanted is None or span in wanted)]
             if spans:
                 asked = True
-                rows = self.scan([day]).select(columns)
-                yield (rows if wanted is None else rows.filter(self.span.is_in(spans))).collect()
+                rows = self.scan([day])
+                if wanted is not None:
+                    rows = rows.filter(self.span.is_in(spans))
+                chains = self.scan([day]).select(pl.col("chain_id").unique()).collect()
+                for chain in sorted(chains["chain_id"]) or [None]:
+                    yield (rows if chain is None else rows.filter(pl.col("chain_id") == chain)
+                           ).select(columns).collect()
         if wanted is None or wanted - self.closed.keys():
             yield self.recent.select(columns)
         elif not asked:
@@ -259,17 +267,25 @@ class Layers:
     def rows(self, label: int) -> Iterator[pl.DataFrame]:
         """Every ledger row, before the layer's end, of the positions with a row in it, in
         filtered reads of the lake days before the end: a closed lake day's a chain at a time
-        (its positions' rows are the most a publish holds; the files go in chain order, so a
-        chain's read passes over the others' row groups), the watermark's day's in one read
-        (one part: every part is another search for the edge)."""
+        (the files go in chain order, so a chain's read passes over the others' row groups),
+        a chain of more such rows than a piece (`piece_rows`) in pieces of its positions, each
+        read alone, so that what a publish holds follows the piece, not the chain's history;
+        the watermark's day's in one read (one part: every part is another search for the
+        edge)."""
         if label in self.ledger.closed_days:
             days = [day for day in self.ledger.files if day <= label]
             chains = (self.ledger.scan([label]).select("chain_id", "position").unique()
                       .collect().partition_by("chain_id", as_dict=True))
+            most = piece_rows()
             for (chain,), positions in sorted(chains.items()):
-                yield self.ledger.scan(days).select(self.columns).filter(
+                of_chain = self.ledger.scan(days).filter(
                     pl.col("chain_id") == chain,
-                    pl.col("position").is_in(positions["position"].implode())).collect()
+                    pl.col("position").is_in(positions["position"].implode()))
+                pieces = -(-of_chain.select(pl.len()).collect().item() // most)
+                for piece in range(max(pieces, 1)):
+                    chosen = of_chain if pieces <= 1 else of_chain.filter(
+                        pl.col("position") % pieces == piece)
+                    yield chosen.select(self.columns).collect()
             return
         recent = self.ledger.recent
         touched = recent.filter(recent.select(self.ledger.span == label).to_series())["position"]
@@ -393,6 +409,12 @@ def wallet_trades(ledger: StoredLedger, symbols: pl.DataFrame,
 
     return SpannedTable("wallet_trades", pieces,
                         ("chain_id", "wallet", "block_number", "log_index", "seq"), inputs)
+
+
+def _one_chain(rows: pl.DataFrame) -> int | None:
+    """The chain of rows of one chain (a closed day's, `StoredLedger.rows`), else None."""
+    chains = rows["chain_id"].unique()
+    return chains.item() if len(chains) == 1 else None
 
 
 def _symbols(frames: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

@@ -1,6 +1,6 @@
-"""The stored ledger as the publish reads it: a lake day at a time, the closed days named by
-their files and read only for the spans asked for, the days still changing read once. By
-hand."""
+"""The stored ledger as the publish reads it: a lake day at a time (a closed one a chain at a
+time), the closed days named by their files and read only for the spans asked for, the days
+still changing read once. By hand."""
 
 import polars as pl
 import pytest
@@ -41,7 +41,8 @@ def test_a_lake_day_holds_the_days_without_swaps_before_it_and_each_span_is_read
     files.read.clear()
     [day_1] = ledger.rows({DAY}, ("ts",))
     assert day_1["ts"].to_list() == [DAY + 5]
-    assert files.read == [["d2"]]
+    # Its chains listed, then its rows read.
+    assert files.read == [["d2"], ["d2"]]
     # Every span: a lake day at a time, the days still changing last; each row once.
     assert [f["ts"].to_list() for f in ledger.rows(None, ("ts",))] == [
         [10, 20], [DAY + 5, 2 * DAY + 7], [3 * DAY + 9, CUT - 5]]
@@ -71,3 +72,18 @@ def test_no_span_asked_for_reads_no_rows_and_gives_the_columns():
 def test_a_ledger_without_days_is_refused():
     with pytest.raises(ValueError, match="no days"):
         StoredLedger({}, Files({}), CUT)
+
+
+def test_a_closed_days_rows_come_a_chain_at_a_time_in_chain_order():
+    # Lake day 2 holds chain 7's rows, then chain 1's; the recent day both chains'.
+    two = pl.concat([rows(DAY + 5, 2 * DAY + 7).with_columns(chain_id=pl.lit(7)),
+                     rows(2 * DAY + 9)])
+    ledger = StoredLedger({0: ["d0"], 2 * DAY: ["d2"], 3 * DAY: ["d3"]},
+                          Files({**FILES, "d2": two}), CUT)
+    got = [(f["chain_id"].unique().to_list(), f["ts"].to_list())
+           for f in ledger.rows(None, ("chain_id", "ts"))]
+    assert got == [([1], [10, 20]), ([1], [2 * DAY + 9]), ([7], [DAY + 5, 2 * DAY + 7]),
+                   ([1], [3 * DAY + 9, CUT - 5])]
+    # Only day 1's span: of day 2's rows, chain 7's one in it.
+    assert [f["ts"].to_list() for f in ledger.rows({DAY}, ("chain_id", "ts"))] == [
+        [], [DAY + 5]]

@@ -148,3 +148,25 @@ def test_a_quantity_renames_its_span_and_only_its_span() -> None:
     changed = ledger_spans(stored_ledger(stored.with_columns(
         qty=pl.when(pl.col("ts") >= hour).then(pl.col("qty") * 2).otherwise("qty")), AS_OF))
     assert changed[2 * DAY] == names[2 * DAY] and changed[hour] != names[hour]
+
+
+def test_a_closed_layer_of_more_rows_than_a_piece_is_read_in_pieces_of_its_positions(
+        tmp_path, monkeypatch) -> None:
+    # Day 0 holds w's two positions, a row each; with pieces of one row they are read in two
+    # pieces, each position in one of them, and the layers publish what they did whole.
+    monkeypatch.setenv("CHAINTAPE_LEDGER_PIECE_ROWS", "1")
+    pieces = list(layers(ledger(BOOK), AS_OF).rows(0))
+    assert len(pieces) == 2
+    assert sorted(r for piece in pieces for r in piece.select("wallet", "token").rows()) == [
+        ("w", "t"), ("w", "u")]
+    store = LocalStore(tmp_path / "store")
+    made = Publisher(store, CursorSigner(b"k")).publish(
+        datetime(2026, 11, 20, tzinfo=UTC), [], {},
+        tables=[wallet_positions(layers(ledger(BOOK), AS_OF), booked)])
+    parts = load_snapshot(store, made.snapshot_id).parts["wallet_positions"]
+    spans = [p["span"] for p in made.tables["wallet_positions"]["parts"]]
+    held = sorted((span, *row) for span, part in zip(spans, parts, strict=True)
+                  for row in part.frame.select("wallet", "token", "held", "open_cost_usd").rows())
+    assert held == [(0, "w", "t", 10.0, 20.0), (0, "w", "u", 1.0, 5.0),
+                    (2 * DAY, "v", "t", 3.0, 9.0), (2 * DAY + 2 * HOUR, "w", "t", 4.0,
+                                                     pytest.approx(8.0))]
