@@ -10,7 +10,9 @@ many empty steps (`orchestration_seconds`), so that work and orchestration are n
 the bytes each publish wrote, the slowest steps of each run, and the peak resident memory of
 each run and of each of its steps (`*_peak_rss_mb`, `*_step_peak_rss_mb`: each run in a fresh
 process of its own, as the stack runs each run, sampled every 50 ms), and the most any of a
-run's worker processes held (`workers_peak_rss_mb`). The lake is
+run's worker processes held (`workers_peak_rss_mb`), and of each publish the serving tables
+the most was held for (`publish_table_peak_rss_mb`: from the publish's line before a table's
+to its own). The lake is
 simulated once per size and kept; its history ends at a fixed instant, so every run appends
 the same minutes. Then the live market runs on to 23:50 of the new day and is refreshed, and
 five minutes more give `late_seconds`: a refresh late in the day, whose day partitions hold a
@@ -20,6 +22,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +41,8 @@ END = datetime(2026, 11, 20, tzinfo=UTC)
 APPENDED = timedelta(minutes=5)
 SLOWEST = 8
 T = TypeVar("T")
+# The publish's line for each serving table it stored (`Publisher`'s progress).
+SERVING_TABLE = re.compile(r"^(\w+): \d+ rows \(serving table")
 
 
 def say(message: str) -> None:
@@ -144,22 +149,33 @@ def _run(dagster_dir: str, days: list[str] | None, job_name: str, publish: bool)
         begun: dict[str, float] = {}
         spent: dict[str, float] = {}
         peaks: dict[str, float] = {}
+        tables: dict[str, float] = {}
+        said: dict[str, float] = {}
         for entry in instance.all_logs(result.run_id):
             kind, step = entry.dagster_event_type, entry.step_key
             if step is None:
                 continue
             if kind == dg.DagsterEventType.STEP_START:
-                begun[step] = entry.timestamp
+                begun[step] = said[step] = entry.timestamp
             elif kind == dg.DagsterEventType.STEP_SUCCESS:
                 spent[step] = entry.timestamp - begun[step]
                 peaks[step] = resident.between(begun[step], entry.timestamp)
+            elif kind is None and step in said:
+                # The publish says each serving table once it is stored: what the process
+                # held from its line before to it is that table's.
+                table = SERVING_TABLE.match(entry.user_message)
+                if table is not None:
+                    tables[table[1]] = resident.between(said[step], entry.timestamp)
+                said[step] = entry.timestamp
     slowest = dict(sorted(spent.items(), key=lambda kv: -kv[1])[:SLOWEST])
     return {"seconds": seconds, "steps": len(spent),
             "slowest": {k: round(v, 2) for k, v in slowest.items()},
             "peak_rss_mb": round(resident.peak_mb()),
             "workers_peak_rss_mb": round(resident.workers_peak_mb),
             "step_peak_rss_mb": {k: round(v) for k, v in
-                                 sorted(peaks.items(), key=lambda kv: -kv[1])}}
+                                 sorted(peaks.items(), key=lambda kv: -kv[1])},
+            "publish_table_peak_rss_mb": {k: round(v) for k, v in
+                                          sorted(tables.items(), key=lambda kv: -kv[1])[:SLOWEST]}}
 
 
 def orchestration(dagster_dir: Path, steps: int) -> float:
@@ -280,6 +296,10 @@ def measure(swaps: int, home_root: Path, publish: bool = True) -> dict:
             "steady_step_peak_rss_mb": after["step_peak_rss_mb"],
             "late_step_peak_rss_mb": late["step_peak_rss_mb"],
             "ranked_step_peak_rss_mb": ranked["step_peak_rss_mb"],
+            "publish_table_peak_rss_mb": {"full": rebuilt["publish_table_peak_rss_mb"],
+                                          "incremental": turn["publish_table_peak_rss_mb"],
+                                          "steady": after["publish_table_peak_rss_mb"],
+                                          "late": late["publish_table_peak_rss_mb"]},
             "steady_written": written_by_product(store) if publish else {},
             "targets": {"work_ratio": round(1 / 30, 3), "ratio": 0.1, "turn_ratio": 0.2,
                         "peak_rss_mb": 2048}}
