@@ -65,19 +65,20 @@ def test_the_rule_catches_a_forbidden_import(tmp_path) -> None:
                                ("publish", "core"): ["publish/fine.py:1"]}
 
 
+def loaded(modules: str, packages: tuple[str, ...]) -> list[str]:
+    """The modules named from `packages` on that importing `modules` loads, in a process of its own (this
+    one has loaded much through other tests' imports)."""
+    said = subprocess.run(
+        [sys.executable, "-c", f"import sys, {modules}; print(sorted(m for m in sys.modules "
+                               f"if m.startswith({packages!r})))"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return ast.literal_eval(said)
+
+
 def test_the_tail_writer_and_the_figures_load_no_dagster() -> None:
-    # In a process of its own: this one has Dagster loaded by other tests' imports.
-    loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, tail.writer, figures.ledger, figures.valuation; "
-                               "print(sorted(m for m in sys.modules if m.startswith('dagster')))"],
-        cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "[]"
+    assert loaded("tail.writer, figures.ledger, figures.valuation", ("dagster",)) == []
 
 
 def test_the_tail_writers_preparing_process_loads_neither_the_lake_nor_the_warehouse() -> None:
     # It imports what `basis_of` reads (the snapshot's parts), not the writer's readers.
-    loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, tail.basis; print(sorted(m for m in sys.modules if "
-                               "m.split('.')[0] in ('sources', 'assets', 'deltalake')))"],
-        cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "[]"
+    assert loaded("tail.basis", ("sources", "assets", "deltalake")) == []
