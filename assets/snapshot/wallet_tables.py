@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from assets.snapshot.trades import DaySwaps
-from assets.wallets.books import piece_rows
+from assets.wallets.books import pieces_of
 from assets.wallets.positions import BOOK_INPUTS, assemble_rounds, book_positions
 from core.fingerprints import keyed, recipe
 from core.vocabulary import SWAP_SIDES
@@ -268,7 +268,7 @@ class Layers:
         """Every ledger row, before the layer's end, of the positions with a row in it, in
         filtered reads of the lake days before the end: a closed lake day's a chain at a time
         (the files go in chain order, so a chain's read passes over the others' row groups),
-        a chain of more such rows than a piece (`piece_rows`) in pieces of its positions, each
+        a chain of more such rows than a piece (`pieces_of`) in pieces of its positions, each
         read alone, so that what a publish holds follows the piece, not the chain's history;
         the watermark's day's in one read (one part: every part is another search for the
         edge)."""
@@ -276,14 +276,13 @@ class Layers:
             days = [day for day in self.ledger.files if day <= label]
             chains = (self.ledger.scan([label]).select("chain_id", "position").unique()
                       .collect().partition_by("chain_id", as_dict=True))
-            most = piece_rows()
             for (chain,), positions in sorted(chains.items()):
                 of_chain = self.ledger.scan(days).filter(
                     pl.col("chain_id") == chain,
                     pl.col("position").is_in(positions["position"].implode()))
-                pieces = -(-of_chain.select(pl.len()).collect().item() // most)
-                for piece in range(max(pieces, 1)):
-                    chosen = of_chain if pieces <= 1 else of_chain.filter(
+                pieces = pieces_of(of_chain.select(pl.len()).collect().item())
+                for piece in range(pieces):
+                    chosen = of_chain if pieces == 1 else of_chain.filter(
                         pl.col("position") % pieces == piece)
                     yield chosen.select(self.columns).collect()
             return

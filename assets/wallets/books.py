@@ -149,9 +149,8 @@ class BooksRun:
         sizes = stored.group_by("chain_id").agg(rows=pl.len()).sort("chain_id").collect()
         if sizes.is_empty():
             yield stored.select(ledger_columns(folds)).collect(), folds
-        most = piece_rows()
         for chain, rows in sizes.iter_rows():
-            pieces = -(-rows // most)
+            pieces = pieces_of(rows)
             if pieces == 1 or not books:
                 yield (stored.filter(pl.col("chain_id") == chain)
                        .select(ledger_columns(folds)).collect(), folds)
@@ -231,6 +230,11 @@ def piece_rows() -> int:
         raise ValueError(f"CHAINTAPE_LEDGER_PIECE_ROWS={said!r}: expected a whole number of "
                          "rows, at least 1")
     return int(said)
+
+
+def pieces_of(rows: int) -> int:
+    """How many pieces of at most `piece_rows` ledger rows hold `rows` (one, for none)."""
+    return max(1, -(-rows // piece_rows()))
 
 
 def exit_with(parent: int) -> None:
