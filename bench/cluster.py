@@ -133,6 +133,11 @@ def on_workers(base: dict, home: Path, workers: int
                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
         while not all("ready." in (home / f"worker{n}.log").read_text()
                       for n in range(workers)):
+            # A worker that ended before it was ready would be waited for for ever.
+            ended = [n for n, worker in enumerate(started) if worker.poll() is not None]
+            if ended:
+                raise RuntimeError(f"worker{ended[0]} ended before it was ready: see "
+                                   f"{home / f'worker{ended[0]}.log'}")
             time.sleep(0.2)
         with SessionPeaks([worker.pid for worker in started]) as peaks:
             seconds = cli(["materialize"], env)
