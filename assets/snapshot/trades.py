@@ -1,6 +1,6 @@
-"""The pair trades' serving table: a part per span (`span_of` with each closed day's last hour
-apart), each named by the rows it is made from, so that a span none of them changed for keeps
-the previous snapshot's part, across the day's turn too."""
+"""The pair trades' serving table: a part per chain of each span (`span_of` with each closed day's
+last hour apart), each named by the rows it is made from, so that a span none of them changed
+for keeps the previous snapshot's part, across the day's turn too."""
 
 import sys
 from collections.abc import Iterator
@@ -51,7 +51,11 @@ class DaySwaps:
         self._last: tuple[tuple[int, int | None], pl.DataFrame] | None = None
 
     def rows(self, day: int, chain: int | None = None) -> pl.DataFrame:
-        """The day's swaps as the trades take them (of `chain` alone, when given)."""
+        """The day's swaps as the trades take them (of `chain` alone, when given: from the
+        whole day when that is the last read, as the watermark's day is, named by its rows
+        before it is made a chain at a time)."""
+        if self._last is not None and self._last[0] == (day, None) and chain is not None:
+            return self._last[1].filter(pl.col("chain_id") == chain)
         if self._last is None or self._last[0] != (day, chain):
             read = (self.lake.scan("swaps", self._days[day]) if day in self._days
                     else self.lake.scan("swaps").head(0))
@@ -77,18 +81,18 @@ def _taken(swaps: pl.LazyFrame) -> pl.LazyFrame:
 
 def trade_days(warehouse: Warehouse, as_of: datetime, cut_s: int, version: int,
                day_swaps: DaySwaps) -> SpannedTable:
-    """The pair trades a UTC day at a time, in their spans (`span_of` at `cut_s`, the closing
-    hour apart): each day's swap legs (at `version`) read alone, its liquidity trades (a few,
-    some from long before the swaps) with them, the lake's swaps of the day (its files and rows:
-    `day_swaps`) giving hashes and addresses. A span is named by its legs' rows, its liquidity trades',
-    the lake's swaps', the watermark inside it and the code that makes it. A day's names are
-    kept by what it is read from (the legs' and the swaps' files, a write never reusing a
-    file's name, and its liquidity trades), and a closed day's rows are read to name it only
-    when that changed and it was named by its rows before, as the watermark's day is: at the
-    day's turn, when yesterday is made again whole and its first 23 hours come out as they
-    were, only its last hour is made. A closed day never named by its rows (every day but
-    the last two of a first publish, which makes them all) is named by what it is read
-    from."""
+    """The pair trades a UTC day at a time, and a day a chain at a time, in their spans
+    (`span_of` at `cut_s`, the closing hour apart): each day's swap legs (at `version`) read
+    alone, its liquidity trades (a few, some from long before the swaps) with them, the lake's
+    swaps of the day (its files and rows: `day_swaps`) giving hashes and addresses. A span is
+    named by its legs' rows, its liquidity trades', the lake's swaps', the watermark inside it
+    and the code that makes it. A day's names are kept by what it is read from (the legs' and
+    the swaps' files, a write never reusing a file's name, and its liquidity trades), and a
+    closed day's rows are read to name it only when that changed and it was named by its rows
+    before, as the watermark's day is: at the day's turn, when yesterday is made again whole
+    and its first 23 hours come out as they were, only its last hour is made. A closed day
+    never named by its rows (every day but the last two of a first publish, which makes them
+    all) is named by what it is read from."""
     legs = {day_start(day): files for day, files in warehouse.files("swap_legs", version).items()
             if day is not None}
     # In a fixed order: the product's rows come in no particular one, and a day's name is of
@@ -158,9 +162,16 @@ def trade_days(warehouse: Warehouse, as_of: datetime, cut_s: int, version: int,
                 read = read.filter(span_of(cut_s, pl.col("block_time").dt.epoch("s"),
                                            closing_hour=True).is_in(list(wanted)))
                 day_events = day_events.filter(span.is_in(list(wanted)))
-            made = trade_rows(read.collect(), day_swaps.rows(day).lazy(), day_events, as_of)
-            yield from ((label, rows) for label, rows in spans_of(made, span)
-                        if wanted is None or label in wanted)
+            # A chain at a time, so that what a publish holds follows a chain's day: a span's
+            # parts come a chain after another, each sorted by the key that leads with it.
+            chains = set(read.select(pl.col("chain_id").unique()).collect()["chain_id"])
+            for chain in sorted(chains | set(day_events["chain_id"])) or [None]:
+                of_chain = pl.lit(True) if chain is None else pl.col("chain_id") == chain
+                made = trade_rows(read.filter(of_chain).collect(),
+                                  day_swaps.rows(day, chain).lazy(),
+                                  day_events.filter(of_chain), as_of)
+                yield from ((label, rows) for label, rows in spans_of(made, span)
+                            if wanted is None or label in wanted)
 
     return SpannedTable("trades", pieces, ("chain_id", "pair", "block_number", "log_index"),
                         inputs)

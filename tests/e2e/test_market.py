@@ -330,6 +330,31 @@ def test_trades_page_both_ways_and_filter(api, lake):
     assert mismatch.status_code == 400 and mismatch.json()["param"] == "cursor"
 
 
+def test_trades_are_published_a_chain_at_a_time(home, lake):
+    """Each part of the trades holds one chain's rows of its span, a span's parts in chain
+    order, so that a publish holds a chain's day of them; together every swap and liquidity
+    event of each chain."""
+    store = home / "store" / "snapshots"
+    sid = orjson.loads((store / "LATEST").read_bytes())["snapshot_id"]
+    parts = orjson.loads((store / sid / "manifest.json").read_bytes())["tables"]["trades"][
+        "parts"]
+    chains_of = [[int(c) for c in part["blocks"]] for part in parts]
+    assert all(len(chains) == 1 for chains in chains_of)
+    by_span: dict[int, list[int]] = defaultdict(list)
+    for part, [chain] in zip(parts, chains_of, strict=True):
+        by_span[part["span"]].append(chain)
+    assert all(chains == sorted(set(chains)) for chains in by_span.values())
+    assert max(len(chains) for chains in by_span.values()) >= 2
+    rows: dict[int, int] = defaultdict(int)
+    for part, [chain] in zip(parts, chains_of, strict=True):
+        rows[chain] += part["rows"]
+    expected: dict[int, int] = defaultdict(int)
+    for table in ("swaps", "liquidity_events"):
+        for chain, n in lake.read(table).group_by("chain_id").len().iter_rows():
+            expected[chain] += n
+    assert rows == expected
+
+
 def test_hourly_candles_count_every_swap_of_their_hours(api, lake):
     swaps = lake.read("swaps")
     as_of = lake.progress().watermark
