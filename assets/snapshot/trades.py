@@ -163,11 +163,16 @@ def trade_days(warehouse: Warehouse, as_of: datetime, cut_s: int, version: int,
                                            closing_hour=True).is_in(list(wanted)))
                 day_events = day_events.filter(span.is_in(list(wanted)))
             # A chain at a time, so that what a publish holds follows a chain's day: a span's
-            # parts come a chain after another, each sorted by the key that leads with it.
-            chains = set(read.select(pl.col("chain_id").unique()).collect()["chain_id"])
-            for chain in sorted(chains | set(day_events["chain_id"])) or [None]:
+            # parts come a chain after another, each sorted by the key that leads with it. The
+            # day's legs and swaps are read once, whole (a chain's read would pass over the
+            # others' rows), and each chain's trades made from its share of them.
+            by_chain = read.collect().partition_by("chain_id", as_dict=True)
+            day_swaps.rows(day)
+            chains = {chain for (chain,) in by_chain} | set(day_events["chain_id"])
+            for chain in sorted(chains) or [None]:
                 of_chain = pl.lit(True) if chain is None else pl.col("chain_id") == chain
-                made = trade_rows(read.filter(of_chain).collect(),
+                legs_of = by_chain.pop((chain,), None)
+                made = trade_rows(read.head(0).collect() if legs_of is None else legs_of,
                                   day_swaps.rows(day, chain).lazy(),
                                   day_events.filter(of_chain), as_of)
                 yield from ((label, rows) for label, rows in spans_of(made, span)
