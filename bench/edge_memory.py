@@ -140,7 +140,8 @@ def main() -> None:
         say(f"simulating {args.swaps:,} swaps up to {END:%Y-%m-%d} (once) ...")
         cli(["simulate", "--swaps", str(args.swaps), "--end", END.isoformat()],
             {**env, "CHAINTAPE_LAKE": str(pristine)})
-    for name in ("lake", "warehouse", "store", "dagster"):
+    # The edge's parts too: an earlier run's would count against this one's disk.
+    for name in ("lake", "warehouse", "store", "dagster", "edge-parts"):
         shutil.rmtree(home / name, ignore_errors=True)
     shutil.copytree(pristine, home / "lake")
     (home / "dagster").mkdir()

@@ -2,7 +2,7 @@
 what a long-running process derives once and reuses never grows with how long it runs."""
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -54,9 +54,11 @@ class ByteCache(Generic[V]):
     """Values by key, weighed in bytes: the least recently used are forgotten once the held
     ones pass `max_bytes` together, so memory stays bounded however large each value is."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, dropped: Callable[[V], None] = lambda _: None) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
+        # Told of each value forgotten to make room: what it holds outside memory can go too.
+        self.dropped = dropped
         self._held: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
 
     def get(self, key: Hashable) -> V | None:
@@ -74,10 +76,19 @@ class ByteCache(Generic[V]):
         if size > self.max_bytes:
             return value
         while self._held and self.bytes + size > self.max_bytes:
-            self.bytes -= self._held.popitem(last=False)[1][1]
+            gone, weight = self._held.popitem(last=False)[1]
+            self.bytes -= weight
+            self.dropped(gone)
         self._held[key] = (value, size)
         self.bytes += size
         return value
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._held
+
+    def values(self) -> list[V]:
+        """The held values, least recently used first."""
+        return [value for value, _ in self._held.values()]
 
     def forget(self, key: Hashable) -> None:
         """Drop the value held under `key`, if any."""

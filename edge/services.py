@@ -23,7 +23,7 @@ from edge.snapshots import SnapshotHolder
 from edge.spans import BLOCKED
 from edge.web.registry import Router
 from publish.cursor import CursorSigner
-from publish.reader import Snapshot
+from publish.reader import Snapshot, hold_blocks
 from publish.tail import Tail
 
 SWITCH_INTERVAL_S = 0.0005
@@ -37,6 +37,7 @@ class Services:
         self.settings = settings
         self.router = router
         self.live = LiveTail(store)
+        hold_blocks(settings.blocks_mb << 20)
         self.holder = SnapshotHolder(store, settings.upstream_timeout_s,
                                      settings.home / "edge-parts", self._prepare, BLOCKED)
         self.signer = signer

@@ -7,6 +7,7 @@ from pathlib import Path
 from core.home import home as default_home
 from edge.billing.payments import Offer
 from edge.clients import Network, trusted_networks
+from publish.reader import HELD_BLOCKS_BYTES
 
 
 def offer_from_env() -> Offer:
@@ -44,6 +45,8 @@ class Settings:
     # Data older than this is stale: the market products' cadence is a minute, and a refresh
     # (sensor poll, materialise, publish) takes up to another.
     stale_after_s: float = 120.0
+    # The most a worker keeps on disk of the parts it reads by key (fetched when first read).
+    blocks_mb: int = HELD_BLOCKS_BYTES >> 20
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -59,4 +62,15 @@ class Settings:
                    trusted_proxies=trusted_networks(env("CHAINTAPE_TRUSTED_PROXIES")),
                    offer=offer_from_env(),
                    oracle_upstream=env("CHAINTAPE_ORACLE_UPSTREAM") or None,
-                   stale_after_s=float(env("CHAINTAPE_STALE_AFTER_SECONDS", "120")))
+                   stale_after_s=float(env("CHAINTAPE_STALE_AFTER_SECONDS", "120")),
+                   blocks_mb=megabytes("CHAINTAPE_EDGE_BLOCKS_MB", HELD_BLOCKS_BYTES >> 20))
+
+
+def megabytes(name: str, default: int) -> int:
+    """A size in MB from the environment: a whole number, at least 1."""
+    said = os.environ.get(name)
+    if said is None:
+        return default
+    if not said.isdigit() or int(said) < 1:
+        raise ValueError(f"{name}={said!r}: expected a whole number of MB, at least 1")
+    return int(said)

@@ -14,7 +14,14 @@ import polars as pl
 from core.store import NotFound, ObjectStore, StoreUnavailable
 from edge.web.http import Response
 from edge.web.problems import ApiError
-from publish.reader import LATEST, Blocks, Snapshot, forget_mapped, load_snapshot, pointed_id
+from publish.reader import (
+    LATEST,
+    Snapshot,
+    StoredBlocks,
+    forget_mapped,
+    load_snapshot,
+    pointed_id,
+)
 
 log = logging.getLogger("chaintape.edge")
 PINNED = 4
@@ -77,7 +84,8 @@ class SnapshotHolder:
         self.timeout_s = timeout_s
         # Where serving table parts are kept as memory-mapped Arrow files (None: in the heap).
         self.mapped = mapped
-        # The tables whose parts are kept there as compressed blocks (`publish.reader.Blocks`).
+        # The tables whose parts are kept there as compressed blocks, each fetched when first
+        # read (`publish.reader.StoredBlocks`).
         self.blocked = blocked
         self.current: Snapshot | None = None
         self.recent: dict[str, Snapshot] = {}
@@ -86,7 +94,7 @@ class SnapshotHolder:
         self.rejected: dict[str, str] | None = None
         # Every serving table part a kept snapshot holds, by object: a snapshot that shares a
         # part with one already loaded holds the same frame, read once.
-        self.parts: weakref.WeakValueDictionary[str, pl.DataFrame | Blocks] = \
+        self.parts: weakref.WeakValueDictionary[str, pl.DataFrame | StoredBlocks] = \
             weakref.WeakValueDictionary()
 
     def refresh(self) -> bool:

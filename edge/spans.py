@@ -10,13 +10,14 @@ import polars as pl
 
 from edge.memo import per_snapshot
 from edge.snapshots import table
-from publish.reader import Blocks, Snapshot
+from publish.reader import Blocks, Snapshot, StoredBlocks
 
 Key = tuple[Any, ...]
-# The serving tables the edge reads by key alone (the positions also whole, once per snapshot):
-# each part kept as compressed blocks, not as an uncompressed copy.
+# The serving tables the edge reads by key alone, or whole once per snapshot into structures
+# of its own (the positions for a token's traders, the oracle's history by feed): each part
+# kept as compressed blocks, not as an uncompressed copy.
 BLOCKED = frozenset({"trades", "wallet_trades", "wallet_positions", "wallet_rounds",
-                     "wallet_buckets", "wallet_funding", "cohort_members"})
+                     "wallet_buckets", "wallet_funding", "cohort_members", "oracle_history"})
 
 
 def key_range(columns: list[pl.Series], key: Key) -> tuple[int, int] | None:
@@ -64,23 +65,34 @@ class BlockKeys:
     """A blocked part's rows found by its blocks' first and last keys, then by binary search
     within the few blocks the key may fall in (decompressed for the lookup alone)."""
 
-    def __init__(self, blocks: Blocks, keys: tuple[str, ...]) -> None:
+    def __init__(self, blocks: Blocks | StoredBlocks, keys: tuple[str, ...]) -> None:
         self.blocks = blocks
         self.keys = keys
-        # The blocks' bounds name the table's leading key columns (those of a bounded type):
-        # the lookup's keys narrow the blocks as far as they are among them.
-        self.length = 0
-        while (self.length < min(len(blocks.key), len(keys))
-               and blocks.key[self.length] == keys[self.length]):
-            self.length += 1
-        self.firsts, self.lasts = blocks.bounds(self.length)
+        self.height = blocks.height
+        # The blocks' bounds, read when a key first falls within the part (a part fetched when
+        # first read is not fetched for them before).
+        self._bounds: tuple[int, list[Key], list[Key]] | None = None
+
+    def _bounded(self) -> tuple[int, list[Key], list[Key]]:
+        if self._bounds is None:
+            # The blocks' bounds name the table's leading key columns (those of a bounded
+            # type): the lookup's keys narrow the blocks as far as they are among them.
+            named, length = self.blocks.key, 0
+            while (length < min(len(named), len(self.keys))
+                   and named[length] == self.keys[length]):
+                length += 1
+            self._bounds = (length, *self.blocks.bounds(length))
+        return self._bounds
 
     def rows(self, key: Key) -> pl.DataFrame | None:
         """The key's rows, or None when it has none."""
+        if not self.blocks.may_hold(self.keys, key):
+            return None
+        length, firsts, lasts = self._bounded()
         # The blocks are in key order: those holding the key run from the first whose last key
         # reaches it to the last whose first key does not pass it.
-        first = bisect_left(self.lasts, key[:self.length])
-        last = bisect_right(self.firsts, key[:self.length]) - 1
+        first = bisect_left(lasts, key[:length])
+        last = bisect_right(firsts, key[:length]) - 1
         if first > last:
             return None
         frame = self.blocks.blocks(first, last)
@@ -92,7 +104,8 @@ class BlockKeys:
         return self.blocks.empty
 
 
-def keys_of(frame: pl.DataFrame | Blocks, keys: tuple[str, ...]) -> SortedKeys | BlockKeys:
+def keys_of(frame: pl.DataFrame | Blocks | StoredBlocks,
+            keys: tuple[str, ...]) -> SortedKeys | BlockKeys:
     """A part's rows found by `keys`, however the part is held."""
     return SortedKeys(frame, keys) if isinstance(frame, pl.DataFrame) else BlockKeys(frame, keys)
 
@@ -107,8 +120,9 @@ class Spans:
     starts: tuple[Any, ...] = ()
 
     def empty(self) -> pl.DataFrame:
-        """No rows, with the table's columns."""
-        return self.at[0].clear()
+        """No rows, with the table's columns (from its smallest part: a part fetched when first
+        read is fetched for them)."""
+        return min(self.at, key=lambda part: part.height).clear()
 
     def rows(self, key: Key, since: int | None = None) -> pl.DataFrame:
         """The key's rows, in part order (empty when it has none); with `since`, of the parts

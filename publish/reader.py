@@ -1,6 +1,7 @@
 """Reading snapshots: LATEST, a snapshot's manifest, its documents and serving tables (parts
 read whole or memory-mapped), and the shared objects a manifest names."""
 
+import contextlib
 import io
 import mmap
 import os
@@ -239,6 +240,19 @@ class Blocks:
         found = [self._read(place) for place in self.places]
         return self.empty if not found else pl.concat(found)
 
+    def may_hold(self, keys: Sequence[str], key: tuple[Any, ...]) -> bool:
+        """Whether a key (values of the columns `keys`) may have rows here, by the part's first
+        and last keys: every key when they name none of its columns."""
+        if not self.firsts:
+            return False
+        return _between(self.key, (self.firsts[0], self.lasts[-1]), keys, key)
+
+    def close(self) -> None:
+        """Let go of the local file's mapping (a frame read from it is a copy, kept)."""
+        # A read that still holds a view of it: the mapping goes with the last reference.
+        with contextlib.suppress(BufferError):
+            self.mapped.close()
+
     def bounds(self, length: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """Each block's first and last keys cut to their first `length` columns."""
         found = self._prefixes.get(length)
@@ -246,6 +260,17 @@ class Blocks:
             found = self._prefixes[length] = ([k[:length] for k in self.firsts],
                                               [k[:length] for k in self.lasts])
         return found
+
+
+def bounded_key(frame: pl.DataFrame, key: Sequence[str]) -> list[str]:
+    """The leading columns of `key` that bounds can name in `frame`: those before the first of
+    another type than `BOUND_TYPES` or with nulls (bounds are compared as tuples)."""
+    named = []
+    for column in key:
+        if frame.schema[column] not in BOUND_TYPES or frame[column].null_count():
+            break
+        named.append(column)
+    return named
 
 
 def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequence[str],
@@ -257,11 +282,7 @@ def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequenc
 
     def write(tmp: IO[bytes]) -> None:
         frame = pl.read_parquet(io.BytesIO(store.get(key).body))
-        named = []
-        for column in table_key:
-            if frame.schema[column] not in BOUND_TYPES or frame[column].null_count():
-                break
-            named.append(column)
+        named = bounded_key(frame, table_key)
         starts = list(range(0, frame.height, rows))
         keys = frame.select(named)
         index: dict[str, Any] = {
@@ -278,6 +299,163 @@ def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequenc
 
     kept_locally(path, write)
     return Blocks(path)
+
+
+def _between(named: Sequence[str], ends: tuple[tuple[Any, ...], tuple[Any, ...]],
+             keys: Sequence[str], key: tuple[Any, ...]) -> bool:
+    """Whether `key` (values of the columns `keys`) falls between a part's first and last keys
+    (`ends`, of the columns `named`), in the leading columns the two name alike."""
+    length = 0
+    while length < min(len(named), len(keys)) and named[length] == keys[length]:
+        length += 1
+    try:
+        return ends[0][:length] <= tuple(key[:length]) <= ends[1][:length]
+    except TypeError:
+        # A key of another type than the column's: the lookup's own check answers it.
+        return True
+
+
+# The most this process keeps of parts fetched as blocks (their local files' bytes) unless the
+# edge sets it (`hold_blocks`): past it the least recently read are let go, their files
+# removed, and fetched again when read.
+HELD_BLOCKS_BYTES = 1 << 30
+
+
+class StoredBlocks:
+    """A stored part of a table read by key, as `Blocks` fetched from the store when a lookup
+    first reads it, not when its snapshot is loaded, and let go when the parts this process
+    holds pass their byte bound (`hold_blocks`), to be fetched again when read: the local disk
+    is the bound, not every part of every snapshot kept. What a lookup asks before it reads
+    (`may_hold`, `height`) is answered from the manifest."""
+
+    def __init__(self, store: ObjectStore, key: str, directory: Path, table_key: Sequence[str],
+                 meta: Mapping[str, Any]) -> None:
+        self.store, self.object, self.directory = store, key, directory
+        self.table_key = tuple(table_key)
+        self.height: int = meta.get("rows", 0)
+        first, last = meta.get("first"), meta.get("last")
+        self._ends = None if first is None or last is None else (tuple(first), tuple(last))
+        self._lock = threading.Lock()
+        self._open: Blocks | None = None
+        self._users = 0
+        self._letting_go = False
+
+    def may_hold(self, keys: Sequence[str], key: tuple[Any, ...]) -> bool:
+        """Whether a key (values of the columns `keys`) may have rows here, by the part's first
+        and last keys in the manifest, without fetching it (every key of a part the manifest
+        names no keys of, but for one without rows)."""
+        if not self.height:
+            return False
+        return self._ends is None or _between(self.table_key, self._ends, keys, key)
+
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[Blocks]:
+        """The part's blocks, fetched if they are not held, kept open while in use."""
+        with self._lock:
+            fresh = self._open is None
+            if self._open is None:
+                self._open = block_part(self.store, self.object, self.directory, self.table_key)
+            opened = self._open
+            self._users += 1
+        if fresh:
+            if not _held.hold(self, os.path.getsize(opened.path)):
+                self.let_go()
+        else:
+            _held.touch(self)
+        try:
+            yield opened
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._letting_go and not self._users:
+                    self._close()
+
+    def let_go(self) -> None:
+        """Close the blocks and remove their file once no read uses them."""
+        with self._lock:
+            self._letting_go = True
+            if not self._users:
+                self._close()
+
+    def _close(self) -> None:
+        opened, self._open, self._letting_go = self._open, None, False
+        if opened is not None:
+            opened.close()
+            Path(opened.path).unlink(missing_ok=True)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The leading key columns the blocks' bounds name."""
+        with self._using() as blocks:
+            return blocks.key
+
+    @property
+    def empty(self) -> pl.DataFrame:
+        """No rows, with the part's columns."""
+        with self._using() as blocks:
+            return blocks.empty
+
+    @property
+    def schema(self) -> pl.Schema:
+        """The part's columns and types."""
+        return self.empty.schema
+
+    def bounds(self, length: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """Each block's first and last keys cut to their first `length` columns."""
+        with self._using() as blocks:
+            return blocks.bounds(length)
+
+    def blocks(self, first: int, last: int) -> pl.DataFrame:
+        """The rows of blocks `first` to `last` (both included), decompressed."""
+        with self._using() as blocks:
+            return blocks.blocks(first, last)
+
+    def whole(self) -> pl.DataFrame:
+        """Every row, decompressed (not kept)."""
+        with self._using() as blocks:
+            return blocks.whole()
+
+
+class _HeldBlocks:
+    """The parts this process holds fetched as blocks, least recently read first, within a byte
+    bound: one past it lets the least recently read go."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._lock = threading.Lock()
+        self._parts: ByteCache[StoredBlocks] = ByteCache(max_bytes, StoredBlocks.let_go)
+
+    def hold(self, part: StoredBlocks, size: int) -> bool:
+        """Hold a part just fetched (False: it alone passes the bound, so it is not held)."""
+        with self._lock:
+            self._parts.put(part, part, size)
+            return part in self._parts
+
+    def touch(self, part: StoredBlocks) -> None:
+        """A held part was read: it is now the most recently read."""
+        with self._lock:
+            self._parts.get(part)
+
+    def held_bytes(self) -> int:
+        """What the held parts' files take."""
+        return self._parts.bytes
+
+
+_held = _HeldBlocks(HELD_BLOCKS_BYTES)
+
+
+def hold_blocks(max_bytes: int) -> None:
+    """Bound what this process holds of parts fetched as blocks (the parts held until now let
+    go)."""
+    global _held
+    with _held._lock:
+        for part in list(_held._parts.values()):
+            part.let_go()
+    _held = _HeldBlocks(max_bytes)
+
+
+def held_blocks_bytes() -> int:
+    """What this process's held parts' files take on disk."""
+    return _held.held_bytes()
 
 
 def table_parts(store: ObjectStore, manifest: Manifest, name: str,
@@ -308,7 +486,7 @@ class Part:
     for a table loaded blocked)."""
 
     object: str
-    frame: "pl.DataFrame | Blocks"
+    frame: "pl.DataFrame | StoredBlocks"
 
 
 @dataclass
@@ -331,9 +509,10 @@ class Snapshot:
                        len(frames) == len(parts)}
 
     def schema(self, name: str) -> pl.Schema | None:
-        """A serving table's columns and types (None when the snapshot lacks it)."""
+        """A serving table's columns and types (None when the snapshot lacks it), from its
+        smallest part: a part fetched when first read is fetched for it."""
         parts = self.parts.get(name)
-        return None if not parts else parts[0].frame.schema
+        return None if not parts else min(parts, key=lambda p: p.frame.height).frame.schema
 
     def whole(self, name: str) -> pl.DataFrame | None:
         """A serving table's every row, blocked parts decompressed (None when the snapshot
@@ -352,7 +531,7 @@ class Snapshot:
 
 
 def load_snapshot(store: ObjectStore, snapshot_id: str,
-                  loaded: MutableMapping[str, "pl.DataFrame | Blocks"] | None = None,
+                  loaded: MutableMapping[str, "pl.DataFrame | StoredBlocks"] | None = None,
                   mapped: Path | None = None, only: Iterable[str] | None = None,
                   blocked: Collection[str] = ()) -> Snapshot:
     """Read a snapshot's manifest, documents and serving tables (`only` these tables and no
@@ -360,7 +539,8 @@ def load_snapshot(store: ObjectStore, snapshot_id: str,
     snapshot that shares it left it there) is not read again. With `mapped` (a local
     directory), each part is kept there as an uncompressed Arrow file and memory-mapped: its
     pages stay in the OS page cache, shared by every process that maps it, rather than in this
-    process's heap; the `blocked` tables' parts are kept there as `Blocks`, compressed."""
+    process's heap; the `blocked` tables' parts are kept there as `Blocks`, compressed,
+    each fetched when first read (`StoredBlocks`)."""
     raw = orjson.loads(store.get(f"snapshots/{snapshot_id}/manifest.json").body)
     manifest = Manifest(**raw)
     base = f"snapshots/{snapshot_id}"
@@ -370,21 +550,22 @@ def load_snapshot(store: ObjectStore, snapshot_id: str,
         documents = {name: store.get(f"{base}/{key}").body
                      for name, key in manifest.documents.items()}
         documents.update({name: store.get(key).body for name, key in manifest.frozen.items()})
-    cache: MutableMapping[str, pl.DataFrame | Blocks] = {} if loaded is None else loaded
+    cache: MutableMapping[str, pl.DataFrame | StoredBlocks] = {} if loaded is None else loaded
 
-    def part(name: str, meta: dict[str, Any], key: str) -> Part:
+    def part(name: str, meta: dict[str, Any], stored: dict[str, Any]) -> Part:
+        key = stored["object"]
         frame = cache.get(key)
         if frame is None:
             if mapped is None:
                 frame = pl.read_parquet(io.BytesIO(store.get(key).body))
             elif name in blocked:
-                frame = block_part(store, key, mapped, meta.get("key", ()))
+                frame = StoredBlocks(store, key, mapped, meta.get("key", ()), stored)
             else:
                 frame = map_part(store, key, mapped)
             cache[key] = frame
         return Part(key, frame)
 
-    parts = {name: [part(name, meta, p["object"]) for p in meta["parts"]]
+    parts = {name: [part(name, meta, p) for p in meta["parts"]]
              for name, meta in {**manifest.lists, **manifest.tables}.items()
              if "parts" in meta and (wanted is None or name in wanted)}
     return Snapshot(manifest, documents, parts)

@@ -5,7 +5,7 @@ LATEST. Serving tables' parts and lists' pages are content-addressed objects und
 import hashlib
 import io
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from publish.reader import (
     PARQUET,
     Manifest,
     SharedObjects,
+    bounded_key,
     latest_id,
     objects_of,
     shared_objects,
@@ -254,7 +255,7 @@ class Publisher:
                 spare = piece if spare is None else spare
                 continue
             made = self._part(label, piece.sort(table.key) if table.key else piece,
-                              manifest, shared)
+                              manifest, shared, table.key)
             parts.append(made | ({"inputs": names[label]} if label in names else {}))
         if not parts and spare is not None:
             parts.append(self._part(None, spare, manifest, shared))
@@ -268,7 +269,7 @@ class Publisher:
         return sorted(parts, key=lambda part: part["span"]), empty
 
     def _part(self, label: Any, piece: pl.DataFrame, manifest: Manifest,
-              shared: "SharedObjects") -> dict[str, Any]:
+              shared: "SharedObjects", key_of: Sequence[str] = ()) -> dict[str, Any]:
         rows = fingerprint(piece)
         key = shared.by_name.get(rows)
         if key is not None:
@@ -281,7 +282,8 @@ class Publisher:
             key = f"{OBJECTS}{rows}-{manifest.snapshot_id}.parquet"
             etag = self.store.put(key, (body := _parquet(piece)), PARQUET, IMMUTABLE)
             manifest.objects[key] = {"etag": etag, "bytes": len(body), "content_type": PARQUET}
-        return {"object": key, "rows": piece.height, "span": label, **_blocks(piece)}
+        return {"object": key, "rows": piece.height, "span": label, **_blocks(piece),
+                **_key_bounds(piece, key_of)}
 
     def _lists(self, lists: list[PagedList | ListFamily], previous: Mapping[str, Any],
                shared: "SharedObjects") -> Iterator[tuple[PagedList | str, ListFamily | None]]:
@@ -457,6 +459,17 @@ def _blocks(piece: pl.DataFrame) -> dict[str, dict[str, int]]:
         return {"blocks": {}}
     found = piece.group_by("chain_id").agg(pl.col("block_number").max())
     return {"blocks": {str(c): int(b) for c, b in found.iter_rows()}}
+
+
+def _key_bounds(piece: pl.DataFrame, key: Sequence[str]) -> dict[str, list[Any]]:
+    """A part's first and last keys (`first`, `last`) in its leading key columns of a bounded
+    type (`bounded_key`), so that a reader knows which parts a key may be in before it
+    fetches any; none for a part without rows or without such columns."""
+    named = bounded_key(piece, key)
+    if not named or piece.is_empty():
+        return {}
+    ends = piece.select(named)
+    return {"first": list(ends.row(0)), "last": list(ends.row(-1))}
 
 
 def _pieces(table: "ServingTable | SpannedTable",

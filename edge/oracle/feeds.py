@@ -12,7 +12,7 @@ from core.market_hours import MarketHours
 from core.vocabulary import ORACLE_HISTORY_S, WIRE_TIME
 from edge.memo import per_snapshot
 from edge.oracle.hub import PriceHub, Update
-from edge.snapshots import as_of_seconds, table
+from edge.snapshots import as_of_seconds, table, whole
 from publish.reader import Snapshot
 
 ATTRIBUTES = ("asset_type", "base", "description", "display_symbol", "generic_symbol",
@@ -178,6 +178,6 @@ def catalog(snapshot: Snapshot) -> Catalog:
         by_id[feed.feed_id] = feed
         if feed.compatible_id:
             by_id[feed.compatible_id] = feed
-    history = table(snapshot, "oracle_history")
+    history = whole(snapshot, "oracle_history")
     high = as_of_seconds(snapshot)
     return Catalog(feeds, by_id, history, (high - ORACLE_HISTORY_S, high))

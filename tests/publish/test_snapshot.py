@@ -578,13 +578,19 @@ def test_blocked_tables_are_kept_compressed_read_whole_on_demand_and_forgotten(t
     store, first, second, mapped = two_days_then_one_more_trade(tmp_path)
     old = load_snapshot(store, first.snapshot_id, {}, mapped, blocked={"trades"})
     new = load_snapshot(store, second.snapshot_id, {}, mapped, blocked={"trades"})
-    # One file of blocks per part, none mapped whole; the table is not among the whole ones.
-    assert len(list(mapped.glob("*.blocks"))) == 3 and not list(mapped.glob("*.arrow"))
+    # Nothing fetched when loaded: a part is fetched when first read.
+    assert not mapped.exists() or not list(mapped.iterdir())
     assert "trades" not in new.tables
+    # The columns from the smallest part (day 0's three rows, the first of two of three).
     assert new.schema("trades") == {"pair": pl.String, "ts": pl.Int64}
+    assert [f.stem for f in mapped.glob("*.blocks")] == [
+        Path(second.tables["trades"]["parts"][0]["object"]).stem]
     # Day 0's p0, p1, p0 sorted by pair then time; day 1's three.
     assert new.whole("trades").rows() == [("p0", 0), ("p0", 2), ("p1", 1),
                                           ("p0", DAY), ("p0", DAY + 2), ("p1", DAY + 1)]
+    assert old.whole("trades").height == 5
+    # One file of blocks per part read, none mapped whole.
+    assert len(list(mapped.glob("*.blocks"))) == 3 and not list(mapped.glob("*.arrow"))
     assert new.whole("volumes") is None and new.schema("volumes") is None
     # The first snapshot's day 1 is no longer named by the second: its blocks go.
     named = {p["object"] for p in second.tables["trades"]["parts"]}
