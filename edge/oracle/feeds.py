@@ -1,8 +1,7 @@
 """The feed catalog of a snapshot: ids to feeds, feed documents, and the published history."""
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -117,15 +116,20 @@ class Catalog:
 
     feeds: list[Feed]
     by_id: dict[str, Feed]
-    history_rows: pl.DataFrame
+    history_rows: InitVar[pl.DataFrame]
     window: tuple[int, int]
+    _histories: dict[str, History] = field(init=False)
 
-    @cached_property
-    def _histories(self) -> dict[str, History]:
-        # The table starts at the day the window opens in (its parts are whole days).
-        rows = self.history_rows.filter(pl.col("publish_time") >= self.window[0])
+    def __post_init__(self, history_rows: pl.DataFrame) -> None:
+        # Only the window's rows are kept, by feed: the table read whole (decompressed from
+        # its blocks) goes. It starts at the day the window opens in (its parts are whole
+        # days).
+        if history_rows.is_empty():
+            self._histories = {}
+            return
+        rows = history_rows.filter(pl.col("publish_time") >= self.window[0])
         parts = rows.partition_by("feed_id", as_dict=True, maintain_order=True)
-        return {key[0]: History(rows) for key, rows in parts.items()}
+        self._histories = {key[0]: History(rows) for key, rows in parts.items()}
 
     @property
     def updates(self) -> int:
