@@ -13,11 +13,12 @@ from edge.snapshots import table
 from publish.reader import Blocks, Snapshot, StoredBlocks
 
 Key = tuple[Any, ...]
-# The serving tables the edge reads by key alone, or whole once per snapshot into structures
-# of its own (the positions for a token's traders, the oracle's history by feed): each part
-# kept as compressed blocks, not as an uncompressed copy.
+# The serving tables the edge reads by key alone (the positions also whole, once per snapshot):
+# each part kept as compressed blocks, not as an uncompressed copy. Not the oracle's history:
+# read whole into the feeds' histories, its decompressed copy would be the worker's own
+# memory, where its mapped pages are the page cache's.
 BLOCKED = frozenset({"trades", "wallet_trades", "wallet_positions", "wallet_rounds",
-                     "wallet_buckets", "wallet_funding", "cohort_members", "oracle_history"})
+                     "wallet_buckets", "wallet_funding", "cohort_members"})
 
 
 def key_range(columns: list[pl.Series], key: Key) -> tuple[int, int] | None:

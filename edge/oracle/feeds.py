@@ -11,7 +11,7 @@ from core.market_hours import MarketHours
 from core.vocabulary import ORACLE_HISTORY_S, WIRE_TIME
 from edge.memo import per_snapshot
 from edge.oracle.hub import PriceHub, Update
-from edge.snapshots import as_of_seconds, table, whole
+from edge.snapshots import as_of_seconds, table
 from publish.reader import Snapshot
 
 ATTRIBUTES = ("asset_type", "base", "description", "display_symbol", "generic_symbol",
@@ -121,9 +121,8 @@ class Catalog:
     _histories: dict[str, History] = field(init=False)
 
     def __post_init__(self, history_rows: pl.DataFrame) -> None:
-        # Only the window's rows are kept, by feed: the table read whole (decompressed from
-        # its blocks) goes. It starts at the day the window opens in (its parts are whole
-        # days).
+        # Only the window's rows are kept, by feed. The table starts at the day the window
+        # opens in (its parts are whole days).
         if history_rows.is_empty():
             self._histories = {}
             return
@@ -182,6 +181,6 @@ def catalog(snapshot: Snapshot) -> Catalog:
         by_id[feed.feed_id] = feed
         if feed.compatible_id:
             by_id[feed.compatible_id] = feed
-    history = whole(snapshot, "oracle_history")
+    history = table(snapshot, "oracle_history")
     high = as_of_seconds(snapshot)
     return Catalog(feeds, by_id, history, (high - ORACLE_HISTORY_S, high))
