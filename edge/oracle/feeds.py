@@ -1,7 +1,8 @@
 """The feed catalog of a snapshot: ids to feeds, feed documents, and the published history."""
 
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -116,19 +117,15 @@ class Catalog:
 
     feeds: list[Feed]
     by_id: dict[str, Feed]
-    history_rows: InitVar[pl.DataFrame]
+    history_rows: pl.DataFrame
     window: tuple[int, int]
-    _histories: dict[str, History] = field(init=False)
 
-    def __post_init__(self, history_rows: pl.DataFrame) -> None:
-        # Only the window's rows are kept, by feed. The table starts at the day the window
-        # opens in (its parts are whole days).
-        if history_rows.is_empty():
-            self._histories = {}
-            return
-        rows = history_rows.filter(pl.col("publish_time") >= self.window[0])
+    @cached_property
+    def _histories(self) -> dict[str, History]:
+        # The table starts at the day the window opens in (its parts are whole days).
+        rows = self.history_rows.filter(pl.col("publish_time") >= self.window[0])
         parts = rows.partition_by("feed_id", as_dict=True, maintain_order=True)
-        self._histories = {key[0]: History(rows) for key, rows in parts.items()}
+        return {key[0]: History(rows) for key, rows in parts.items()}
 
     @property
     def updates(self) -> int:
