@@ -7,7 +7,8 @@ a first call costs); then a mixed load over all of them, keyed so metering admit
 paced at `--rate` and at full speed; the worker's resident memory is read after it. Then
 `--publishes` more snapshots follow, five live minutes each, every earlier one pinned by a
 cursor, and the memory is read again: it should not grow with the snapshots. Each stage also
-says what the edge's local parts and the store take on disk. Needs wrk
+says what the edge's local parts and the store take on disk. `--as-is` serves a home another
+bench built (its latest snapshot) as it stands, with no publishes. Needs wrk
 (`make bench-edge-memory` installs it)."""
 
 import argparse
@@ -131,22 +132,30 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=100,
                         help="pairs, tokens and wallets the mixed load cycles through")
     parser.add_argument("--home", type=Path, default=REPO / "var" / "bench-edge-memory")
+    parser.add_argument("--as-is", action="store_true",
+                        help="serve the home's latest snapshot as it stands (one another bench "
+                             "built, e.g. --home var/bench-incremental), without simulating "
+                             "or materialising; with --publishes 0")
     args = parser.parse_args()
+    if args.as_is and args.publishes:
+        parser.error("--as-is serves the home as it stands: give --publishes 0")
     home = args.home / str(args.swaps)
     env = {**os.environ, "CHAINTAPE_HOME": str(home), "CHAINTAPE_LAKE": str(home / "lake"),
            "DAGSTER_HOME": str(home / "dagster"), "CHAINTAPE_STALE_AFTER_SECONDS": "1e12"}
-    pristine = home / "history"
-    if not pristine.exists():
-        say(f"simulating {args.swaps:,} swaps up to {END:%Y-%m-%d} (once) ...")
-        cli(["simulate", "--swaps", str(args.swaps), "--end", END.isoformat()],
-            {**env, "CHAINTAPE_LAKE": str(pristine)})
-    # The edge's parts too: an earlier run's would count against this one's disk.
-    for name in ("lake", "warehouse", "store", "dagster", "edge-parts"):
-        shutil.rmtree(home / name, ignore_errors=True)
-    shutil.copytree(pristine, home / "lake")
-    (home / "dagster").mkdir()
-    say("materialising and publishing the first snapshot ...")
-    cli(["materialize"], env)
+    # The edge's parts: an earlier run's would count against this one's disk.
+    shutil.rmtree(home / "edge-parts", ignore_errors=True)
+    if not args.as_is:
+        pristine = home / "history"
+        if not pristine.exists():
+            say(f"simulating {args.swaps:,} swaps up to {END:%Y-%m-%d} (once) ...")
+            cli(["simulate", "--swaps", str(args.swaps), "--end", END.isoformat()],
+                {**env, "CHAINTAPE_LAKE": str(pristine)})
+        for name in ("lake", "warehouse", "store", "dagster"):
+            shutil.rmtree(home / name, ignore_errors=True)
+        shutil.copytree(pristine, home / "lake")
+        (home / "dagster").mkdir()
+        say("materialising and publishing the first snapshot ...")
+        cli(["materialize"], env)
     key = internal_key(env)
     base = f"http://127.0.0.1:{args.port}"
     by_family = families(home / "warehouse", args.keys)
@@ -179,7 +188,9 @@ def main() -> None:
                                           else 1536, "p99_ms": 10,
                                           "full_speed_requests_per_s": 5000}}), flush=True)
 
-        stage("first snapshot", 1)
+        stage("first snapshot" if not args.as_is else "the home's latest snapshot", 1)
+        if not args.publishes:
+            return
         lake = LakeWriter(home / "lake")
         market = live_market.start(lake)
         pinned = []
