@@ -354,7 +354,13 @@ class StoredBlocks:
         with self._lock:
             fresh = self._open is None
             if self._open is None:
-                self._open = block_part(self.store, self.object, self.directory, self.table_key)
+                try:
+                    self._open = block_part(self.store, self.object, self.directory,
+                                            self.table_key)
+                except FileNotFoundError:
+                    # Another worker let the file go between finding and opening it: made again.
+                    self._open = block_part(self.store, self.object, self.directory,
+                                            self.table_key)
             opened = self._open
             self._users += 1
         if fresh:

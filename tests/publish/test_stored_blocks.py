@@ -12,6 +12,7 @@ import pytest
 
 from core.store import LocalStore
 from edge.spans import spans
+from publish import reader
 from publish.cursor import CursorSigner
 from publish.reader import held_blocks_bytes, hold_blocks, load_snapshot
 from publish.writer import Publisher, SpannedTable
@@ -109,3 +110,24 @@ def test_reads_from_many_threads_while_parts_are_let_go_all_answer(tmp_path) -> 
         thread.join()
     assert wrong == []
     assert len(list(parts.glob("*.blocks"))) <= 1
+
+
+def test_a_file_another_worker_removes_as_it_is_opened_is_made_again(tmp_path,
+                                                                    monkeypatch) -> None:
+    store, sid, _ = published(tmp_path, CHAIN_1, CHAIN_2)
+    parts = tmp_path / "parts"
+    found = spans(load_snapshot(store, sid, {}, parts, blocked={"wallet_trades"}),
+                  "wallet_trades", ("chain_id", "wallet"))
+    made = reader.kept_locally
+    removed: list[Path] = []
+
+    def then_removed(path: Path, write) -> None:
+        made(path, write)
+        if not removed:
+            # Found in place, then let go by another worker before it is opened.
+            path.unlink()
+            removed.append(path)
+
+    monkeypatch.setattr(reader, "kept_locally", then_removed)
+    assert found.rows((2, "c"))["n"].to_list() == [4, 5]
+    assert len(removed) == 1 and removed[0].exists()
