@@ -130,8 +130,14 @@ class Spans:
         whose span may hold rows at or after it (not the parts the next begins at or before)."""
         skip = len(self.at) * [False]
         if since is not None and self.starts:
-            skip = [next_start is not None and next_start <= since
-                    for next_start in (*self.starts[1:], None)]
+            # A span may be in several parts (a chain's each): a part ends where the next
+            # span begins, not where the next part does.
+            later = None
+            for index in range(len(self.at) - 2, -1, -1):
+                following = self.starts[index + 1]
+                if following is not None and following != self.starts[index]:
+                    later = following
+                skip[index] = later is not None and later <= since
         pieces = [found for index, skipped in zip(self.at, skip, strict=True)
                   if not skipped and (found := index.rows(key)) is not None]
         if not pieces:

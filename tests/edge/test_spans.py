@@ -81,6 +81,14 @@ def test_rows_since_an_instant_pass_over_the_parts_that_end_before_it() -> None:
     assert parts.rows((1, "b"), since=10_000)["ts"].to_list() == [250]
     # Without spans nothing is passed over.
     assert Spans(parts.at).rows((1, "b"), since=10_000).height == 3
+    # A span in two parts (a chain's each): since 150, the first span's parts are passed over
+    # and both of the second span's are read, the one whose next part starts with it too.
+    chains = tuple(pl.DataFrame({"chain_id": [c], "wallet": ["b"], "ts": [t]})
+                   for c, t in ((1, 10), (1, 150), (2, 160), (1, 250)))
+    both = Spans(tuple(SortedKeys(day, keys) for day in chains), (0, 100, 100, 200))
+    assert both.rows((1, "b"), since=150)["ts"].to_list() == [150, 250]
+    assert both.rows((2, "b"), since=150)["ts"].to_list() == [160]
+    assert both.rows((2, "b"), since=200).is_empty()
 
 
 def _blocks(tmp_path, frame: pl.DataFrame, key: tuple[str, ...], rows: int) -> Blocks:
