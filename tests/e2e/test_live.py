@@ -231,6 +231,7 @@ def _iso(ts: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts))
 
 
+@pytest.mark.stack(seconds=60)
 def test_live_answers_equal_the_next_snapshot_for_every_pair(live_home):
     store = LocalStore(live_home / "store")
     first = latest_id(store)
