@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.home import home as default_home
+from core.settings import whole_number
 from edge.billing.payments import Offer
 from edge.clients import Network, trusted_networks
 from publish.reader import HELD_BLOCKS_BYTES
@@ -63,14 +64,5 @@ class Settings:
                    offer=offer_from_env(),
                    oracle_upstream=env("CHAINTAPE_ORACLE_UPSTREAM") or None,
                    stale_after_s=float(env("CHAINTAPE_STALE_AFTER_SECONDS", "120")),
-                   blocks_mb=megabytes("CHAINTAPE_EDGE_BLOCKS_MB", HELD_BLOCKS_BYTES >> 20))
+                   blocks_mb=whole_number("CHAINTAPE_EDGE_BLOCKS_MB", HELD_BLOCKS_BYTES >> 20, "MB"))
 
-
-def megabytes(name: str, default: int) -> int:
-    """A size in MB from the environment: a whole number, at least 1."""
-    said = os.environ.get(name)
-    if said is None:
-        return default
-    if not said.isdigit() or int(said) < 1:
-        raise ValueError(f"{name}={said!r}: expected a whole number of MB, at least 1")
-    return int(said)

@@ -10,7 +10,7 @@ import polars as pl
 
 from edge.memo import per_snapshot
 from edge.snapshots import table
-from publish.reader import Blocks, Snapshot, StoredBlocks
+from publish.reader import Blocks, Snapshot, StoredBlocks, leading_alike
 
 Key = tuple[Any, ...]
 # The serving tables the edge reads by key alone (the positions also whole, once per snapshot):
@@ -78,10 +78,7 @@ class BlockKeys:
         if self._bounds is None:
             # The blocks' bounds name the table's leading key columns (those of a bounded
             # type): the lookup's keys narrow the blocks as far as they are among them.
-            named, length = self.blocks.key, 0
-            while (length < min(len(named), len(self.keys))
-                   and named[length] == self.keys[length]):
-                length += 1
+            length = leading_alike(self.blocks.key, self.keys)
             self._bounds = (length, *self.blocks.bounds(length))
         return self._bounds
 

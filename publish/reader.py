@@ -301,13 +301,20 @@ def block_part(store: ObjectStore, key: str, directory: Path, table_key: Sequenc
     return Blocks(path)
 
 
+def leading_alike(named: Sequence[str], keys: Sequence[str]) -> int:
+    """How many leading columns bounds of the columns `named` and a lookup by `keys` name
+    alike: how far the bounds narrow the lookup."""
+    length = 0
+    while length < min(len(named), len(keys)) and named[length] == keys[length]:
+        length += 1
+    return length
+
+
 def _between(named: Sequence[str], ends: tuple[tuple[Any, ...], tuple[Any, ...]],
              keys: Sequence[str], key: tuple[Any, ...]) -> bool:
     """Whether `key` (values of the columns `keys`) falls between a part's first and last keys
     (`ends`, of the columns `named`), in the leading columns the two name alike."""
-    length = 0
-    while length < min(len(named), len(keys)) and named[length] == keys[length]:
-        length += 1
+    length = leading_alike(named, keys)
     try:
         return ends[0][:length] <= tuple(key[:length]) <= ends[1][:length]
     except TypeError:
@@ -354,13 +361,7 @@ class StoredBlocks:
         with self._lock:
             fresh = self._open is None
             if self._open is None:
-                try:
-                    self._open = block_part(self.store, self.object, self.directory,
-                                            self.table_key)
-                except FileNotFoundError:
-                    # Another worker let the file go between finding and opening it: made again.
-                    self._open = block_part(self.store, self.object, self.directory,
-                                            self.table_key)
+                self._open = self._fetched()
             opened = self._open
             self._users += 1
         if fresh:
@@ -375,6 +376,13 @@ class StoredBlocks:
                 self._users -= 1
                 if self._letting_go and not self._users:
                     self._close()
+
+    def _fetched(self) -> Blocks:
+        try:
+            return block_part(self.store, self.object, self.directory, self.table_key)
+        except FileNotFoundError:
+            # Another worker let the file go between finding and opening it: made again.
+            return block_part(self.store, self.object, self.directory, self.table_key)
 
     def let_go(self) -> None:
         """Close the blocks and remove their file once no read uses them."""

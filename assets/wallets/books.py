@@ -33,6 +33,7 @@ from assets.warehouse import Warehouse, materialized
 from checks.outcome import combined
 from checks.products import piece_outcome, rules_of
 from core.fingerprints import keyed
+from core.settings import whole_number
 from figures.ledger import slots
 
 T = TypeVar("T")
@@ -223,13 +224,7 @@ class BooksRun:
 def piece_rows() -> int:
     """The ledger rows of a piece (CHAINTAPE_LEDGER_PIECE_ROWS, by default PIECE_ROWS): what a
     folding process holds follows it."""
-    said = os.environ.get("CHAINTAPE_LEDGER_PIECE_ROWS")
-    if said is None:
-        return PIECE_ROWS
-    if not said.isdigit() or int(said) < 1:
-        raise ValueError(f"CHAINTAPE_LEDGER_PIECE_ROWS={said!r}: expected a whole number of "
-                         "rows, at least 1")
-    return int(said)
+    return whole_number("CHAINTAPE_LEDGER_PIECE_ROWS", PIECE_ROWS, "rows")
 
 
 def pieces_of(rows: int) -> int:
