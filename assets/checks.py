@@ -12,7 +12,7 @@ import dagster as dg
 import pandera.polars as pa
 import polars as pl
 
-from assets.days import DAYS, made_by_day
+from assets.days import DAYS, Segment, made_by_day
 from assets.domains import HEAVY_TAG, PRODUCTS, keys, product_key
 from assets.tables import storable
 from assets.warehouse import Warehouse
@@ -60,22 +60,27 @@ def day_check_spec(name: str) -> dg.AssetCheckSpec:
 
 
 def checked_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
-                   made: Callable[[str], Mapping[str, pl.DataFrame | pl.LazyFrame]]
+                   run: list[tuple[Segment, bool]],
+                   made: Callable[[Segment], Mapping[str, pl.DataFrame | pl.LazyFrame]]
                    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """`made_by_day`, with each product's schema check run in the same step: each day's frame
-    checked as it is written (on a thread of its own, while the next day is made), a day at a
-    time (a product's key is unique within its day), and the days' outcomes reported with the
-    product. A check asked for without its product checks the stored days instead."""
+    """`made_by_day` of the asked products, with each product's schema check run in the same
+    step: each segment's frame checked as it is written (on a thread of its own, while the
+    next is made), a file at a time (a product's key is unique within its file), and the
+    days' outcomes reported with the product. A check asked for without its product checks
+    the stored days instead."""
     asked = {check.asset_key for check in context.selected_asset_check_keys}
     stored = [key for key in asked if key not in context.selected_asset_keys]
     for key in stored:
         yield as_result(stored_outcome(warehouse, key.path[-1], context.partition_keys), key,
                         SCHEMA_CHECK)
     outcomes: dict[str, list[Future[Outcome]]] = {}
+    names = [key.path[-1] for key in context.selected_asset_keys]
+    # The files kept from before: a check passes only those it read.
+    before = {name: set(_paths(warehouse, name)) for name in names}
 
     with ThreadPoolExecutor(1) as checking:
-        def checked(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
-            frames = dict(made(day))
+        def checked(segment: Segment) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+            frames = dict(made(segment))
             for name, frame in frames.items():
                 if product_key(name) in asked:
                     frames[name] = whole = frame.collect() if isinstance(
@@ -85,19 +90,24 @@ def checked_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
                         storable(whole).select(_read_by(PRODUCT_SCHEMAS[name]))))
             return frames
 
-        products = made_by_day(context, warehouse, checked)
+        products = made_by_day(context, warehouse, run, checked)
         done = {name: combined(name, [o.result() for o in found])
                 for name, found in outcomes.items()}
-    files = {name: warehouse.files(name) for name, outcome in done.items() if outcome.passed}
-    for name, by_day in files.items():
-        warehouse.passed(name, [path for day in context.partition_keys for path in by_day[day]],
-                         rules_of(name))
+    for name, outcome in done.items():
+        if outcome.passed:
+            warehouse.passed(name, [path for path in _paths(warehouse, name)
+                                    if path not in before[name]], rules_of(name))
     for product in products:
         name = product.asset_key.path[-1] if product.asset_key else ""
         yield dg.MaterializeResult(
             asset_key=product.asset_key, metadata=product.metadata,
             check_results=[as_result(done[name], product.asset_key, SCHEMA_CHECK)]
             if name in done else None)
+
+
+def _paths(warehouse: Warehouse, name: str) -> list[str]:
+    return ([path for paths in warehouse.files(name).values() for path in paths]
+            if warehouse.exists(name) else [])
 
 
 def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, heavy: bool = False,
@@ -143,10 +153,10 @@ def product_asset(*, deps: list[dg.AssetKey], name: str | None = None, heavy: bo
 
 def stored_outcome(warehouse: Warehouse, name: str, days: list[str] | None = None) -> Outcome:
     """A stored product checked against its schema of record: whole, or for a product made a
-    day at a time, `days` of it a day at a time (a product's key is unique within its day); a
-    pass is recorded with the files it read (`Warehouse.passed`)."""
+    day at a time, `days` of it a file at a time (a product's key is unique within its file);
+    a pass is recorded with the files it read (`Warehouse.passed`)."""
     files = warehouse.files(name, warehouse.version(name))
-    pieces = ([files[day] for day in sorted(days)] if days is not None
+    pieces = ([[path] for day in sorted(days) for path in files[day]] if days is not None
               else [[path for paths in files.values() for path in paths]])
     outcome = combined(name, [piece_outcome(name, warehouse.read(piece).select(
         _read_by(PRODUCT_SCHEMAS[name])).collect()) for piece in pieces])

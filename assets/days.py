@@ -1,8 +1,10 @@
 """The lake's days as Dagster partitions: what is made a day at a time is partitioned by them,
 and a refresh asks for the days the lake changed."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import polars as pl
@@ -32,31 +34,111 @@ def run_tags(instance: dg.DagsterInstance, days: list[str]) -> dict[str, str]:
 
 
 
+@dataclass(frozen=True)
+class Segment:
+    """The hours of a lake day made at once, written as one file of each product: from `hour`
+    up to `until` (None: the day's end). The day's first (hour 0) takes, as the day does,
+    what the day reads from before its date."""
+
+    day: str
+    hour: int
+    until: int | None = None
+
+    @property
+    def start(self) -> datetime:
+        """The segment's first instant."""
+        return datetime.fromisoformat(self.day).replace(tzinfo=UTC) + timedelta(hours=self.hour)
+
+    def rows(self, frame: pl.LazyFrame, column: str = "block_time") -> pl.LazyFrame:
+        """`frame`'s rows of the segment, by their time (`column`)."""
+        if self.hour > 0:
+            frame = frame.filter(pl.col(column) >= self.start)
+        if self.until is not None:
+            end = self.start + timedelta(hours=self.until - self.hour)
+            frame = frame.filter(pl.col(column) < end)
+        return frame
+
+
+def segments(warehouse: Warehouse, names: list[str], days: list[str],
+             tables: tuple[str, ...]) -> Iterator[tuple[Segment, bool]]:
+    """The segments a run of `days` makes of the products `names`, in order, each with whether
+    it ends its day: the first day from the hour its new rows begin in (`from_hour`), every
+    other whole; the watermark's day cut at the watermark's hour, so that the next refresh
+    begins at a file of its own."""
+    watermark = warehouse.clock()["as_of"]
+    for number, day in enumerate(days):
+        hour = from_hour(warehouse, names, day, tables) if number == 0 else 0
+        cut = watermark.hour if f"{watermark:%Y-%m-%d}" == day else None
+        if cut is not None and cut > hour:
+            yield Segment(day, hour, cut), False
+            yield Segment(day, cut), True
+        else:
+            yield Segment(day, hour), True
+
+
+def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[str, ...]) -> int:
+    """The first hour of `day` the products `names` are made again from: the hour of the
+    earliest of their last making's watermark (the hour it was in is made again) and the rows
+    of `tables` the lake holds and it did not (`made_record`), rounded down to an hour each
+    product's files begin at. The whole day (0) when a product's last making was not of this
+    day or did not finish it."""
+    records = [warehouse.made_record(name) for name in names]
+    if any(record is None or record["day"] != day for record in records):
+        return 0
+    lake = warehouse.lake()
+    instants = [datetime.fromisoformat(record["through"]) for record in records if record]
+    read = {(table, record["lake"].get(table)) for record in records if record
+            for table in tables}
+    for table, version in read:
+        new = lake.earliest_new(table, version, warehouse.day_dates(table, day))
+        if new is not None:
+            instants.append(new)
+    start = min(instants)
+    if f"{start:%Y-%m-%d}" != day:
+        return 0
+    begins = set.intersection(*(set(warehouse.hours(name, day)) for name in names))
+    return max((h for h in begins if h <= start.hour), default=0)
+
+
+def making(warehouse: Warehouse, day: str) -> dict[str, object]:
+    """What a day's making keeps with its last file (`Tables.write`): the day, the lake versions
+    it read and the watermark it was made up to."""
+    return {"day": day, "lake": warehouse.lake().versions or {},
+            "through": warehouse.clock()["as_of"].isoformat()}
+
+
 def made_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
-                made: Callable[[str], Mapping[str, pl.DataFrame | pl.LazyFrame]]
+                run: list[tuple[Segment, bool]],
+                made: Callable[[Segment], Mapping[str, pl.DataFrame | pl.LazyFrame]]
                 ) -> list[dg.MaterializeResult]:
-    """Products made a day at a time: each of the run's days made (`made`: each product's
-    frame of the day, by name), in order, and written alone, one commit per product and day;
-    a result per product, with the rows written counted. A day's frames are written on a
-    thread of their own while the next day is made (at most one day behind): a day is made
-    from what the day before left in memory, not from what was written. When making a day
-    fails, the days before it are written whole first."""
+    """Products made a day at a time, a day in segments of hours (`run`, from `segments`: a
+    refresh makes its first day again from the hour its new rows begin in): each segment made
+    (`made`: each product's frame, by name), in order, and written alone, one commit per
+    product and segment; a result per product, with the rows of its days counted. A segment's
+    frames are written on a thread of their own while the next is made (at most one behind):
+    a segment is made from what the one before left in memory, not from what was written.
+    When making one fails, those before it are written first."""
     rows: dict[str, int] = {}
     versions: dict[str, int] = {}
     days = sorted(context.partition_keys)
 
-    def written(name: str, frame: pl.DataFrame | pl.LazyFrame, day: str) -> None:
-        versions[name] = warehouse.write(name, frame, day)
-        rows[name] = rows.get(name, 0) + warehouse.product_days(name, [day]).select(
-            pl.len()).collect().item()
+    def written(name: str, frame: pl.DataFrame | pl.LazyFrame, segment: Segment,
+                last: bool) -> None:
+        record = making(warehouse, segment.day) if last else None
+        versions[name] = warehouse.write(name, frame, segment.day, segment.hour, record)
+        if last:
+            rows[name] = rows.get(name, 0) + warehouse.product_days(
+                name, [segment.day]).select(pl.len()).collect().item()
 
     with ThreadPoolExecutor(1) as writing:
         writes: list[Future[None]] = []
-        for day in days:
-            frames = made(day)
+        for segment, last in run:
+            context.log.info(f"{segment.day} from {segment.hour:02d}:00"
+                             + (f" to {segment.until:02d}:00" if segment.until else ""))
+            frames = made(segment)
             for write in writes:
                 write.result()
-            writes = [writing.submit(written, name, frame, day)
+            writes = [writing.submit(written, name, frame, segment, last)
                       for name, frame in frames.items()]
             del frames
         for write in writes:

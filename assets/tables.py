@@ -46,8 +46,10 @@ BY_DAY = {"swap_legs": "swaps", "pair_days": "swaps", "holder_changes": "swaps",
 # The lake tables read a day partition at a time (`Warehouse.scan_day`): a change to any of them
 # changes the day of swaps that takes its date.
 DAY_TABLES = ("swaps", "transfers", "liquidity_events", "reserves")
-# The partition column of a product made a day at a time (in the Delta log, not in the files).
-DAY = "date"
+# The partition columns of a product made a day at a time (in the Delta log, not in the files):
+# its day, and the first hour of the day a file holds (two digits): a day is made in files of
+# whole hours, and a refresh replaces the hours from the one its new rows begin in.
+DAY, HOUR = "date", "hour"
 # A product's versions stay readable this long after a newer one replaced them: every refresh
 # rewrites most products, so a longer window costs a snapshot's worth of disk per refresh.
 RETENTION = timedelta(minutes=10)
@@ -55,10 +57,15 @@ RETENTION = timedelta(minutes=10)
 CHECKED = "_checked"
 # Records `Warehouse.remember` keeps.
 KEPT = "_kept"
+# A product commit's record of its making (`Tables.write`).
+MADE = "chaintape_made"
 # The warehouse's layout, kept as a record: 2, the legs and the ledger name their swaps by
-# event (chain, block, log) where the first named them by place among the lake's swaps. A
-# warehouse of another layout is refused, not read, and made again from the lake.
-FORMAT = 2
+# event (chain, block, log) where the first named them by place among the lake's swaps; 3, a
+# day's products in files of hours. A warehouse of another layout is refused, not read, and
+# made again from the lake.
+FORMAT = 3
+LAYOUTS = {1: "swaps named by place among the lake's swaps", 2: "a day's products in one file",
+           3: "a day's products in files of hours"}
 FORMAT_RECORD = "format"
 # The versions a vacuum looks back over for those inside the window.
 HISTORY = 256
@@ -180,10 +187,13 @@ class Tables:
         if name not in DAY_TABLES:
             raise ValueError(f"{name} is not read a day at a time (DAY_TABLES)")
         self.reading(name)
+        return self.lake().scan(name, self.day_dates(name, day))
+
+    def day_dates(self, name: str, day: str) -> tuple[str, ...]:
+        """The dates of a raw table a day partition takes (`scan_day`)."""
         lake = self.lake()
         after = max((d for d in lake.days("swaps") if d < day), default="")
-        dates = tuple(d for d in lake.days(name) if after < d <= day)
-        return lake.scan(name, dates)
+        return tuple(d for d in lake.days(name) if after < d <= day)
 
     def scan_since(self, name: str, start: datetime) -> pl.LazyFrame:
         """A raw table partitioned by date: the rows of `start`'s date and later, the earlier
@@ -193,6 +203,18 @@ class Tables:
         lake = self.lake()
         first = f"{start.astimezone(UTC):%Y-%m-%d}"
         return lake.scan(name, tuple(day for day in lake.days(name) if day >= first))
+
+    def hours(self, name: str, day: str) -> list[int]:
+        """The hours a product's files of `day` begin at, in order (none when it has none)."""
+        found = self.files(name).get(day, []) if self.exists(name) else []
+        return sorted(int(path.split(f"/{HOUR}=")[1][:2]) for path in found)
+
+    def made_record(self, name: str) -> dict[str, Any] | None:
+        """What the product's last write kept of its making (`write`'s `made`), or None."""
+        if not self.exists(name):
+            return None
+        kept = self._table(name).history(1)[0].get(MADE)
+        return json.loads(kept) if kept is not None else None
 
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""
@@ -272,12 +294,18 @@ class Tables:
         """Several tables by name, for a SQL model's lineage."""
         return {name: self.scan(name) for name in names}
 
-    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame, day: str | None = None) -> int:
-        """Replace a product (or its day) in one Delta commit and return the new version; a
-        lazy frame streams into its file, computed and written batch by batch. A failed write
-        commits nothing: readers keep the previous version."""
+    def write(self, name: str, frame: pl.DataFrame | pl.LazyFrame, day: str | None = None,
+              hour: int = 0, made: Mapping[str, Any] | None = None) -> int:
+        """Replace a product (or of its `day`, the files from `hour` on: the whole day from 0)
+        in one Delta commit and return the new version; `made` is kept with the commit (what
+        the making read, `made_record`). A lazy frame streams into its file, computed and
+        written batch by batch. A failed write commits nothing: readers keep the previous
+        version."""
         self.check_format()
-        part = (f"{DAY}={day}/" if day is not None else "") + f"part-{uuid.uuid4().hex}.parquet"
+        if not 0 <= hour < 24:
+            raise ValueError(f"hour {hour} is not an hour of a day (0-23)")
+        where = f"{DAY}={day}/{HOUR}={hour:02d}/" if day is not None else ""
+        part = where + f"part-{uuid.uuid4().hex}.parquet"
         # A directory of its own: a sink that fails can still open its file after reporting the
         # failure, which then cannot land once the directory is gone. Beside the table on a
         # filesystem, so that the finished file is renamed into place.
@@ -292,12 +320,12 @@ class Tables:
                 storable(frame).sink_parquet(tmp, **parquet_options(name))
             else:
                 storable(frame).write_parquet(tmp, **parquet_options(name))
-            written = _Written.of(tmp, part, day)
+            written = _Written.of(tmp, part, day, hour)
             self._place(name, tmp, part)
         finally:
             _remove(writing)
         try:
-            version = self._commit(name, written)
+            version = self._commit(name, written, made)
         except BaseException:
             self._unplace(name, part)
             raise
@@ -314,15 +342,17 @@ class Tables:
     def _unplace(self, name: str, part: str) -> None:
         self._objects().delete([f"{name}/{part}"])
 
-    def _commit(self, name: str, written: "_Written") -> int:
+    def _commit(self, name: str, written: "_Written", made: Mapping[str, Any] | None) -> int:
         """Commit one placed file as the whole of a product's table (or of its day's
-        partition), creating the table with the file's schema the first time; returns the
-        version."""
+        partition from its hour on), creating the table with the file's schema the first
+        time; returns the version."""
         day = written.day
-        add = AddAction(written.part, written.size, {DAY: day} if day is not None else {},
-                        written.modified_ms, True, json.dumps({"numRecords": written.rows}))
-        partitions = [DAY] if day is not None else None
-        meta = CommitProperties(custom_metadata={"chaintape": "product"})
+        values = {DAY: day, HOUR: f"{written.hour:02d}"} if day is not None else {}
+        add = AddAction(written.part, written.size, values, written.modified_ms, True,
+                        json.dumps({"numRecords": written.rows}))
+        partitions = [DAY, HOUR] if day is not None else None
+        meta = CommitProperties(custom_metadata={
+            "chaintape": "product", **({MADE: json.dumps(made)} if made is not None else {})})
         schema = delta_schema(written.schema, day is not None)
         if not self.exists(name):
             create_table_with_add_actions(self.uri(name), schema, [add], mode="append",
@@ -333,7 +363,8 @@ class Tables:
         delta = self._table(name)
         delta.create_write_transaction(
             [add], mode="overwrite", schema=schema, partition_by=partitions,
-            partition_filters=[(DAY, "=", day)] if day is not None else None,
+            partition_filters=None if day is None else [
+                (DAY, "=", day), (HOUR, "in", [f"{h:02d}" for h in range(written.hour, 24)])],
             commit_properties=meta)
         delta.update_incremental()
         return delta.version()
@@ -399,10 +430,10 @@ class Tables:
             return None
         if found == FORMAT:
             return None
-        return (f"the warehouse at {self.root} was written in layout {found or 1}, and this "
-                f"code reads layout {FORMAT} (swaps named by event, not by place among the "
-                "lake's swaps): remove it and materialise again from the lake (`chaintape up` "
-                "does both)")
+        return (f"the warehouse at {self.root} was written in layout {found or 1} "
+                f"({LAYOUTS.get(found or 1, 'unknown')}), and this code reads layout {FORMAT} "
+                f"({LAYOUTS[FORMAT]}): remove it and materialise again from the lake "
+                "(`chaintape up` does both)")
 
     def check_format(self) -> None:
         """Refuse to write into a warehouse of another layout; mark a new one with this one's.
@@ -448,15 +479,16 @@ class _Written:
 
     part: str
     day: str | None
+    hour: int
     schema: pa.Schema
     rows: int
     size: int
     modified_ms: int
 
     @staticmethod
-    def of(path: Path, part: str, day: str | None) -> "_Written":
+    def of(path: Path, part: str, day: str | None, hour: int) -> "_Written":
         stat = path.stat()
-        return _Written(part, day, pq.read_schema(path), pq.read_metadata(path).num_rows,
+        return _Written(part, day, hour, pq.read_schema(path), pq.read_metadata(path).num_rows,
                         stat.st_size, int(stat.st_mtime * 1000))
 
 
@@ -498,9 +530,11 @@ def delta_type(kind: pa.DataType) -> pa.DataType:
 
 
 def delta_schema(schema: pa.Schema, by_day: bool) -> Schema:
-    """The Delta schema of a product file's schema (with its day, for one made by day)."""
+    """The Delta schema of a product file's schema (with its day and hour, for one made by
+    day)."""
     fields = [pa.field(f.name, delta_type(f.type)) for f in schema]
-    return Schema.from_arrow(pa.schema(fields + ([pa.field(DAY, pa.string())] if by_day else [])))
+    return Schema.from_arrow(pa.schema(fields + (
+        [pa.field(DAY, pa.string()), pa.field(HOUR, pa.string())] if by_day else [])))
 
 
 def _remove(directory: Path, tries: int = 100) -> None:

@@ -105,15 +105,14 @@ def token_marks(events: pl.DataFrame, before: pl.DataFrame | None) -> pl.DataFra
             .select("chain_id", "token", "mark_usd").sort("chain_id", "token").collect())
 
 
-def fee_model(swaps: pl.DataFrame) -> pl.Expr:
-    """Per chain, the median USD fee per unit of gas over `swaps` (a day's) whose receipt gave a
-    fee: what a swap without one is charged (null on a chain where no receipt that day gave a
-    fee)."""
-    model = (swaps.lazy().filter(pl.col("fee_usd").is_not_null())
-             .group_by("chain_id")
-             .agg(usd_per_gas=(pl.col("fee_usd") / pl.col("gas_used")).median()).collect())
-    return pl.col("chain_id").replace_strict(model["chain_id"], model["usd_per_gas"],
-                                             default=None, return_dtype=pl.Float64)
+def fee_model(swaps: pl.DataFrame) -> pl.DataFrame:
+    """Per chain and UTC hour (`hour`: seconds since the epoch over 3,600), the median USD fee
+    per unit of gas over `swaps` whose receipt gave a fee (`usd_per_gas`): what a swap of that
+    hour without one is charged (none for a chain and hour where no receipt gave a fee). By
+    the hour, so that a day made in segments of hours charges what it would made whole."""
+    return (swaps.lazy().filter(pl.col("fee_usd").is_not_null())
+            .group_by("chain_id", hour=pl.col("ts") // 3600)
+            .agg(usd_per_gas=(pl.col("fee_usd") / pl.col("gas_used")).median()).collect())
 
 
 def wallet_events(frames: dict[str, pl.LazyFrame], as_of, marks: pl.DataFrame | None = None,
@@ -141,11 +140,14 @@ def wallet_events(frames: dict[str, pl.LazyFrame], as_of, marks: pl.DataFrame | 
     swapped = charged.filter(pl.col("_swap").is_not_null())
     mark = np.full(swaps.height, np.nan)
     mark[swapped["_swap"].to_numpy()] = swapped["mark_usd"].fill_null(np.nan).to_numpy()
-    per_gas = fee_model(swaps)
+    per_gas = pl.col("usd_per_gas")
     modelled = swaps.lazy().with_columns(
+        mark_usd=pl.Series(mark).fill_nan(None), hour=pl.col("ts") // 3600).join(
+        fee_model(swaps).lazy(), on=["chain_id", "hour"], how="left", maintain_order="left"
+    ).with_columns(
         fee_is_estimated=pl.col("fee_usd").is_null() & per_gas.is_not_null(),
         fee_usd=pl.coalesce("fee_usd", per_gas * pl.col("gas_used")),
-        mark_usd=pl.Series(mark).fill_nan(None), seq=pl.lit(0, pl.UInt8)).drop("gas_used")
+        seq=pl.lit(0, pl.UInt8)).drop("gas_used", "hour", "usd_per_gas")
     # A transfer's sending end before its receiving end: every row then has its own key and
     # the order is the same from run to run.
     moves = moves.with_columns(

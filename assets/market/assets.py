@@ -9,7 +9,7 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import as_result, checked_by_day, day_check_spec, product_asset
-from assets.days import DAYS
+from assets.days import DAYS, Segment, segments
 from assets.domains import HEAVY_TAG, key, keys, product_key
 from assets.market.holder_sums import holder_changes
 from assets.market.holders import HolderTables, holder_balances_of, holder_reads
@@ -17,6 +17,7 @@ from assets.market.pair_days import pair_day, priced_legs
 from assets.market.reserves import reserve_day, reserves_at
 from assets.market.token_rows import assemble_registry, assemble_tokens
 from assets.market.token_rows import token_basis as token_basis_rows
+from assets.tables import DAY_TABLES
 from assets.warehouse import Warehouse, materialized
 from checks.outcome import failed
 from checks.schemas.oracle import simulated_on_a_real_lake
@@ -173,6 +174,9 @@ def pair_rows(warehouse: Warehouse) -> dg.MaterializeResult:
 
 
 LEG_INPUTS = ("swaps", "pair_tokens", "quote_prices", "chains", "tokens")
+# The dated lake tables the market days are made from (the quote prices from the oracle's
+# updates): their new rows say the hour a refresh makes the day again from.
+MARKET_DAY_TABLES = (*DAY_TABLES, "oracle_updates")
 HOLDER_INPUTS = ("tokens", "pairs", "transfers", "swaps", "liquidity_events")
 LEGS, PAIR_DAYS, CHANGES, RESERVES = (product_key(name) for name in (
     "swap_legs", "pair_days", "holder_changes", "reserve_days"))
@@ -218,28 +222,31 @@ def market_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     reads = (leg_reads() if pricing is not None else {}) | (
         holder_reads() if holders is not None else {})
 
-    def made(day: str) -> dict[str, pl.DataFrame | pl.LazyFrame]:
-        swaps = warehouse.scan_day("swaps", day)
+    def made(segment: Segment) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+        swaps = segment.rows(warehouse.scan_day("swaps", segment.day))
         read = swaps.select(**reads).collect() if reads else None
         frames: dict[str, pl.DataFrame | pl.LazyFrame] = {}
         if pricing is not None and read is not None:
             legs = pricing.legs(read.lazy())
             if PAIR_DAYS in asked:
-                # Priced once: the day's legs are summarised and written from one frame.
+                # Priced once: the segment's legs are summarised and written from one frame.
                 priced = legs.collect()
                 frames["pair_days"] = pair_day(read, priced)
                 legs = priced.lazy()
             if LEGS in asked:
                 frames["swap_legs"] = legs
         if holders is not None:
-            moves = {"swaps": swaps, **{name: warehouse.scan_day(name, day)
+            moves = {"swaps": swaps, **{name: segment.rows(warehouse.scan_day(name, segment.day))
                                         for name in ("transfers", "liquidity_events")}}
             frames["holder_changes"] = holders.changes(moves, read)
         if RESERVES in asked:
-            frames["reserve_days"] = reserve_day(warehouse.scan_day("reserves", day), day)
+            frames["reserve_days"] = reserve_day(
+                segment.rows(warehouse.scan_day("reserves", segment.day)), segment.day)
         return frames
 
-    yield from checked_by_day(context, warehouse, made)
+    run = list(segments(warehouse, [key.path[-1] for key in asked],
+                        sorted(context.partition_keys), MARKET_DAY_TABLES))
+    yield from checked_by_day(context, warehouse, run, made)
 
 
 @product_asset(deps=keys("holder_changes", "tokens", "pairs"), heavy=True)

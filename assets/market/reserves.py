@@ -15,9 +15,10 @@ SIDES = ("reserve0", "reserve1")
 
 
 def reserve_day(rows: pl.LazyFrame, day: str) -> pl.LazyFrame:
-    """A day of swaps' first and last reserves per pair, from its rows in chain order
-    (`Warehouse.scan_day`); those before its date (`earlier`: of dates no swap was made on, and
-    for the first day every reserve before it) are kept apart, ahead of the date's own."""
+    """A day of swaps' (or a segment of its hours') first and last reserves per pair, from
+    its rows in chain order (`Warehouse.scan_day`); those before its date (`earlier`: of dates
+    no swap was made on, and for the first day every reserve before it) are kept apart, ahead
+    of the date's own."""
     start = datetime.fromisoformat(day).replace(tzinfo=UTC)
     return (rows.group_by(*KEY, earlier=pl.col("block_time") < start)
             .agg(*[pl.col(side).first().alias(f"{side}_first") for side in SIDES],
@@ -64,7 +65,9 @@ def day_closes(warehouse: Warehouse, until: datetime) -> pl.DataFrame:
     rows = (lake.scan("reserves", unsummarised).filter(pl.col("block_time") <= until)
             .group_by(*KEY, day=pl.col("block_time").dt.date())
             .agg(pl.col(*SIDES).last()))
-    return pl.concat([*summaries, rows.select(*KEY, "day", *SIDES)]).collect()
+    # A day's summary holds a row per pair and segment of hours: its last is the day's.
+    return (pl.concat([*summaries, rows.select(*KEY, "day", *SIDES)])
+            .group_by(*KEY, "day", maintain_order=True).last().collect())
 
 
 def _summaries(warehouse: Warehouse, days: list[str]) -> dict[str, pl.LazyFrame]:

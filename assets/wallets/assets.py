@@ -9,7 +9,7 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import checked_by_day, day_check_spec, product_asset, schema_check_spec
-from assets.days import DAYS
+from assets.days import DAYS, Segment, segments
 from assets.domains import HEAVY_TAG, keys
 from assets.progress import progress
 from assets.tables import streamed
@@ -38,6 +38,10 @@ from figures.ledger import (
 )
 
 GROUP = "wallets"
+LEDGER_PRODUCTS = ["wallet_ledger", "wallet_book_states", "token_marks"]
+# The dated lake tables the ledger is made from (the legs' prices from the oracle's updates):
+# their new rows say the hour a refresh accounts the day again from.
+LEDGER_TABLES = ("swaps", "transfers", "liquidity_events", "oracle_updates")
 # What moves with prices and with time alone, every wallet's at once, and the books only they
 # read (the served positions and rounds are the snapshot's, folded from the ledger, marked as
 # they are read): ranked on their own cadence (`pipelines.schedules`), not at every refresh.
@@ -72,29 +76,31 @@ def _spec(name: str, deps: tuple[str, ...], description: str) -> dg.AssetSpec:
     partitions_def=DAYS, backfill_policy=dg.BackfillPolicy.single_run(),
     op_tags={HEAVY_TAG: "true"})
 def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
-    """The ledger a lake day at a time, each day accounted from the books and marks the days
-    before left (stored with them), so a refresh accounts the days that changed, not the week;
-    a day whose days before were not made fails, naming them. A day's events are read (they
-    need the marks of the day before only) while the day before is accounted."""
+    """The ledger a lake day at a time, in segments of hours, each accounted from the books
+    and marks the segments before left (stored with them), so a refresh accounts the hours
+    that changed, not the week nor the day; a day whose days before were not made fails,
+    naming them. A segment's events are read (they need the marks of the one before only)
+    while the one before is accounted."""
     days = LedgerDays(warehouse)
-    run = sorted(context.partition_keys)
-    stored, marks = days.carried(run[0])
-    # The books of the positions the run's days touched, as its days left them.
+    run = list(segments(warehouse, LEDGER_PRODUCTS, sorted(context.partition_keys),
+                        LEDGER_TABLES))
+    stored, marks = days.carried(run[0][0])
+    # The books of the positions the run's segments touched, as they left them.
     books: pl.DataFrame | None = None
 
-    def events() -> Iterator[tuple[str, pl.DataFrame, pl.DataFrame]]:
-        """Each day's events and the marks at its end."""
+    def events() -> Iterator[tuple[Segment, pl.DataFrame, pl.DataFrame]]:
+        """Each segment's events and the marks at its end."""
         carried = marks
-        for day in run:
-            found = wallet_events(days.inputs(day), days.as_of, carried, days.mints)
+        for segment, _ in run:
+            found = wallet_events(days.inputs(segment), days.as_of, carried, days.mints)
             carried = token_marks(found, carried)
-            yield day, found, carried
+            yield segment, found, carried
 
     with contextlib.closing(ahead(events())) as coming:
-        def made(day: str) -> dict[str, pl.DataFrame]:
+        def made(segment: Segment) -> dict[str, pl.DataFrame]:
             nonlocal books
             read, found, marks_after = next(coming)
-            assert read == day  # both go through the run's days in order
+            assert read == segment  # both go through the run's segments in order
             before = stored_books(stored, touched_positions(found))
             ledger, closing = account_onto(
                 found, before if books is None else books_after(before, books))
@@ -102,7 +108,7 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
             return {"wallet_ledger": ledger.drop("slot"), "wallet_book_states": closing,
                     "token_marks": marks_after}
 
-        yield from checked_by_day(context, warehouse, made)
+        yield from checked_by_day(context, warehouse, run, made)
 
 
 @dg.multi_asset(

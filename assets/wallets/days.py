@@ -6,6 +6,7 @@ import functools
 
 import polars as pl
 
+from assets.days import Segment
 from assets.tables import fingerprints, storable
 from assets.warehouse import Warehouse
 from figures.ledger import latest_books, mint_wallets
@@ -32,32 +33,46 @@ class LedgerDays:
                      .select("chain_id", "token", "tx_hash", "from_address"))
         return mint_wallets(transfers, self.frames["tokens"]).collect().lazy()
 
-    def inputs(self, day: str) -> dict[str, pl.LazyFrame]:
-        """A day's ledger inputs: its swap legs, its swaps (where the legs' makers are found)
-        and movements (`Warehouse.scan_day`: those since the day of swaps before it, the first
-        day's with every one before it), and the lake's pools and tokens."""
-        return {**self.frames, "swap_legs": self.warehouse.product_days("swap_legs", [day]),
-                **{name: self.warehouse.scan_day(name, day)
+    def inputs(self, segment: Segment) -> dict[str, pl.LazyFrame]:
+        """A segment's ledger inputs (`Segment`: a day's hours): its swap legs, its swaps
+        (where the legs' makers are found) and movements (`Warehouse.scan_day`: those since
+        the day of swaps before it, the first day's with every one before it), and the lake's
+        pools and tokens."""
+        legs = self.warehouse.product_days("swap_legs", [segment.day])
+        return {**self.frames, "swap_legs": segment.rows(legs),
+                **{name: segment.rows(self.warehouse.scan_day(name, segment.day))
                    for name in ("swaps", "transfers", "liquidity_events")}}
 
-    def carried(self, first: str) -> tuple[pl.LazyFrame | None, pl.DataFrame | None]:
-        """What a run of days from `first` is accounted from: the books stored at the end of
-        each earlier day, in order, unread (`stored_books` reads a day's positions of them),
-        and the marks stored at the end of the day before (none before the first day)."""
-        if first not in self.days:
-            raise FileNotFoundError(f"the lake holds no swaps of {first}")
-        earlier = self.days[:self.days.index(first)]
-        if not earlier:
-            return None, None
+    def carried(self, first: Segment) -> tuple[pl.LazyFrame | None, pl.DataFrame | None]:
+        """What a run from the segment `first` is accounted from: the books stored at the end
+        of each earlier day and of the earlier hours of its own, in order, unread
+        (`stored_books` reads a day's positions of them), and the marks stored with the last
+        of them (none before the first day's first hour)."""
+        if first.day not in self.days:
+            raise FileNotFoundError(f"the lake holds no swaps of {first.day}")
+        earlier = self.days[:self.days.index(first.day)]
         missing = [f"{name} of {gone}" for name in CARRIED for gone in (
             earlier if not self.warehouse.exists(name)
             else sorted(set(earlier) - self.warehouse.files(name).keys()))]
         if missing:
             raise FileNotFoundError(
-                f"{', '.join(missing)} not materialised, before {first}: materialise the wallet "
-                "days from the first of them")
-        return (self.warehouse.product_days("wallet_book_states", earlier),
-                self.warehouse.product_days("token_marks", earlier[-1:]).collect())
+                f"{', '.join(missing)} not materialised, before {first.day}: materialise the "
+                "wallet days from the first of them")
+        files = {name: [path for day in earlier for path in self.warehouse.files(name)[day]]
+                 + (self._hours_before(name, first) if first.hour else []) for name in CARRIED}
+        if not files["wallet_book_states"]:
+            return None, None
+        return (self.warehouse.read(files["wallet_book_states"]),
+                self.warehouse.read(files["token_marks"][-1:]).collect())
+
+    def _hours_before(self, name: str, first: Segment) -> list[str]:
+        """A product's files of `first`'s day before its hour."""
+        begins = self.warehouse.hours(name, first.day)
+        if first.hour not in begins:
+            raise FileNotFoundError(f"{name} of {first.day} holds no file from "
+                                    f"{first.hour:02d}:00: make the day whole")
+        paths = self.warehouse.files(name)[first.day]
+        return [path for path, hour in zip(paths, begins, strict=True) if hour < first.hour]
 
 
 def stored_books(stored: pl.LazyFrame | None, touched: pl.Series) -> pl.DataFrame | None:

@@ -4,7 +4,7 @@ open by a long-running reader, and the progress mark a writer leaves."""
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 import polars as pl
 from deltalake import DeltaTable
@@ -45,6 +45,17 @@ def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFram
     if actions.is_empty():
         return actions
     return actions.filter(pl.col("max.block_number") > reached(frontier, "partition.chain_id"))
+
+
+# Commits that add rows at the end of their streams or leave the rows as they were.
+_KEEPING = frozenset({"SET TBLPROPERTIES", "VACUUM START", "VACUUM END", "OPTIMIZE"})
+
+
+def _keeps_rows(commit: dict[str, Any]) -> bool:
+    if commit.get("chaintape") == "compact" or commit["operation"] in _KEEPING:
+        return True
+    return (commit["operation"] == "WRITE"
+            and commit.get("operationParameters", {}).get("mode") == "Append")
 
 
 def _days(actions: pl.DataFrame) -> list[str]:
@@ -184,6 +195,48 @@ class LakeReader:
             return None, pl.DataFrame(schema={"path": pl.String, "partition.date": pl.String,
                                               "num_records": pl.Int64})
         return delta, add_actions(delta)
+
+    def earliest_new(self, table: str, since: int | None, dates: tuple[str, ...]
+                     ) -> datetime | None:
+        """The earliest time among the rows of `dates` this lake holds and version `since` of
+        the table did not (None when there are none). Each stream (a chain's events, a feed's
+        updates) is appended in order, so its rows past its last at `since` are the new ones,
+        and a compaction keeps the rows it rewrites. Any other change since (a reorg's
+        rewrite, a roll-back), no `since`, or one no longer readable: the earliest of every
+        row."""
+        spec = spec_of(table)
+        time = spec.date_column
+        if time is None:
+            raise ValueError(f"{table} is not a table of dated rows")
+        stream = spec.key[0]
+        order = "block_number" if "block_number" in spec.key else time
+        now = self.scan(table, dates).select(*dict.fromkeys((stream, order, time)))
+        # A time in seconds since the epoch (an oracle update's) is read as an instant.
+        at = pl.col(time)
+        earliest = (pl.from_epoch(at, "s").dt.replace_time_zone("UTC")
+                    if now.collect_schema()[time].is_integer() else at).min()
+        if since is None or not self._appended_since(table, since):
+            return now.select(earliest).collect().item()
+        try:
+            last = (LakeReader(self.root, {table: since}).scan(table, dates)
+                    .group_by(stream).agg(_last=pl.col(order).max()).collect())
+        except (TableNotFoundError, DeltaError, FileNotFoundError, pl.exceptions.ComputeError):
+            return now.select(earliest).collect().item()
+        return (now.join(last.lazy(), on=stream, how="left")
+                .filter(pl.col("_last").is_null() | (pl.col(order) > pl.col("_last")))
+                .select(earliest).collect().item())
+
+    def _appended_since(self, table: str, since: int) -> bool:
+        """Whether every commit to a table after version `since` appended rows or kept them
+        (a compaction, the maintenance's own): what `earliest_new` reads new rows from."""
+        delta = self._table(table)
+        if delta is None or since > delta.version():
+            return False
+        if since == delta.version():
+            return True
+        commits = [c for c in delta.history(delta.version() - since) if c["version"] > since]
+        return len(commits) == delta.version() - since and all(
+            _keeps_rows(commit) for commit in commits)
 
     def frontier(self, table: str) -> dict[int, int]:
         """A table of chain events: each chain's highest block among its rows, from the Delta

@@ -87,7 +87,29 @@ def test_a_day_replaces_its_own_partition_and_days_read_in_order(tmp_path) -> No
     assert warehouse.product_days("d", ["2026-11-02", "2026-11-01"]).collect()["x"].to_list() \
         == [1, 3, 4]
     assert sorted(pl.read_delta(str(warehouse.path("d"))).rows()) == [
-        (1, "2026-11-01"), (3, "2026-11-02"), (4, "2026-11-02")]
+        (1, "2026-11-01", "00"), (3, "2026-11-02", "00"), (4, "2026-11-02", "00")]
+
+
+def test_a_day_in_hours_replaces_its_hours_from_the_one_written(tmp_path) -> None:
+    warehouse = Warehouse(root=str(tmp_path), lake_root=str(tmp_path / "lake"))
+    day = "2026-11-02"
+    warehouse.write("d", pl.DataFrame({"x": [0]}), day="2026-11-01")
+    warehouse.write("d", pl.DataFrame({"x": [1]}), day=day)
+    warehouse.write("d", pl.DataFrame({"x": [5]}), day=day, hour=5)
+    warehouse.write("d", pl.DataFrame({"x": [7]}), day=day, hour=7, made={"day": day})
+    assert warehouse.hours("d", day) == [0, 5, 7]
+    assert warehouse.product_days("d", [day]).collect()["x"].to_list() == [1, 5, 7]
+    assert warehouse.made_record("d") == {"day": day}
+    # From hour 6: the 7 goes, the 5 (which begins before) stays; the record is the write's.
+    warehouse.write("d", pl.DataFrame({"x": [6]}), day=day, hour=6)
+    assert warehouse.product_days("d", [day]).collect()["x"].to_list() == [1, 5, 6]
+    assert warehouse.made_record("d") is None
+    # The whole day again: every hour of it goes, the day before stays.
+    warehouse.write("d", pl.DataFrame({"x": [9]}), day=day)
+    assert warehouse.hours("d", day) == [0]
+    assert warehouse.product_days("d", ["2026-11-01", day]).collect()["x"].to_list() == [0, 9]
+    with pytest.raises(ValueError, match="hour 24"):
+        warehouse.write("d", pl.DataFrame({"x": [1]}), day=day, hour=24)
 
 
 def test_vacuum_keeps_the_versions_inside_the_window_and_drops_the_rest(tmp_path) -> None:

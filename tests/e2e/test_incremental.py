@@ -39,6 +39,8 @@ DAY_18, DAY_19, DAY_20 = (int(datetime(2026, 11, d, tzinfo=UTC).timestamp())
 LEGS = [product_key(name) for name in ("as_of", "quote_prices", "pair_tokens", "swap_legs",
                                         "pair_days", "holder_changes", "reserve_days",
                                         "wallet_ledger", "wallet_book_states", "token_marks")]
+# A product of each of the two steps made a day at a time.
+HOURLY = ("swap_legs", "wallet_ledger")
 # Every product but the snapshot, which is where they are published, not what is computed.
 PRODUCED = [product_key(name) for name, domain in PRODUCTS.items() if domain != "publish"]
 PUBLISHED = [*PRODUCED, dg.AssetKey(["publish", "snapshot"])]
@@ -98,15 +100,42 @@ def rows(frame: pl.DataFrame) -> list[tuple]:
                                 for c in wire).rows()
 
 
+# A day's products are made in segments of hours, which a refresh and a rebuild cut
+# differently: those holding a row per key and segment are compared as their readers take a
+# day of them (the day's last marks; a key's books of the last segment touching it; a pair's
+# first swap and last priced one; its first and last reserves; a holder's changes summed,
+# those that net to nothing gone).
+AS_READ = {
+    "wallet_book_states": lambda day: day.group_by("chain_id", "position",
+                                                   maintain_order=True).last(),
+    "pair_days": lambda day: day.group_by("chain_id", "pair", maintain_order=True).agg(
+        pl.col("first_swap_at").min(),
+        *[pl.col(c).filter(pl.col("last_price_usd").is_not_null()).last()
+          for c in ("last_side", "last_price_usd", "last_trade_at")]),
+    "reserve_days": lambda day: day.group_by("chain_id", "pair", "earlier",
+                                             maintain_order=True).agg(
+        pl.col("^.*_first$").first(), pl.col("^.*_last$").last()),
+    "holder_changes": lambda day: day.group_by("chain_id", "token", "holder").agg(
+        pl.col("change").sum(), pl.col("minted").any()).filter(
+        (pl.col("change") != 0) | pl.col("minted")),
+}
+
+
 def products(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
-    """Every product (a day-partitioned product's days each on its own), by name and day; what
-    a check keeps of the previous run (`season_boards_before`) is no product."""
+    """Every product (a day-partitioned product's days each on its own, as read: `AS_READ`),
+    by name and day; what a check keeps of the previous run (`season_boards_before`) is no
+    product."""
     made = {}
     for name in sorted(PRODUCTS):
         if not warehouse.exists(name):
             continue
         for day, files in sorted(warehouse.files(name).items(), key=lambda kv: kv[0] or ""):
-            made[name if day is None else f"{name}/{day}"] = warehouse.read(files).collect()
+            if name == "token_marks":
+                files = files[-1:]
+            frame = warehouse.read(files).collect()
+            if day is not None and name in AS_READ:
+                frame = AS_READ[name](frame)
+            made[name if day is None else f"{name}/{day}"] = frame
     return made
 
 
@@ -117,6 +146,9 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     incremental = Warehouse(lake_root=lake.root, root=str(tmp_path / "incremental"))
     with dg.instance_for_test() as instance:
         refresh(instance, incremental, lake.days("swaps"), PRODUCED)
+        # The watermark's day (23:50) in two segments: to its hour, and from it.
+        first_hours = {name: incremental.files(name)["2026-11-19"] for name in HOURLY}
+        assert all(incremental.hours(name, "2026-11-19") == [0, 23] for name in HOURLY)
         market = live_market.start(lake)
         version = lake.version("swaps")
         refreshed: list[list[str]] = []
@@ -163,6 +195,11 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     full = Warehouse(lake_root=lake.root, root=str(tmp_path / "full"))
     with dg.instance_for_test() as instance:
         refresh(instance, full, lake.days("swaps"), PUBLISHED)
+    # Each refresh made the 19th again from 23:00 only: its first 23 hours are the files the
+    # first run wrote. The rebuild made the closed day whole.
+    assert {name: incremental.files(name)["2026-11-19"][0] for name in HOURLY} == {
+        name: files[0] for name, files in first_hours.items()}
+    assert all(full.hours(name, "2026-11-19") == [0] for name in HOURLY)
     made, rebuilt = products(incremental), products(full)
     assert made.keys() == rebuilt.keys()
     assert {f"{name}/{day}" for name in ("swap_legs", "holder_changes", "reserve_days",
