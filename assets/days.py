@@ -65,10 +65,11 @@ def segments(warehouse: Warehouse, names: list[str], days: list[str],
     it ends its day: the first day from the hour its new rows begin in (`from_hour`), every
     other whole; the watermark's day cut at the watermark's hour, so that the next refresh
     begins at a file of its own."""
-    watermark = warehouse.clock()["as_of"]
+    watermark = _watermark(warehouse)
     for number, day in enumerate(days):
         hour = from_hour(warehouse, names, day, tables) if number == 0 else 0
-        cut = watermark.hour if f"{watermark:%Y-%m-%d}" == day else None
+        cut = (watermark.hour if watermark is not None and f"{watermark:%Y-%m-%d}" == day
+               else None)
         if cut is not None and cut > hour:
             yield Segment(day, hour, cut), False
             yield Segment(day, cut), True
@@ -83,7 +84,8 @@ def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[st
     product's files begin at. The whole day (0) when a product's last making was not of this
     day or did not finish it."""
     records = [warehouse.made_record(name) for name in names]
-    if any(record is None or record["day"] != day for record in records):
+    if any(record is None or record["day"] != day or record["through"] is None
+           for record in records):
         return 0
     lake = warehouse.lake()
     instants = [datetime.fromisoformat(record["through"]) for record in records if record]
@@ -102,9 +104,15 @@ def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[st
 
 def making(warehouse: Warehouse, day: str) -> dict[str, object]:
     """What a day's making keeps with its last file (`Tables.write`): the day, the lake versions
-    it read and the watermark it was made up to."""
+    it read and the watermark it was made up to (None before the watermark is made: the legs
+    made alone, which the next making makes whole)."""
+    watermark = _watermark(warehouse)
     return {"day": day, "lake": warehouse.lake().versions or {},
-            "through": warehouse.clock()["as_of"].isoformat()}
+            "through": watermark.isoformat() if watermark is not None else None}
+
+
+def _watermark(warehouse: Warehouse) -> datetime | None:
+    return warehouse.clock()["as_of"] if warehouse.exists("as_of") else None
 
 
 def made_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,

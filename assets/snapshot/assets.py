@@ -14,6 +14,7 @@ from assets.domains import keys, product_key
 from assets.market.holders import ranked_holders
 from assets.snapshot.trades import DaySwaps, trade_days
 from assets.snapshot.wallet_tables import StoredLedger, wallet_serving
+from assets.tables import BY_DAY
 from assets.warehouse import Warehouse
 from checks.outcome import Outcome, combined
 from checks.products import PRODUCT_SCHEMAS, piece_outcome, rules_of
@@ -79,14 +80,11 @@ class UncheckedProducts(Mapping[str, pl.DataFrame]):
         return self.warehouse.read(self.files[name]).collect()
 
     def outcomes(self) -> list[Outcome]:
-        """Each product's outcome, a product made a day at a time checked a day at a time (its
-        key is unique within its day, as its own step checks it)."""
+        """Each product's outcome, a product made a day at a time checked a file at a time
+        (its key is unique within a segment of a day's hours, as its own step checks it)."""
         found = []
         for name, files in self.files.items():
-            unchecked = set(files)
-            days = self.warehouse.files(name, self.versions[name])
-            pieces = [piece for day in sorted(days, key=lambda d: d or "")
-                      if (piece := [p for p in days[day] if p in unchecked])]
+            pieces = [[path] for path in files] if name in BY_DAY else [files]
             found.append(combined(name, [piece_outcome(name, self.warehouse.read(piece).collect())
                                          for piece in pieces]))
         return found

@@ -81,9 +81,10 @@ def test_a_rule_across_products_failing_in_its_products_step_blocks_the_publish(
     assert snapshot_ids(open_store(store.url)) == before
 
 
-def test_a_day_product_whose_rules_changed_is_checked_a_day_at_a_time(home, tmp_path) -> None:
-    """A product made a day at a time repeats its key across days (a holder changes on many),
-    so a publish checking it under new rules checks each day alone, as its step does."""
+def test_a_day_product_whose_rules_changed_is_checked_a_file_at_a_time(home, tmp_path) -> None:
+    """A product made a day at a time repeats its key across days and a day's segments of
+    hours (a holder changes on many), so a publish checking it under new rules checks each
+    file alone, as its step does."""
     shutil.copytree(home / "warehouse", tmp_path / "warehouse")
     warehouse = Warehouse(root=str(tmp_path / "warehouse"), lake_root=str(home / "lake"))
     record = tmp_path / "warehouse" / "_checked" / "holder_changes.json"
@@ -91,6 +92,6 @@ def test_a_day_product_whose_rules_changed_is_checked_a_day_at_a_time(home, tmp_
     unchecked = UncheckedProducts(Products(warehouse))
     assert list(unchecked) == ["holder_changes"]
     assert len(warehouse.files("holder_changes")) > 1
-    # Whole, the days' rows break the key's uniqueness; a day at a time, none does.
+    # Whole, the days' rows break the key's uniqueness; a file at a time, none does.
     assert not piece_outcome("holder_changes", unchecked["holder_changes"]).passed
     assert [o.passed for o in unchecked.outcomes()] == [True]

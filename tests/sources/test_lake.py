@@ -413,3 +413,49 @@ def test_a_table_keeps_a_log_of_hours_and_the_maintenance_sets_it_on_an_older_ta
     LakeMaintenance(lake).vacuum("swaps")
     assert DeltaTable(lake.uri("swaps")).metadata().configuration == wanted
     assert lake.read("swaps").height == 3
+
+
+def test_the_earliest_new_row_of_a_day_since_a_version(tmp_path):
+    """Each chain's rows past its last at a version are new, whenever they happened: a chain
+    that trails the others writes rows older than theirs; a compaction moves nothing, a reorg
+    makes every row of the day new."""
+    lake = LakeWriter(tmp_path)
+    lake.write("swaps", swaps())  # chain 1: blocks 10-12, up to the 19th 00:02
+    day = ("2026-11-19",)
+    since = lake.version("swaps")
+    assert lake.earliest_new("swaps", since, day) is None
+    # Chain 1 on to 05:00; chain 2, new to the lake, from 03:00; chain 1's old rows stay old.
+    at = datetime(2026, 11, 19, tzinfo=UTC)
+    lake.append("swaps", later(swaps(1), 20, 5 * 3600 + 60))
+    lake.append("swaps", swaps(1).with_columns(chain_id=pl.lit(2, pl.Int64),
+                                               block_time=pl.lit(at + timedelta(hours=3))))
+    assert lake.earliest_new("swaps", since, day) == at + timedelta(hours=3)
+    # Of another day's dates: nothing new there.
+    assert lake.earliest_new("swaps", since, ("2026-11-18",)) is None
+    # Without a version: the earliest of every row of the day.
+    assert lake.earliest_new("swaps", None, day) == at + timedelta(minutes=1)
+    # A compaction rewrites the rows and adds none.
+    for step in range(1, COMPACT_ABOVE_FILES + 2):
+        lake.append("swaps", later(swaps(1), 30 + step, 6 * 3600 + step))
+    since = lake.version("swaps")
+    assert LakeMaintenance(lake).compact("swaps") == 1
+    assert lake.version("swaps") > since
+    assert lake.earliest_new("swaps", since, day) is None
+    # A reorg from block 31 (06:01): every row of the day is taken as new.
+    lake.replace("swaps", later(swaps(1), 31, 6 * 3600 + 2), "chain_id = 1 AND block_number >= 31")
+    assert lake.earliest_new("swaps", since, day) == at + timedelta(minutes=1)
+
+
+def test_the_earliest_new_oracle_update_is_read_as_an_instant(tmp_path):
+    def update(second: int) -> dict:
+        return {"feed_id": "a" * 64, "publish_time": second, "price": 5, "conf": 0,
+                "expo": -8, "ema_price": 5, "ema_conf": 0, "slot": second,
+                "prev_publish_time": second, "source": "chainlink"}
+
+    lake = LakeWriter(tmp_path)
+    noon = 1_795_564_800 + 12 * 3600  # the 25th of November 2026, 12:00
+    lake.append("oracle_updates", pl.DataFrame([update(noon)]))
+    since = lake.version("oracle_updates")
+    lake.append("oracle_updates", pl.DataFrame([update(noon + 90)]))
+    assert lake.earliest_new("oracle_updates", since, ("2026-11-25",)) == datetime(
+        2026, 11, 25, 12, 1, 30, tzinfo=UTC)

@@ -1,0 +1,62 @@
+"""Which hour of a day a refresh makes its products again from."""
+
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+
+from assets.days import Segment, from_hour
+from assets.warehouse import Warehouse
+from sources.lake import LakeWriter
+from tests.sources.test_lake import later, swaps
+
+DAY = "2026-11-19"
+AT = datetime(2026, 11, 19, tzinfo=UTC)
+
+
+def test_a_day_is_made_again_from_the_hour_of_its_earliest_new_row(tmp_path):
+    lake = LakeWriter(tmp_path / "lake")
+    lake.write("swaps", swaps())  # chain 1, up to 00:02 on the 19th
+    version = lake.version("swaps")
+    warehouse = Warehouse(lake_root=str(lake.root), root=str(tmp_path / "warehouse"))
+    made = {"day": DAY, "lake": {"swaps": version}, "through": f"{AT + timedelta(hours=5.5)}"}
+    for name in ("a", "b"):
+        warehouse.write(name, pl.DataFrame({"x": [0]}), day=DAY)
+        warehouse.write(name, pl.DataFrame({"x": [1]}), day=DAY, hour=5, made=made)
+    # Nothing new: the hour the last making's watermark was in (05:30).
+    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 5
+    # Chain 1 goes on at 06:00: still from 05:00.
+    lake.append("swaps", later(swaps(1), 20, 6 * 3600))
+    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 5
+    # A chain that trails writes a row of 04:10: from the file it falls in, which begins at 0.
+    lake.append("swaps", swaps(1).with_columns(
+        chain_id=pl.lit(2, pl.Int64), block_time=pl.lit(AT + timedelta(hours=4, minutes=10))))
+    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 0
+
+
+def test_a_day_is_made_whole_when_its_last_making_was_of_another_day_or_unfinished(tmp_path):
+    lake = LakeWriter(tmp_path / "lake")
+    lake.write("swaps", swaps())
+    version = lake.version("swaps")
+    warehouse = Warehouse(lake_root=str(lake.root), root=str(tmp_path / "warehouse"))
+    made = {"day": "2026-11-18", "lake": {"swaps": version}, "through": f"{AT}"}
+    warehouse.write("a", pl.DataFrame({"x": [0]}), day=DAY)
+    warehouse.write("a", pl.DataFrame({"x": [1]}), day=DAY, hour=5,
+                    made={**made, "day": DAY, "through": f"{AT + timedelta(hours=6)}"})
+    warehouse.write("b", pl.DataFrame({"x": [1]}), day=DAY, hour=5, made=made)
+    assert from_hour(warehouse, ["a"], DAY, ("swaps",)) == 5
+    # One of the products was last made for the 18th.
+    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 0
+    # A making that wrote its first segment and not its last keeps no record.
+    warehouse.write("a", pl.DataFrame({"x": [2]}), day=DAY, hour=6)
+    assert from_hour(warehouse, ["a"], DAY, ("swaps",)) == 0
+
+
+def test_a_segment_takes_its_hours_and_the_first_what_came_before_the_day():
+    rows = pl.LazyFrame({"block_time": [AT - timedelta(hours=2), AT, AT + timedelta(hours=3),
+                                        AT + timedelta(hours=5, minutes=59),
+                                        AT + timedelta(hours=6)]})
+    hours = [t.hour for t in Segment(DAY, 0, 6).rows(rows).collect()["block_time"]]
+    assert hours == [22, 0, 3, 5]
+    assert Segment(DAY, 3, 6).rows(rows).collect().height == 2
+    assert Segment(DAY, 6).rows(rows).collect()["block_time"].to_list() == [
+        AT + timedelta(hours=6)]
