@@ -60,14 +60,16 @@ class Segment:
 
 
 def segments(warehouse: Warehouse, names: list[str], days: list[str],
-             tables: tuple[str, ...]) -> Iterator[tuple[Segment, bool]]:
+             tables: tuple[str, ...], carried: bool = False
+             ) -> Iterator[tuple[Segment, bool]]:
     """The segments a run of `days` makes of the products `names`, in order, each with whether
-    it ends its day: the first day from the hour its new rows begin in (`from_hour`), every
+    it ends its day: each day from the hour its new rows begin in (`from_hour`), or when a
+    day is made from the books the day before left (`carried`), the first day so and every
     other whole; the watermark's day cut at the watermark's hour, so that the next refresh
     begins at a file of its own."""
     watermark = _watermark(warehouse)
     for number, day in enumerate(days):
-        hour = from_hour(warehouse, names, day, tables) if number == 0 else 0
+        hour = from_hour(warehouse, names, day, tables) if number == 0 or not carried else 0
         cut = (watermark.hour if watermark is not None and f"{watermark:%Y-%m-%d}" == day
                else None)
         if cut is not None and cut > hour:
@@ -79,36 +81,44 @@ def segments(warehouse: Warehouse, names: list[str], days: list[str],
 
 def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[str, ...]) -> int:
     """The first hour of `day` the products `names` are made again from: the hour of the
-    earliest of their last making's watermark (the hour it was in is made again) and the rows
-    of `tables` the lake holds and it did not (`made_record`), rounded down to an hour each
-    product's files begin at. The whole day (0) when a product's last making was not of this
-    day or did not finish it."""
-    records = [warehouse.made_record(name) for name in names]
-    if any(record is None or record["day"] != day or record["through"] is None
-           for record in records):
+    earliest of their last making's watermark (the hour it was in is made again; a closed
+    day's last file) and the rows of `tables` the lake holds and it did not (`made_record`),
+    rounded down to an hour each product's files begin at. The whole day (0) when a product's
+    making of this day was not kept (an older one, or one that did not finish)."""
+    made = [(warehouse.made_record(name) or {}).get("days", {}).get(day) for name in names]
+    records = [record for record in made if record is not None and record["through"]]
+    if len(records) < len(names):
         return 0
     lake = warehouse.lake()
-    instants = [datetime.fromisoformat(record["through"]) for record in records if record]
-    read = {(table, record["lake"].get(table)) for record in records if record
-            for table in tables}
+    instants = [datetime.fromisoformat(record["through"]) for record in records]
+    read = {(table, record["lake"].get(table)) for record in records for table in tables}
     for table, version in read:
         new = lake.earliest_new(table, version, warehouse.day_dates(table, day))
         if new is not None:
             instants.append(new)
-    start = min(instants)
-    if f"{start:%Y-%m-%d}" != day:
+    since = min(instants) - datetime.fromisoformat(day).replace(tzinfo=UTC)
+    if since < timedelta(0):
         return 0
+    hour = min(int(since.total_seconds() // 3600), 23)
     begins = set.intersection(*(set(warehouse.hours(name, day)) for name in names))
-    return max((h for h in begins if h <= start.hour), default=0)
+    return max((h for h in begins if h <= hour), default=0)
 
 
-def making(warehouse: Warehouse, day: str) -> dict[str, object]:
-    """What a day's making keeps with its last file (`Tables.write`): the day, the lake versions
-    it read and the watermark it was made up to (None before the watermark is made: the legs
-    made alone, which the next making makes whole)."""
+# The days whose making a product's record keeps: a chain that trails the clock still writes
+# the day before's rows for a while after midnight.
+KEPT_DAYS = 3
+
+
+def making(warehouse: Warehouse, name: str, day: str) -> dict[str, object]:
+    """What a day's making keeps with a product's last file of it (`Tables.write`), beside
+    what its last making kept of the days before: the lake versions it read and the watermark
+    it was made up to (None before the watermark is made: the legs made alone, which the next
+    making makes whole)."""
     watermark = _watermark(warehouse)
-    return {"day": day, "lake": warehouse.lake().versions or {},
-            "through": watermark.isoformat() if watermark is not None else None}
+    kept = dict((warehouse.made_record(name) or {}).get("days", {}))
+    kept[day] = {"lake": warehouse.lake().versions or {},
+                 "through": watermark.isoformat() if watermark is not None else None}
+    return {"days": {d: kept[d] for d in sorted(kept)[-KEPT_DAYS:]}}
 
 
 def _watermark(warehouse: Warehouse) -> datetime | None:
@@ -132,7 +142,7 @@ def made_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
 
     def written(name: str, frame: pl.DataFrame | pl.LazyFrame, segment: Segment,
                 last: bool) -> None:
-        record = making(warehouse, segment.day) if last else None
+        record = making(warehouse, name, segment.day) if last else None
         versions[name] = warehouse.write(name, frame, segment.day, segment.hour, record)
         if last:
             rows[name] = rows.get(name, 0) + warehouse.product_days(

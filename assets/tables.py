@@ -213,8 +213,11 @@ class Tables:
         """What the product's last write kept of its making (`write`'s `made`), or None."""
         if not self.exists(name):
             return None
-        kept = self._table(name).history(1)[0].get(MADE)
-        return json.loads(kept) if kept is not None else None
+        # The last product write's: a vacuum after it commits too.
+        for commit in self._table(name).history(HISTORY):
+            if commit.get("chaintape") == "product":
+                return json.loads(commit[MADE]) if MADE in commit else None
+        return None
 
     def product_days(self, name: str, days: list[str]) -> pl.LazyFrame:
         """The rows of some days of a product made a day at a time, the days in order."""

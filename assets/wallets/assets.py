@@ -83,7 +83,7 @@ def wallet_days(context: dg.AssetExecutionContext, warehouse: Warehouse):
     while the one before is accounted."""
     days = LedgerDays(warehouse)
     run = list(segments(warehouse, LEDGER_PRODUCTS, sorted(context.partition_keys),
-                        LEDGER_TABLES))
+                        LEDGER_TABLES, carried=True))
     stored, marks = days.carried(run[0][0])
     # The books of the positions the run's segments touched, as they left them.
     books: pl.DataFrame | None = None

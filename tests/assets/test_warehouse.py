@@ -104,10 +104,15 @@ def test_a_day_in_hours_replaces_its_hours_from_the_one_written(tmp_path) -> Non
     warehouse.write("d", pl.DataFrame({"x": [6]}), day=day, hour=6)
     assert warehouse.product_days("d", [day]).collect()["x"].to_list() == [1, 5, 6]
     assert warehouse.made_record("d") is None
+    # A vacuum of the file the 6 replaced commits after the write: the record is the write's.
+    warehouse.write("d", pl.DataFrame({"x": [8]}), day=day, hour=8, made={"day": day, "n": 2})
+    assert warehouse.vacuum("d", retention=timedelta(0))
+    assert warehouse.made_record("d") == {"day": day, "n": 2}
     # The whole day again: every hour of it goes, the day before stays.
     warehouse.write("d", pl.DataFrame({"x": [9]}), day=day)
     assert warehouse.hours("d", day) == [0]
     assert warehouse.product_days("d", ["2026-11-01", day]).collect()["x"].to_list() == [0, 9]
+    assert warehouse.made_record("d") is None
     with pytest.raises(ValueError, match="hour 24"):
         warehouse.write("d", pl.DataFrame({"x": [1]}), day=day, hour=24)
 
