@@ -66,12 +66,14 @@ def segments(warehouse: Warehouse, names: list[str], days: list[str],
     it ends its day: each day from the hour its new rows begin in (`from_hour`), or when a
     day is made from the books the day before left (`carried`), the first day so and every
     other whole; the watermark's day cut at the watermark's hour, so that the next refresh
-    begins at a file of its own."""
+    begins at a file of its own, and a day before it at its last hour (where a chain that
+    trails the clock still writes after midnight)."""
     watermark = _watermark(warehouse)
     for number, day in enumerate(days):
         hour = from_hour(warehouse, names, day, tables) if number == 0 or not carried else 0
-        cut = (watermark.hour if watermark is not None and f"{watermark:%Y-%m-%d}" == day
-               else None)
+        cut = None
+        if watermark is not None and day <= f"{watermark:%Y-%m-%d}":
+            cut = watermark.hour if day == f"{watermark:%Y-%m-%d}" else 23
         if cut is not None and cut > hour:
             yield Segment(day, hour, cut), False
             yield Segment(day, cut), True

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from assets.days import KEPT_DAYS, Segment, from_hour, making
+from assets.days import KEPT_DAYS, Segment, from_hour, making, segments
 from assets.warehouse import Warehouse
 from sources.lake import LakeWriter
 from tests.sources.test_lake import later, swaps
@@ -92,3 +92,15 @@ def test_a_segment_takes_its_hours_and_the_first_what_came_before_the_day():
     assert Segment(DAY, 3, 6).rows(rows).collect().height == 2
     assert Segment(DAY, 6).rows(rows).collect()["block_time"].to_list() == [
         AT + timedelta(hours=6)]
+
+
+def test_a_run_cuts_closed_days_at_their_last_hour_and_the_watermarks_at_its_hour(tmp_path):
+    lake = LakeWriter(tmp_path / "lake")
+    lake.write("swaps", swaps())
+    warehouse = Warehouse(lake_root=str(lake.root), root=str(tmp_path / "warehouse"))
+    warehouse.write("as_of", pl.DataFrame({
+        "as_of": [AT + timedelta(hours=5, minutes=30)],
+        "lake_versions": [json.dumps({"swaps": lake.version("swaps")})]}))
+    run = list(segments(warehouse, ["a"], ["2026-11-18", DAY], ("swaps",)))
+    assert run == [(Segment("2026-11-18", 0, 23), False), (Segment("2026-11-18", 23), True),
+                   (Segment(DAY, 0, 5), False), (Segment(DAY, 5), True)]

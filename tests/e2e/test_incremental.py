@@ -196,10 +196,11 @@ def test_products_refreshed_a_few_days_at_a_time_equal_a_full_rebuild(tmp_path):
     with dg.instance_for_test() as instance:
         refresh(instance, full, lake.days("swaps"), PUBLISHED)
     # Each refresh made the 19th again from 23:00 only: its first 23 hours are the files the
-    # first run wrote. The rebuild made the closed day whole.
+    # first run wrote. The rebuild cut each closed day at its last hour too.
     assert {name: incremental.files(name)["2026-11-19"][0] for name in HOURLY} == {
         name: files[0] for name, files in first_hours.items()}
-    assert all(full.hours(name, "2026-11-19") == [0] for name in HOURLY)
+    assert all(full.hours(name, day) == [0, 23] for name in HOURLY
+               for day in ("2026-11-18", "2026-11-19"))
     made, rebuilt = products(incremental), products(full)
     assert made.keys() == rebuilt.keys()
     assert {f"{name}/{day}" for name in ("swap_legs", "holder_changes", "reserve_days",
