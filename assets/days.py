@@ -69,11 +69,14 @@ def segments(warehouse: Warehouse, names: list[str], days: list[str],
     begins at a file of its own, and a day before it at its last hour (where a chain that
     trails the clock still writes after midnight)."""
     watermark = _watermark(warehouse)
+    # The watermark's day (without a watermark, the legs made alone: the lake's last).
+    today = (f"{watermark:%Y-%m-%d}" if watermark is not None
+             else max(warehouse.lake().days_made("swaps"), default=""))
     for number, day in enumerate(days):
         hour = from_hour(warehouse, names, day, tables) if number == 0 or not carried else 0
-        cut = None
-        if watermark is not None and day <= f"{watermark:%Y-%m-%d}":
-            cut = watermark.hour if day == f"{watermark:%Y-%m-%d}" else 23
+        cut = 23 if day < today else None
+        if day == today and watermark is not None:
+            cut = watermark.hour
         if cut is not None and cut > hour:
             yield Segment(day, hour, cut), False
             yield Segment(day, cut), True
