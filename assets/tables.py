@@ -57,8 +57,10 @@ RETENTION = timedelta(minutes=10)
 CHECKED = "_checked"
 # Records `Warehouse.remember` keeps.
 KEPT = "_kept"
-# A product commit's record of its making (`Tables.write`).
+# A product commit's record of its making (`Tables.write`), and how many commits back it is
+# looked for.
 MADE = "chaintape_made"
+MADE_LOOKBACK = 16
 # The warehouse's layout, kept as a record: 2, the legs and the ledger name their swaps by
 # event (chain, block, log) where the first named them by place among the lake's swaps; 3, a
 # day's products in files of hours. A warehouse of another layout is refused, not read, and
@@ -213,8 +215,9 @@ class Tables:
         """What the product's last write kept of its making (`write`'s `made`), or None."""
         if not self.exists(name):
             return None
-        # The last product write's: a vacuum after it commits too.
-        for commit in self._table(name).history(HISTORY):
+        # The last product write's: a vacuum after it commits too (at most a few, between two
+        # refreshes; none found reads as no record: the day is made whole).
+        for commit in self._table(name).history(MADE_LOOKBACK):
             if commit.get("chaintape") == "product":
                 return json.loads(commit[MADE]) if MADE in commit else None
         return None

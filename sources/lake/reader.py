@@ -47,6 +47,9 @@ def _past_actions(delta: DeltaTable, frontier: Mapping[int, int]) -> pl.DataFram
     return actions.filter(pl.col("max.block_number") > reached(frontier, "partition.chain_id"))
 
 
+# How many commits back `earliest_new` reads a table's history: a live writer commits every
+# few seconds, so this is the better part of an hour's; further back, every row counts as new.
+LOOKBACK = 512
 # Commits that add rows at the end of their streams or leave the rows as they were.
 _KEEPING = frozenset({"SET TBLPROPERTIES", "VACUUM START", "VACUUM END", "OPTIMIZE"})
 
@@ -230,7 +233,7 @@ class LakeReader:
         """Whether every commit to a table after version `since` appended rows or kept them
         (a compaction, the maintenance's own): what `earliest_new` reads new rows from."""
         delta = self._table(table)
-        if delta is None or since > delta.version():
+        if delta is None or since > delta.version() or delta.version() - since > LOOKBACK:
             return False
         if since == delta.version():
             return True

@@ -459,3 +459,19 @@ def test_the_earliest_new_oracle_update_is_read_as_an_instant(tmp_path):
     lake.append("oracle_updates", pl.DataFrame([update(noon + 90)]))
     assert lake.earliest_new("oracle_updates", since, ("2026-11-25",)) == datetime(
         2026, 11, 25, 12, 1, 30, tzinfo=UTC)
+
+
+def test_a_version_further_back_than_the_lookback_makes_every_row_new(tmp_path, monkeypatch):
+    import sources.lake.reader
+
+    lake = LakeWriter(tmp_path)
+    lake.write("swaps", swaps())
+    since = lake.version("swaps")
+    lake.append("swaps", later(swaps(1), 20, 3600))
+    lake.append("swaps", later(swaps(1), 21, 7200))
+    day = ("2026-11-19",)
+    # The two appends: 23:59 on the 18th plus one and two hours.
+    assert lake.earliest_new("swaps", since, day) == datetime(2026, 11, 19, 0, 59, tzinfo=UTC)
+    # Two commits back is past a lookback of one: every row of the day, the first at 00:01.
+    monkeypatch.setattr(sources.lake.reader, "LOOKBACK", 1)
+    assert lake.earliest_new("swaps", since, day) == datetime(2026, 11, 19, 0, 1, tzinfo=UTC)
