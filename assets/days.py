@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -72,8 +73,9 @@ def segments(warehouse: Warehouse, names: list[str], days: list[str],
     # The watermark's day (without a watermark, the legs made alone: the lake's last).
     today = (f"{watermark:%Y-%m-%d}" if watermark is not None
              else max(warehouse.lake().days_made("swaps"), default=""))
+    records = {name: warehouse.made_record(name) for name in names}
     for number, day in enumerate(days):
-        hour = from_hour(warehouse, names, day, tables) if number == 0 or not carried else 0
+        hour = from_hour(warehouse, records, day, tables) if number == 0 or not carried else 0
         cut = 23 if day < today else None
         if day == today and watermark is not None:
             cut = watermark.hour
@@ -84,19 +86,21 @@ def segments(warehouse: Warehouse, names: list[str], days: list[str],
             yield Segment(day, hour), True
 
 
-def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[str, ...]) -> int:
-    """The first hour of `day` the products `names` are made again from: the hour of the
-    earliest of their last making's watermark (the hour it was in is made again; a closed
-    day's last file) and the rows of `tables` the lake holds and it did not (`made_record`),
-    rounded down to an hour each product's files begin at. The whole day (0) when a product's
-    making of this day was not kept (an older one, or one that did not finish)."""
-    made = [(warehouse.made_record(name) or {}).get("days", {}).get(day) for name in names]
-    records = [record for record in made if record is not None and record["through"]]
-    if len(records) < len(names):
+def from_hour(warehouse: Warehouse, records: Mapping[str, dict[str, Any] | None], day: str,
+              tables: tuple[str, ...]) -> int:
+    """The first hour of `day` the products `records` names (each with its `made_record`) are
+    made again from: the hour of the earliest of their last making's watermark (the hour it
+    was in is made again; a closed day's last file) and the rows of `tables` the lake holds
+    and it did not, rounded down to an hour each product's files begin at. The whole day (0)
+    when a product's making of this day was not kept (an older one, or one that did not
+    finish)."""
+    made = [(record or {}).get("days", {}).get(day) for record in records.values()]
+    days = [kept for kept in made if kept is not None and kept["through"]]
+    if len(days) < len(records):
         return 0
     lake = warehouse.lake()
-    instants = [datetime.fromisoformat(record["through"]) for record in records]
-    read = {(table, record["lake"].get(table)) for record in records for table in tables}
+    instants = [datetime.fromisoformat(kept["through"]) for kept in days]
+    read = {(table, kept["lake"].get(table)) for kept in days for table in tables}
     for table, version in read:
         new = lake.earliest_new(table, version, warehouse.day_dates(table, day))
         if new is not None:
@@ -105,7 +109,7 @@ def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[st
     if since < timedelta(0):
         return 0
     hour = min(int(since.total_seconds() // 3600), 23)
-    begins = set.intersection(*(set(warehouse.hours(name, day)) for name in names))
+    begins = set.intersection(*(set(warehouse.hours(name, day)) for name in records))
     return max((h for h in begins if h <= hour), default=0)
 
 
@@ -114,13 +118,13 @@ def from_hour(warehouse: Warehouse, names: list[str], day: str, tables: tuple[st
 KEPT_DAYS = 3
 
 
-def making(warehouse: Warehouse, name: str, day: str) -> dict[str, object]:
+def making(warehouse: Warehouse, before: dict[str, Any] | None, day: str) -> dict[str, Any]:
     """What a day's making keeps with a product's last file of it (`Tables.write`), beside
-    what its last making kept of the days before: the lake versions it read and the watermark
-    it was made up to (None before the watermark is made: the legs made alone, which the next
-    making makes whole)."""
+    what the product's record `before` kept of the days before: the lake versions it read and
+    the watermark it was made up to (None before the watermark is made: the legs made alone,
+    which the next making makes whole)."""
     watermark = _watermark(warehouse)
-    kept = dict((warehouse.made_record(name) or {}).get("days", {}))
+    kept = dict((before or {}).get("days", {}))
     kept[day] = {"lake": warehouse.lake().versions or {},
                  "through": watermark.isoformat() if watermark is not None else None}
     return {"days": {d: kept[d] for d in sorted(kept)[-KEPT_DAYS:]}}
@@ -145,10 +149,16 @@ def made_by_day(context: dg.AssetExecutionContext, warehouse: Warehouse,
     versions: dict[str, int] = {}
     days = sorted(context.partition_keys)
 
+    # Each product's record as its last write left it: a write with none (a day's first
+    # segments) leaves none.
+    records: dict[str, dict[str, Any] | None] = {}
+
     def written(name: str, frame: pl.DataFrame | pl.LazyFrame, segment: Segment,
                 last: bool) -> None:
-        record = making(warehouse, name, segment.day) if last else None
-        versions[name] = warehouse.write(name, frame, segment.day, segment.hour, record)
+        if name not in records:
+            records[name] = warehouse.made_record(name)
+        records[name] = making(warehouse, records[name], segment.day) if last else None
+        versions[name] = warehouse.write(name, frame, segment.day, segment.hour, records[name])
         if last:
             rows[name] = rows.get(name, 0) + warehouse.product_days(
                 name, [segment.day]).select(pl.len()).collect().item()

@@ -14,6 +14,11 @@ DAY = "2026-11-19"
 AT = datetime(2026, 11, 19, tzinfo=UTC)
 
 
+def records(warehouse: Warehouse, *names: str) -> dict:
+    """Each product's record of its making, as a run reads them."""
+    return {name: warehouse.made_record(name) for name in names}
+
+
 def kept(version: int, through: datetime, day: str = DAY) -> dict:
     """A product's record of its making of `day`, from the lake's swaps at `version`."""
     return {"days": {day: {"lake": {"swaps": version}, "through": through.isoformat()}}}
@@ -29,14 +34,14 @@ def test_a_day_is_made_again_from_the_hour_of_its_earliest_new_row(tmp_path):
         warehouse.write(name, pl.DataFrame({"x": [1]}), day=DAY, hour=5,
                         made=kept(version, AT + timedelta(hours=5.5)))
     # Nothing new: the hour the last making's watermark was in (05:30).
-    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 5
+    assert from_hour(warehouse, records(warehouse, "a", "b"), DAY, ("swaps",)) == 5
     # Chain 1 goes on at 06:00: still from 05:00.
     lake.append("swaps", later(swaps(1), 20, 6 * 3600))
-    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 5
+    assert from_hour(warehouse, records(warehouse, "a", "b"), DAY, ("swaps",)) == 5
     # A chain that trails writes a row of 04:10: from the file it falls in, which begins at 0.
     lake.append("swaps", swaps(1).with_columns(
         chain_id=pl.lit(2, pl.Int64), block_time=pl.lit(AT + timedelta(hours=4, minutes=10))))
-    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 0
+    assert from_hour(warehouse, records(warehouse, "a", "b"), DAY, ("swaps",)) == 0
 
 
 def test_a_closed_day_with_nothing_new_is_made_again_from_its_last_file(tmp_path):
@@ -46,7 +51,7 @@ def test_a_closed_day_with_nothing_new_is_made_again_from_its_last_file(tmp_path
     warehouse.write("a", pl.DataFrame({"x": [0]}), day=DAY)
     warehouse.write("a", pl.DataFrame({"x": [1]}), day=DAY, hour=22,
                     made=kept(lake.version("swaps"), AT + timedelta(days=1, minutes=5)))
-    assert from_hour(warehouse, ["a"], DAY, ("swaps",)) == 22
+    assert from_hour(warehouse, records(warehouse, "a"), DAY, ("swaps",)) == 22
 
 
 def test_a_day_is_made_whole_when_its_making_was_not_kept(tmp_path):
@@ -59,12 +64,12 @@ def test_a_day_is_made_whole_when_its_making_was_not_kept(tmp_path):
                     made=kept(version, AT + timedelta(hours=6)))
     warehouse.write("b", pl.DataFrame({"x": [1]}), day=DAY, hour=5,
                     made=kept(version, AT, "2026-11-18"))
-    assert from_hour(warehouse, ["a"], DAY, ("swaps",)) == 5
+    assert from_hour(warehouse, records(warehouse, "a"), DAY, ("swaps",)) == 5
     # One of the products kept its making of the 18th only.
-    assert from_hour(warehouse, ["a", "b"], DAY, ("swaps",)) == 0
+    assert from_hour(warehouse, records(warehouse, "a", "b"), DAY, ("swaps",)) == 0
     # A making that wrote its first segment and not its last keeps no record.
     warehouse.write("a", pl.DataFrame({"x": [2]}), day=DAY, hour=6)
-    assert from_hour(warehouse, ["a"], DAY, ("swaps",)) == 0
+    assert from_hour(warehouse, records(warehouse, "a"), DAY, ("swaps",)) == 0
 
 
 def test_a_making_keeps_the_days_before_it_kept(tmp_path):
@@ -77,7 +82,7 @@ def test_a_making_keeps_the_days_before_it_kept(tmp_path):
     days = [f"2026-11-{d}" for d in range(14, 20)]
     for day in days:
         warehouse.write("a", pl.DataFrame({"x": [0]}), day=day,
-                        made=making(warehouse, "a", day))
+                        made=making(warehouse, warehouse.made_record("a"), day))
     record = warehouse.made_record("a") or {}
     assert sorted(record["days"]) == days[-KEPT_DAYS:]
     assert record["days"][DAY] == {"lake": versions, "through": "2026-11-19T02:00:00+00:00"}
