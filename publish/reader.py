@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import orjson
 import polars as pl
@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from core.caches import ByteCache
+from core.handover import mapped_frame
 from core.store import NotFound, ObjectStore
 
 LATEST = "snapshots/LATEST"
@@ -151,12 +152,8 @@ def map_part(store: ObjectStore, key: str, directory: Path) -> pl.DataFrame:
     path = directory / f"{Path(key).stem}{MAPPED}"
     kept_locally(path, lambda tmp: pl.read_parquet(io.BytesIO(store.get(key).body)).write_ipc(
         tmp, compression="uncompressed"))
-    with path.open("rb") as file:
-        mapped = mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ)
     # A lookup reads a few pages here and there: no read-ahead around them.
-    mapped.madvise(mmap.MADV_RANDOM)
-    table = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
-    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))
+    return mapped_frame(path, mmap.MADV_RANDOM)
 
 
 # A blocked part's rows are compressed this many at a time: a lookup decompresses the block or

@@ -4,7 +4,9 @@
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
+from core.handover import sent
 from core.priority import as_batch
 from core.store import ObjectStore
 from publish.reader import Manifest, load_snapshot, table_parts
@@ -29,6 +31,12 @@ def basis_of(store: ObjectStore, snapshot_id: str) -> Basis:
     trades = table_parts(store, manifest, "trades", TRADE_COLUMNS)
     return Basis(manifest, AtSnapshot.of(manifest.as_of, trades, snapshot.tables["pairs"],
                                          snapshot.tables["token_basis"]))
+
+
+def prepared(store: ObjectStore, snapshot_id: str, directory: Path) -> bytes:
+    """`basis_of` in the preparing process, handed over through files of `directory`
+    (`core.handover`): the writer maps its frames rather than reading a copy of them."""
+    return sent(basis_of(store, snapshot_id), directory)
 
 
 def preparer() -> ProcessPoolExecutor:

@@ -19,6 +19,8 @@ from assets.sql_models import SqlModel, load_models
 from assets.tables import Tables
 from checks.schemas.oracle import SIMULATED_WRITERS
 from core.frontiers import reached
+from core.handover import cleared, received
+from core.home import home
 from core.quotes import oracle_changes
 from core.renewal import Renewal
 from core.store import ObjectStore
@@ -34,7 +36,7 @@ from figures.valuation import in_tokens, liquidity, quote_price_rows, valued
 from publish.reader import latest_id
 from publish.tail import Tail, publish_tail, read_pointer
 from sources.lake import LakeReader
-from tail.basis import Basis, basis_of, preparer
+from tail.basis import Basis, prepared, preparer
 from tail.rows import LiveRows, live_rows
 from tail.wallet_trades import live_wallet_trades
 
@@ -275,7 +277,8 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
     seen: tuple[object, ...] | None = None
     basis: Basis | None = None
     earlier: TailReads | None = None
-    making: Future[Basis] | None = None
+    making: Future[bytes] | None = None
+    handed = cleared(home() / "tail" / "prepared")
     last_said = 0.0
     warned = Warnings()
     pool = preparer()
@@ -293,10 +296,10 @@ def follow(lake: LakeReader, warehouse: Tables, store: ObjectStore, poll_s: floa
                 latest = None if basis is None else basis.manifest.snapshot_id
             if making is None and latest is not None and (
                     basis is None or basis.manifest.snapshot_id != latest):
-                making = pool.submit(basis_of, store, latest)
+                making = pool.submit(prepared, store, latest, handed)
             if making is not None and (making.done() or basis is None):
                 try:
-                    basis = making.result()
+                    basis = received(making.result())
                 except BrokenProcessPool as err:
                     log.warning("the snapshot preparing process stopped (%s); starting another",
                                 err)
