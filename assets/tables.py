@@ -168,7 +168,8 @@ class Tables:
 
     def version(self, name: str) -> int:
         """A product's current version."""
-        return self._table(name).version()
+        found = self.delta.latest_version(name)
+        return self._table(name).version() if found is None else found
 
     def scan(self, name: str, version: int | None = None) -> pl.LazyFrame:
         """A raw table or a product (at `version`, else its latest), lazily. Inside an asset's
@@ -217,7 +218,7 @@ class Tables:
             return None
         # The last product write's: a vacuum after it commits too (at most a few, between two
         # refreshes; none found reads as no record: the day is made whole).
-        for commit in self._table(name).history(MADE_LOOKBACK):
+        for commit in self._read(name, self.delta.latest_version(name)).history(MADE_LOOKBACK):
             if commit.get("chaintape") == "product":
                 return json.loads(commit[MADE]) if MADE in commit else None
         return None
@@ -230,6 +231,8 @@ class Tables:
     def files(self, name: str, version: int | None = None) -> dict[str | None, list[str]]:
         """A product's data files at `version` (else its latest), by day for a product made a
         day at a time (None otherwise)."""
+        if version is None:
+            version = self.delta.latest_version(name)
         if version is None:
             return self._files(name, None)
         pinned = (self.uri(name), version, self._commit_stamp(name, version))
@@ -247,16 +250,25 @@ class Tables:
         return self.delta.committed_at(name, version) or 0
 
     def _files(self, name: str, version: int | None) -> dict[str | None, list[str]]:
-        actions = add_actions(self._table(name, version))
+        actions = add_actions(self._read(name, version))
         column = f"partition.{DAY}"
         by_day = pl.col(column) if column in actions.columns else pl.lit(None, pl.String)
         grouped = actions.group_by(by_day.alias("day")).agg(pl.col("path").sort())
         root = self.uri(name)
         return {day: [f"{root}/{path}" for path in paths] for day, paths in grouped.iter_rows()}
 
-    def _table(self, name: str, version: int | None = None) -> DeltaTable:
+    def _read(self, name: str, version: int | None) -> DeltaTable:
+        """A product to read: at `version` as the process holds it (`DeltaRoot.read`), else
+        opened at its newest."""
+        return self._table(name) if version is None else self._found(
+            name, self.delta.read(name, version))
+
+    def _table(self, name: str) -> DeltaTable:
+        """A product opened at its newest, to write through."""
         # Opened once: asking whether it exists first would read its log twice.
-        table = self.delta.open(name, version)
+        return self._found(name, self.delta.open(name))
+
+    def _found(self, name: str, table: DeltaTable | None) -> DeltaTable:
         if table is None:
             raise FileNotFoundError(f"product {name!r} is not materialised yet "
                                     f"({self.uri(name)})")

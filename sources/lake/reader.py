@@ -307,7 +307,10 @@ class LakeReader:
             held = self.latest(table)
         if held is not None and held.version() == pinned:
             return held
-        return self.delta.open(table, pinned)
+        # A batch's reader (a run's) reads the same tables at the same versions again and
+        # again; a long-running one holds its own.
+        return self.delta.open(table, pinned) if self._open is not None else self.delta.read(
+            table, pinned)
 
     def latest(self, table: str) -> DeltaTable | None:
         """A table at its newest version (None when absent): a lake keeping its tables open
