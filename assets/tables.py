@@ -343,12 +343,14 @@ class Tables:
         finally:
             _remove(writing)
         try:
-            version = self._commit(name, written, made)
+            table = self._commit(name, written, made)
         except BaseException:
             self._unplace(name, part)
             raise
-        self.vacuum(name)
-        return version
+        if table is None:
+            return 0
+        self.vacuum(name, table=table)
+        return table.version()
 
     def _objects(self) -> ObjectStore:
         return _object_store(self.root, os.environ.get("AWS_ENDPOINT_URL"))
@@ -360,10 +362,11 @@ class Tables:
     def _unplace(self, name: str, part: str) -> None:
         self._objects().delete([f"{name}/{part}"])
 
-    def _commit(self, name: str, written: "_Written", made: Mapping[str, Any] | None) -> int:
+    def _commit(self, name: str, written: "_Written", made: Mapping[str, Any] | None
+                ) -> DeltaTable | None:
         """Commit one placed file as the whole of a product's table (or of its day's
         partition from its hour on), creating the table with the file's schema the first
-        time; returns the version."""
+        time; returns the table at its new version (None when the commit created it)."""
         day = written.day
         values = {DAY: day, HOUR: f"{written.hour:02d}"} if day is not None else {}
         add = AddAction(written.part, written.size, values, written.modified_ms, True,
@@ -377,7 +380,7 @@ class Tables:
                                           partition_by=partitions, configuration=LOG_RETENTION,
                                           commit_properties=meta,
                                           storage_options=self.delta.options())
-            return 0
+            return None
         delta = self._table(name)
         delta.create_write_transaction(
             [add], mode="overwrite", schema=schema, partition_by=partitions,
@@ -385,12 +388,14 @@ class Tables:
                 (DAY, "=", day), (HOUR, "in", [f"{h:02d}" for h in range(written.hour, 24)])],
             commit_properties=meta)
         delta.update_incremental()
-        return delta.version()
+        return delta
 
-    def vacuum(self, name: str, retention: timedelta = RETENTION) -> list[str]:
+    def vacuum(self, name: str, retention: timedelta = RETENTION,
+               table: DeltaTable | None = None) -> list[str]:
         """Delete the files of a product's versions replaced more than `retention` ago (the
-        versions committed since, and the latest, stay readable); returns the files deleted."""
-        table = self._table(name)
+        versions committed since, and the latest, stay readable); returns the files deleted.
+        `table`: the product as its writer just left it, not opened again."""
+        table = table if table is not None else self._table(name)
         cutoff = (datetime.now(UTC) - retention).timestamp() * 1000
         # Bounded: a product is rewritten a few times a minute at most.
         recent = [entry["version"] for entry in table.history(limit=HISTORY)
