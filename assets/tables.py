@@ -74,8 +74,9 @@ HISTORY = 256
 # The log's commits past a checkpoint are dropped after this, so opening a table stays cheap.
 LOG_RETENTION = {"delta.logRetentionDuration": "interval 1 day"}
 
-# The lake versions each warehouse's `as_of` product pinned, by the product's log's state.
-_PINNED: dict[str, tuple[int, dict[str, int]]] = {}
+# Each warehouse's `as_of` row (the watermark and the lake versions it pinned), by the
+# product's log's state: read once per commit of it, not at every step's every read.
+_AS_OF: dict[str, tuple[int, dict[str, Any]]] = {}
 # A product's data files at a given version never change: each version's list is read from
 # its log once (a publish asks for the same versions dozens of times), under a lock, since the
 # steps' threads ask too.
@@ -127,15 +128,19 @@ class Tables:
         lake's last complete batch when the run began), so every product of a run sees the same
         lake however much a live writer adds meanwhile."""
         try:
-            stamp = self._stamp("as_of")
+            row = self._as_of()
         except FileNotFoundError:
             return self.pin()
-        # Read once per `as_of` product, not once per scan of a lake table.
+        return LakeReader(self.lake_root, json.loads(row["lake_versions"]))
+
+    def _as_of(self) -> dict[str, Any]:
+        """The `as_of` product's one row, read again only after a commit to it."""
+        stamp = self._stamp("as_of")
         where = self.uri("as_of")
-        if _PINNED.get(where, (None,))[0] != stamp:
-            versions = self.read(self.files("as_of")[None]).select("lake_versions").collect()
-            _PINNED[where] = (stamp, json.loads(versions.item()))
-        return LakeReader(self.lake_root, _PINNED[where][1])
+        if _AS_OF.get(where, (None,))[0] != stamp:
+            _AS_OF[where] = (stamp, self.read(self.files("as_of")[None]).collect().row(
+                0, named=True))
+        return dict(_AS_OF[where][1])
 
     def _stamp(self, name: str) -> int:
         """What changes with every commit to a product: its log directory's time (a commit adds
@@ -306,7 +311,8 @@ class Tables:
 
     def clock(self) -> dict:
         """The `as_of` product's one row: the watermark and the instants derived from it."""
-        return self.scan("as_of").collect().row(0, named=True)
+        self.reading("as_of")
+        return self._as_of()
 
     def frames(self, names: tuple[str, ...]) -> dict[str, pl.LazyFrame]:
         """Several tables by name, for a SQL model's lineage."""
