@@ -2,7 +2,7 @@
 open by a long-running reader, and the progress mark a writer leaves."""
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
@@ -213,12 +213,17 @@ class LakeReader:
             raise ValueError(f"{table} is not a table of dated rows")
         stream = spec.key[0]
         order = "block_number" if "block_number" in spec.key else time
+        appended = since is not None and self._appended_since(table, since)
+        if appended and since is not None:
+            told, found = self._earliest_by_statistics(table, since, dates)
+            if told:
+                return found
         now = self.scan(table, dates).select(*dict.fromkeys((stream, order, time)))
         # A time in seconds since the epoch (an oracle update's) is read as an instant.
         at = pl.col(time)
         earliest = (pl.from_epoch(at, "s").dt.replace_time_zone("UTC")
                     if now.collect_schema()[time].is_integer() else at).min()
-        if since is None or not self._appended_since(table, since):
+        if since is None or not appended:
             return now.select(earliest).collect().item()
         try:
             last = (LakeReader(self.root, {table: since}).scan(table, dates)
@@ -228,6 +233,40 @@ class LakeReader:
         return (now.join(last.lazy(), on=stream, how="left")
                 .filter(pl.col("_last").is_null() | (pl.col(order) > pl.col("_last")))
                 .select(earliest).collect().item())
+
+    def _earliest_by_statistics(self, table: str, since: int, dates: tuple[str, ...]
+                                ) -> tuple[bool, datetime | None]:
+        """`earliest_new` from the Delta log's statistics alone, where they tell (first: True):
+        every file of `dates` added since version `since` begins past its stream's last row
+        then (its chain's last block, or the table's last time), so all its rows are new and
+        the earliest is the least of their files' earliest times. They do not tell where a
+        compaction's file holds rows from before, or a file has no statistics: the rows are
+        read."""
+        spec = spec_of(table)
+        time, stream = spec.date_column, spec.key[0]
+        order = "block_number" if "block_number" in spec.key else time
+        now, then = self._table(table), self.delta.read(table, since)
+        if now is None or then is None:
+            return False, None
+        wanted = pl.col("partition.date").is_in(list(dates))
+        added, before = (add_actions(delta) for delta in (now, then))
+        stats = [f"min.{order}", f"max.{order}", f"min.{time}"]
+        if any(c not in frame.columns for frame in (added, before) for c in stats):
+            return False, None
+        added = added.filter(wanted).join(before.select("path"), on="path", how="anti")
+        if added.is_empty():
+            return True, None
+        by = [f"partition.{stream}"] if stream in spec.partition_columns() else []
+        last = before.filter(wanted).group_by(*by).agg(_last=pl.col(f"max.{order}").max())
+        added = (added.join(last, on=by, how="left") if by
+                 else added.with_columns(_last=pl.lit(last["_last"].max())))
+        if added.select(pl.col(f"min.{time}").is_null().any()
+                        | (pl.col(f"min.{order}") <= pl.col("_last")).any()).item():
+            return False, None
+        first = added[f"min.{time}"].min()
+        if isinstance(first, int):
+            return True, datetime.fromtimestamp(first, UTC)
+        return (True, first.astimezone(UTC)) if isinstance(first, datetime) else (False, None)
 
     def _appended_since(self, table: str, since: int) -> bool:
         """Whether every commit to a table after version `since` appended rows or kept them

@@ -1,5 +1,6 @@
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -444,6 +445,21 @@ def test_the_earliest_new_row_of_a_day_since_a_version(tmp_path):
     # A reorg from block 31 (06:01): every row of the day is taken as new.
     lake.replace("swaps", later(swaps(1), 31, 6 * 3600 + 2), "chain_id = 1 AND block_number >= 31")
     assert lake.earliest_new("swaps", since, day) == at + timedelta(minutes=1)
+
+
+def test_appended_rows_are_found_new_from_the_logs_statistics_without_reading_rows(tmp_path):
+    lake = LakeWriter(tmp_path)
+    lake.write("swaps", swaps())
+    since = lake.version("swaps")
+    before = set(lake.files("swaps"))
+    # Blocks 30-32, two hours on: 01:59, 02:01 and 02:02 of the 19th (the first on the 19th
+    # after 23:59 on the 18th plus two hours).
+    lake.append("swaps", later(swaps(), 20, 2 * 3600))
+    # The files the version held can no longer be read: only the log's statistics can tell.
+    for path in before:
+        Path(path).write_bytes(b"not parquet")
+    assert lake.earliest_new("swaps", since, ("2026-11-19",)) == datetime(
+        2026, 11, 19, 1, 59, tzinfo=UTC)
 
 
 def test_the_earliest_new_oracle_update_is_read_as_an_instant(tmp_path):
