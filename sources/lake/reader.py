@@ -178,10 +178,8 @@ class LakeReader:
         delta, now = self._dated(table)
         if delta is None or since is None or since > delta.version():
             return _days(now)
-        try:
-            before = DeltaTable(self.uri(table), version=since,
-                                storage_options=self.delta.options())
-        except (TableNotFoundError, DeltaError):
+        before = self._read_at(table, since)
+        if before is None:
             return _days(now)
         then = add_actions(before)
         if now.is_empty() or then.is_empty():
@@ -214,7 +212,7 @@ class LakeReader:
         stream = spec.key[0]
         order = "block_number" if "block_number" in spec.key else time
         appended = since is not None and self._appended_since(table, since)
-        if appended and since is not None:
+        if since is not None and appended:
             told, found = self._earliest_by_statistics(table, since, dates)
             if told:
                 return found
@@ -245,7 +243,7 @@ class LakeReader:
         spec = spec_of(table)
         time, stream = spec.date_column, spec.key[0]
         order = "block_number" if "block_number" in spec.key else time
-        now, then = self._table(table), self.delta.read(table, since)
+        now, then = self._table(table), self._read_at(table, since)
         if now is None or then is None:
             return False, None
         wanted = pl.col("partition.date").is_in(list(dates))
@@ -267,6 +265,14 @@ class LakeReader:
         if isinstance(first, int):
             return True, datetime.fromtimestamp(first, UTC)
         return (True, first.astimezone(UTC)) if isinstance(first, datetime) else (False, None)
+
+    def _read_at(self, table: str, version: int) -> DeltaTable | None:
+        """A table at an earlier version, to read (`DeltaRoot.read`); None when absent or no
+        longer readable (its log or checkpoint gone)."""
+        try:
+            return self.delta.read(table, version)
+        except DeltaError:
+            return None
 
     def _appended_since(self, table: str, since: int) -> bool:
         """Whether every commit to a table after version `since` appended rows or kept them
